@@ -1,0 +1,34 @@
+import { Agent } from 'undici';
+import { mapConcurrent } from '../util/pool.js';
+import { probe, type ProbeOptions, type ProbeResult } from './probe.js';
+
+export interface ProbeTarget { url: string; requiresAuth?: boolean; headers?: Record<string, string> }
+
+export interface ProbeManyOptions extends Omit<ProbeOptions, 'requiresAuth' | 'dispatcher'> {
+  concurrency?: number;
+  /** Called as each probe ends (for progress lines). */
+  onResult?: (result: ProbeResult, index: number) => void;
+}
+
+/**
+ * Probes many servers concurrently through one connection pool that is closed afterwards.
+ * Each target's own headers go to its own URL only.
+ */
+export async function probeMany(targets: readonly ProbeTarget[], options: ProbeManyOptions = {}): Promise<ProbeResult[]> {
+  const { concurrency = 16, onResult, ...probeOptions } = options;
+  const dispatcher = new Agent({ keepAliveTimeout: 4_000, connect: { timeout: probeOptions.timeoutMs ?? 15_000 } });
+  try {
+    return await mapConcurrent(targets, concurrency, async (t, i) => {
+      const result = await probe(t.url, {
+        ...probeOptions,
+        requiresAuth: t.requiresAuth,
+        headers: { ...probeOptions.headers, ...t.headers },
+        dispatcher,
+      });
+      onResult?.(result, i);
+      return result;
+    });
+  } finally {
+    await dispatcher.close().catch(() => {});
+  }
+}

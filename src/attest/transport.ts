@@ -1,0 +1,272 @@
+/**
+ * The only module that speaks HTTP for MCP. One POST in, one recorded exchange out.
+ * Bounded: the caller's abort signal bounds time, `maxBodyBytes` bounds the (decompressed) body,
+ * and redirects are never followed (the app's client does not follow them for POST either).
+ */
+import { pipeline, type Readable } from 'node:stream';
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
+import { request, type Dispatcher } from 'undici';
+import { createParser } from 'eventsource-parser';
+import type { BodyKind, BodyProblem, Exchange, JsonRpcResponse, Quirk, StepName } from './observation.js';
+
+export interface PostOptions {
+  headers: Record<string, string>;
+  signal: AbortSignal;
+  maxBodyBytes: number;
+  dispatcher?: Dispatcher;
+}
+
+export interface PostOutcome {
+  exchange: Exchange;
+  sessionId: string | null;
+  quirks: Quirk[];
+}
+
+/** Response headers worth keeping: auth answers, edge marks, retry hints, redirects, session. */
+const KEPT_HEADERS = ['www-authenticate', 'cf-mitigated', 'retry-after', 'location', 'server', 'content-encoding'];
+const SNIPPET_CHARS = 2048;
+const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
+
+/**
+ * POST one JSON-RPC message. `id` is the request id whose response we wait for, or null for a
+ * notification (whose answer is recorded but not read).
+ */
+export async function postJsonRpc(url: string, step: StepName, message: unknown, id: number | null, opts: PostOptions): Promise<PostOutcome> {
+  const started = performance.now();
+  const exchange: Exchange = {
+    step, status: null, contentType: null, headers: {}, body: null, bodySnippet: null,
+    response: null, problem: null, errorCode: null, error: null, durationMs: 0,
+  };
+  const quirks: Quirk[] = [];
+  let sessionId: string | null = null;
+  try {
+    const res = await request(url, {
+      method: 'POST',
+      headers: opts.headers,
+      body: JSON.stringify(message),
+      signal: opts.signal,
+      dispatcher: opts.dispatcher,
+    });
+    exchange.status = res.statusCode;
+    exchange.contentType = mediaType(res.headers['content-type']);
+    for (const name of KEPT_HEADERS) {
+      const value = headerValue(res.headers[name]);
+      if (value !== null) exchange.headers[name] = value;
+    }
+    sessionId = headerValue(res.headers['mcp-session-id']);
+    if (id === null) {
+      await discard(res.body, exchange.contentType);
+    } else {
+      const read = await readResponse(res.body, exchange.contentType, exchange.headers['content-encoding'], id, opts.maxBodyBytes, quirks);
+      exchange.body = read.body;
+      exchange.response = read.response;
+      exchange.problem = read.problem;
+      // Keep the text of anything that is not a plain success: the policy reads error bodies.
+      if (res.statusCode >= 300 || !read.response) exchange.bodySnippet = read.text;
+    }
+  } catch (err) {
+    exchange.errorCode = lowLevelCode(err, opts.signal.aborted);
+    exchange.error = describeError(exchange.errorCode, err);
+  }
+  exchange.durationMs = Math.round(performance.now() - started);
+  return { exchange, sessionId, quirks };
+}
+
+/** Ends a session politely; failures are ignored (many servers answer 405). */
+export async function deleteSession(url: string, headers: Record<string, string>, sessionId: string, timeoutMs: number, dispatcher?: Dispatcher): Promise<void> {
+  try {
+    const res = await request(url, {
+      method: 'DELETE',
+      headers: { ...headers, 'mcp-session-id': sessionId },
+      signal: AbortSignal.timeout(timeoutMs),
+      dispatcher,
+    });
+    await res.body.dump({ limit: 64 * 1024 });
+  } catch {
+    // ignored on purpose: ending a session is a courtesy, not part of the attestation
+  }
+}
+
+export interface GetOutcome { status: number | null; firstEvent: string | null; errorCode: string | null }
+
+/**
+ * GET the URL as a legacy HTTP+SSE client would and report the type of the first SSE event
+ * (`endpoint` means the legacy transport). Reads at most 64 KiB.
+ */
+export async function firstSseEvent(url: string, headers: Record<string, string>, signal: AbortSignal, dispatcher?: Dispatcher): Promise<GetOutcome> {
+  try {
+    const res = await request(url, { method: 'GET', headers: { ...headers, accept: 'text/event-stream' }, signal, dispatcher });
+    if (mediaType(res.headers['content-type']) !== 'text/event-stream') {
+      await res.body.dump({ limit: 64 * 1024 });
+      return { status: res.statusCode, firstEvent: null, errorCode: null };
+    }
+    let first: string | null = null;
+    const parser = createParser({ onEvent: (e) => { first ??= e.event ?? 'message'; } });
+    const decoder = new TextDecoder();
+    let total = 0;
+    for await (const chunk of res.body) {
+      total += chunk.length;
+      parser.feed(decoder.decode(chunk, { stream: true }));
+      if (first !== null || total > 64 * 1024) break;
+    }
+    res.body.destroy();
+    return { status: res.statusCode, firstEvent: first, errorCode: null };
+  } catch (err) {
+    return { status: null, firstEvent: null, errorCode: lowLevelCode(err, signal.aborted) };
+  }
+}
+
+interface ReadResult {
+  body: BodyKind;
+  response: JsonRpcResponse | null;
+  problem: BodyProblem | null;
+  /** The start of the body as text (for SSE: of its first events). */
+  text: string | null;
+}
+
+async function readResponse(body: Readable, contentType: string | null, encoding: string | undefined, id: number, maxBytes: number, quirks: Quirk[]): Promise<ReadResult> {
+  const source = decoded(body, encoding);
+  if (contentType === 'text/event-stream') return readSse(source, id, maxBytes, quirks);
+  const parts: Buffer[] = [];
+  let total = 0;
+  for await (const chunk of source) {
+    total += chunk.length;
+    if (total > maxBytes) {
+      source.destroy();
+      return { body: 'other', response: null, problem: 'oversize', text: snippet(Buffer.concat(parts).toString('utf8')) };
+    }
+    parts.push(chunk);
+  }
+  const text = Buffer.concat(parts, total).toString('utf8');
+  if (text.trim() === '') return { body: 'empty', response: null, problem: 'not-jsonrpc', text: null };
+  const looksJson = contentType === 'application/json' || contentType?.endsWith('+json') || /^\s*[[{]/.test(text);
+  if (!looksJson) return { body: 'other', response: null, problem: 'not-jsonrpc', text: snippet(text) };
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { body: 'json', response: null, problem: 'invalid-json', text: snippet(text) };
+  }
+  return { body: 'json', ...pickResponse(value, id, quirks), text: snippet(text) };
+}
+
+async function readSse(source: Readable, id: number, maxBytes: number, quirks: Quirk[]): Promise<ReadResult> {
+  let response: JsonRpcResponse | null = null;
+  let problem: BodyProblem | null = null;
+  let sawResponse = false;
+  let otherMessages = 0;
+  let dataWithoutSpace = false;
+  const seen: string[] = [];
+  const parser = createParser({
+    onEvent(event) {
+      if (response || problem) return;
+      if (event.event === 'endpoint') { problem = 'endpoint-event'; return; }
+      if (event.data.trim() === '') return; // priming event or keep-alive
+      if (seen.length < 4) seen.push(event.data.slice(0, 256));
+      let value: unknown;
+      try { value = JSON.parse(event.data); } catch { return; }
+      const picked = pickResponse(value, id, quirks);
+      if (picked.response) response = picked.response;
+      else if (picked.problem === 'wrong-id') sawResponse = true;
+      else otherMessages++;
+    },
+  });
+  const decoder = new TextDecoder();
+  let total = 0;
+  for await (const chunk of source) {
+    total += chunk.length;
+    if (total > maxBytes) { problem = 'oversize'; break; }
+    const text = decoder.decode(chunk, { stream: true });
+    if (!dataWithoutSpace && /(?:^|[\r\n])data:[^ \r\n]/.test(text)) dataWithoutSpace = true;
+    parser.feed(text);
+    if (response || problem) break;
+  }
+  // Return as soon as the response arrives: some servers leave the stream open afterwards.
+  source.destroy();
+  if (dataWithoutSpace) quirks.push('sse-data-without-space');
+  if (otherMessages > 0 && response) quirks.push('messages-before-response');
+  const text = seen.length ? snippet(seen.join('\n')) : null;
+  if (response) return { body: 'sse', response, problem: null, text };
+  return { body: 'sse', response: null, problem: problem ?? (sawResponse ? 'wrong-id' : 'no-response-in-stream'), text };
+}
+
+/** Finds the response to request `id` in a parsed body (one message or a batch array). */
+function pickResponse(value: unknown, id: number, quirks: Quirk[]): { response: JsonRpcResponse | null; problem: BodyProblem | null } {
+  const messages = Array.isArray(value) ? value : [value];
+  if (Array.isArray(value)) quirks.push('batch-response');
+  let unmatchedError: JsonRpcResponse | null = null;
+  let sawResponse = false;
+  for (const m of messages) {
+    if (!isResponse(m)) continue;
+    sawResponse = true;
+    if (m.id === id || String(m.id) === String(id)) return { response: m, problem: null };
+    // Error answers the server could not tie to a request: null id, or Python SDK's "server-error".
+    if (m.error && (m.id === null || m.id === 'server-error')) unmatchedError ??= m;
+  }
+  if (unmatchedError) {
+    quirks.push('error-id-not-matching');
+    return { response: unmatchedError, problem: null };
+  }
+  return { response: null, problem: sawResponse ? 'wrong-id' : 'not-jsonrpc' };
+}
+
+function isResponse(m: unknown): m is JsonRpcResponse {
+  if (typeof m !== 'object' || m === null || !('id' in m)) return false;
+  if ('result' in m) return true;
+  const error = (m as { error?: unknown }).error;
+  return typeof error === 'object' && error !== null && typeof (error as { code?: unknown }).code === 'number';
+}
+
+/** A notification's answer is not read; drain small bodies so the connection can be reused. */
+async function discard(body: Readable & { dump?: (o: { limit: number }) => Promise<void> }, contentType: string | null): Promise<void> {
+  if (contentType === 'text/event-stream' || !body.dump) body.destroy();
+  else await body.dump({ limit: 64 * 1024 });
+}
+
+function decoded(body: Readable, encoding: string | undefined): Readable {
+  const enc = encoding?.trim().toLowerCase();
+  const decoder = enc === 'gzip' || enc === 'x-gzip' ? createGunzip() : enc === 'deflate' ? createInflate() : enc === 'br' ? createBrotliDecompress() : null;
+  if (!decoder) return body;
+  return pipeline(body, decoder, () => {});
+}
+
+export function mediaType(value: string | string[] | undefined): string | null {
+  const v = headerValue(value);
+  if (v === null) return null;
+  return v.split(';')[0]!.trim().toLowerCase() || null;
+}
+
+function headerValue(value: string | string[] | undefined): string | null {
+  if (value === undefined) return null;
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
+function snippet(text: string): string {
+  return text.length > SNIPPET_CHARS ? text.slice(0, SNIPPET_CHARS) : text;
+}
+
+export function lowLevelCode(err: unknown, aborted: boolean): string {
+  if (aborted) return 'TIMEOUT';
+  const e = err as { code?: unknown; cause?: { code?: unknown } };
+  const code = typeof e?.code === 'string' ? e.code : typeof e?.cause?.code === 'string' ? e.cause.code : 'ERROR';
+  return TIMEOUT_CODES.has(code) ? 'TIMEOUT' : code;
+}
+
+const TLS_CODE = /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO|SELF_SIGNED|HOSTNAME_MISMATCH)/;
+
+export function isTlsCode(code: string): boolean {
+  return TLS_CODE.test(code);
+}
+
+function describeError(code: string, err: unknown): string {
+  switch (code) {
+    case 'TIMEOUT': return 'timed out';
+    case 'ENOTFOUND': return 'DNS: host not found';
+    case 'EAI_AGAIN': return 'DNS: temporary resolver failure';
+    case 'ECONNREFUSED': return 'connection refused';
+    case 'ECONNRESET': case 'UND_ERR_SOCKET': return 'connection closed by the server';
+  }
+  if (isTlsCode(code)) return `TLS: ${code}`;
+  const message = err instanceof Error ? err.message : String(err);
+  return `${code}: ${message}`.slice(0, 200);
+}

@@ -1,0 +1,15 @@
+/** Argument parsers shared by commands; a UsageError exits 2. */
+export class UsageError extends Error {}
+
+export function positiveInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new UsageError(`expected a positive whole number, got "${value}"`);
+  return n;
+}
+
+export function parseHeader(line: string, previous: Record<string, string>): Record<string, string> {
+  const at = line.indexOf(':');
+  const name = at > 0 ? line.slice(0, at).trim() : '';
+  if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) throw new UsageError(`a header is "Name: value", got "${line}"`);
+  return { ...previous, [name]: line.slice(at + 1).trim() };
+}

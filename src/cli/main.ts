@@ -1,0 +1,28 @@
+/** The CLI: wires arguments to library calls. Exit codes: 0 ok, 1 a finding or an error, 2 usage. */
+import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import { registerProbe } from './probe.js';
+import { UsageError } from './args.js';
+
+export async function main(argv: string[]): Promise<number> {
+  const program = new Command('onetap')
+    .description('keeps a curated list of one-tap remote MCP servers honest')
+    .version('0.1.0')
+    .exitOverride()
+    .configureOutput({ outputError: (text, write) => write(text) });
+  registerProbe(program);
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return typeof process.exitCode === 'number' ? process.exitCode : 0;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return 0;
+      return 2;
+    }
+    if (err instanceof UsageError || err instanceof InvalidArgumentError) {
+      process.stderr.write(`onetap: ${err.message}\n`);
+      return 2;
+    }
+    process.stderr.write(`onetap: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 1;
+  }
+}

@@ -1,0 +1,30 @@
+/** Terminal rendering helpers: colour only on a TTY without NO_COLOR, untrusted text made inert. */
+import type { VerdictName } from '../policy/policy.js';
+
+export function useColor(stream: NodeJS.WriteStream): boolean {
+  return !!stream.isTTY && !('NO_COLOR' in process.env && process.env.NO_COLOR !== '') && process.env.TERM !== 'dumb';
+}
+
+const VERDICT_COLOR: Record<string, number> = { live: 32, keep: 32, review: 33, failed: 35, 'keep-failed': 35, drop: 31 };
+
+export function paint(text: string, verdict: VerdictName | string, color: boolean): string {
+  const code = VERDICT_COLOR[verdict];
+  return color && code ? `\x1b[${code}m${text}\x1b[0m` : text;
+}
+
+/** Server-supplied text must not drive the terminal: control characters become U+FFFD. */
+export function inert(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, '\uFFFD');
+}
+
+/** A plain text table; widths count code points of the text before colouring. */
+export function table(header: string[], rows: string[][], paintCell?: (text: string, row: number, col: number) => string): string {
+  const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => [...(r[c] ?? '')].length)));
+  const line = (cells: string[], row: number) =>
+    cells.map((cell, c) => {
+      const padded = c === cells.length - 1 ? cell : cell + ' '.repeat(widths[c]! - [...cell].length);
+      return row >= 0 && paintCell ? paintCell(padded, row, c) : padded;
+    }).join('  ').trimEnd();
+  return [line(header, -1), ...rows.map((r, i) => line(r, i))].join('\n');
+}
