@@ -77,7 +77,7 @@ export async function deleteSession(url: string, headers: Record<string, string>
   try {
     const res = await request(url, {
       method: 'DELETE',
-      headers: { ...headers, 'mcp-session-id': sessionId },
+      headers: { ...withoutContentType(headers), 'mcp-session-id': sessionId },
       signal: AbortSignal.timeout(timeoutMs),
       dispatcher,
     });
@@ -85,6 +85,10 @@ export async function deleteSession(url: string, headers: Record<string, string>
   } catch {
     // ignored on purpose: ending a session is a courtesy, not part of the attestation
   }
+}
+
+function withoutContentType(headers: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).filter(([name]) => name.toLowerCase() !== 'content-type'));
 }
 
 export interface GetOutcome { status: number | null; firstEvent: string | null; errorCode: string | null }
@@ -95,7 +99,7 @@ export interface GetOutcome { status: number | null; firstEvent: string | null; 
  */
 export async function firstSseEvent(url: string, headers: Record<string, string>, signal: AbortSignal, dispatcher?: Dispatcher): Promise<GetOutcome> {
   try {
-    const res = await request(url, { method: 'GET', headers: { ...headers, accept: 'text/event-stream' }, signal, dispatcher });
+    const res = await request(url, { method: 'GET', headers: { ...withoutContentType(headers), accept: 'text/event-stream' }, signal, dispatcher });
     if (mediaType(res.headers['content-type']) !== 'text/event-stream') {
       await res.body.dump({ limit: 64 * 1024 });
       return { status: res.statusCode, firstEvent: null, errorCode: null };
