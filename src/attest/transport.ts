@@ -133,14 +133,13 @@ async function readResponse(body: Readable, contentType: string | null, encoding
   if (contentType === 'text/event-stream') return readSse(source, id, maxBytes, quirks);
   const parts: Buffer[] = [];
   let total = 0;
-  for await (const chunk of source) {
+  const oversize = await readChunks(source, (chunk) => {
     total += chunk.length;
-    if (total > maxBytes) {
-      source.destroy();
-      return { body: 'other', response: null, problem: 'oversize', text: snippet(Buffer.concat(parts).toString('utf8')) };
-    }
+    if (total > maxBytes) return true;
     parts.push(chunk);
-  }
+    return false;
+  });
+  if (oversize) return { body: 'other', response: null, problem: 'oversize', text: snippet(Buffer.concat(parts).toString('utf8')) };
   const text = Buffer.concat(parts, total).toString('utf8');
   if (text.trim() === '') return { body: 'empty', response: null, problem: 'not-jsonrpc', text: null };
   const looksJson = contentType === 'application/json' || contentType?.endsWith('+json') || /^\s*[[{]/.test(text);
@@ -177,21 +176,43 @@ async function readSse(source: Readable, id: number, maxBytes: number, quirks: Q
   });
   const decoder = new TextDecoder();
   let total = 0;
-  for await (const chunk of source) {
+  // Stop as soon as the response arrives: some servers leave the stream open afterwards.
+  await readChunks(source, (chunk) => {
     total += chunk.length;
-    if (total > maxBytes) { problem = 'oversize'; break; }
+    if (total > maxBytes) { problem = 'oversize'; return true; }
     const text = decoder.decode(chunk, { stream: true });
     if (!dataWithoutSpace && /(?:^|[\r\n])data:[^ \r\n]/.test(text)) dataWithoutSpace = true;
     parser.feed(text);
-    if (response || problem) break;
-  }
-  // Return as soon as the response arrives: some servers leave the stream open afterwards.
-  source.destroy();
+    return response !== null || problem !== null;
+  });
   if (dataWithoutSpace) quirks.push('sse-data-without-space');
   if (otherMessages > 0 && response) quirks.push('messages-before-response');
   const text = seen.length ? snippet(seen.join('\n')) : null;
   if (response) return { body: 'sse', response, problem: null, text };
   return { body: 'sse', response: null, problem: problem ?? (sawResponse ? 'wrong-id' : 'no-response-in-stream'), text };
+}
+
+/**
+ * Feeds body chunks to `onChunk` until it returns true (stop) or the body ends; resolves true when stopped.
+ * On a stop the body gets one turn of the event loop to end by itself, so that a finished response
+ * keeps its connection for reuse; a body still open after that is destroyed.
+ */
+function readChunks(source: Readable, onChunk: (chunk: Buffer) => boolean): Promise<boolean> {
+  return new Promise((resolve, reject) => {
+    let stopped = false;
+    const onData = (chunk: Buffer) => {
+      if (!onChunk(chunk)) return;
+      stopped = true;
+      source.off('data', onData);
+      setImmediate(() => {
+        if (!source.readableEnded) source.destroy();
+        resolve(true);
+      });
+    };
+    source.on('data', onData);
+    source.once('end', () => resolve(stopped));
+    source.on('error', (err) => (stopped ? resolve(true) : reject(err)));
+  });
 }
 
 /** Finds the response to request `id` in a parsed body (one message or a batch array). */

@@ -1,0 +1,82 @@
+/**
+ * `npm run bench`: onetap vs the official SDK client vs a bare undici floor, same server, same run;
+ * then the 10,000-URL scale run and the 512 MiB stream. Prints Markdown (pasted into BENCHMARKS.md).
+ * Env: BENCH_N (handshakes per client, default 1000), BENCH_ROUNDS (default 3).
+ */
+import { spawn, execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { request } from 'undici';
+
+const here = (f: string) => fileURLToPath(new URL(f, import.meta.url));
+const N = Number(process.env.BENCH_N ?? 1000);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const CONCURRENCY = 16;
+
+async function startServer(args: string[]): Promise<{ origin: string; stop: () => void }> {
+  const child = spawn(process.execPath, [here('./server.js'), ...args], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const origin = await new Promise<string>((resolve, reject) => {
+    child.stdout.once('data', (d: Buffer) => resolve(d.toString().trim()));
+    child.once('exit', () => reject(new Error('bench server exited')));
+  });
+  return { origin, stop: () => child.kill() };
+}
+
+function runNode(script: string, args: string[], env: Record<string, string> = {}): any {
+  const out = execFileSync(process.execPath, ['--expose-gc', here(script), ...args], { encoding: 'utf8', env: { ...process.env, ...env }, maxBuffer: 1 << 20 });
+  return JSON.parse(out.trim().split('\n').pop()!);
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const get = async (url: string) => (await request(url)).body.json() as Promise<{ requests: number; connections: number }>;
+
+const lines: string[] = [];
+const say = (s = '') => { lines.push(s); process.stdout.write(s + '\n'); };
+
+say(`## Handshakes: ${N} per client, concurrency ${CONCURRENCY}, median of ${ROUNDS} rounds (node ${process.version}, ${new Date().toISOString().slice(0, 10)})`);
+for (const mode of ['json', 'sse']) {
+  const server = await startServer(['fast', mode]);
+  const url = `${server.origin}/mcp`;
+  const stats: Record<string, { cpu: number[]; wall: number[]; requests: number; connections: number; live: number }> = {};
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const client of ['floor', 'onetap', 'sdk']) {
+      await get(`${server.origin}/__reset`);
+      const r = runNode('./client.js', [client, url, String(N), String(CONCURRENCY)]);
+      const { requests, connections } = await get(`${server.origin}/__stats`);
+      const s = (stats[client] ??= { cpu: [], wall: [], requests: 0, connections: 0, live: 0 });
+      s.cpu.push(r.cpuMs); s.wall.push(r.wallMs); s.requests = requests; s.connections = connections - 1; s.live = r.live;
+    }
+  }
+  server.stop();
+  const floorCpu = median(stats.floor!.cpu);
+  const sdkCpu = median(stats.sdk!.cpu);
+  say();
+  say(`### server answering with ${mode === 'json' ? 'application/json' : 'text/event-stream'}`);
+  say();
+  say('| client | live | client CPU ms / 1,000 | wall ms / 1,000 | requests / 1,000 | TCP connections | CPU vs SDK | CPU vs floor |');
+  say('|---|---|---|---|---|---|---|---|');
+  for (const [client, s] of Object.entries(stats)) {
+    const per = 1000 / N;
+    const cpu = median(s.cpu);
+    say(`| ${client} | ${s.live}/${N} | ${Math.round(cpu * per)} | ${Math.round(median(s.wall) * per)} | ${Math.round(s.requests * per)} | ${s.connections} | ${(cpu / sdkCpu).toFixed(2)}x | ${(cpu / floorCpu).toFixed(2)}x |`);
+  }
+}
+
+const fleet = await startServer(['fleet']);
+try {
+  const many = runNode('./scale.js', [fleet.origin, 'many']);
+  say();
+  say('## 10,000 URLs at concurrency 256 (70% live, 30% faults incl. hangs; timeout 2 s, one retry)');
+  say();
+  say(`wall ${Math.round(many.wallMs)} ms, peak RSS ${many.peakRssMb} MB (target <= 200 MB)`);
+  say();
+  say('| verdict/reason | count |');
+  say('|---|---|');
+  for (const [k, v] of Object.entries(many.byVerdict as Record<string, number>).sort()) say(`| ${k} | ${v} |`);
+  const huge = runNode('./scale.js', [fleet.origin, 'huge']);
+  say();
+  say('## A server streaming 512 MiB');
+  say();
+  say(`verdict ${huge.verdict} (${huge.problem}), probe ended in ${Math.round(huge.durationMs)} ms (target < 2,000), RSS rise ${huge.rssRiseMb} MB (target < 50)`);
+} finally {
+  fleet.stop();
+}
