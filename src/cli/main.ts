@@ -1,7 +1,11 @@
 /** The CLI: wires arguments to library calls. Exit codes: 0 ok, 1 a finding or an error, 2 usage. */
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { registerProbe } from './probe.js';
+import { registerCatalogCommands } from './catalog.js';
+import { registerRefresh } from './refresh.js';
 import { UsageError } from './args.js';
+import { CatalogError } from '../catalog/model.js';
+import { LockBusyError } from '../util/atomic.js';
 
 export async function main(argv: string[]): Promise<number> {
   const program = new Command('onetap')
@@ -10,6 +14,8 @@ export async function main(argv: string[]): Promise<number> {
     .exitOverride()
     .configureOutput({ outputError: (text, write) => write(text) });
   registerProbe(program);
+  registerCatalogCommands(program);
+  registerRefresh(program);
   try {
     await program.parseAsync(argv, { from: 'user' });
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
@@ -17,6 +23,10 @@ export async function main(argv: string[]): Promise<number> {
     if (err instanceof CommanderError) {
       if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return 0;
       return 2;
+    }
+    if (err instanceof CatalogError || err instanceof LockBusyError) {
+      process.stderr.write(`onetap: ${err.message}\n`);
+      return 1;
     }
     if (err instanceof UsageError || err instanceof InvalidArgumentError) {
       process.stderr.write(`onetap: ${err.message}\n`);

@@ -1,0 +1,72 @@
+import type { Command } from 'commander';
+import type { Plan } from '../decide/decide.js';
+import { REASON_TEXT } from '../policy/policy.js';
+import { planJson, refresh, type RefreshResult } from '../refresh/refresh.js';
+import { positiveInt } from './args.js';
+import { DEFAULT_CATALOG } from './catalog.js';
+import { inert, paint, table, useColor } from './render.js';
+
+export const DEFAULT_STATE = '.onetap/history.db';
+
+export interface RefreshFlags {
+  catalog: string; state: string; write?: boolean; json?: boolean; concurrency: number; timeout?: number;
+  allowHttp?: boolean; confirmDrops?: number; out?: string; kotlinPackage?: string;
+}
+
+export function registerRefresh(program: Command): void {
+  program
+    .command('refresh')
+    .description('probe every catalog entry, decide per row, print the plan; --write applies it atomically')
+    .option('--catalog <file>', 'catalog file', DEFAULT_CATALOG)
+    .option('--state <path>', 'history store (SQLite file)', DEFAULT_STATE)
+    .option('--write', 'apply the plan: catalog, runtime lists, snapshot, log (atomically)')
+    .option('--json', 'print one JSON object {plan, summary, aborted}')
+    .option('--concurrency <n>', 'probes in flight at once', positiveInt, 16)
+    .option('--timeout <ms>', 'probe time limit per attempt (default: policy.timeoutMs, else 15000)', positiveInt)
+    .option('--allow-http', 'permit http:// URLs on loopback addresses (local fixtures and demos only)')
+    .option('--confirm-drops <n>', 'consecutive drop-class runs needed before a drop (default: policy.confirmDrops, else 1)', positiveInt)
+    .option('--out <dir>', 'directory for generated files (default: the catalog\'s directory)')
+    .option('--kotlin-package <name>', 'package of the generated Kotlin file', 'com.inspiredandroid.kai.mcp')
+    .action(async (flags: RefreshFlags) => {
+      process.exitCode = await runRefresh(flags, process.stdout);
+    });
+}
+
+export async function runRefresh(flags: RefreshFlags, out: NodeJS.WriteStream | { write: (s: string) => unknown; isTTY?: boolean }): Promise<number> {
+  const color = useColor(out as NodeJS.WriteStream);
+  const result: RefreshResult = await refresh({
+    catalogPath: flags.catalog, statePath: flags.state, write: flags.write, concurrency: flags.concurrency, timeoutMs: flags.timeout,
+    allowHttp: flags.allowHttp, confirmDrops: flags.confirmDrops, outDir: flags.out, kotlinPackage: flags.kotlinPackage,
+    onPlan: (plan) => { if (!flags.json) out.write(renderPlan(plan, flags.catalog, color) + '\n'); },
+  });
+  if (flags.json) {
+    out.write(JSON.stringify({ ...planJson(result.plan), probedAt: result.probedAt, written: result.written }, null, 2) + '\n');
+  } else if (result.exitCode === 3) {
+    out.write(`\nABORTED by the outage guard: ${result.plan.aborted}\nNo file was written.\n`);
+  } else if (result.written.length) {
+    out.write(`\nWrote:\n${result.written.map((p) => `  ${p}`).join('\n')}\n`);
+  } else {
+    out.write('\nNothing written (run with --write to apply this plan).\n');
+  }
+  return result.exitCode;
+}
+
+export function renderPlan(plan: Plan, catalogPath: string, color: boolean): string {
+  const rows = plan.rows.map((r) => [
+    r.decision, `${r.verdict}/${r.reason}`, String(r.attempts), r.previous ? `${r.previous.verdict}/${r.previous.reason}` : '(first)', inert(r.name), inert(r.url),
+  ]);
+  const lines = [
+    `Refresh plan for ${catalogPath}: ${plan.rows.length} entries`,
+    ...(plan.aborted ? ['', `OUTAGE GUARD: ${plan.aborted}`] : []),
+    '',
+    table(['DECISION', 'VERDICT/REASON', 'TRIES', 'PREVIOUS', 'NAME', 'URL'], rows, (text, row, col) => (col === 0 ? paint(text, plan.rows[row]!.decision, color) : text)),
+  ];
+  const section = (title: string, items: string[]) => { if (items.length) lines.push('', `${title}:`, ...items.map((i) => `  - ${i}`)); };
+  section('Dropped', plan.rows.filter((r) => r.decision === 'drop').map((r) => `${inert(r.name)}: ${r.reason}, ${REASON_TEXT[r.reason]}${r.error ? ` (${inert(r.error)})` : ''}`));
+  section('Probe failed (kept)', plan.rows.filter((r) => r.decision === 'keep-failed').map((r) => `${inert(r.name)}: ${r.verdict}/${r.reason}${r.note ? `; ${r.note}` : ''}${r.error ? ` (${inert(r.error)})` : ''}`));
+  section('Review', plan.rows.filter((r) => r.decision === 'review').map((r) => `${inert(r.name)}: ${r.reason}, ${REASON_TEXT[r.reason]}${r.error ? ` (${inert(r.error)})` : ''}`));
+  section('Changed since the last run', plan.rows.filter((r) => r.changed).map((r) => `${inert(r.name)}: ${r.previous ? `${r.previous.verdict}/${r.previous.reason}` : 'first probe'} → ${r.verdict}/${r.reason}`));
+  const s = plan.summary;
+  lines.push('', `Summary: ${s.keep} kept, ${s.keepFailed} probe failed (kept), ${s.review} review, ${s.drop} dropped; ${s.changed} changed.`);
+  return lines.join('\n');
+}

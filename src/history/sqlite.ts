@@ -1,0 +1,93 @@
+/** The default history store: one SQLite file (better-sqlite3), WAL mode so readers never block a writer. */
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import type { HistoryStore, ObservationRecord, RunRecord } from './store.js';
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS runs (
+  id INTEGER PRIMARY KEY,
+  started_at TEXT NOT NULL,
+  finished_at TEXT NOT NULL,
+  catalog TEXT NOT NULL,
+  applied INTEGER NOT NULL,
+  plan TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS observations (
+  id INTEGER PRIMARY KEY,
+  run_id INTEGER NOT NULL REFERENCES runs(id),
+  url TEXT NOT NULL,
+  name TEXT NOT NULL,
+  at TEXT NOT NULL,
+  verdict TEXT NOT NULL,
+  reason TEXT NOT NULL,
+  attempts INTEGER NOT NULL,
+  http_status INTEGER,
+  duration_ms INTEGER NOT NULL,
+  tools TEXT,
+  error TEXT
+);
+CREATE INDEX IF NOT EXISTS observations_by_url ON observations (url, at);
+`;
+
+interface Row {
+  url: string; name: string; at: string; verdict: string; reason: string; attempts: number;
+  http_status: number | null; duration_ms: number; tools: string | null; error: string | null;
+}
+
+const fromRow = (r: Row): ObservationRecord => ({
+  url: r.url, name: r.name, at: r.at, verdict: r.verdict as ObservationRecord['verdict'], reason: r.reason as ObservationRecord['reason'],
+  attempts: r.attempts, httpStatus: r.http_status, durationMs: r.duration_ms, tools: r.tools === null ? null : JSON.parse(r.tools), error: r.error,
+});
+
+export class SqliteHistoryStore implements HistoryStore {
+  private readonly db: Database.Database;
+  private readonly insertRun: Database.Statement;
+  private readonly insertObservation: Database.Statement;
+  private readonly recentStmt: Database.Statement;
+  private readonly sinceStmt: Database.Statement;
+  private readonly latestRunStmt: Database.Statement;
+
+  constructor(readonly path: string) {
+    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    this.db = new Database(path);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('busy_timeout = 10000');
+    this.db.pragma('synchronous = NORMAL');
+    this.db.exec(SCHEMA);
+    this.insertRun = this.db.prepare('INSERT INTO runs (started_at, finished_at, catalog, applied, plan) VALUES (?, ?, ?, ?, ?)');
+    this.insertObservation = this.db.prepare(`INSERT INTO observations (run_id, url, name, at, verdict, reason, attempts, http_status, duration_ms, tools, error)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+    this.recentStmt = this.db.prepare('SELECT * FROM observations WHERE url = ? ORDER BY at DESC, id DESC LIMIT ?');
+    this.sinceStmt = this.db.prepare('SELECT * FROM observations WHERE url = ? AND at >= ? ORDER BY at, id');
+    this.latestRunStmt = this.db.prepare('SELECT * FROM runs ORDER BY id DESC LIMIT 1');
+  }
+
+  recordRun(run: Omit<RunRecord, 'id'>, observations: ObservationRecord[]): number {
+    const tx = this.db.transaction(() => {
+      const { lastInsertRowid } = this.insertRun.run(run.startedAt, run.finishedAt, run.catalog, run.applied ? 1 : 0, JSON.stringify(run.plan));
+      for (const o of observations) {
+        this.insertObservation.run(lastInsertRowid, o.url, o.name, o.at, o.verdict, o.reason, o.attempts, o.httpStatus, o.durationMs, o.tools === null ? null : JSON.stringify(o.tools), o.error);
+      }
+      return Number(lastInsertRowid);
+    });
+    return tx.immediate();
+  }
+
+  recent(url: string, limit: number): ObservationRecord[] {
+    return (this.recentStmt.all(url, limit) as Row[]).map(fromRow);
+  }
+
+  since(url: string, sinceIso: string): ObservationRecord[] {
+    return (this.sinceStmt.all(url, sinceIso) as Row[]).map(fromRow);
+  }
+
+  latestRun(): RunRecord | null {
+    const r = this.latestRunStmt.get() as { id: number; started_at: string; finished_at: string; catalog: string; applied: number; plan: string } | undefined;
+    return r ? { id: r.id, startedAt: r.started_at, finishedAt: r.finished_at, catalog: r.catalog, applied: r.applied === 1, plan: JSON.parse(r.plan) } : null;
+  }
+
+  close(): void {
+    this.db.close();
+  }
+}

@@ -1,0 +1,119 @@
+/**
+ * `refresh`: probe every catalog entry, decide per row, show the plan, then (with `write`) record and
+ * apply atomically. The order is the contract: nothing is written before `onPlan` has been called.
+ */
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { probeMany } from '../attest/probe-many.js';
+import type { ProbeOptions } from '../attest/probe.js';
+import { isReachable } from '../attest/reachable.js';
+import { CatalogError, loadCatalog } from '../catalog/model.js';
+import { isLoopbackUrl } from '../catalog/url.js';
+import { buildPlan, type Plan } from '../decide/decide.js';
+import type { HistoryStore, ObservationRecord } from '../history/store.js';
+import { SqliteHistoryStore } from '../history/sqlite.js';
+import { acquireLock, writeAllAtomic } from '../util/atomic.js';
+import { nextCatalog, outputPaths, refreshFiles } from './apply.js';
+
+export interface RefreshOptions {
+  catalogPath: string;
+  /** History store path (SQLite file); ignored when `store` is given. */
+  statePath?: string;
+  store?: HistoryStore;
+  write?: boolean;
+  concurrency?: number;
+  timeoutMs?: number;
+  allowHttp?: boolean;
+  confirmDrops?: number;
+  /** Directory for generated files (default: the catalog's directory). */
+  outDir?: string;
+  kotlinPackage?: string;
+  /** Called with the plan before anything is written. */
+  onPlan?: (plan: Plan) => void;
+  /** Passed to every probe (retry delay, user agent, …). */
+  probe?: Omit<ProbeOptions, 'requiresAuth' | 'headers' | 'timeoutMs' | 'dispatcher'>;
+  now?: () => Date;
+}
+
+export interface RefreshResult {
+  plan: Plan;
+  probedAt: string;
+  /** Files written (empty without `write` or when aborted). */
+  written: string[];
+  /** 0 ran, 3 the outage guard aborted. */
+  exitCode: 0 | 3;
+}
+
+export const STALE_AFTER_DAYS = 14;
+
+export async function refresh(opts: RefreshOptions): Promise<RefreshResult> {
+  const now = opts.now ?? (() => new Date());
+  const { catalog, text } = await loadCatalog(opts.catalogPath);
+  const insecure = catalog.servers.filter((s) => !s.url.startsWith('https://') && !(opts.allowHttp && s.url.startsWith('http://') && isLoopbackUrl(s.url)));
+  if (insecure.length) throw new CatalogError(`${opts.catalogPath}: HTTPS only (--allow-http opens http:// on loopback only): ${insecure.map((s) => s.url).join(', ')}`);
+  // The store is opened to read only when it exists, and created only when a run is recorded:
+  // an aborted run must leave no file behind.
+  const statePath = opts.statePath ?? '.onetap/history.db';
+  let store = opts.store ?? (existsSync(statePath) ? new SqliteHistoryStore(statePath) : null);
+  let release: (() => Promise<void>) | null = null;
+  try {
+    const confirmDrops = opts.confirmDrops ?? catalog.policy.confirmDrops ?? 1;
+    const timeoutMs = opts.timeoutMs ?? catalog.policy.timeoutMs ?? 15_000;
+    const startedAt = now().toISOString();
+    const [results, canaries] = await Promise.all([
+      probeMany(catalog.servers.map((s) => ({ url: s.url, requiresAuth: s.requiresAuth, headers: s.headers })), { ...opts.probe, concurrency: opts.concurrency ?? 16, timeoutMs }),
+      checkCanaries(catalog.policy.canaries ?? [], timeoutMs),
+    ]);
+    const rows = catalog.servers.map((s, i) => {
+      const r = results[i]!;
+      return {
+        name: s.name, url: s.url, verdict: r.verdict, reason: r.reason, attempts: r.attempts, httpStatus: r.httpStatus,
+        durationMs: r.durationMs, tools: r.tools, error: r.error, history: store?.recent(s.url, confirmDrops + 1) ?? [],
+      };
+    });
+    const plan = buildPlan(rows, { confirmDrops, canaries });
+    opts.onPlan?.(plan);
+    if (plan.aborted) return { plan, probedAt: startedAt, written: [], exitCode: 3 };
+
+    // An outage run records nothing: its observations are about this machine, not the servers.
+    const observations: ObservationRecord[] = rows.map((r, i) => ({
+      url: r.url, name: r.name, at: results[i]!.observation.startedAt, verdict: r.verdict, reason: r.reason, attempts: r.attempts,
+      httpStatus: r.httpStatus, durationMs: r.durationMs, tools: r.tools, error: r.error,
+    }));
+    store ??= new SqliteHistoryStore(statePath);
+    store.recordRun({ startedAt, finishedAt: now().toISOString(), catalog: opts.catalogPath, applied: !!opts.write, plan: planJson(plan) }, observations);
+    if (!opts.write) return { plan, probedAt: startedAt, written: [], exitCode: 0 };
+
+    // One writer at a time, and the catalog must not have changed since it was read (another refresh, an editor).
+    release = await acquireLock(opts.catalogPath, 10_000);
+    if ((await readFile(opts.catalogPath, 'utf8')) !== text) throw new CatalogError(`${opts.catalogPath} changed during the refresh; nothing was written, run it again`);
+    const paths = outputPaths(opts.catalogPath, opts.outDir ?? dirname(opts.catalogPath));
+    const staleAfter = new Date(Date.parse(startedAt) + STALE_AFTER_DAYS * 86_400_000).toISOString().slice(0, 10);
+    const model = { catalog: nextCatalog(catalog, plan, startedAt), plan, probedAt: startedAt, staleAfter };
+    const existingLog = await readFile(paths.log, 'utf8').catch(() => null);
+    const files = refreshFiles(model, paths, existingLog, opts.kotlinPackage);
+    await writeAllAtomic(files);
+    return { plan, probedAt: startedAt, written: files.map((f) => f.path), exitCode: 0 };
+  } finally {
+    if (!opts.store) store?.close();
+    await release?.();
+  }
+}
+
+async function checkCanaries(urls: string[], timeoutMs: number) {
+  const answers = await Promise.all(urls.map((u) => isReachable(u, timeoutMs)));
+  return { configured: urls.length, reachable: answers.filter(Boolean).length };
+}
+
+/** The `refresh --json` shape: `{plan: [...], summary, aborted}`. */
+export function planJson(plan: Plan) {
+  return {
+    plan: plan.rows.map((r) => ({
+      name: r.name, url: r.url, decision: r.decision, verdict: r.verdict, reason: r.reason, attempts: r.attempts, previous: r.previous,
+      changed: r.changed, dropStreak: r.dropStreak, note: r.note, httpStatus: r.httpStatus, tools: r.tools, error: r.error, durationMs: r.durationMs,
+    })),
+    summary: plan.summary,
+    aborted: plan.aborted,
+  };
+}
