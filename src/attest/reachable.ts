@@ -4,7 +4,7 @@ import { request } from 'undici';
 export async function isReachable(url: string, timeoutMs: number): Promise<boolean> {
   try {
     const res = await request(url, { method: 'GET', signal: AbortSignal.timeout(timeoutMs) });
-    res.body.destroy();
+    await res.body.dump({ limit: 16 * 1024 });
     return true;
   } catch {
     return false;

@@ -3,6 +3,7 @@ import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { registerProbe } from './probe.js';
 import { registerCatalogCommands } from './catalog.js';
 import { registerRefresh } from './refresh.js';
+import { runDemo } from '../demo/demo.js';
 import { UsageError } from './args.js';
 import { CatalogError } from '../catalog/model.js';
 import { LockBusyError } from '../util/atomic.js';
@@ -16,6 +17,10 @@ export async function main(argv: string[]): Promise<number> {
   registerProbe(program);
   registerCatalogCommands(program);
   registerRefresh(program);
+  program
+    .command('demo')
+    .description('refresh the shipped catalog against a loopback fleet that plays it, in a temporary workspace (offline)')
+    .action(async () => { process.exitCode = await runDemo(); });
   try {
     await program.parseAsync(argv, { from: 'user' });
     return typeof process.exitCode === 'number' ? process.exitCode : 0;

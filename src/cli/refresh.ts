@@ -65,6 +65,7 @@ export function renderPlan(plan: Plan, catalogPath: string, color: boolean): str
   section('Dropped', plan.rows.filter((r) => r.decision === 'drop').map((r) => `${inert(r.name)}: ${r.reason}, ${REASON_TEXT[r.reason]}${r.error ? ` (${inert(r.error)})` : ''}`));
   section('Probe failed (kept)', plan.rows.filter((r) => r.decision === 'keep-failed').map((r) => `${inert(r.name)}: ${r.verdict}/${r.reason}${r.note ? `; ${r.note}` : ''}${r.error ? ` (${inert(r.error)})` : ''}`));
   section('Review', plan.rows.filter((r) => r.decision === 'review').map((r) => `${inert(r.name)}: ${r.reason}, ${REASON_TEXT[r.reason]}${r.error ? ` (${inert(r.error)})` : ''}`));
+  section('Recovered on the retry (a flake, not a failure)', plan.rows.filter((r) => r.attempts > 1 && r.verdict === 'live').map((r) => inert(r.name)));
   section('Changed since the last run', plan.rows.filter((r) => r.changed).map((r) => `${inert(r.name)}: ${r.previous ? `${r.previous.verdict}/${r.previous.reason}` : 'first probe'} → ${r.verdict}/${r.reason}`));
   const s = plan.summary;
   lines.push('', `Summary: ${s.keep} kept, ${s.keepFailed} probe failed (kept), ${s.review} review, ${s.drop} dropped; ${s.changed} changed.`);

@@ -47,12 +47,13 @@ ${servers.map(entry).join('\n')}
 export function runtimeKotlin(servers: PopularMcpServer[], kotlinPackage = 'com.inspiredandroid.kai.mcp'): string {
   if (!/^[a-zA-Z_][\w]*(\.[a-zA-Z_][\w]*)*$/.test(kotlinPackage)) throw new Error(`not a Kotlin package name: ${kotlinPackage}`);
   const entry = (s: PopularMcpServer) => {
-    const lines = [`        name = ${kotlinString(s.name)},`, `        url = ${kotlinString(s.url)},`, `        description = ${kotlinString(s.description)},`];
+    const args = [`        name = ${kotlinString(s.name)}`, `        url = ${kotlinString(s.url)}`, `        description = ${kotlinString(s.description)}`];
     const headers = Object.entries(s.headers);
-    if (headers.length) lines.push(`        headers = mapOf(${headers.map(([k, v]) => `${kotlinString(k)} to ${kotlinString(v)}`).join(', ')}),`);
-    if (s.requiresAuth) lines.push('        requiresAuth = true,');
-    return `    PopularMcpServer(\n${lines.join('\n')}\n    ),`;
+    if (headers.length) args.push(`        headers = mapOf(${headers.map(([k, v]) => `${kotlinString(k)} to ${kotlinString(v)}`).join(', ')})`);
+    if (s.requiresAuth) args.push('        requiresAuth = true');
+    return `    PopularMcpServer(\n${args.join(',\n')}\n    )`;
   };
+  // No trailing commas: the file compiles with every Kotlin version (they arrived in 1.4).
   return `// ${GENERATED}
 package ${kotlinPackage}
 
@@ -63,11 +64,11 @@ data class PopularMcpServer(
     /** Default request headers applied on one-tap add; never overwrite a header the user set. */
     val headers: Map<String, String> = emptyMap(),
     /** When true, the add form asks for an optional API key instead of adding in one tap. */
-    val requiresAuth: Boolean = false,
+    val requiresAuth: Boolean = false
 )
 
 val popularMcpServers = listOf(
-${servers.map(entry).join('\n')}
+${servers.map(entry).join(',\n')}
 )
 `;
 }

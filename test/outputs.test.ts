@@ -1,0 +1,79 @@
+/** Generated outputs stay valid code and inert text whatever a server's name or description says. */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import ts from 'typescript';
+import { runtimeJson, runtimeKotlin, runtimeTypeScript, type PopularMcpServer } from '../src/index.js';
+import { snapshotMarkdown } from '../src/outputs/snapshot.js';
+import { buildPlan } from '../src/decide/decide.js';
+import { catalogOf, server } from './helpers.js';
+
+const HOSTILE = [
+  'Quote " and \\ backslash',
+  '"; System.exit(1); val pwned = "',
+  'Kotlin ${System.exit(1)} and $name templates',
+  '`${process.exit(1)}` template literal',
+  'new\nline\r\nand\ttab',
+  '*/ /* comment */ </script><img src=x onerror=alert(1)>',
+  'separators \u2028 \u2029 and nul \u0000 and bell \u0007',
+  'emoji 🚀 and ünïcödé | pipe',
+];
+
+const servers: PopularMcpServer[] = HOSTILE.map((text, i) => ({
+  name: text, url: `https://h${i}.example/mcp?q=${encodeURIComponent(text)}`, description: text,
+  headers: (i % 2 ? { 'X-Label': text } : {}) as Record<string, string>, requiresAuth: i === 3,
+}));
+
+describe('generated runtime lists', () => {
+  it('JSON round-trips exactly', () => {
+    assert.deepEqual(JSON.parse(runtimeJson(servers)), servers);
+  });
+
+  it('TypeScript parses without diagnostics and evaluates to exactly the same values', async () => {
+    const source = runtimeTypeScript(servers);
+    const parsed = ts.transpileModule(source, { reportDiagnostics: true, compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } });
+    assert.deepEqual(parsed.diagnostics, []);
+    const mod = await import(`data:text/javascript;base64,${Buffer.from(parsed.outputText).toString('base64')}`);
+    assert.deepEqual(mod.popularMcpServers, servers);
+  });
+
+  it('Kotlin compiles with kotlinc and holds exactly the same strings', { timeout: 120_000 }, async (t) => {
+    if (spawnSync('kotlinc', ['-version']).error) {
+      if (process.env.CI) assert.fail('kotlinc is missing on CI: .ci/run installs the Debian package kotlin');
+      t.skip('kotlinc not installed (apt-get install kotlin)');
+      return;
+    }
+    const dir = await mkdtemp(join(tmpdir(), 'onetap-kt-'));
+    await writeFile(join(dir, 'PopularMcpServers.kt'), runtimeKotlin(servers, 'app.generated'));
+    await writeFile(join(dir, 'Main.kt'), `package app.generated
+fun main() {
+    for (s in popularMcpServers) {
+        val fields = listOf(s.name, s.url, s.description) + s.headers.flatMap { listOf(it.key, it.value) } + listOf(s.requiresAuth.toString())
+        for (f in fields) println(f.map { it.toInt() }.joinToString(","))
+    }
+}
+`);
+    execFileSync('kotlinc', [join(dir, 'PopularMcpServers.kt'), join(dir, 'Main.kt'), '-include-runtime', '-d', join(dir, 'out.jar')], { stdio: 'pipe' });
+    const printed = execFileSync('java', ['-jar', join(dir, 'out.jar')], { encoding: 'utf8' }).trimEnd().split('\n');
+    const expected = servers.flatMap((s) => [s.name, s.url, s.description, ...Object.entries(s.headers).flat(), String(s.requiresAuth)])
+      .map((f) => [...f].flatMap((ch) => (ch.length === 2 ? [ch.charCodeAt(0), ch.charCodeAt(1)] : [ch.charCodeAt(0)])).join(','));
+    assert.deepEqual(printed, expected);
+  });
+});
+
+describe('snapshot Markdown', () => {
+  it('hostile names keep the table at five cells per row and carry no live HTML', () => {
+    const catalog = catalogOf(servers.map((s) => server(s.name, s.url)));
+    const plan = buildPlan(catalog.servers.map((s) => ({
+      name: s.name, url: s.url, verdict: 'live' as const, reason: 'ok' as const, attempts: 1, httpStatus: 200, durationMs: 5, tools: ['a|b', '<script>x</script>'], error: null, history: [],
+    })), { confirmDrops: 1, canaries: { configured: 0, reachable: 0 } });
+    const md = snapshotMarkdown({ catalog, plan, probedAt: '2026-11-30T00:00:00Z', staleAfter: '2026-12-14' });
+    const rows = md.split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| Name'));
+    assert.equal(rows.length, servers.length);
+    for (const row of rows) assert.equal(row.replace(/\\\|/g, '').split('|').length - 2, 5, row);
+    assert.ok(!/<script|<img/i.test(md));
+  });
+});
