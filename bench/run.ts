@@ -72,6 +72,18 @@ try {
   say('| verdict/reason | count |');
   say('|---|---|');
   for (const [k, v] of Object.entries(many.byVerdict as Record<string, number>).sort()) say(`| ${k} | ${v} |`);
+  const r = runNode('./refresh.js', [fleet.origin]);
+  say();
+  say(`## refresh of ${r.entries.toLocaleString('en')} entries at full concurrency (each request answered after ${r.delayMs} ms)`);
+  say();
+  const line = (label: string, m: { wallMs: number; slowestProbeMs: number; ratio: number }) =>
+    say(`- ${label}: wall ${Math.round(m.wallMs)} ms vs the slowest single probe ${m.slowestProbeMs} ms: **${m.ratio.toFixed(2)}x**; fixed overhead ${Math.round(m.wallMs - m.slowestProbeMs)} ms`);
+  say(`${r.live}/${r.entries} live (target: wall <= 1.2x the slowest single probe)`);
+  say();
+  line('cold process (first refresh)', r.cold);
+  line('warm process (second refresh)', r.warm);
+  say();
+  say(`history store (SQLite, WAL): ${r.perObservationUs.toFixed(1)} µs per observation written (20 runs x 1,000, one transaction per run), ${r.perLookupUs.toFixed(1)} µs per history lookup`);
   const huge = runNode('./scale.js', [fleet.origin, 'huge']);
   say();
   say('## A server streaming 512 MiB');

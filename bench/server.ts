@@ -6,12 +6,15 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { startFleet } from '../test/fleet/fleet.js';
+import { answer, startFleet } from '../test/fleet/fleet.js';
 
 const [kind = 'fast', mode = 'json'] = process.argv.slice(2);
 
 if (kind === 'fleet') {
   const fleet = await startFleet({
+    // Every request answered after `?delay=` ms (default 250, an internet round trip and some work):
+    // a handshake takes three of them, so serial work would show at once.
+    slow: (c) => { setTimeout(() => answer(c), Number(new URL(c.req.url ?? '', 'http://x').searchParams.get('delay') ?? 250)); },
     // 512 MiB of SSE comments and never a response: the probe must stop reading at its cap.
     'huge-stream': (c) => {
       c.res.writeHead(200, { 'content-type': 'text/event-stream' });

@@ -29,6 +29,7 @@ export async function probeMany(targets: readonly ProbeTarget[], options: ProbeM
       return result;
     });
   } finally {
-    await dispatcher.close().catch(() => {});
+    // Every probe has ended; a graceful close of hundreds of idle sockets would only add wall time.
+    await dispatcher.destroy().catch(() => {});
   }
 }
