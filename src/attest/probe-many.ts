@@ -8,6 +8,8 @@ export interface ProbeManyOptions extends Omit<ProbeOptions, 'requiresAuth' | 'd
   concurrency?: number;
   /** Called as each probe ends (for progress lines). */
   onResult?: (result: ProbeResult, index: number) => void;
+  /** A DNS lookup for the pool's connections (discovery passes one that refuses private addresses). */
+  lookup?: unknown;
 }
 
 /**
@@ -15,8 +17,8 @@ export interface ProbeManyOptions extends Omit<ProbeOptions, 'requiresAuth' | 'd
  * Each target's own headers go to its own URL only.
  */
 export async function probeMany(targets: readonly ProbeTarget[], options: ProbeManyOptions = {}): Promise<ProbeResult[]> {
-  const { concurrency = 16, onResult, ...probeOptions } = options;
-  const dispatcher = new Agent({ keepAliveTimeout: 4_000, connect: { timeout: probeOptions.timeoutMs ?? 15_000 } });
+  const { concurrency = 16, onResult, lookup, ...probeOptions } = options;
+  const dispatcher = new Agent({ keepAliveTimeout: 4_000, connect: { timeout: probeOptions.timeoutMs ?? 15_000, ...(lookup ? { lookup: lookup as never } : {}) } });
   try {
     return await mapConcurrent(targets, concurrency, async (t, i) => {
       const result = await probe(t.url, {

@@ -3,6 +3,7 @@ import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { registerProbe } from './probe.js';
 import { registerCatalogCommands } from './catalog.js';
 import { registerRefresh } from './refresh.js';
+import { registerDiscovery } from './discovery.js';
 import { runDemo } from '../demo/demo.js';
 import { UsageError } from './args.js';
 import { CatalogError } from '../catalog/model.js';
@@ -17,6 +18,7 @@ export async function main(argv: string[]): Promise<number> {
   registerProbe(program);
   registerCatalogCommands(program);
   registerRefresh(program);
+  registerDiscovery(program);
   program
     .command('demo')
     .description('refresh the shipped catalog against a loopback fleet that plays it, in a temporary workspace (offline)')

@@ -1,0 +1,94 @@
+/**
+ * `publish`: the curated list in the discovery standards' shapes (pure), and writing it to a directory.
+ * An AI Catalog, the older MCP Catalog, and one Server Card per server.
+ */
+import { join } from 'node:path';
+import type { Catalog, CatalogServer } from '../catalog/model.js';
+import { hostOf } from '../catalog/url.js';
+import { MEDIA, WELL_KNOWN } from '../discover/documents.js';
+import { writeAllAtomic, type FileWrite } from '../util/atomic.js';
+
+export const CARD_SCHEMA = 'https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json';
+
+export interface PublishOptions {
+  /** Absolute base for document URLs (`https://lists.example.org`); without it URLs are root-relative. */
+  baseUrl?: string;
+  /** The publisher domain in `urn:air:<publisher>:mcp:<slug>` identifiers (default: the base URL's host, else `onetap.local`). */
+  publisher?: string;
+}
+
+export interface PublishedCard { slug: string; path: string; card: Record<string, unknown> }
+
+export interface Publication {
+  aiCatalog: Record<string, unknown>;
+  mcpCatalog: Record<string, unknown>;
+  cards: PublishedCard[];
+}
+
+const slugify = (text: string) => text.toLowerCase().normalize('NFKD').replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 60) || 'server';
+
+/** `mcp.context7.com` → `com.context7.mcp`: the reverse-DNS namespace a card name starts with. */
+function namespaceOf(url: string): string {
+  const host = (hostOf(url) ?? 'unknown').replace(/:\d+$/, '').replace(/^\[|\]$/g, '');
+  return host.split('.').reverse().join('.').replace(/[^a-zA-Z0-9.-]/g, '-');
+}
+
+function clip(text: string, max: number): string {
+  const chars = [...text.trim()];
+  return chars.length <= max ? chars.join('') : `${chars.slice(0, max - 1).join('')}…`;
+}
+
+/** A valid Server Card for one curated server. */
+export function serverCard(s: CatalogServer, slug: string): Record<string, unknown> {
+  const headers: Record<string, unknown>[] = Object.entries(s.headers ?? {}).map(([name, value]) => ({ name, value }));
+  if (s.requiresAuth) {
+    headers.push({
+      name: 'Authorization', description: 'Optional free API key: initialize works without it, some tools need it.',
+      isRequired: false, isSecret: true, value: 'Bearer {api_key}',
+      variables: { api_key: { description: 'Your API key', isRequired: false, isSecret: true } },
+    });
+  }
+  const decided = /^\d{4}-\d{2}-\d{2}/.test(s.decision?.at ?? '') ? s.decision!.at.slice(0, 10).split('-').map(Number).join('.') : '1.0.0';
+  return {
+    $schema: CARD_SCHEMA,
+    name: `${namespaceOf(s.url)}/${slug}`,
+    version: decided,
+    title: clip(s.name, 100),
+    description: clip(s.description, 100),
+    remotes: [{ type: 'streamable-http', url: s.url, ...(headers.length ? { headers } : {}) }],
+  };
+}
+
+export function publication(catalog: Catalog, opts: PublishOptions = {}): Publication {
+  const base = opts.baseUrl?.replace(/\/+$/, '') ?? '';
+  const publisher = opts.publisher ?? (base ? new URL(base).hostname : 'onetap.local');
+  const used = new Set<string>();
+  const cards = catalog.servers.map((s) => {
+    let slug = slugify(s.name);
+    for (let n = 2; used.has(slug); n++) slug = `${slugify(s.name)}-${n}`;
+    used.add(slug);
+    return { slug, path: `/cards/${slug}.json`, card: serverCard(s, slug) };
+  });
+  const entries = cards.map((c) => ({ identifier: `urn:air:${publisher}:mcp:${c.slug}`, type: MEDIA.serverCard, url: `${base}${c.path}` }));
+  return {
+    aiCatalog: { specVersion: '1.0', host: { displayName: 'One-tap remote MCP servers (curated, attested)', identifier: publisher }, entries },
+    mcpCatalog: { specVersion: 'draft', entries },
+    cards,
+  };
+}
+
+/** Every published document by URL path, with its media type. */
+export function publishedDocuments(p: Publication): Map<string, { mediaType: string; body: string }> {
+  const docs = new Map<string, { mediaType: string; body: string }>();
+  const json = (v: unknown) => JSON.stringify(v, null, 2) + '\n';
+  docs.set(WELL_KNOWN.aiCatalog, { mediaType: MEDIA.aiCatalog, body: json(p.aiCatalog) });
+  docs.set(WELL_KNOWN.mcpCatalog, { mediaType: 'application/json', body: json(p.mcpCatalog) });
+  for (const c of p.cards) docs.set(c.path, { mediaType: MEDIA.serverCard, body: json(c.card) });
+  return docs;
+}
+
+export async function writePublication(p: Publication, outDir: string): Promise<string[]> {
+  const files: FileWrite[] = [...publishedDocuments(p)].map(([path, doc]) => ({ path: join(outDir, ...path.split('/').filter(Boolean)), content: doc.body }));
+  await writeAllAtomic(files);
+  return files.map((f) => f.path);
+}
