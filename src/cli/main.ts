@@ -4,6 +4,7 @@ import { registerProbe } from './probe.js';
 import { registerCatalogCommands } from './catalog.js';
 import { registerRefresh } from './refresh.js';
 import { registerDiscovery } from './discovery.js';
+import { registerReport } from './report.js';
 import { runDemo } from '../demo/demo.js';
 import { UsageError } from './args.js';
 import { CatalogError } from '../catalog/model.js';
@@ -19,6 +20,7 @@ export async function main(argv: string[]): Promise<number> {
   registerCatalogCommands(program);
   registerRefresh(program);
   registerDiscovery(program);
+  registerReport(program);
   program
     .command('demo')
     .description('refresh the shipped catalog against a loopback fleet that plays it, in a temporary workspace (offline)')

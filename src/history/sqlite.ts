@@ -48,13 +48,19 @@ export class SqliteHistoryStore implements HistoryStore {
   private readonly sinceStmt: Database.Statement;
   private readonly latestRunStmt: Database.Statement;
 
-  constructor(readonly path: string) {
-    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-    this.db = new Database(path);
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma('busy_timeout = 10000');
-    this.db.pragma('synchronous = NORMAL');
-    this.db.exec(SCHEMA);
+  /** `readonly` opens an existing store for reading (the status page) and never creates or migrates it. */
+  constructor(readonly path: string, opts: { readonly?: boolean } = {}) {
+    if (opts.readonly) {
+      this.db = new Database(path, { readonly: true, fileMustExist: true });
+      this.db.pragma('busy_timeout = 10000');
+    } else {
+      if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+      this.db = new Database(path);
+      this.db.pragma('journal_mode = WAL');
+      this.db.pragma('busy_timeout = 10000');
+      this.db.pragma('synchronous = NORMAL');
+      this.db.exec(SCHEMA);
+    }
     this.insertRun = this.db.prepare('INSERT INTO runs (started_at, finished_at, catalog, applied, plan) VALUES (?, ?, ?, ?, ?)');
     this.insertObservation = this.db.prepare(`INSERT INTO observations (run_id, url, name, at, verdict, reason, attempts, http_status, duration_ms, tools, error)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);

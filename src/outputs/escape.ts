@@ -33,6 +33,6 @@ export function mdText(text: string): string {
 }
 
 /** HTML text and attribute values. */
-export function html(text: string): string {
+export function escapeHtml(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
 }

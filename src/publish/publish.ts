@@ -5,6 +5,7 @@
 import { join } from 'node:path';
 import type { Catalog, CatalogServer } from '../catalog/model.js';
 import { hostOf } from '../catalog/url.js';
+import { serverIds } from '../catalog/ids.js';
 import { MEDIA, WELL_KNOWN } from '../discover/documents.js';
 import { writeAllAtomic, type FileWrite } from '../util/atomic.js';
 
@@ -24,8 +25,6 @@ export interface Publication {
   mcpCatalog: Record<string, unknown>;
   cards: PublishedCard[];
 }
-
-const slugify = (text: string) => text.toLowerCase().normalize('NFKD').replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 60) || 'server';
 
 /** `mcp.context7.com` → `com.context7.mcp`: the reverse-DNS namespace a card name starts with. */
 function namespaceOf(url: string): string {
@@ -62,13 +61,8 @@ export function serverCard(s: CatalogServer, slug: string): Record<string, unkno
 export function publication(catalog: Catalog, opts: PublishOptions = {}): Publication {
   const base = opts.baseUrl?.replace(/\/+$/, '') ?? '';
   const publisher = opts.publisher ?? (base ? new URL(base).hostname : 'onetap.local');
-  const used = new Set<string>();
-  const cards = catalog.servers.map((s) => {
-    let slug = slugify(s.name);
-    for (let n = 2; used.has(slug); n++) slug = `${slugify(s.name)}-${n}`;
-    used.add(slug);
-    return { slug, path: `/cards/${slug}.json`, card: serverCard(s, slug) };
-  });
+  const ids = serverIds(catalog.servers);
+  const cards = catalog.servers.map((s, i) => ({ slug: ids[i]!, path: `/cards/${ids[i]}.json`, card: serverCard(s, ids[i]!) }));
   const entries = cards.map((c) => ({ identifier: `urn:air:${publisher}:mcp:${c.slug}`, type: MEDIA.serverCard, url: `${base}${c.path}` }));
   return {
     aiCatalog: { specVersion: '1.0', host: { displayName: 'One-tap remote MCP servers (curated, attested)', identifier: publisher }, entries },

@@ -77,8 +77,9 @@ export async function refresh(opts: RefreshOptions): Promise<RefreshResult> {
     if (plan.aborted) return { plan, probedAt: startedAt, written: [], exitCode: 3 };
 
     // An outage run records nothing: its observations are about this machine, not the servers.
-    const observations: ObservationRecord[] = rows.map((r, i) => ({
-      url: r.url, name: r.name, at: results[i]!.observation.startedAt, verdict: r.verdict, reason: r.reason, attempts: r.attempts,
+    // Every observation carries the run's time: the history is a series of runs.
+    const observations: ObservationRecord[] = rows.map((r) => ({
+      url: r.url, name: r.name, at: startedAt, verdict: r.verdict, reason: r.reason, attempts: r.attempts,
       httpStatus: r.httpStatus, durationMs: r.durationMs, tools: r.tools, error: r.error,
     }));
     store ??= new SqliteHistoryStore(statePath);

@@ -1,9 +1,83 @@
-/** The status page and its JSON API (filled in by the status-page work). */
+/**
+ * The status page and its JSON API, as routes of `onetap serve`:
+ * `/`, `/servers/<id>`, `/api/servers`, `/api/servers/<id>/history?days=N`, `/api/refreshes/latest`.
+ */
+import { existsSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Catalog } from '../catalog/model.js';
+import type { HistoryStore } from '../history/store.js';
+import { SqliteHistoryStore } from '../history/sqlite.js';
 import type { ServeContext } from '../serve/server.js';
+import { sendDocument, sendJson } from '../serve/http.js';
+import { dayBars, refreshView, statusModel, type StatusModel } from './model.js';
+import { CONTENT_SECURITY_POLICY, overviewPage, serverPage } from './page.js';
 
-export interface StatusOptions { statePath: string }
+export interface StatusOptions {
+  statePath: string;
+  now?: () => Date;
+  refreshMs?: number;
+}
 
-export function statusRoutes(_opts: StatusOptions): Array<(req: IncomingMessage, res: ServerResponse, url: URL, ctx: ServeContext) => Promise<boolean>> {
-  return [];
+const DAY = 86_400_000;
+
+/** The history store, opened read-only once it exists (a refresh may create it while we serve). */
+function lazyStore(path: string): () => HistoryStore | null {
+  let store: HistoryStore | null = null;
+  return () => (store ??= existsSync(path) ? new SqliteHistoryStore(path, { readonly: true }) : null);
+}
+
+export function buildStatus(catalog: Catalog, store: HistoryStore | null, now: Date): StatusModel {
+  const since = new Date(now.getTime() - 89 * DAY).toISOString().slice(0, 10);
+  return statusModel(catalog, (url) => store?.since(url, since) ?? [], store?.latestRun() ?? null, now);
+}
+
+export function statusRoutes(opts: StatusOptions): Array<(req: IncomingMessage, res: ServerResponse, url: URL, ctx: ServeContext) => Promise<boolean>> {
+  const store = lazyStore(opts.statePath);
+  const now = opts.now ?? (() => new Date());
+  const page = (req: IncomingMessage, res: ServerResponse, body: string) => {
+    res.setHeader('content-security-policy', CONTENT_SECURITY_POLICY);
+    sendDocument(req, res, body, 'text/html; charset=utf-8', 'no-cache');
+  };
+  return [async (req, res, url, ctx) => {
+    const path = url.pathname;
+    const model = () => ctx.catalog().then((c) => buildStatus(c, store(), now()));
+    if (path === '/' || path === '/index.html') {
+      page(req, res, overviewPage(await model(), { refreshMs: opts.refreshMs }));
+      return true;
+    }
+    if (path === '/api/servers') {
+      sendJson(req, res, await model());
+      return true;
+    }
+    if (path === '/api/refreshes/latest') {
+      const latest = refreshView(store()?.latestRun() ?? null);
+      if (latest) sendJson(req, res, latest);
+      else sendJson(req, res, { error: 'no refresh recorded yet' }, 404);
+      return true;
+    }
+    const serverMatch = /^\/servers\/([^/]+)$/.exec(path);
+    const historyMatch = /^\/api\/servers\/([^/]+)\/history$/.exec(path);
+    const id = decodeURIComponent((serverMatch ?? historyMatch)?.[1] ?? '');
+    if (!serverMatch && !historyMatch) return false;
+    const m = await model();
+    const server = m.servers.find((s) => s.id === id);
+    if (!server) {
+      sendJson(req, res, { error: 'no such server', id }, 404);
+      return true;
+    }
+    if (serverMatch) {
+      const since = new Date(now().getTime() - 89 * DAY).toISOString().slice(0, 10);
+      page(req, res, serverPage(server, store()?.since(server.url, since) ?? [], m.generatedAt, { refreshMs: opts.refreshMs }));
+      return true;
+    }
+    const days = url.searchParams.has('days') ? Number(url.searchParams.get('days')) : 90;
+    if (!Number.isInteger(days) || days < 1 || days > 365) {
+      sendJson(req, res, { error: 'days must be a whole number from 1 to 365' }, 400);
+      return true;
+    }
+    const since = new Date(now().getTime() - (days - 1) * DAY).toISOString().slice(0, 10);
+    const observations = store()?.since(server.url, since) ?? [];
+    sendJson(req, res, { id: server.id, name: server.name, url: server.url, days, observations, daily: dayBars(observations, days, now()) });
+    return true;
+  }];
 }

@@ -1,0 +1,193 @@
+/**
+ * The status page (pure HTML from the status model): an overview of every curated server with 30- and 90-day
+ * history bars and the last refresh's plan, and a page per server with its probe history. No external assets;
+ * every piece of server-supplied text goes through the escaping `html` template.
+ */
+import { createHash } from 'node:crypto';
+import type { ObservationRecord } from '../history/store.js';
+import { REASON_TEXT, type VerdictName } from '../policy/policy.js';
+import type { Decision } from '../decide/decide.js';
+import { html, trusted, type Html } from './html.js';
+import type { DayBar, RefreshView, ServerStatus, StatusModel } from './model.js';
+
+const VERDICT_WORD: Record<VerdictName, string> = { live: 'live', review: 'needs review', failed: 'probe failed', drop: 'must drop' };
+const DECISION_WORD: Record<Decision, string> = { keep: 'Kept', 'keep-failed': 'Kept, probe failed', review: 'Review', drop: 'Dropped' };
+const DECISION_TONE: Record<Decision, VerdictName> = { keep: 'live', 'keep-failed': 'failed', review: 'review', drop: 'drop' };
+const MARK: Record<VerdictName | 'none', string> = { live: '✓', review: '?', failed: '!', drop: '✕', none: '·' };
+
+const CSS = `
+:root{--live:#1a7f37;--review:#9a6700;--failed:#bc4c00;--drop:#cf222e;--none:#d0d7de;--fg:#1f2328;--muted:#59636e;--line:#d1d9e0;--bg:#f6f8fa;--card:#fff}
+@media (prefers-color-scheme:dark){:root{--live:#3fb950;--review:#d29922;--failed:#f0883e;--drop:#f85149;--none:#3d444d;--fg:#f0f6fc;--muted:#9198a1;--line:#3d444d;--bg:#0d1117;--card:#151b23}}
+*{box-sizing:border-box}body{margin:0;font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg)}
+a{color:inherit}main{max-width:1120px;margin:0 auto;padding:24px 16px 48px}
+header.top{display:flex;flex-wrap:wrap;align-items:baseline;gap:8px 16px;margin-bottom:16px}h1{font-size:24px;margin:0}h2{font-size:18px;margin:32px 0 12px}
+.sub{color:var(--muted)}.counts{display:flex;flex-wrap:wrap;gap:8px;margin:8px 0 20px}
+.pill{display:inline-flex;align-items:center;gap:6px;padding:2px 10px;border-radius:999px;font-weight:600;font-size:13px;border:1px solid currentColor;white-space:nowrap}
+.t-live{color:var(--live)}.t-review{color:var(--review)}.t-failed{color:var(--failed)}.t-drop{color:var(--drop)}.t-none{color:var(--muted)}
+.banner{border:1px solid var(--drop);color:var(--drop);background:var(--card);border-radius:8px;padding:10px 14px;margin:0 0 16px}
+.servers{display:grid;gap:10px}
+.server{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:14px 16px;display:grid;grid-template-columns:minmax(0,1.2fr) minmax(0,1fr) 300px;gap:6px 20px;align-items:start}
+@media (max-width:900px){.server{grid-template-columns:1fr}}
+.name{font-weight:650;font-size:16px;text-decoration:none}.name:hover{text-decoration:underline}.url{color:var(--muted);font-size:13px;word-break:break-all}
+.desc{margin:2px 0 0}.reason{margin:6px 0 0;font-size:14px}.meta{color:var(--muted);font-size:13px}
+details{font-size:13px}summary{cursor:pointer;color:var(--muted)}.tools{margin:4px 0 0;padding:0;list-style:none;display:flex;flex-wrap:wrap;gap:4px}
+.tools li{font:12px ui-monospace,SFMono-Regular,Menlo,monospace;background:var(--bg);border:1px solid var(--line);border-radius:4px;padding:0 5px}
+.bars{display:flex;gap:2px;align-items:flex-end;height:28px}.bars.thin{gap:1px;height:14px}
+.bar{flex:1;min-width:3px;height:100%;border-radius:2px;background:var(--none)}.bars.thin .bar{min-width:1px;border-radius:1px}
+.bar.v-live{background:var(--live)}.bar.v-review{background:var(--review)}.bar.v-failed{background:var(--failed)}.bar.v-drop{background:var(--drop)}
+.barlabel{display:flex;justify-content:space-between;color:var(--muted);font-size:12px;margin:2px 0 8px}
+.legend{display:flex;flex-wrap:wrap;gap:14px;color:var(--muted);font-size:13px;margin:10px 0 0}.legend span{display:inline-flex;align-items:center;gap:6px}
+.sw{width:10px;height:10px;border-radius:2px;display:inline-block;background:var(--none)}
+.plan{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:14px 16px;margin-top:24px}.plan h2{margin:0 0 6px}.plan ul{margin:4px 0 0;padding-left:20px}
+.plan h3{font-size:12px;margin:14px 0 2px;color:var(--muted);text-transform:uppercase;letter-spacing:.05em}.summary{margin:0}
+table{width:100%;border-collapse:collapse;background:var(--card);border:1px solid var(--line);border-radius:10px;overflow:hidden;font-size:14px}
+th,td{text-align:left;padding:7px 10px;border-bottom:1px solid var(--line);vertical-align:top}th{background:var(--bg);font-weight:600}
+footer{margin-top:32px;color:var(--muted);font-size:13px}
+`;
+
+/** Refresh in place: fetch this page again (revalidating with its ETag) and swap the live region. */
+const SCRIPT = `
+(() => {
+  const root = document.documentElement;
+  if (root.dataset.live !== 'true') return;
+  let etag = null;
+  async function refresh() {
+    try {
+      const res = await fetch(location.pathname + location.search, { headers: etag ? { 'If-None-Match': etag } : {}, cache: 'no-cache' });
+      if (res.status !== 200) return;
+      etag = res.headers.get('ETag');
+      const next = new DOMParser().parseFromString(await res.text(), 'text/html').getElementById('live');
+      const here = document.getElementById('live');
+      if (next && here) { here.replaceWith(document.importNode(next, true)); root.dataset.refreshedAt = new Date().toISOString(); }
+    } catch { /* offline: keep what is shown */ }
+  }
+  setInterval(refresh, Number(root.dataset.refreshMs) || 30000);
+})();
+`;
+
+/**
+ * Defence in depth behind the escaping: only this page's own script may run (by hash), nothing loads from
+ * elsewhere, and the page may only talk to its own origin.
+ */
+export const CONTENT_SECURITY_POLICY = `default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; script-src 'sha256-${createHash('sha256').update(SCRIPT).digest('base64')}'; base-uri 'none'; form-action 'none'`;
+
+function layout(title: string, body: Html, live: boolean, refreshMs: number): string {
+  return html`<!doctype html>
+<html lang="en" data-live="${String(live)}" data-refresh-ms="${refreshMs}">
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="${CONTENT_SECURITY_POLICY}">
+<title>${title}</title><style>${trusted(CSS)}</style></head>
+<body><main>${body}</main><script>${trusted(SCRIPT)}</script></body></html>
+`.value;
+}
+
+function ago(iso: string | null, now: string): string {
+  if (!iso) return 'never';
+  const s = Math.max(0, (Date.parse(now) - Date.parse(iso)) / 1000);
+  if (s < 90) return 'just now';
+  if (s < 5400) return `${Math.round(s / 60)} min ago`;
+  if (s < 129600) return `${Math.round(s / 3600)} h ago`;
+  return `${Math.round(s / 86400)} days ago`;
+}
+
+const pct = (v: number | null) => (v === null ? 'no data' : `${(Math.floor(v * 1000) / 10).toFixed(1)}% live`);
+
+function statusPill(s: Pick<ServerStatus, 'decision' | 'verdict'>): Html {
+  if (s.decision) return html`<span class="pill t-${DECISION_TONE[s.decision]}" data-decision="${s.decision}">${MARK[DECISION_TONE[s.decision]]} ${DECISION_WORD[s.decision]}</span>`;
+  if (s.verdict) return html`<span class="pill t-${s.verdict}" data-verdict="${s.verdict}">${MARK[s.verdict]} ${VERDICT_WORD[s.verdict]}</span>`;
+  return html`<span class="pill t-none">${MARK.none} not probed yet</span>`;
+}
+
+export function bars(days: DayBar[], thin = false): Html {
+  const counts = { live: 0, review: 0, failed: 0, drop: 0, none: 0 };
+  for (const d of days) counts[d.verdict ?? 'none']++;
+  const label = `${days.length}-day history: ${counts.live} live, ${counts.review} review, ${counts.failed} failed, ${counts.drop} drop, ${counts.none} without data`;
+  return html`<div class="bars${thin ? ' thin' : ''}" role="img" aria-label="${label}" data-days="${days.length}">${days.map((d) => {
+    const word = d.verdict ? VERDICT_WORD[d.verdict] : 'no probe';
+    return html`<span class="bar v-${d.verdict ?? 'none'}" data-date="${d.date}" data-verdict="${d.verdict ?? 'none'}" title="${d.date}: ${word}${d.observations ? ` (${d.observations} probe${d.observations > 1 ? 's' : ''})` : ''}"></span>`;
+  })}</div>`;
+}
+
+function serverRow(s: ServerStatus, now: string, standalone: boolean): Html {
+  const tools = s.tools;
+  return html`<article class="server" id="server-${s.id}" data-id="${s.id}">
+  <div>
+    <a class="name" href="${standalone ? `#server-${s.id}` : `/servers/${encodeURIComponent(s.id)}`}">${s.name}</a>
+    <div class="url">${s.url}${s.requiresAuth ? ' · optional API key' : ''}</div>
+    <p class="desc">${s.description}</p>
+  </div>
+  <div>
+    ${statusPill(s)}
+    <p class="reason">${s.verdict ? html`<strong>${s.verdict}/${s.reason}</strong>: ${s.reasonText}` : 'No probe recorded yet.'}${s.error && s.verdict !== 'live' && s.reason !== 'zero-tools' ? html`<br><span class="meta">${s.error}</span>` : ''}</p>
+    <div class="meta">Last probe: <time datetime="${s.lastProbeAt ?? ''}" title="${s.lastProbeAt ?? ''}">${ago(s.lastProbeAt, now)}</time>${s.attempts && s.attempts > 1 ? ` · ${s.attempts} tries` : ''}${s.durationMs !== null ? ` · ${s.durationMs} ms` : ''}</div>
+    ${tools ? html`<details><summary><span class="tool-count">${tools.length}</span> tool${tools.length === 1 ? '' : 's'}</summary><ul class="tools">${tools.map((t) => html`<li>${t}</li>`)}</ul></details>` : html`<div class="meta">Tools: unknown</div>`}
+  </div>
+  <div>
+    ${bars(s.days30)}
+    <div class="barlabel"><span>30 days</span><span>${pct(s.uptime30)}</span></div>
+    ${bars(s.days90, true)}
+    <div class="barlabel"><span>90 days</span><span>${pct(s.uptime90)}</span></div>
+  </div>
+</article>`;
+}
+
+function planSection(r: RefreshView | null, now: string): Html {
+  if (!r) return html`<section class="plan" id="plan"><h2>Last refresh</h2><p>No refresh recorded yet. Run <code>onetap refresh</code>.</p></section>`;
+  const list = (title: string, rows: RefreshView['plan'], line: (x: RefreshView['plan'][number]) => Html) =>
+    rows.length ? html`<h3>${title}</h3><ul>${rows.map((x) => html`<li>${line(x)}</li>`)}</ul>` : '';
+  const s = r.summary;
+  return html`<section class="plan" id="plan">
+  <h2>Last refresh: <time datetime="${r.startedAt}" title="${r.startedAt}">${ago(r.startedAt, now)}</time> ${r.applied ? '(applied)' : '(plan only)'}</h2>
+  ${r.aborted ? html`<div class="banner" role="alert">Outage guard: ${r.aborted}</div>` : ''}
+  <p class="summary">${s.keep} kept · ${s.keepFailed} probe failed (kept) · ${s.review} review · ${s.drop} dropped · ${s.changed} changed</p>
+  ${list('Dropped', r.plan.filter((x) => x.decision === 'drop'), (x) => html`<strong>${x.name}</strong>: ${x.reason}, ${REASON_TEXT[x.reason] ?? ''}`)}
+  ${list('Probe failed (kept)', r.plan.filter((x) => x.decision === 'keep-failed'), (x) => html`<strong>${x.name}</strong>: ${x.verdict}/${x.reason}${x.error ? html` (${x.error})` : ''}`)}
+  ${list('Review', r.plan.filter((x) => x.decision === 'review'), (x) => html`<strong>${x.name}</strong>: ${x.reason}, ${REASON_TEXT[x.reason] ?? ''}`)}
+  ${list('Changed since the run before', r.plan.filter((x) => x.changed), (x) => html`<strong>${x.name}</strong>: ${x.previous ? `${x.previous.verdict}/${x.previous.reason}` : 'first probe'} → ${x.verdict}/${x.reason}`)}
+</section>`;
+}
+
+const legend = html`<div class="legend" aria-label="Legend">${(['live', 'review', 'failed', 'drop'] as const).map((v) => html`<span><i class="sw bar v-${v}"></i>${VERDICT_WORD[v]}</span>`)}<span><i class="sw"></i>no probe</span></div>`;
+
+export interface PageOptions {
+  /** Refresh in place from the server (off for a static report). */
+  live?: boolean;
+  refreshMs?: number;
+  /** A self-contained file: no links to server routes. */
+  standalone?: boolean;
+}
+
+export function overviewPage(m: StatusModel, opts: PageOptions = {}): string {
+  const counts = new Map<Decision | 'none', number>();
+  for (const s of m.servers) counts.set(s.decision ?? 'none', (counts.get(s.decision ?? 'none') ?? 0) + 1);
+  const body = html`<div id="live">
+<header class="top"><h1>One-tap MCP servers</h1><span class="sub">${m.servers.length} curated remote servers · checked with the app's own handshake · updated <time datetime="${m.generatedAt}">${m.generatedAt.slice(0, 16).replace('T', ' ')} UTC</time></span></header>
+<div class="counts">${(['keep', 'keep-failed', 'review', 'drop'] as const).filter((d) => counts.get(d)).map((d) => html`<span class="pill t-${DECISION_TONE[d]}">${counts.get(d)} ${DECISION_WORD[d].toLowerCase()}</span>`)}${counts.get('none') ? html`<span class="pill t-none">${counts.get('none')} not probed yet</span>` : ''}</div>
+${m.lastRefresh?.aborted ? html`<div class="banner" role="alert">The last refresh was stopped by the outage guard: ${m.lastRefresh.aborted}</div>` : ''}
+<section class="servers" aria-label="Servers">${m.servers.map((s) => serverRow(s, m.generatedAt, !!opts.standalone))}</section>
+${legend}
+${planSection(m.lastRefresh, m.generatedAt)}
+${opts.standalone ? html`<footer>A static report generated by onetap at ${m.generatedAt}.</footer>` : html`<footer>JSON: <a href="/api/servers">/api/servers</a> · <a href="/api/refreshes/latest">/api/refreshes/latest</a> · Discovery: <a href="/.well-known/ai-catalog.json">AI Catalog</a>, <a href="/.well-known/mcp/catalog.json">MCP Catalog</a></footer>`}
+</div>`;
+  return layout('One-tap MCP servers: status', body, opts.live ?? !opts.standalone, opts.refreshMs ?? 30_000);
+}
+
+export function serverPage(s: ServerStatus, observations: ObservationRecord[], generatedAt: string, opts: PageOptions = {}): string {
+  const rows = [...observations].reverse();
+  const body = html`<div id="live">
+<p><a href="/">← All servers</a></p>
+<header class="top"><h1>${s.name}</h1>${statusPill(s)}</header>
+<div class="url">${s.url}</div><p class="desc">${s.description}</p>
+<p class="reason">${s.verdict ? html`<strong>${s.verdict}/${s.reason}</strong>: ${s.reasonText}` : 'No probe recorded yet.'}</p>
+<h2>History</h2>
+${bars(s.days30)}<div class="barlabel"><span>30 days</span><span>${pct(s.uptime30)}</span></div>
+${bars(s.days90, true)}<div class="barlabel"><span>90 days</span><span>${pct(s.uptime90)}</span></div>
+${legend}
+${s.tools ? html`<h2>Tools (${s.tools.length})</h2><ul class="tools">${s.tools.map((t) => html`<li>${t}</li>`)}</ul>` : ''}
+<h2>Probes (last 90 days)</h2>
+<table id="observations"><thead><tr><th>Time (UTC)</th><th>Verdict</th><th>Reason</th><th>Tries</th><th>Duration</th><th>HTTP</th><th>Error</th></tr></thead>
+<tbody>${rows.length ? rows.map((o) => html`<tr data-verdict="${o.verdict}"><td><time datetime="${o.at}">${o.at.slice(0, 19).replace('T', ' ')}</time></td><td><span class="pill t-${o.verdict}">${MARK[o.verdict]} ${VERDICT_WORD[o.verdict]}</span></td><td>${o.reason}</td><td>${o.attempts}</td><td>${o.durationMs} ms</td><td>${o.httpStatus ?? '—'}</td><td>${o.error ?? ''}</td></tr>`) : html`<tr><td colspan="7">No probes recorded.</td></tr>`}</tbody></table>
+<footer>JSON: <a href="/api/servers/${encodeURIComponent(s.id)}/history?days=90">/api/servers/${s.id}/history?days=90</a> · generated ${generatedAt}</footer>
+</div>`;
+  return layout(`${s.name}: status`, body, opts.live ?? true, opts.refreshMs ?? 30_000);
+}
