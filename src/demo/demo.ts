@@ -52,6 +52,7 @@ export async function runDemo(out: { write: (s: string) => unknown } = process.s
     out.write('\n== 2. onetap refresh --write (the same plan, applied atomically) ==\n\n');
     const code = await runRefresh({ ...flags, write: true }, out);
     out.write(`\nLook at: ${join(workspace, 'catalog', 'servers.md')} (snapshot), ${join(workspace, 'catalog', 'generated')} (runtime lists), ${join(workspace, 'catalog', 'log.md')}\n`);
+    out.write(`See the status page: ./bin/onetap serve --catalog ${catalogPath} --state ${flags.state}\n`);
     return code;
   } finally {
     await Promise.all(servers.map((s) => s.close()));
