@@ -9,7 +9,7 @@ export { lintCatalog, entryProblems, formatProblems, type LintProblem } from './
 export { addServer, AddRefused, type AddOptions } from './catalog/add.js';
 export { buildPlan, decideRow, detectOutage, type Plan, type PlanRow, type Decision } from './decide/decide.js';
 export { refresh, planJson, type RefreshOptions, type RefreshResult } from './refresh/refresh.js';
-export type { HistoryStore, ObservationRecord, RunRecord } from './history/store.js';
+export type { HistoryStore, ObservationRecord, ProbeOutcome, RunRecord } from './history/store.js';
 export { SqliteHistoryStore } from './history/sqlite.js';
 export { runtimeServers, runtimeJson, runtimeTypeScript, runtimeKotlin, type PopularMcpServer } from './outputs/runtime-list.js';
 export { matchesPopularUrl, mergeMissingHeaders, applyPopularDefaultHeaders, authorizationHeaderValue, HOST_ALIASED } from './runtime/helpers.js';

@@ -3,20 +3,11 @@
  * what happens to the row: never drop on one flake, never drop when this machine's network is down.
  */
 import type { Reason, VerdictName } from '../policy/policy.js';
-import type { ObservationRecord } from '../history/store.js';
+import type { ObservationRecord, ProbeOutcome } from '../history/store.js';
 
 export type Decision = 'keep' | 'keep-failed' | 'review' | 'drop';
 
-export interface ProbedRow {
-  name: string;
-  url: string;
-  verdict: VerdictName;
-  reason: Reason;
-  attempts: number;
-  httpStatus: number | null;
-  durationMs: number;
-  tools: string[] | null;
-  error: string | null;
+export interface ProbedRow extends ProbeOutcome {
   /** Earlier observations of this URL, newest first. */
   history: ObservationRecord[];
 }

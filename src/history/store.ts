@@ -4,11 +4,10 @@
  */
 import type { Reason, VerdictName } from '../policy/policy.js';
 
-export interface ObservationRecord {
+/** What one probe of one catalog entry came to: the facts a decision and the history need. */
+export interface ProbeOutcome {
   url: string;
   name: string;
-  /** ISO time the probe started. */
-  at: string;
   verdict: VerdictName;
   reason: Reason;
   attempts: number;
@@ -16,6 +15,11 @@ export interface ObservationRecord {
   durationMs: number;
   tools: string[] | null;
   error: string | null;
+}
+
+export interface ObservationRecord extends ProbeOutcome {
+  /** ISO time of the refresh run that made the observation. */
+  at: string;
 }
 
 export interface RunRecord {
