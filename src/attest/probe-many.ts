@@ -31,7 +31,8 @@ export async function probeMany(targets: readonly ProbeTarget[], options: ProbeM
       return result;
     });
   } finally {
-    // Every probe has ended; a graceful close of hundreds of idle sockets would only add wall time.
-    await dispatcher.destroy().catch(() => {});
+    // Every probe has ended: the idle sockets are torn down in the background, not on the caller's clock
+    // (closing a thousand of them takes about 100 ms).
+    dispatcher.destroy().catch(() => {});
   }
 }
