@@ -81,7 +81,8 @@ try {
   say(`${r.live}/${r.entries} live (target: wall <= 1.2x the slowest single probe)`);
   say();
   line('cold process (first refresh)', r.cold);
-  line('warm process (second refresh)', r.warm);
+  line('warm process (median of 5 refreshes)', r.warm);
+  say(`  (warm ratios ranged ${r.warm.minRatio.toFixed(2)}x to ${r.warm.maxRatio.toFixed(2)}x)`);
   say();
   say(`history store (SQLite, WAL): ${r.perObservationUs.toFixed(1)} µs per observation written (20 runs x 1,000, one transaction per run), ${r.perLookupUs.toFixed(1)} µs per history lookup`);
   const huge = runNode('./scale.js', [fleet.origin, 'huge']);
