@@ -15,25 +15,30 @@ export async function writeFileAtomic(path: string, content: string): Promise<vo
  * nothing; a crash while renaming leaves each file whole. Put the file that others derive from last.
  */
 export async function writeAllAtomic(files: FileWrite[]): Promise<void> {
-  const staged: Array<{ tmp: string; path: string }> = [];
+  // Stage in parallel (the fsyncs overlap), rename in order.
+  const staged = await Promise.allSettled(files.map((f) => stage(f)));
+  const temps = staged.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
   try {
-    for (const f of files) {
-      await mkdir(dirname(f.path), { recursive: true });
-      const tmp = `${f.path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-      const handle = await open(tmp, 'wx', 0o644);
-      try {
-        await handle.writeFile(f.content, 'utf8');
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-      staged.push({ tmp, path: f.path });
-    }
-    for (const s of staged) await rename(s.tmp, s.path);
+    const failed = staged.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
+    for (const t of temps) await rename(t.tmp, t.path);
   } catch (err) {
-    await Promise.all(staged.map((s) => unlink(s.tmp).catch(() => {})));
+    await Promise.all(temps.map((t) => unlink(t.tmp).catch(() => {})));
     throw err;
   }
+}
+
+async function stage(f: FileWrite): Promise<{ tmp: string; path: string }> {
+  await mkdir(dirname(f.path), { recursive: true });
+  const tmp = `${f.path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  const handle = await open(tmp, 'wx', 0o644);
+  try {
+    await handle.writeFile(f.content, 'utf8');
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  return { tmp, path: f.path };
 }
 
 export class LockBusyError extends Error {}
