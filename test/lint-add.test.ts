@@ -1,7 +1,7 @@
 /** The curation guard: lint rules one by one, and `add` refusing what lint or the probe rejects. */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { addServer, AddRefused, lintCatalog, loadCatalog, parseCatalog } from '../src/index.js';
 import { catalogOf, runCli, server, workspace } from './helpers.js';
 import { startFleet, type Fleet } from './fleet/fleet.js';
@@ -71,7 +71,7 @@ describe('lint', () => {
   it('a catalog that is not JSON, or lacks required fields, is a clear error (exit 1)', async () => {
     assert.throws(() => parseCatalog('{"servers":[{"name":"x"}]}'), /servers\[0\]: "url" must be a non-empty string/);
     const { catalogPath } = await workspace(catalogOf([]));
-    await import('node:fs/promises').then((fs) => fs.writeFile(catalogPath, '{ nope'));
+    await writeFile(catalogPath, '{ nope');
     const r = await runCli(['lint', '--catalog', catalogPath]);
     assert.equal(r.code, 1);
     assert.match(r.stderr, /not JSON/);

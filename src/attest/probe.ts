@@ -9,6 +9,7 @@ import type { Exchange, Observation, Quirk } from './observation.js';
 import { stepOf } from './observation.js';
 import { BROWSER_USER_AGENT, KAI_9000, type ClientProfile } from './profile.js';
 import { deleteSession, firstSseEvent, postJsonRpc } from './transport.js';
+import { withDefaults } from '../util/defaults.js';
 
 export interface ProbeOptions {
   /** The entry is auth-optional (initialize without a key is enough). */
@@ -59,7 +60,7 @@ export const PROBE_DEFAULTS = {
 } as const;
 
 export async function probe(url: string, options: ProbeOptions = {}): Promise<ProbeResult> {
-  const opts = { ...PROBE_DEFAULTS, ...withoutUndefined(options) };
+  const opts = withDefaults(PROBE_DEFAULTS, options);
   const entry = { requiresAuth: options.requiresAuth ?? false };
   const startedAt = new Date();
   const started = performance.now();
@@ -216,7 +217,3 @@ function retryWait(o: Observation, opts: Resolved): number | null {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function withoutUndefined<T extends object>(o: T): Partial<T> {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
-}

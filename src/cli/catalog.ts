@@ -17,7 +17,7 @@ export function registerCatalogCommands(program: Command): void {
       const { catalog } = await loadCatalog(opts.catalog);
       const problems = lintCatalog(catalog, { allowHttp: opts.allowHttp });
       if (problems.length) {
-        process.stdout.write(inert(formatProblems(opts.catalog, problems)).replace(/\uFFFD/g, ' ') + '\n');
+        process.stdout.write(formatProblems(opts.catalog, problems).split('\n').map(inert).join('\n') + '\n');
         process.stderr.write(`${problems.length} problem(s)\n`);
         process.exitCode = 1;
       } else {

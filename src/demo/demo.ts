@@ -2,7 +2,7 @@
  * `onetap demo`: the shipped catalog played by a loopback fleet, refreshed twice in a temporary workspace
  * (the plan, then `--write`). Works offline.
  */
-import { mkdtemp, writeFile, readFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseCatalog, serializeCatalog } from '../catalog/model.js';
@@ -43,7 +43,7 @@ export async function runDemo(out: { write: (s: string) => unknown } = process.s
     };
     delete catalog.$schema;
     const catalogPath = join(workspace, 'catalog', 'servers.json');
-    await import('node:fs/promises').then((fs) => fs.mkdir(join(workspace, 'catalog')));
+    await mkdir(join(workspace, 'catalog'));
     await writeFile(catalogPath, serializeCatalog(catalog));
     const flags = { catalog: catalogPath, state: join(workspace, '.onetap', 'history.db'), concurrency: 16, allowHttp: true };
     out.write(`onetap demo: ${catalog.servers.length} shipped servers played on 127.0.0.1 (${Object.entries(ROLES).map(([n, r]) => `${n}: ${r}`).join(', ')})\nworkspace: ${workspace}\n\n`);

@@ -119,8 +119,9 @@ export async function discover(input: string, opts: DiscoverOptions): Promise<Di
   };
 
   if (origin) {
+    // The AI Catalog first; the older MCP Catalog only when there is none.
     const found = await fetchCatalog(origin + WELL_KNOWN.aiCatalog, 0, 'ai-catalog') || await fetchCatalog(origin + WELL_KNOWN.mcpCatalog, 0, 'mcp-catalog');
-    if (!found && catalogs.every((c) => c.error)) return { source: input, catalogs, candidates: [] };
+    if (!found) return { source: input, catalogs, candidates: [] };
   } else {
     // A URL with a path: a catalog, a card, or else an MCP endpoint whose card sits at <url>/server-card.
     let got;

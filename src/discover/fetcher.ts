@@ -7,6 +7,7 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { BlockList, isIP } from 'node:net';
 import { Agent, request, type Dispatcher } from 'undici';
+import { withDefaults } from '../util/defaults.js';
 
 export interface FetchPolicy {
   /** Permit http:// and private/loopback addresses (local testing only). */
@@ -99,7 +100,7 @@ export function checkUrl(url: string, policy: Pick<FetchPolicy, 'allowPrivate' |
 export const FETCH_DEFAULTS = { timeoutMs: 10_000, maxBytes: 1024 * 1024, maxRedirects: 3 } as const;
 
 export async function guardedGet(url: string, accept: string, policy: FetchPolicy = {}): Promise<Fetched> {
-  const { timeoutMs, maxBytes, maxRedirects } = { ...FETCH_DEFAULTS, ...stripUndefined(policy) };
+  const { timeoutMs, maxBytes, maxRedirects } = withDefaults(FETCH_DEFAULTS, policy);
   const signal = AbortSignal.timeout(timeoutMs);
   const seen = new Set<string>();
   let current = checkUrl(url, policy);
@@ -147,8 +148,4 @@ export async function guardedGet(url: string, accept: string, policy: FetchPolic
     const etag = typeof res.headers.etag === 'string' ? res.headers.etag : null;
     return { url: current.href, status: res.statusCode, contentType, etag, text: Buffer.concat(chunks).toString('utf8') };
   }
-}
-
-function stripUndefined<T extends object>(o: T): Partial<T> {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
