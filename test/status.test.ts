@@ -112,6 +112,9 @@ describe('status page in a real browser', () => {
     assert.equal(await row.locator('a.name').innerText(), HOSTILE_NAME);
     await row.locator('details summary').click();
     assert.deepEqual(await row.locator('.tools li').allInnerTexts(), [HOSTILE_TOOL, '"><svg onload=alert(2)>']);
+    await page.waitForTimeout(700); // two in-place refreshes later, the list the reader opened is still open
+    assert.equal(await row.locator('details').getAttribute('open'), '');
+    assert.deepEqual(await row.locator('.tools li').allInnerTexts(), [HOSTILE_TOOL, '"><svg onload=alert(2)>']);
     assert.equal(await page.locator('.server img, .server svg, .server script, .server b').count(), 0);
     assert.equal(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss), undefined);
     await page.waitForTimeout(200);

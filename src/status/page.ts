@@ -58,7 +58,12 @@ const SCRIPT = `
       etag = res.headers.get('ETag');
       const next = new DOMParser().parseFromString(await res.text(), 'text/html').getElementById('live');
       const here = document.getElementById('live');
-      if (next && here) { here.replaceWith(document.importNode(next, true)); root.dataset.refreshedAt = new Date().toISOString(); }
+      if (!next || !here) return;
+      // Keep what the reader opened: expanded tool lists stay expanded across refreshes.
+      const open = new Set([...here.querySelectorAll('details[open][data-key]')].map((d) => d.dataset.key));
+      for (const d of next.querySelectorAll('details[data-key]')) if (open.has(d.dataset.key)) d.open = true;
+      here.replaceWith(document.importNode(next, true));
+      root.dataset.refreshedAt = new Date().toISOString();
     } catch { /* offline: keep what is shown */ }
   }
   setInterval(refresh, Number(root.dataset.refreshMs) || 30000);
@@ -120,7 +125,7 @@ function serverRow(s: ServerStatus, now: string, standalone: boolean): Html {
     ${statusPill(s)}
     <p class="reason">${s.verdict ? html`<strong>${s.verdict}/${s.reason}</strong>: ${s.reasonText}` : 'No probe recorded yet.'}${s.error && s.verdict !== 'live' && s.reason !== 'zero-tools' ? html`<br><span class="meta">${s.error}</span>` : ''}</p>
     <div class="meta">Last probe: <time datetime="${s.lastProbeAt ?? ''}" title="${s.lastProbeAt ?? ''}">${ago(s.lastProbeAt, now)}</time>${s.attempts && s.attempts > 1 ? ` · ${s.attempts} tries` : ''}${s.durationMs !== null ? ` · ${s.durationMs} ms` : ''}</div>
-    ${tools ? html`<details><summary><span class="tool-count">${tools.length}</span> tool${tools.length === 1 ? '' : 's'}</summary><ul class="tools">${tools.map((t) => html`<li>${t}</li>`)}</ul></details>` : html`<div class="meta">Tools: unknown</div>`}
+    ${tools ? html`<details data-key="${s.id}"><summary><span class="tool-count">${tools.length}</span> tool${tools.length === 1 ? '' : 's'}</summary><ul class="tools">${tools.map((t) => html`<li>${t}</li>`)}</ul></details>` : html`<div class="meta">Tools: unknown</div>`}
   </div>
   <div>
     ${bars(s.days30)}
