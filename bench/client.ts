@@ -1,5 +1,6 @@
 /**
- * One benchmark client run, in its own process: `node dist/bench/client.js <client> <url> <n> <concurrency>`.
+ * One benchmark client run, in its own process: `node dist/bench/client.js <client> <url> <n> <concurrency> [warmup]`.
+ * Runs `warmup` handshakes first (default 200, not measured: JIT warm-up is not per-handshake cost), then `n`.
  * Prints {cpuMs, wallMs, maxRssMb, live} as JSON. Clients: onetap, sdk, floor.
  */
 import { Agent, request } from 'undici';
@@ -8,7 +9,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { probe } from '../src/index.js';
 import { mapConcurrent } from '../src/util/pool.js';
 
-const [client, url, nText, concText] = process.argv.slice(2) as [string, string, string, string];
+const [client, url, nText, concText, warmupText = '200'] = process.argv.slice(2) as [string, string, string, string, string?];
 const n = Number(nText);
 const concurrency = Number(concText);
 const dispatcher = new Agent({ keepAliveTimeout: 10_000 });
@@ -45,6 +46,9 @@ async function onetap(): Promise<boolean> {
 
 const run = { floor, sdk, onetap }[client];
 if (!run) throw new Error(`unknown client ${client}`);
+await mapConcurrent(Array.from({ length: Number(warmupText) }, (_, i) => i), concurrency, () => run().catch(() => false));
+// The server counts requests and connections of the measured run only.
+if (process.env.BENCH_RESET_URL) await (await request(process.env.BENCH_RESET_URL)).body.dump();
 const cpu0 = process.cpuUsage();
 const t0 = performance.now();
 const results = await mapConcurrent(Array.from({ length: n }, (_, i) => i), concurrency, () => run().catch(() => false));

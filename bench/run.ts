@@ -11,6 +11,7 @@ const here = (f: string) => fileURLToPath(new URL(f, import.meta.url));
 const N = Number(process.env.BENCH_N ?? 1000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CONCURRENCY = 16;
+const WARMUP = 200;
 
 async function startServer(args: string[]): Promise<{ origin: string; stop: () => void }> {
   const child = spawn(process.execPath, [here('./server.js'), ...args], { stdio: ['ignore', 'pipe', 'ignore'] });
@@ -32,18 +33,17 @@ const get = async (url: string) => (await request(url)).body.json() as Promise<{
 const lines: string[] = [];
 const say = (s = '') => { lines.push(s); process.stdout.write(s + '\n'); };
 
-say(`## Handshakes: ${N} per client, concurrency ${CONCURRENCY}, median of ${ROUNDS} rounds (node ${process.version}, ${new Date().toISOString().slice(0, 10)})`);
+say(`## Handshakes: ${N} per client after ${WARMUP} warm-up handshakes, concurrency ${CONCURRENCY}, median of ${ROUNDS} rounds (node ${process.version}, ${new Date().toISOString().slice(0, 10)})`);
 for (const mode of ['json', 'sse']) {
   const server = await startServer(['fast', mode]);
   const url = `${server.origin}/mcp`;
   const stats: Record<string, { cpu: number[]; wall: number[]; requests: number; connections: number; live: number }> = {};
   for (let round = 0; round < ROUNDS; round++) {
     for (const client of ['floor', 'onetap', 'sdk']) {
-      await get(`${server.origin}/__reset`);
-      const r = runNode('./client.js', [client, url, String(N), String(CONCURRENCY)]);
+      const r = runNode('./client.js', [client, url, String(N), String(CONCURRENCY), String(WARMUP)], { BENCH_RESET_URL: `${server.origin}/__reset` });
       const { requests, connections } = await get(`${server.origin}/__stats`);
       const s = (stats[client] ??= { cpu: [], wall: [], requests: 0, connections: 0, live: 0 });
-      s.cpu.push(r.cpuMs); s.wall.push(r.wallMs); s.requests = requests; s.connections = connections - 1; s.live = r.live;
+      s.cpu.push(r.cpuMs); s.wall.push(r.wallMs); s.requests = requests; s.connections = Math.max(0, connections - 1); s.live = r.live;
     }
   }
   server.stop();
@@ -52,7 +52,7 @@ for (const mode of ['json', 'sse']) {
   say();
   say(`### server answering with ${mode === 'json' ? 'application/json' : 'text/event-stream'}`);
   say();
-  say('| client | live | client CPU ms / 1,000 | wall ms / 1,000 | requests / 1,000 | TCP connections | CPU vs SDK | CPU vs floor |');
+  say('| client | live | client CPU ms / 1,000 | wall ms / 1,000 | requests / 1,000 | new TCP connections | CPU vs SDK | CPU vs floor |');
   say('|---|---|---|---|---|---|---|---|');
   for (const [client, s] of Object.entries(stats)) {
     const per = 1000 / N;

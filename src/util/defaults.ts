@@ -1,4 +1,9 @@
 /** Options merged over defaults, where an option left `undefined` keeps its default. */
 export function withDefaults<D extends object, O extends object>(defaults: D, options: O): D & O {
-  return { ...defaults, ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) } as D & O;
+  const out = { ...defaults } as Record<string, unknown>;
+  for (const key in options) {
+    const value = options[key];
+    if (value !== undefined) out[key] = value;
+  }
+  return out as D & O;
 }
