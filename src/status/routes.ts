@@ -36,6 +36,7 @@ export function statusRoutes(opts: StatusOptions): Array<(req: IncomingMessage, 
   const now = opts.now ?? (() => new Date());
   const page = (req: IncomingMessage, res: ServerResponse, body: string) => {
     res.setHeader('content-security-policy', CONTENT_SECURITY_POLICY);
+    res.setHeader('link', '</.well-known/ai-catalog.json>; rel="ai-catalog"'); // AI Catalog discovery by link relation
     sendDocument(req, res, body, 'text/html; charset=utf-8', 'no-cache');
   };
   return [async (req, res, url, ctx) => {
