@@ -181,6 +181,7 @@ describe('JSON API', () => {
     const res = await fetch(`${site.url}/`);
     assert.match(res.headers.get('content-security-policy')!, /script-src 'sha256-[A-Za-z0-9+/=]+'/);
     assert.match(res.headers.get('content-type')!, /^text\/html/);
+    assert.equal(res.headers.get('link'), '</.well-known/ai-catalog.json>; rel="ai-catalog"');
   });
 });
 
