@@ -5,6 +5,7 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { readPackageJson } from '../util/package-file.js';
+import { once } from '../util/once.js';
 import type { Catalog, CatalogServer } from './model.js';
 import { hostOf, isLoopbackUrl, normalizeUrl } from './url.js';
 
@@ -15,9 +16,16 @@ export interface LintOptions {
   allowHttp?: boolean;
 }
 
-const ajv = new Ajv2020({ allErrors: true, strict: false });
-(addFormats as unknown as (a: Ajv2020) => void)(ajv);
-const validateShape = ajv.compile(readPackageJson('catalog/servers.schema.json') as object);
+const shapeValidator = once(() => {
+  const ajv = new Ajv2020({ allErrors: true, strict: false });
+  (addFormats as unknown as (a: Ajv2020) => void)(ajv);
+  return ajv.compile(readPackageJson('catalog/servers.schema.json') as object);
+});
+
+function validateShape(value: unknown) {
+  const validate = shapeValidator();
+  return { valid: validate(value) as boolean, errors: validate.errors ?? [] };
+}
 
 /** Header names that carry secrets; a default value for one would ship a secret to every user. */
 const SECRET_HEADER = /authorization|key|token|secret|password|cookie|session/i;
@@ -28,8 +36,9 @@ export function where(kind: 'servers' | 'removed', i: number, name: unknown): st
 
 export function lintCatalog(catalog: Catalog, opts: LintOptions = {}): LintProblem[] {
   const problems: LintProblem[] = [];
-  if (!validateShape(catalog)) {
-    for (const e of validateShape.errors ?? []) {
+  const shape = validateShape(catalog);
+  if (!shape.valid) {
+    for (const e of shape.errors) {
       const m = /^\/(servers|removed)\/(\d+)(.*)$/.exec(e.instancePath);
       const place = m ? where(m[1] as 'servers', Number(m[2]), (catalog as unknown as Record<string, Array<{ name?: unknown }>>)[m[1]!]?.[Number(m[2])]?.name) : e.instancePath || '(root)';
       problems.push({ where: place, message: `${m?.[3] ? `${m[3].slice(1)} ` : ''}${e.message ?? 'is invalid'}${e.params && 'additionalProperty' in e.params ? `: "${e.params.additionalProperty}"` : ''}` });
