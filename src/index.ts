@@ -13,3 +13,13 @@ export type { HistoryStore, ObservationRecord, ProbeOutcome, RunRecord } from '.
 export { SqliteHistoryStore } from './history/sqlite.js';
 export { runtimeServers, runtimeJson, runtimeTypeScript, runtimeKotlin, type PopularMcpServer } from './outputs/runtime-list.js';
 export { matchesPopularUrl, mergeMissingHeaders, applyPopularDefaultHeaders, authorizationHeaderValue, HOST_ALIASED } from './runtime/helpers.js';
+export { discover, parseSource, serverCardUrl, type DiscoverOptions, type DiscoverResult, type Candidate, type CatalogReport } from './discover/discover.js';
+export { validateCard, validateRegistryServer, validateDocument, type Validation } from './discover/card.js';
+export { judgeCard, type Eligibility } from './discover/eligibility.js';
+export { guardedGet, FetchRefused, type FetchPolicy } from './discover/fetcher.js';
+export { publication, publishedDocuments, writePublication, serverCard, type Publication, type PublishOptions } from './publish/publish.js';
+export { startServer, type ServeOptions, type RunningServer } from './serve/server.js';
+export { statusRoutes, buildStatus } from './status/routes.js';
+export { statusModel, type StatusModel, type ServerStatus, type DayBar } from './status/model.js';
+export { overviewPage, serverPage } from './status/page.js';
+export { markdownReport } from './status/report.js';
