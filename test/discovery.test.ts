@@ -253,6 +253,7 @@ describe('safety: discovery reads untrusted input', () => {
     const r = await run('/bigcat/.well-known/ai-catalog.json');
     assert.equal(r.candidates.length, 1);
     assert.ok(r.candidates[0]!.errors.some((e) => /over the 262144-byte cap/.test(e)), JSON.stringify(r.candidates[0]));
+    assert.equal(r.candidates[0]!.errors.length, 1, 'an oversized card URL is not fetched a second time');
     assert.ok(Date.now() - t0 < 5_000);
     assert.ok(process.memoryUsage.rss() - before < 64 * 1024 * 1024);
     const direct = await run('/big-card/server-card');

@@ -73,6 +73,8 @@ export function serverCardUrl(endpoint: string): string {
   return u.href;
 }
 
+const isCardLocation = (url: string) => new URL(url).pathname.replace(/\/$/, '').endsWith('/server-card');
+
 export async function discover(input: string, opts: DiscoverOptions): Promise<DiscoverResult> {
   const policy: FetchPolicy = { allowPrivate: opts.allowPrivate, trustedAddresses: opts.trustedAddresses, timeoutMs: opts.timeoutMs, maxBytes: opts.maxBytes };
   const { origin, url } = parseSource(input);
@@ -134,7 +136,7 @@ export async function discover(input: string, opts: DiscoverOptions): Promise<Di
     const value = got.status === 200 ? tryJson(got.text) : undefined;
     if (looksLikeCatalog(value)) { visited.add(got.url); await walk(got.url, value, 0, 'catalog'); }
     else if (looksLikeCard(value)) cards.push({ entry: null, url: got.url, data: value });
-    else cards.push({ entry: null, url: serverCardUrl(url), data: undefined });
+    else cards.push({ entry: null, url: isCardLocation(url) ? url : serverCardUrl(url), data: undefined });
   }
 
   const candidates = await mapConcurrent(cards, 8, (ref) => readCandidate(ref, opts, policy));
@@ -162,9 +164,10 @@ async function readCandidate(ref: CardRef, opts: DiscoverOptions, policy: FetchP
     try {
       card = await fetchCard(ref.url, policy);
     } catch (err) {
-      // An older catalog entry may point at the MCP endpoint itself: try its reserved card location once.
+      // An older catalog entry may point at the MCP endpoint itself: try its reserved card location once
+      // (only when the answer was not a card; a refused, oversized or silent URL is not tried again).
       const fallback = serverCardUrl(ref.url);
-      if (fallback !== ref.url && !(err instanceof FetchRefused && err.code === 'private-address')) {
+      if (err instanceof DocumentError && !isCardLocation(ref.url)) {
         try { card = await fetchCard(fallback, policy); candidate.cardUrl = fallback; } catch (err2) { candidate.errors.push((err as Error).message, (err2 as Error).message); }
       } else candidate.errors.push((err as Error).message);
     }
