@@ -86,7 +86,8 @@ export async function probe(url: string, options: ProbeOptions = {}): Promise<Pr
 
 function summarize(o: Observation, verdict: VerdictName, reason: Reason): ProbeResult {
   const init = stepOf(o, 'initialize');
-  const deciding = init && (init.status ?? 0) < 300 && init.response?.result && stepOf(o, 'tools/list') ? stepOf(o, 'tools/list') : init;
+  // tools/list is only attempted once initialize succeeded, so when it exists it is the deciding step.
+  const deciding = stepOf(o, 'tools/list') ?? init;
   return {
     url: o.url,
     verdict,
@@ -159,8 +160,7 @@ async function attempt(url: string, opts: Resolved): Promise<Observation> {
     const initOk = (init.exchange.status ?? 0) < 300 && !!result && typeof result === 'object' && !init.exchange.response?.error;
     if (!initOk) {
       if (mayBeLegacySse(init.exchange)) {
-        const get = await firstSseEvent(url, baseHeaders, controller.signal, opts.dispatcher);
-        o.legacySse = get.firstEvent === 'endpoint';
+        o.legacySse = (await firstSseEvent(url, baseHeaders, controller.signal, opts.dispatcher)) === 'endpoint';
       }
       return o;
     }

@@ -91,18 +91,16 @@ function withoutContentType(headers: Record<string, string>): Record<string, str
   return Object.fromEntries(Object.entries(headers).filter(([name]) => name.toLowerCase() !== 'content-type'));
 }
 
-export interface GetOutcome { status: number | null; firstEvent: string | null; errorCode: string | null }
-
 /**
- * GET the URL as a legacy HTTP+SSE client would and report the type of the first SSE event
- * (`endpoint` means the legacy transport). Reads at most 64 KiB.
+ * GET the URL as a legacy HTTP+SSE client would and return the type of the first SSE event, or null
+ * (`endpoint` means the legacy transport). Reads at most 64 KiB; any failure is null.
  */
-export async function firstSseEvent(url: string, headers: Record<string, string>, signal: AbortSignal, dispatcher?: Dispatcher): Promise<GetOutcome> {
+export async function firstSseEvent(url: string, headers: Record<string, string>, signal: AbortSignal, dispatcher?: Dispatcher): Promise<string | null> {
   try {
     const res = await request(url, { method: 'GET', headers: { ...withoutContentType(headers), accept: 'text/event-stream' }, signal, dispatcher });
     if (mediaType(res.headers['content-type']) !== 'text/event-stream') {
       await res.body.dump({ limit: 64 * 1024 });
-      return { status: res.statusCode, firstEvent: null, errorCode: null };
+      return null;
     }
     let first: string | null = null;
     const parser = createParser({ onEvent: (e) => { first ??= e.event ?? 'message'; } });
@@ -114,9 +112,9 @@ export async function firstSseEvent(url: string, headers: Record<string, string>
       if (first !== null || total > 64 * 1024) break;
     }
     res.body.destroy();
-    return { status: res.statusCode, firstEvent: first, errorCode: null };
-  } catch (err) {
-    return { status: null, firstEvent: null, errorCode: lowLevelCode(err, signal.aborted) };
+    return first;
+  } catch {
+    return null;
   }
 }
 
@@ -270,7 +268,7 @@ function snippet(text: string): string {
   return text.length > SNIPPET_CHARS ? text.slice(0, SNIPPET_CHARS) : text;
 }
 
-export function lowLevelCode(err: unknown, aborted: boolean): string {
+function lowLevelCode(err: unknown, aborted: boolean): string {
   if (aborted) return 'TIMEOUT';
   const e = err as { code?: unknown; cause?: { code?: unknown } };
   const code = typeof e?.code === 'string' ? e.code : typeof e?.cause?.code === 'string' ? e.cause.code : 'ERROR';

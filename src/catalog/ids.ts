@@ -1,7 +1,7 @@
 /** Stable, URL-safe ids for catalog servers (card slugs, status page paths): from the name, deduplicated in order. */
 import type { CatalogServer } from './model.js';
 
-export function slugify(text: string): string {
+function slugify(text: string): string {
   return text.toLowerCase().normalize('NFKD').replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 60) || 'server';
 }
 

@@ -58,7 +58,7 @@ export interface Catalog {
 
 export class CatalogError extends Error {}
 
-export const DEFAULT_POLICY: CatalogPolicy = { authOptionalHosts: [], sharedGatewayHosts: [] };
+const DEFAULT_POLICY: CatalogPolicy = { authOptionalHosts: [], sharedGatewayHosts: [] };
 
 export async function loadCatalog(path: string): Promise<{ catalog: Catalog; text: string }> {
   let text: string;

@@ -114,7 +114,7 @@ export function registerDiscovery(program: Command): void {
     });
 }
 
-export function renderDiscovery(r: DiscoverResult, color: boolean): string {
+function renderDiscovery(r: DiscoverResult, color: boolean): string {
   const lines = [`Discovery from ${inert(r.source)}`, '', 'Documents read:'];
   for (const c of r.catalogs) lines.push(`  ${c.error ? 'x' : '✓'} ${inert(c.url)} (${c.kind}${c.specVersion ? ` ${inert(c.specVersion)}` : ''}, ${c.entries} entries)${c.error ? `: ${inert(c.error)}` : ''}`);
   if (!r.candidates.length) return [...lines, '', 'No Server Card found.'].join('\n');

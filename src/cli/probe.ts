@@ -42,7 +42,7 @@ function checkUrl(url: string): void {
 }
 
 /** The `probe --json` object: the contract fields, then extras. */
-export function probeJson(r: ProbeResult) {
+function probeJson(r: ProbeResult) {
   return {
     url: r.url,
     verdict: r.verdict,
@@ -62,7 +62,7 @@ export function probeJson(r: ProbeResult) {
   };
 }
 
-export function renderProbeTable(results: ProbeResult[], color: boolean): string {
+function renderProbeTable(results: ProbeResult[], color: boolean): string {
   const rows = results.map((r) => [
     r.verdict, r.reason, r.httpStatus === null ? '-' : String(r.httpStatus), r.tools === null ? '-' : String(r.tools.length),
     String(r.attempts), `${r.durationMs}`, inert(r.url),

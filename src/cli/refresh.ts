@@ -51,7 +51,7 @@ export async function runRefresh(flags: RefreshFlags, out: NodeJS.WriteStream | 
   return result.exitCode;
 }
 
-export function renderPlan(plan: Plan, catalogPath: string, color: boolean): string {
+function renderPlan(plan: Plan, catalogPath: string, color: boolean): string {
   const rows = plan.rows.map((r) => [
     r.decision, `${r.verdict}/${r.reason}`, String(r.attempts), r.previous ? `${r.previous.verdict}/${r.previous.reason}` : '(first)', inert(r.name), inert(r.url),
   ]);

@@ -18,7 +18,7 @@ const cardSchema = once(() => {
 const registrySchema = once(() => withFormats(new Ajv({ allErrors: true, strict: false })).compile(readPackageJson('schemas/registry-server.schema.2025-12-11.json') as object));
 
 /** A registry server.json names a `…/server.schema.json` as its `$schema`. */
-export function isRegistryServerJson(value: unknown): boolean {
+function isRegistryServerJson(value: unknown): boolean {
   const schema = (value as { $schema?: unknown } | null)?.$schema;
   return typeof schema === 'string' && /\/server\.schema\.json$/.test(schema) && !/\/v1\//.test(schema);
 }

@@ -37,7 +37,7 @@ export class DocumentError extends Error {}
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const str = (v: unknown) => (typeof v === 'string' && v.trim() !== '' ? v : null);
 
-export function entryKind(type: string | null): EntryKind {
+function entryKind(type: string | null): EntryKind {
   if (type === MEDIA.serverCard || type === MEDIA.serverCardLegacy) return 'server-card';
   if (type === MEDIA.aiCatalog) return 'catalog';
   return 'other';

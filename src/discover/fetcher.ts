@@ -45,7 +45,7 @@ for (const [net, prefix] of [
 ] as const) FORBIDDEN.addSubnet(net, prefix, 'ipv4');
 for (const [net, prefix] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['64:ff9b::', 96], ['2001:db8::', 32]] as const) FORBIDDEN.addSubnet(net, prefix, 'ipv6');
 
-export function isForbiddenAddress(address: string): boolean {
+function isForbiddenAddress(address: string): boolean {
   const v = isIP(address);
   if (v === 0) return false;
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
@@ -72,7 +72,7 @@ export function guardedLookup(trusted: readonly string[] = []): Lookup {
 const dispatchers = new Map<string, Agent>();
 
 /** The dispatcher for traffic that must obey the address rules (discovery's GETs and probes). */
-export function discoveryDispatcher(policy: Pick<FetchPolicy, 'allowPrivate' | 'trustedAddresses'>): Dispatcher {
+function discoveryDispatcher(policy: Pick<FetchPolicy, 'allowPrivate' | 'trustedAddresses'>): Dispatcher {
   const key = policy.allowPrivate ? '*' : (policy.trustedAddresses ?? []).join(',');
   let agent = dispatchers.get(key);
   if (!agent) {
@@ -97,7 +97,7 @@ export function checkUrl(url: string, policy: Pick<FetchPolicy, 'allowPrivate' |
   return u;
 }
 
-export const FETCH_DEFAULTS = { timeoutMs: 10_000, maxBytes: 1024 * 1024, maxRedirects: 3 } as const;
+const FETCH_DEFAULTS = { timeoutMs: 10_000, maxBytes: 1024 * 1024, maxRedirects: 3 } as const;
 
 export async function guardedGet(url: string, accept: string, policy: FetchPolicy = {}): Promise<Fetched> {
   const { timeoutMs, maxBytes, maxRedirects } = withDefaults(FETCH_DEFAULTS, policy);

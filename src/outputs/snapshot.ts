@@ -15,7 +15,7 @@ export interface RefreshModel {
 
 const MARK: Record<PlanRow['decision'], string> = { keep: '✅ kept', 'keep-failed': '⚠️ kept, probe failed', review: '🔎 review', drop: '❌ dropped' };
 
-export function probeCell(r: PlanRow): string {
+function probeCell(r: PlanRow): string {
   return `${MARK[r.decision]} · ${r.verdict}/${r.reason}${r.attempts > 1 ? ` (${r.attempts} tries)` : ''}`;
 }
 

@@ -9,12 +9,12 @@ export const CORS_HEADERS = {
   'access-control-expose-headers': 'ETag',
 } as const;
 
-export function etagOf(body: string | Buffer): string {
+function etagOf(body: string | Buffer): string {
   return `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
 }
 
 /** RFC 9110 If-None-Match: a list of tags (weak comparison) or `*`. */
-export function matchesIfNoneMatch(header: string | undefined, etag: string): boolean {
+function matchesIfNoneMatch(header: string | undefined, etag: string): boolean {
   if (!header) return false;
   if (header.trim() === '*') return true;
   const strip = (t: string) => t.trim().replace(/^W\//, '');

@@ -57,7 +57,7 @@ export interface StatusModel {
   servers: ServerStatus[];
 }
 
-export function utcDay(iso: string): string {
+function utcDay(iso: string): string {
   return iso.slice(0, 10);
 }
 
