@@ -82,6 +82,10 @@ class AppConnection {
     const decoded = out.decoded!;
     if (!decoded.ok) throw new ClientFailure(decoded.error);
     if (decoded.value.id !== null && decoded.value.id !== id) addQuirk(this.run, 'id-not-matching');
+    if ((out.exchange.status ?? 0) >= 400 && decoded.value.error === null) addQuirk(this.run, 'http-error-status');
+    const app = out.exchange.app;
+    if (app?.read === 'sse' && app.spacelessDataLines > 0) addQuirk(this.run, 'sse-data-without-space');
+    if (app?.winner !== null && app?.winner !== 'response') addQuirk(this.run, 'messages-before-response');
     return decoded.value;
   }
 
@@ -96,7 +100,7 @@ function startRun(profile: ClientProfile) {
 }
 
 function finish(run: ClientRun, started: number, err?: unknown): ClientRun {
-  if (err !== undefined) {
+  if (err !== undefined && err !== null) {
     if (!(err instanceof ClientFailure)) throw err;
     run.error = err.message;
   }
@@ -171,49 +175,52 @@ export function isVersionMismatch(message: string | null): boolean {
 }
 
 /**
- * The fork's `connect()` (§4.4): for each version newest first, a bare stateless `tools/list` with
- * `MCP-Protocol-Version` and `Mcp-Method`; a result without error wins; a version-mismatch error moves on;
- * any other failure tries the classic handshake on the same version. A non-JSON answer is the body's
- * first 500 characters as the error (the fork throws `McpException(body.take(500))`).
+ * The fork's `connect()` (§4.4, rongyaoidea/Kai McpClient.kt): for each version newest first, a bare
+ * `tools/list` (no params, no `_meta`) with `MCP-Protocol-Version` and `Mcp-Method`; a result without error
+ * wins; a version-mismatch error moves on; otherwise the classic handshake on that version, whose failure
+ * also moves on; once initialized, a failing tools/list ends the connection unless it names the version.
+ * A non-JSON answer is the body's first 500 characters as the error (`McpException(body.take(500))`).
  */
 export async function runAppFallbackClient(url: string, profile: ClientProfile, opts: ClientOptions): Promise<ClientRun> {
   const { run, started } = startRun(profile);
-  let lastError: unknown = new ClientFailure('no protocol version worked');
+  let lastError: ClientFailure = new ClientFailure('Unable to connect: no protocol version accepted');
+  const conn = new AppConnection(url, profile, opts, run);
   for (const version of profile.supportedVersions) {
     const headersFor = (method: string) => ['mcp-protocol-version', version, 'mcp-method', method];
-    const conn = new AppConnection(url, profile, opts, run);
     try {
-      const res = await conn.request('tools/list', undefined, headersFor('tools/list')).catch((err) => { throw forkWording(err, run); });
-      if (res.error === null && res.result !== null) {
-        const tools = decodeAppTools(res.result);
-        if (!tools.ok) throw new ClientFailure(tools.error);
-        run.connected = true;
-        run.protocolVersion = version;
-        run.tools = tools.value.map((t) => t.name);
-        run.toolDefinitions = toolDefinitions(res.result);
-        return finish(run, started);
-      }
+      const res = await conn.request('tools/list', undefined, headersFor('tools/list'));
+      if (res.error === null && res.result !== null) return finish(run, started, acceptTools(run, version, res.result));
       if (res.error !== null && isVersionMismatch(res.error.message)) { lastError = new ClientFailure(res.error.message); continue; }
     } catch (err) {
-      if (!(err instanceof ClientFailure)) throw err;
-      lastError = err;
-      if (isVersionMismatch(err.message)) continue;
+      lastError = forkWording(err, run);
+      if (isVersionMismatch(lastError.message)) continue;
     }
     try {
       await classicHandshake(conn, version, headersFor);
       return finish(run, started);
     } catch (err) {
-      if (!(err instanceof ClientFailure)) throw err;
       lastError = forkWording(err, run);
-      if (!isVersionMismatch((lastError as Error).message)) break;
+      // Initialize failed (any reason): the next older version; tools/list failed after it: the end.
+      if (run.connected && !isVersionMismatch(lastError.message)) break;
+      run.connected = false;
     }
   }
   return finish(run, started, lastError);
 }
 
+function acceptTools(run: ClientRun, version: string, result: unknown): ClientFailure | undefined {
+  const tools = decodeAppTools(result);
+  if (!tools.ok) return new ClientFailure(tools.error);
+  run.connected = true;
+  run.protocolVersion = version;
+  run.tools = tools.value.map((t) => t.name);
+  run.toolDefinitions = toolDefinitions(result);
+  return undefined;
+}
+
 /** The fork surfaces a non-JSON body itself (`body.take(500)`, "Empty response from server"). */
-function forkWording(err: unknown, run: ClientRun): unknown {
-  if (!(err instanceof ClientFailure)) return err;
+function forkWording(err: unknown, run: ClientRun): ClientFailure {
+  if (!(err instanceof ClientFailure)) throw err;
   const last = run.steps.at(-1);
   if (last?.app?.read === 'json' && last.app.winner === null && last.error === null) {
     const body = (last.bodySnippet ?? '').slice(0, 500);

@@ -4,7 +4,7 @@
  * so the verdict can say why; ask the policy; retry exactly once when the policy calls the failure retryable.
  */
 import { Agent, type Dispatcher } from 'undici';
-import { classify, RETRYABLE, REASON_TEXT, type Reason, type VerdictName } from '../policy/policy.js';
+import { classify, isTransient, RETRYABLE, REASON_TEXT, type Reason, type VerdictName } from '../policy/policy.js';
 import { runAppClient, runAppFallbackClient, type ClientOptions } from './app-client.js';
 import { authEvidence } from './auth.js';
 import { stepOf, type AuthKind, type ClientRun, type Observation, type Quirk, type ToolDefinition } from './observation.js';
@@ -146,9 +146,10 @@ async function observe(url: string, profile: ClientProfile, opts: Resolved): Pro
   }
   const appUsable = deciding.works || ((opts.requiresAuth ?? false) && deciding.connected);
   if (appUsable && !opts.matrix) return o;
-  // A failure before any HTTP answer (DNS, refused, connect timeout, TLS) reads the same for every client.
+  // A failure before any HTTP answer (DNS, refused, connect timeout, TLS) reads the same for every client,
+  // and a passing one (5xx, 429) is retried: neither needs the diagnosis.
   const first = deciding.steps[0];
-  if (!appUsable && first && first.status === null && deciding.steps.length === 1) return o;
+  if (!appUsable && !opts.matrix && ((first && first.status === null && deciding.steps.length === 1) || isTransient(deciding.steps.at(-1)))) return o;
   o.diagnosis = await runProfile(url, DIAGNOSIS, opts);
   if (appUsable) return o;
   if (o.diagnosis.works && isAppLike(profile) && (stepOf(deciding, 'initialize')?.status ?? 0) >= 400) {

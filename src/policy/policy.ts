@@ -142,7 +142,7 @@ const otherProfileWorks = (f: Facts) => Object.values(f.o.others).some((r) => r.
 
 const reviewRules: Rule[] = [
   { verdict: 'review', reason: 'era-incompatible', policy: 'alive under a newer revision, or a JSON-RPC error that names the protocol version: not a dead host', when: (f) => !diagnosisWorks(f) && (otherProfileWorks(f) || isEraError(stepOf(f.app, 'initialize')) || isEraError(f.init)) },
-  { verdict: 'review', reason: 'zero-tools', policy: 'zero tools is unusual: treat as review, not an automatic drop', when: (f) => (f.o.diagnosis?.tools?.length === 0 && f.o.diagnosis.connected) || (f.app.tools?.length === 0 && f.o.diagnosis?.works !== true) },
+  { verdict: 'review', reason: 'zero-tools', policy: 'zero tools is unusual: treat as review, not an automatic drop', when: (f) => f.evidence.connected && f.evidence.tools?.length === 0 },
 ];
 
 // ---- 3. the seed's taxonomy, from the evidence of the reads (initialize, then tools/list)
@@ -167,9 +167,9 @@ const initRules: Rule[] = [
   { verdict: 'review', reason: 'auth-required', policy: 'Auth-optional hosts: initialize without a key is enough; a 401/403 there means the key is no longer optional', when: ({ init, entry }) => entry.requiresAuth && isAuthStatus(init) },
   { verdict: 'drop', reason: 'auth-required', policy: 'Must drop: 401/403 on initialize for a previously no-auth entry', when: ({ init }) => isAuthAnswer(init) },
   { verdict: 'failed', reason: 'edge-blocked', policy: 'A 403 alone is not proof of auth-gating', when: ({ init }) => init.status === 403 },
+  { verdict: 'review', reason: 'handshake-error', policy: 'not named by the policy: alive and speaking JSON-RPC, but refusing the app\'s handshake', when: ({ init }) => rpcError(init) },
   { verdict: 'review', reason: 'oversize', policy: 'the app has no size cap: an answer still valid at onetap\'s cap is a human\'s call', when: (f) => f.appLast?.problem === 'oversize' && f.appLast.app?.validPrefix === true },
   { verdict: 'drop', reason: 'not-mcp', policy: 'Must drop: a response that is not JSON-RPC MCP (over the cap and not JSON-RPC in its first bytes included)', when: (f) => f.appLast?.problem === 'oversize' || !rpcOk(f.init) },
-  { verdict: 'review', reason: 'handshake-error', policy: 'not named by the policy: alive and speaking JSON-RPC, but refusing the app\'s handshake', when: ({ init }) => rpcError(init) },
 ];
 
 const toolsRules: Rule[] = [
@@ -186,6 +186,13 @@ export interface Classification extends Verdict {
   reasons: Reason[];
   /** The policy sentence behind `reason`. */
   policy: string;
+}
+
+/** A failure that passes (5xx, 429, a network error other than DNS or refused): retried, never a trip of the app's. */
+export function isTransient(e: Exchange | undefined): boolean {
+  if (!e) return false;
+  if (e.errorCode !== null && e.status === null) return e.errorCode !== 'ENOTFOUND' && e.errorCode !== 'ECONNREFUSED';
+  return is5xx(e) || e.status === 429;
 }
 
 function facts(o: Observation, entry: EntryFacts): Facts {
@@ -208,6 +215,9 @@ export function classify(o: Observation, entry: EntryFacts): Classification {
   const f = facts(o, entry);
   const live = decide(liveRules, f);
   if (live) return live;
+  // The app failed on something passing (5xx, 429, a network error): a flake to retry, not a trip of the
+  // app's, even when the diagnosis read a moment later worked.
+  if (isTransient(f.appLast)) return decide(initRules, { ...f, evidence: f.app, init: f.appLast!, tools: undefined })!;
   if (diagnosisWorks(f)) {
     const trips = decide(appTripRules, f)!;
     // The catch-all names no trip of its own when a specific one was found.
