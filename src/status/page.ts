@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { ObservationRecord } from '../history/store.js';
 import { REASON_TEXT, type VerdictName } from '../policy/policy.js';
+import { matrixLine } from '../attest/profile.js';
 import type { Decision } from '../decide/decide.js';
 import { html, trusted, type Html } from './html.js';
 import type { DayBar, RefreshView, ServerStatus, StatusModel } from './model.js';
@@ -123,7 +124,8 @@ function serverRow(s: ServerStatus, now: string, standalone: boolean): Html {
   </div>
   <div>
     ${statusPill(s)}
-    <p class="reason">${s.verdict ? html`<strong>${s.verdict}/${s.reason}</strong>: ${s.reasonText}` : 'No probe recorded yet.'}${s.error && s.verdict !== 'live' && s.reason !== 'zero-tools' ? html`<br><span class="meta">${s.error}</span>` : ''}</p>
+    <p class="reason">${s.verdict ? html`<strong>${s.verdict}/${s.reason}</strong>: ${s.reasonText}` : 'No probe recorded yet.'}${s.error && s.verdict !== 'live' && s.reason !== 'zero-tools' ? html`<br><span class="meta">${s.error}</span>` : ''}${s.appError && s.appError !== s.error ? html`<br><span class="meta">The app says: ${s.appError}</span>` : ''}${s.location ? html`<br><span class="meta">Redirects to ${s.location}</span>` : ''}</p>
+    ${s.matrix ? html`<p class="meta matrix" title="which clients would connect and list tools">${matrixLine(s.matrix)}</p>` : ''}
     <div class="meta">Last probe: <time datetime="${s.lastProbeAt ?? ''}" title="${s.lastProbeAt ?? ''}">${ago(s.lastProbeAt, now)}</time>${s.attempts && s.attempts > 1 ? ` · ${s.attempts} tries` : ''}${s.durationMs !== null ? ` · ${s.durationMs} ms` : ''}</div>
     ${tools ? html`<details data-key="${s.id}"><summary><span class="tool-count">${tools.length}</span> tool${tools.length === 1 ? '' : 's'}</summary><ul class="tools">${tools.map((t) => html`<li>${t}</li>`)}</ul></details>` : html`<div class="meta">Tools: unknown</div>`}
   </div>
@@ -183,7 +185,8 @@ export function serverPage(s: ServerStatus, observations: ObservationRecord[], g
 <p><a href="/">← All servers</a></p>
 <header class="top"><h1>${s.name}</h1>${statusPill(s)}</header>
 <div class="url">${s.url}</div><p class="desc">${s.description}</p>
-<p class="reason">${s.verdict ? html`<strong>${s.verdict}/${s.reason}</strong>: ${s.reasonText}` : 'No probe recorded yet.'}</p>
+<p class="reason">${s.verdict ? html`<strong>${s.verdict}/${s.reason}</strong>: ${s.reasonText}` : 'No probe recorded yet.'}${s.appError ? html`<br><span class="meta">The app says: ${s.appError}</span>` : ''}</p>
+${s.matrix ? html`<p class="meta matrix">Clients: ${matrixLine(s.matrix)}</p>` : ''}
 <h2>History</h2>
 ${bars(s.days30)}<div class="barlabel"><span>30 days</span><span>${pct(s.uptime30)}</span></div>
 ${bars(s.days90, true)}<div class="barlabel"><span>90 days</span><span>${pct(s.uptime90)}</span></div>
