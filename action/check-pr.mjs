@@ -45,7 +45,8 @@ for (const [i, s] of probed.entries()) {
   const r = results[i];
   const line = `${s.name} (${s.url}): ${r.verdict}/${r.reason}${r.tools ? `, ${r.tools.length} tools` : ''}${r.error ? ` (${r.error})` : ''}`;
   console.log(`  ${line}`);
-  if (r.verdict === 'drop' || r.verdict === 'review') {
+  // A name that resolved to a private address was stopped by the lookup: as refused as an IP literal.
+  if (r.verdict === 'drop' || r.verdict === 'review' || /private or reserved address/.test(r.error ?? '')) {
     failures++;
     console.log(`::error file=${catalogPath},title=onetap: not one-tap ready::${escape(line)}`);
   } else if (r.verdict === 'failed') {
