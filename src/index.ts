@@ -25,3 +25,4 @@ export { statusRoutes, buildStatus } from './status/routes.js';
 export { statusModel, type StatusModel, type ServerStatus, type DayBar } from './status/model.js';
 export { overviewPage, serverPage } from './status/page.js';
 export { markdownReport } from './status/report.js';
+export { siteFiles, writeSite, HISTORY_WINDOWS, type SiteFile, type SiteOptions } from './site/site.js';
