@@ -128,7 +128,7 @@ type LookupCallback = (err: NodeJS.ErrnoException | null, address?: string | Loo
 export type Lookup = (hostname: string, options: { all?: boolean; family?: number | string }, callback: LookupCallback) => void;
 
 function privateRefusal(hostname: string, address: string): FetchRefused {
-  return Object.assign(new FetchRefused('private-address', `${hostname} resolves to ${address}, a private or reserved address`), { code: 'EPRIVATE' }) as never;
+  return new FetchRefused('private-address', `${hostname} resolves to ${address}, a private or reserved address`);
 }
 
 /**
