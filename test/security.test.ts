@@ -11,7 +11,8 @@ import { connect, isIP, type AddressInfo, type Socket } from 'node:net';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { assertPublicTarget, checkUrl, FetchRefused, guardedGet, type Resolver } from '../src/discover/fetcher.js';
+import { request as undiciRequest } from 'undici';
+import { assertPublicTarget, checkUrl, FetchRefused, guardedDispatcher, guardedGet, type Resolver } from '../src/discover/fetcher.js';
 import { discover } from '../src/discover/discover.js';
 import { validateDocument } from '../src/discover/card.js';
 import { publication, UnpublishableCatalog } from '../src/publish/publish.js';
@@ -109,6 +110,19 @@ describe('the address rule: literals before connecting, names in the connection\
       await assert.rejects(guardedGet(`${origin}${path}`, 'application/json', { trustedAddresses: ['127.0.0.1'], resolver }), refusedAs('private-address'), path);
     }
     assert.equal(decoyConnections, before);
+  });
+
+  it('guardedDispatcher, for any other caller: literals and names refused on connect, the decoy sees nothing', async () => {
+    const dispatcher = guardedDispatcher({ trustedAddresses: ['127.0.0.1'], resolver });
+    try {
+      const before = decoyConnections;
+      for (const url of [`http://127.0.0.2:${decoyPort}/`, `http://[::ffff:127.0.0.2]:${decoyPort}/`, `http://decoy.example:${decoyPort}/`]) {
+        await assert.rejects(undiciRequest(url, { dispatcher }), (e: unknown) => refusedAs('private-address')(e) || refusedAs('private-address')((e as Error).cause), url);
+      }
+      assert.equal(decoyConnections, before);
+      routes.set('/ok', json({ ok: true }));
+      assert.equal((await undiciRequest(`${origin}/ok`, { dispatcher })).statusCode, 200, 'a trusted address is reached');
+    } finally { await dispatcher.close(); }
   });
 
   it('assertPublicTarget: names are resolved with the injected resolver; scheme and URL errors have their own codes', async () => {

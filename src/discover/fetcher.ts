@@ -1,12 +1,13 @@
 /**
  * The one guarded fetcher for discovery GETs. Discovery reads untrusted documents from the internet, so:
- * https only (http only with `allowPrivate`, for local testing); no loopback, private, link-local, CGNAT or
- * cloud-metadata address, checked after DNS resolution on every connection (so on every redirect too);
- * at most 3 redirects; a size cap per document; a time limit; no cookies and no configured headers.
+ * https only (http only with `allowPrivate`, for local testing); the address rule of ./address.ts on every
+ * connection (IP literals and DNS answers, so on every redirect too); at most 3 redirects; a size cap per
+ * document; a time limit; no cookies and no configured headers.
  */
-import { Agent, request, type Dispatcher } from 'undici';
+import { isIP } from 'node:net';
+import { Agent, buildConnector, request, type Dispatcher } from 'undici';
 import { withDefaults } from '../util/defaults.js';
-import { checkUrl, FetchRefused, guardedLookup, type AddressPolicy, type Resolver } from './address.js';
+import { checkUrl, FetchRefused, guardedLookup, isForbiddenAddress, type AddressPolicy, type Resolver } from './address.js';
 
 export { assertPublicTarget, checkUrl, FetchRefused, guardedLookup, isForbiddenAddress, systemResolver, type AddressPolicy, type Lookup, type RefusalCode, type Resolver } from './address.js';
 
@@ -25,21 +26,40 @@ export interface Fetched {
   text: string;
 }
 
+/**
+ * An undici dispatcher whose every connection obeys the address rule: an IP literal is refused before the
+ * socket opens (Node never runs a lookup for one), a name in the connection's own DNS lookup. For any
+ * connection to a URL a document or a server supplied (discovery, authorization metadata, tool arguments).
+ * The caller owns it (close it when done).
+ */
+export function guardedDispatcher(policy: AddressPolicy & { connectTimeoutMs?: number; keepAliveTimeoutMs?: number } = {}): Agent {
+  const trusted = policy.trustedAddresses ?? [];
+  const connector = buildConnector({
+    timeout: policy.connectTimeoutMs ?? 10_000,
+    lookup: guardedLookup(trusted, policy.resolver, { allowPrivate: policy.allowPrivate }) as never,
+  });
+  return new Agent({
+    keepAliveTimeout: policy.keepAliveTimeoutMs ?? 1_000,
+    connect: (opts, callback) => {
+      const host = opts.hostname.replace(/^\[|\]$/g, '');
+      if (!policy.allowPrivate && isIP(host) && isForbiddenAddress(host) && !trusted.includes(host)) {
+        return callback(new FetchRefused('private-address', `${host} is a private or reserved address`), null);
+      }
+      connector(opts, callback);
+    },
+  });
+}
+
 /** One pool per address policy (and per injected resolver). */
 const dispatchers = new WeakMap<Resolver | typeof FetchRefused, Map<string, Agent>>();
 
-/** The dispatcher for traffic that must obey the address rules: every connection's lookup is guarded. */
 function discoveryDispatcher(policy: AddressPolicy): Dispatcher {
   const owner = policy.resolver ?? FetchRefused;
   const key = policy.allowPrivate ? '*' : (policy.trustedAddresses ?? []).join(',');
   let byKey = dispatchers.get(owner);
   if (!byKey) dispatchers.set(owner, (byKey = new Map()));
   let agent = byKey.get(key);
-  if (!agent) {
-    const lookup = guardedLookup(policy.trustedAddresses, policy.resolver, { allowPrivate: policy.allowPrivate });
-    agent = new Agent({ keepAliveTimeout: 1_000, connect: { lookup: lookup as never } });
-    byKey.set(key, agent);
-  }
+  if (!agent) byKey.set(key, (agent = guardedDispatcher(policy)));
   return agent;
 }
 
