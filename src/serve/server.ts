@@ -10,8 +10,7 @@ import { statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { loadCatalog, type Catalog } from '../catalog/model.js';
-import type { LintOptions } from '../catalog/lint.js';
-import { formatProblems } from '../catalog/lint.js';
+import { formatProblems, type LintOptions } from '../catalog/lint.js';
 import { publication, publishProblems, publishedDocuments, UnpublishableCatalog } from '../publish/publish.js';
 import { CORS_HEADERS, sendDocument, sendJson } from './http.js';
 
@@ -102,8 +101,8 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       return good;
     } catch (err) {
       refusedVersion = version;
-      const detail = err instanceof UnpublishableCatalog ? formatProblems(opts.catalogPath, err.problems) : (err as Error).message;
-      log(`onetap serve: this version of ${opts.catalogPath} is not served${good ? ' (the last good one stays)' : ''}: ${err instanceof UnpublishableCatalog ? err.message : ''}\n${detail}`);
+      const why = err instanceof UnpublishableCatalog ? `${err.message}\n${formatProblems(opts.catalogPath, err.problems)}` : (err as Error).message;
+      log(`onetap serve: this version of ${opts.catalogPath} is not served${good ? ' (the last good one stays)' : ''}: ${why}`);
       if (good) return good;
       throw new ServiceUnavailable('no publishable catalog');
     }
