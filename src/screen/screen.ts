@@ -12,7 +12,6 @@ export type { Finding, ToolSnapshot, ScreenRuleDoc } from './types.js';
 export const SCREEN_RULES: ReadonlyArray<ScreenRuleDoc> = RULES.map(({ id, title, why, example }) => ({ id, title, why, example }));
 
 const EXCERPT_MAX = 120;
-const FIELD_MAX = 200;
 
 const TEXT_RULES = RULES.filter((r): r is TextRule => r.kind === 'text');
 const CHAR_RULES = RULES.filter((r): r is CharRule => r.kind === 'chars');
@@ -30,7 +29,7 @@ export function screenTools(tools: readonly ToolSnapshot[]): Finding[] {
       const key = `${field}\u0000${rule}`;
       if (seen.has(key)) return;
       seen.add(key);
-      perTool.push({ tool: name, field: inert(field, FIELD_MAX), rule, excerpt });
+      perTool.push({ tool: name, field: inert(field, Infinity), rule, excerpt });
     };
     for (const { field, text, kind } of fieldsOf(tool, name)) screenText(text, field, kind, name, report);
     // Within one field, the table's order; fields keep the order they were met in.
@@ -95,12 +94,16 @@ function* walk(root: unknown, rootPath: string): Generator<FieldText> {
   }
 }
 
+/** One path step; an author's key is clipped so a hostile key cannot make the path huge. */
 function segment(key: string): string {
-  return /^[A-Za-z_$][\w$-]*$/.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`;
+  return /^[A-Za-z_$][\w$-]{0,63}$/.test(key) ? `.${key}` : `[${JSON.stringify(clip(key, 64))}]`;
 }
 
 // ---------------------------------------------------------------------------------------------------------
 // One string.
+
+/** Values of these parameters are meant to be prose for a model (a default system prompt), not tokens. */
+const PROSE_EXPECTED = /prompt|instruction|template/i;
 
 type Report = (field: string, rule: string, excerpt: string) => void;
 
@@ -111,46 +114,58 @@ function screenText(raw: string, field: string, kind: FieldKind, toolName: strin
   }
   if (kind === 'key') return;
   const normalized = normalize(raw);
-  for (const sentence of sentencesOf(normalized)) {
-    for (const rule of TEXT_RULES) {
-      if (rule.scope === 'values' && kind !== 'value') continue;
-      const at = matchRule(rule, sentence, toolName);
-      if (at !== undefined) report(field, rule.id, excerptAround(sentence, at, 0));
-    }
+  for (const { rule, at, sentence } of textHits(normalized, kind === 'value' && !PROSE_EXPECTED.test(field), toolName)) {
+    report(field, rule.id, excerptAround(sentence, at, 0));
   }
   const blob = encodedInstructions(normalized, toolName);
   if (blob) report(field, 'encoded-instructions', blob);
 }
 
-/** The index in `sentence` where the rule fires, or undefined. */
-function matchRule(rule: TextRule, sentence: string, toolName: string): number | undefined {
-  for (const clause of rule.clauses) {
-    const at = matchClause(clause, sentence, rule, toolName);
-    if (at !== undefined) return at;
+/** Each text rule that fires on the text, once, with the sentence and the place where it fired. */
+function textHits(normalized: string, isValue: boolean, toolName: string): Array<{ rule: TextRule; at: number; sentence: string }> {
+  const lower = normalized.toLowerCase();
+  const hits: Array<{ rule: TextRule; at: number; sentence: string }> = [];
+  let sentences: Array<{ original: string; lower: string }> | undefined;
+  for (const rule of TEXT_RULES) {
+    if (rule.scope === 'values' && !isValue) continue;
+    const clauses = rule.clauses.filter((c) => present(c, lower));
+    if (clauses.length === 0) continue;
+    sentences ??= sentencesOf(normalized).map((original) => ({ original, lower: original.toLowerCase() }));
+    found: for (const s of sentences) {
+      for (const clause of clauses) {
+        const at = matchClause(clause, s.lower, rule, toolName);
+        if (at === undefined) continue;
+        // Lowercasing keeps offsets for nearly all text; when it does not, quote the lowercased sentence.
+        hits.push({ rule, at, sentence: s.lower.length === s.original.length ? s.original : s.lower });
+        break found;
+      }
+    }
+  }
+  return hits;
+}
+
+/** The clause's gate words are in the text (every group has one). */
+function present(clause: Clause, lower: string): boolean {
+  return clause.needs.every((group) => group.some((word) => lower.includes(word)));
+}
+
+function matchClause(clause: Clause, sentence: string, rule: TextRule, toolName: string): number | undefined {
+  const [first, ...rest] = clause.all;
+  if (!first || !first.test(sentence)) return undefined;
+  if (!rest.every((r) => r.test(sentence))) return undefined;
+  if (!rule.accept && !rule.quotedIsMention) return first.exec(sentence)!.index;
+  // Some places are vetoed (the tool names itself, a quoted mention); the first one that is not counts.
+  const all = new RegExp(first.source, first.flags + 'g');
+  for (let m = all.exec(sentence); m; m = all.exec(sentence)) {
+    if (m[0].length === 0) all.lastIndex++;
+    if (rule.accept && !rule.accept(m, toolName)) continue;
+    if (rule.quotedIsMention && OPENING_QUOTE.test(sentence.slice(Math.max(0, m.index - 1), m.index))) continue;
+    return m.index;
   }
   return undefined;
 }
 
-function matchClause(clause: Clause, sentence: string, rule: TextRule, toolName: string): number | undefined {
-  const [first, ...rest] = clause;
-  if (!first) return undefined;
-  // Cheap conditions first would be faster, but clauses are short and sentences small; keep it readable.
-  const m = first.exec(sentence);
-  if (!m) return undefined;
-  if (rule.accept && !rule.accept(m, toolName)) {
-    // The first place was vetoed (say, the tool names itself); look for another one in the same sentence.
-    const g = new RegExp(first.source, first.flags + 'g');
-    let found: RegExpExecArray | null;
-    let accepted: RegExpExecArray | undefined;
-    while ((found = g.exec(sentence))) {
-      if (rule.accept(found, toolName)) { accepted = found; break; }
-      if (found[0].length === 0) g.lastIndex++;
-    }
-    if (!accepted) return undefined;
-    return rest.every((r) => r.test(sentence)) ? accepted.index : undefined;
-  }
-  return rest.every((r) => r.test(sentence)) ? m.index : undefined;
-}
+const OPENING_QUOTE = /["'\u2018\u201c\u00ab\u2039\x60\u300c\u300e]/u;
 
 // ---------------------------------------------------------------------------------------------------------
 // Normalization: what the model effectively reads, with the hiding tricks removed.
@@ -191,7 +206,7 @@ export function sentencesOf(text: string): string[] {
 // Base64 blobs.
 
 const BASE64_BLOB = /(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/_=-])/g;
-const CUE_WORDS = /\b(ignore|disregard|instructions?|must|always|never|read|send|pass|include|secret|password|ssh|system|assistant|user|tool|parameter|argument|conversation|hidden)\b/giu;
+const CUE_WORDS = /\b(ignore|disregard|instructions?|must|always|never|read|send|pass|include|secret|password|ssh|system|assistant|user|tool|parameter|argument|conversation|hidden)\b/gi;
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 /** An excerpt when a blob decodes to readable orders, else undefined. */
@@ -206,7 +221,7 @@ function encodedInstructions(text: string, toolName: string): string | undefined
     const words = decoded.trim().split(/\s+/);
     if (words.length < 4) continue;
     const cues = new Set(Array.from(decoded.matchAll(CUE_WORDS), (c) => c[1]!.toLowerCase()));
-    const ruled = sentencesOf(normalize(decoded)).some((s) => TEXT_RULES.some((r) => r.scope !== 'values' && matchRule(r, s, toolName) !== undefined));
+    const ruled = textHits(normalize(decoded), false, toolName).length > 0;
     if (ruled || cues.size >= 2) {
       return inert(`${clip(blob, 24)} decodes to: ${decoded}`, EXCERPT_MAX);
     }
