@@ -93,8 +93,6 @@ export async function refresh(opts: RefreshOptions): Promise<RefreshResult> {
     // Every observation carries the run's time: the history is a series of runs.
     const observations: ObservationRecord[] = plan.rows.map(({ decision: _d, previous: _p, changed: _c, dropStreak: _s, note: _n, toolChanges: _t, acceptedHash: _a, firstUse: _f, heldOut: _h, ...outcome }) => ({ ...outcome, at: startedAt }));
     if (opts.record === false) return { plan, probedAt: startedAt, written: [], exitCode: 0 };
-    // The tool lists of a recorded run, content-addressed beside the catalog (what `accept` accepts).
-    await writeAllAtomic(await newSnapshotFiles(opts.catalogPath, results.map((r) => r.snapshot)));
     store ??= new SqliteHistoryStore(statePath);
     store.recordRun({ startedAt, finishedAt: now().toISOString(), catalog: opts.catalogPath, applied: !!opts.write, plan: planJson(plan) }, observations);
     if (!opts.write) return { plan, probedAt: startedAt, written: [], exitCode: 0 };
@@ -106,6 +104,8 @@ export async function refresh(opts: RefreshOptions): Promise<RefreshResult> {
     const staleAfter = new Date(Date.parse(startedAt) + STALE_AFTER_DAYS * 86_400_000).toISOString().slice(0, 10);
     const model = { catalog: nextCatalog(catalog, plan, startedAt), plan, probedAt: startedAt, staleAfter };
     const existingLog = await readFile(paths.log, 'utf8').catch(() => null);
+    // The tool lists of this run, content-addressed beside the catalog (what `accept` accepts).
+    await writeAllAtomic(await newSnapshotFiles(opts.catalogPath, results.map((r) => r.snapshot)));
     const nextLock = acceptOnFirstUse(lock, plan, startedAt);
     const heldOut = new Set(plan.rows.filter((r) => r.heldOut).map((r) => r.url));
     const files = refreshFiles(model, paths, existingLog, opts.kotlinPackage, heldOut);
