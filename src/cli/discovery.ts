@@ -100,11 +100,11 @@ export function registerDiscovery(program: Command): void {
     .option('--port <n>', 'port (0 picks a free one)', (v) => (v === '0' ? 0 : positiveInt(v)), 8787)
     .option('--host <address>', 'address to listen on', '127.0.0.1')
     .option('--catalog <file>', 'catalog file', DEFAULT_CATALOG)
-    .option('--state <path>', 'history store for the status page', DEFAULT_STATE)
+    .option('--state <path>', 'history index for the status page (rebuilt from <catalog dir>/history/)', DEFAULT_STATE)
     .option('--base-url <url>', 'absolute base for the URLs in the catalogs (default: this server\'s origin)')
     .action(async (opts: { port: number; host: string; catalog: string; state: string; baseUrl?: string }) => {
       await loadCatalog(opts.catalog); // fail early, with the catalog's own error
-      const running = await startServer({ catalogPath: opts.catalog, host: opts.host, port: opts.port, baseUrl: opts.baseUrl, routes: statusRoutes({ statePath: opts.state }) });
+      const running = await startServer({ catalogPath: opts.catalog, host: opts.host, port: opts.port, baseUrl: opts.baseUrl, routes: statusRoutes({ statePath: opts.state, catalogPath: opts.catalog }) });
       process.stdout.write(`serving ${running.url}/ (status page), ${running.url}/.well-known/ai-catalog.json; Ctrl-C stops\n`);
       await new Promise<void>((resolve) => {
         const stop = () => { void running.close().then(resolve); };

@@ -2,7 +2,6 @@
  * `refresh`: probe every catalog entry, decide per row, show the plan, then (with `write`) record and
  * apply atomically. The order is the contract: nothing is written before `onPlan` has been called.
  */
-import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { probeMany } from '../attest/probe-many.js';
@@ -13,17 +12,25 @@ import { CatalogError, loadCatalog } from '../catalog/model.js';
 import { isLoopbackUrl } from '../catalog/url.js';
 import { buildPlan, type Plan } from '../decide/decide.js';
 import type { HistoryStore, ObservationRecord } from '../history/store.js';
-import { SqliteHistoryStore } from '../history/sqlite.js';
+import { HistoryIndex, openHistory } from '../history/open.js';
+import { appendRuns, historyDir, type PlanJson } from '../history/text.js';
 import { acquireLock, writeAllAtomic } from '../util/atomic.js';
 import { nextCatalog, outputPaths, refreshFiles } from './apply.js';
 
 export interface RefreshOptions {
   catalogPath: string;
-  /** History store path (SQLite file); ignored when `store` is given. */
+  /**
+   * The history index (SQLite file, default `.onetap/history.db`) of the text history in
+   * `<catalog dir>/history/`; ignored when `store` is given.
+   */
   statePath?: string;
+  /** Another history store (e.g. a server database): read and recorded instead of the text history. */
   store?: HistoryStore;
   write?: boolean;
-  /** Record the run in the history (default true; false never touches the store, e.g. for agents). */
+  /**
+   * Record the run in the history. Default: only a `write` run records; `true` also records a plan-only run
+   * (one that should count); `false` never touches any history or store (e.g. for agents).
+   */
   record?: boolean;
   /** Also run every client profile and record the matrix (informational: only the deciding profile decides). */
   matrix?: boolean;
@@ -62,10 +69,10 @@ export async function refresh(opts: RefreshOptions): Promise<RefreshResult> {
   const { catalog, text } = await loadCatalog(opts.catalogPath);
   const insecure = catalog.servers.filter((s) => !s.url.startsWith('https://') && !(opts.allowHttp && s.url.startsWith('http://') && isLoopbackUrl(s.url)));
   if (insecure.length) throw new CatalogError(`${opts.catalogPath}: HTTPS only (--allow-http opens http:// on loopback only): ${insecure.map((s) => s.url).join(', ')}`);
-  // The store is opened to read only when it exists, and created only when a run is recorded:
-  // an aborted run must leave no file behind.
+  // A run that is not recorded reads the history without touching any file (not even the index).
+  const recorded = opts.record ?? !!opts.write;
   const statePath = opts.statePath ?? '.onetap/history.db';
-  let store = opts.store ?? (existsSync(statePath) ? new SqliteHistoryStore(statePath) : null);
+  let store = opts.store ?? (await openHistory(opts.catalogPath, statePath, { readonly: !recorded }));
   let release: (() => Promise<void>) | null = null;
   try {
     const confirmDrops = opts.confirmDrops ?? catalog.policy.confirmDrops ?? 1;
@@ -79,19 +86,28 @@ export async function refresh(opts: RefreshOptions): Promise<RefreshResult> {
     const rows = catalog.servers.map((s, i) => ({ ...probeOutcome(s.name, results[i]!), history: store?.recent(s.url, confirmDrops + 1) ?? [] }));
     const plan = buildPlan(rows, { confirmDrops, canaries });
     opts.onPlan?.(plan);
-    if (plan.aborted) return { plan, probedAt: startedAt, written: [], exitCode: 3 };
-
-    // An outage run records nothing: its observations are about this machine, not the servers.
-    // Every observation carries the run's time: the history is a series of runs.
-    const observations: ObservationRecord[] = rows.map(({ history: _, ...outcome }) => ({ ...outcome, at: startedAt }));
-    if (opts.record === false) return { plan, probedAt: startedAt, written: [], exitCode: 0 };
-    store ??= new SqliteHistoryStore(statePath);
-    store.recordRun({ startedAt, finishedAt: now().toISOString(), catalog: opts.catalogPath, applied: !!opts.write, plan: planJson(plan) }, observations);
-    if (!opts.write) return { plan, probedAt: startedAt, written: [], exitCode: 0 };
+    const exitCode = plan.aborted ? 3 : 0;
+    if (!recorded) return { plan, probedAt: startedAt, written: [], exitCode };
 
     // One writer at a time, and the catalog must not have changed since it was read (another refresh, an editor).
+    // The history is appended under the same lock, so its order is the order the catalog was written in.
     release = await acquireLock(opts.catalogPath, 10_000);
-    if ((await readFile(opts.catalogPath, 'utf8')) !== text) throw new CatalogError(`${opts.catalogPath} changed during the refresh; nothing was written, run it again`);
+    const unchanged = (await readFile(opts.catalogPath, 'utf8')) === text;
+    // Every observation carries the run's time: the history is a series of runs. An outage run records one
+    // aborted line and no observation: what it saw describes this machine's network, not the servers.
+    const observations: ObservationRecord[] = plan.aborted ? [] : rows.map(({ history: _, ...outcome }) => ({ ...outcome, at: startedAt }));
+    const run = { startedAt, finishedAt: now().toISOString(), catalog: opts.catalogPath, applied: !!opts.write && unchanged && !plan.aborted, plan: planJson(plan) as PlanJson };
+    if (opts.store) {
+      opts.store.recordRun(run, observations);
+    } else {
+      await appendRuns(historyDir(opts.catalogPath), [{ run, observations }]);
+      store ??= await openHistory(opts.catalogPath, statePath);
+      if (store instanceof HistoryIndex) store.sync();
+    }
+    if (plan.aborted) return { plan, probedAt: startedAt, written: [], exitCode: 3 };
+    if (!opts.write) return { plan, probedAt: startedAt, written: [], exitCode: 0 };
+    if (!unchanged) throw new CatalogError(`${opts.catalogPath} changed during the refresh; nothing was written, run it again`);
+
     const paths = outputPaths(opts.catalogPath, opts.outDir ?? dirname(opts.catalogPath));
     const staleAfter = new Date(Date.parse(startedAt) + STALE_AFTER_DAYS * 86_400_000).toISOString().slice(0, 10);
     const model = { catalog: nextCatalog(catalog, plan, startedAt), plan, probedAt: startedAt, staleAfter };

@@ -6,6 +6,7 @@ import { existsSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Catalog } from '../catalog/model.js';
 import type { HistoryStore } from '../history/store.js';
+import { HistoryIndex, openHistory } from '../history/open.js';
 import { SqliteHistoryStore } from '../history/sqlite.js';
 import type { ServeContext } from '../serve/server.js';
 import { sendDocument, sendJson } from '../serve/http.js';
@@ -14,16 +15,26 @@ import { CONTENT_SECURITY_POLICY, overviewPage, serverPage } from './page.js';
 
 export interface StatusOptions {
   statePath: string;
+  /** The catalog whose text history the index follows (synced on each request); without it the store is only read. */
+  catalogPath?: string;
   now?: () => Date;
   refreshMs?: number;
 }
 
 const DAY = 86_400_000;
 
-/** The history store, opened read-only once it exists (a refresh may create it while we serve). */
-function lazyStore(path: string): () => HistoryStore | null {
+/**
+ * The history, opened once it exists (a refresh may create it while we serve). With the catalog path it is
+ * the index of the text history, synced before each use (a pull may have brought new runs); else read-only.
+ */
+function lazyStore(path: string, catalogPath?: string): () => Promise<HistoryStore | null> {
   let store: HistoryStore | null = null;
-  return () => (store ??= existsSync(path) ? new SqliteHistoryStore(path, { readonly: true }) : null);
+  return async () => {
+    if (catalogPath === undefined) return (store ??= existsSync(path) ? new SqliteHistoryStore(path, { readonly: true }) : null);
+    store ??= await openHistory(catalogPath, path);
+    if (store instanceof HistoryIndex) store.sync();
+    return store;
+  };
 }
 
 export function buildStatus(catalog: Catalog, store: HistoryStore | null, now: Date): StatusModel {
@@ -32,7 +43,7 @@ export function buildStatus(catalog: Catalog, store: HistoryStore | null, now: D
 }
 
 export function statusRoutes(opts: StatusOptions): Array<(req: IncomingMessage, res: ServerResponse, url: URL, ctx: ServeContext) => Promise<boolean>> {
-  const store = lazyStore(opts.statePath);
+  const store = lazyStore(opts.statePath, opts.catalogPath);
   const now = opts.now ?? (() => new Date());
   const page = (req: IncomingMessage, res: ServerResponse, body: string) => {
     res.setHeader('content-security-policy', CONTENT_SECURITY_POLICY);
@@ -41,7 +52,7 @@ export function statusRoutes(opts: StatusOptions): Array<(req: IncomingMessage, 
   };
   return [async (req, res, url, ctx) => {
     const path = url.pathname;
-    const model = () => ctx.catalog().then((c) => buildStatus(c, store(), now()));
+    const model = async () => buildStatus(await ctx.catalog(), await store(), now());
     if (path === '/' || path === '/index.html') {
       page(req, res, overviewPage(await model(), { refreshMs: opts.refreshMs }));
       return true;
@@ -51,7 +62,7 @@ export function statusRoutes(opts: StatusOptions): Array<(req: IncomingMessage, 
       return true;
     }
     if (path === '/api/refreshes/latest') {
-      const latest = refreshView(store()?.latestRun() ?? null);
+      const latest = refreshView((await store())?.latestRun() ?? null);
       if (latest) sendJson(req, res, latest);
       else sendJson(req, res, { error: 'no refresh recorded yet' }, 404);
       return true;
@@ -68,7 +79,7 @@ export function statusRoutes(opts: StatusOptions): Array<(req: IncomingMessage, 
     }
     if (serverMatch) {
       const since = new Date(now().getTime() - 89 * DAY).toISOString().slice(0, 10);
-      page(req, res, serverPage(server, store()?.since(server.url, since) ?? [], m.generatedAt, { refreshMs: opts.refreshMs }));
+      page(req, res, serverPage(server, (await store())?.since(server.url, since) ?? [], m.generatedAt, { refreshMs: opts.refreshMs }));
       return true;
     }
     const days = url.searchParams.has('days') ? Number(url.searchParams.get('days')) : 90;
@@ -77,7 +88,7 @@ export function statusRoutes(opts: StatusOptions): Array<(req: IncomingMessage, 
       return true;
     }
     const since = new Date(now().getTime() - (days - 1) * DAY).toISOString().slice(0, 10);
-    const observations = store()?.since(server.url, since) ?? [];
+    const observations = (await store())?.since(server.url, since) ?? [];
     sendJson(req, res, { id: server.id, name: server.name, url: server.url, days, observations, daily: dayBars(observations, days, now()) });
     return true;
   }];
