@@ -5,7 +5,11 @@
  *
  * Line format, version 1 (keys always in this order, one JSON object per line):
  *   {"v":1,"type":"run","startedAt","finishedAt","catalog","applied","aborted","observations":N,"summary":{…}}
- *   then N × {"v":1,"type":"observation","at",<ProbeOutcome fields>,<plan fields: decision, previous, changed, dropStreak, note>}
+ *   then N × {"v":1,"type":"observation","at",<ProbeOutcome fields>,<plan fields: decision, dropStreak, note>}
+ * `tools` is the list, or `"#<8 hex>"` (the first 8 hex digits of the SHA-256 of the list's JSON) when the same
+ * list is written in full elsewhere in the same month file: tool lists rarely change, and they are most of the
+ * bytes. Each month file stays self-contained. A plan row's `previous` and `changed` are not written: they
+ * follow from the runs before it and are recomputed when the index is built.
  * An aborted run (outage guard) is one run line with `"aborted":"<why>"`, `"observations":0` and its plan
  * rows inline (`"plan":[…]`): no observation, so it never counts towards streaks or bars.
  * A run is whole when its N observation lines follow it; anything else (a crash mid-append) is ignored.
@@ -47,7 +51,7 @@ export const historyDir = (catalogPath: string) => join(dirname(catalogPath), 'h
 export const monthFileName = (iso: string) => `${iso.slice(0, 7)}.jsonl`;
 
 /** The lines of one run, each ending in a newline, keys in a fixed order. */
-export function runLines({ run, observations }: HistoryRun): string {
+export function runLines({ run, observations }: HistoryRun, knownTools: Set<string> = new Set()): string {
   const aborted = run.plan.aborted;
   const head = {
     v: HISTORY_LINE_VERSION, type: 'run', startedAt: run.startedAt, finishedAt: run.finishedAt, catalog: basename(run.catalog),
@@ -56,15 +60,24 @@ export function runLines({ run, observations }: HistoryRun): string {
   };
   if (aborted) return JSON.stringify(head) + '\n';
   const rowByUrl = new Map(run.plan.plan.map((r) => [r.url, r]));
-  return [head, ...observations.map((o) => observationLine(o, rowByUrl.get(o.url) ?? null))].map((l) => JSON.stringify(l) + '\n').join('');
+  const toolsField = (tools: string[] | null): string[] | string | null => {
+    if (!tools?.length) return tools;
+    const ref = toolsRef(tools);
+    if (knownTools.has(ref)) return ref;
+    knownTools.add(ref);
+    return tools;
+  };
+  return [head, ...observations.map((o) => observationLine(o, rowByUrl.get(o.url) ?? null, toolsField(o.tools)))].map((l) => JSON.stringify(l) + '\n').join('');
 }
 
-function observationLine(o: ObservationRecord, row: PlanRowJson | null) {
+const toolsRef = (tools: string[]) => `#${createHash('sha256').update(JSON.stringify(tools)).digest('hex').slice(0, 8)}`;
+
+function observationLine(o: ObservationRecord, row: PlanRowJson | null, tools: string[] | string | null) {
   return {
     v: HISTORY_LINE_VERSION, type: 'observation', at: o.at, name: o.name, url: o.url, verdict: o.verdict, reason: o.reason, reasons: o.reasons,
-    attempts: o.attempts, httpStatus: o.httpStatus, durationMs: o.durationMs, tools: o.tools, error: o.error, profile: o.profile,
+    attempts: o.attempts, httpStatus: o.httpStatus, durationMs: o.durationMs, tools, error: o.error, profile: o.profile,
     appError: o.appError, location: o.location, matrix: o.matrix,
-    decision: row?.decision ?? null, previous: row?.previous ?? null, changed: row?.changed ?? null, dropStreak: row?.dropStreak ?? null, note: row?.note ?? null,
+    decision: row?.decision ?? null, dropStreak: row?.dropStreak ?? null, note: row?.note ?? null,
   };
 }
 
@@ -89,17 +102,21 @@ export interface ParsedHistory {
   wholeBytes: number;
   /** Lines skipped: unreadable, of a newer version, or of an incomplete run. */
   skipped: number;
+  /** The tool lists written in full in this file, by reference. */
+  tools: Map<string, string[]>;
 }
 
 /** Parses one month file. Never throws: what it cannot read it skips and counts. */
 export function parseHistory(text: string): ParsedHistory {
   const runs: HistoryRun[] = [];
-  let pending: { line: RunLine; observations: ObservationRecord[]; rows: PlanRowJson[]; lines: number } | null = null;
+  const tools = new Map<string, string[]>();
+  let pending: { line: RunLine; observations: ObservationRecord[]; rows: PlanRowJson[]; lines: number; tools: string[][] } | null = null;
   let offset = 0;
   let wholeBytes = 0;
   let skipped = 0;
   const finish = () => {
     const p = pending!;
+    for (const list of p.tools) tools.set(toolsRef(list), list); // only a whole run's lists count
     runs.push({
       run: { startedAt: p.line.startedAt, finishedAt: p.line.finishedAt, catalog: p.line.catalog, applied: p.line.applied, plan: { plan: p.line.plan ?? p.rows, summary: p.line.summary, aborted: p.line.aborted } },
       observations: p.observations,
@@ -120,17 +137,18 @@ export function parseHistory(text: string): ParsedHistory {
     }
     if (value.type === 'run') {
       if (pending) skipped += (pending as { lines: number }).lines; // the previous run never got all its lines
-      pending = { line: value as unknown as RunLine, observations: [], rows: [], lines: 1 };
+      pending = { line: value as unknown as RunLine, observations: [], rows: [], lines: 1, tools: [] };
     } else if (value.type === 'observation' && pending && (value as unknown as ObservationLine).at === pending.line.startedAt) {
       const o = value as unknown as ObservationLine;
+      if (Array.isArray(o.tools) && o.tools.length) pending.tools.push(o.tools);
       pending.lines++;
       pending.observations.push({
         url: o.url, name: o.name, at: o.at, verdict: o.verdict, reason: o.reason, attempts: o.attempts, httpStatus: o.httpStatus, durationMs: o.durationMs,
-        tools: o.tools, error: o.error, profile: o.profile, reasons: o.reasons, appError: o.appError, location: o.location, matrix: o.matrix,
+        tools: o.tools as string[] | null, error: o.error, profile: o.profile, reasons: o.reasons, appError: o.appError, location: o.location, matrix: o.matrix,
       });
       pending.rows.push(planRowJson({
-        name: o.name, url: o.url, decision: o.decision as Decision, verdict: o.verdict, reason: o.reason, attempts: o.attempts, previous: o.previous,
-        changed: o.changed ?? false, dropStreak: o.dropStreak ?? 0, note: o.note, httpStatus: o.httpStatus, tools: o.tools, error: o.error,
+        name: o.name, url: o.url, decision: o.decision as Decision, verdict: o.verdict, reason: o.reason, attempts: o.attempts, previous: null,
+        changed: true, dropStreak: o.dropStreak ?? 0, note: o.note, httpStatus: o.httpStatus, tools: o.tools as string[] | null, error: o.error,
         durationMs: o.durationMs, profile: o.profile, reasons: o.reasons, appError: o.appError, location: o.location, ...(o.matrix ? { matrix: o.matrix } : {}),
       }));
     } else {
@@ -143,7 +161,13 @@ export function parseHistory(text: string): ParsedHistory {
     }
   }
   if (pending) skipped += (pending as { lines: number }).lines;
-  return { runs, wholeBytes: Buffer.byteLength(text.slice(0, wholeBytes)), skipped };
+  // References resolve anywhere in the file (a merge may put a run before the one that wrote the list in full).
+  const resolveTools = (t: string[] | string | null) => (typeof t === 'string' ? tools.get(t) ?? null : t);
+  for (const r of runs) {
+    for (const o of r.observations) o.tools = resolveTools(o.tools);
+    for (const row of r.run.plan.plan) row.tools = resolveTools(row.tools);
+  }
+  return { runs, wholeBytes: Buffer.byteLength(text.slice(0, wholeBytes)), skipped, tools };
 }
 
 export interface HistoryFile { file: string; bytes: number; sha256: string; text: string }
@@ -160,8 +184,20 @@ export function readHistoryFiles(dir: string): HistoryFile[] {
 
 /** Every whole run of a history directory, oldest first (by start time; file and line order break ties). */
 export function readHistory(dir: string, files = readHistoryFiles(dir)): HistoryRun[] {
-  const runs = files.flatMap((f) => parseHistory(f.text).runs);
-  return runs.map((r, i) => ({ r, i })).sort((a, b) => (a.r.run.startedAt < b.r.run.startedAt ? -1 : a.r.run.startedAt > b.r.run.startedAt ? 1 : a.i - b.i)).map(({ r }) => r);
+  const runs = files.flatMap((f) => parseHistory(f.text).runs)
+    .map((r, i) => ({ r, i })).sort((a, b) => (a.r.run.startedAt < b.r.run.startedAt ? -1 : a.r.run.startedAt > b.r.run.startedAt ? 1 : a.i - b.i)).map(({ r }) => r);
+  // A plan row's `previous` is the URL's last observation before the run, and `changed` follows from it.
+  const last = new Map<string, { verdict: VerdictName; reason: Reason; at: string }>();
+  for (const r of runs) {
+    if (r.run.plan.aborted) continue;
+    for (const row of r.run.plan.plan) {
+      const previous = last.get(row.url) ?? null;
+      row.previous = previous;
+      row.changed = !previous || previous.verdict !== row.verdict || previous.reason !== row.reason;
+    }
+    for (const o of r.observations) last.set(o.url, { verdict: o.verdict, reason: o.reason, at: o.at });
+  }
+  return runs;
 }
 
 /**
@@ -169,21 +205,24 @@ export function readHistory(dir: string, files = readHistoryFiles(dir)): History
  * crash is cut off first, so it can never run into the new lines.
  */
 export async function appendRuns(dir: string, runs: HistoryRun[]): Promise<string[]> {
-  const byFile = new Map<string, string>();
-  for (const r of runs) byFile.set(monthFileName(r.run.startedAt), (byFile.get(monthFileName(r.run.startedAt)) ?? '') + runLines(r));
+  const byFile = new Map<string, HistoryRun[]>();
+  for (const r of runs) byFile.set(monthFileName(r.run.startedAt), [...(byFile.get(monthFileName(r.run.startedAt)) ?? []), r]);
   await mkdir(dir, { recursive: true });
   const written: string[] = [];
-  for (const [file, text] of byFile) {
+  for (const [file, fileRuns] of byFile) {
     const path = join(dir, file);
     // The lock is a dot-file: never a month file, so never history.
     const release = await acquireLock(join(dir, `.${file}`), 10_000);
     try {
       const fresh = !existsSync(path);
+      const known = new Set<string>();
       if (!fresh) {
         const current = readFileSync(path, 'utf8');
-        const { wholeBytes } = parseHistory(current);
-        if (wholeBytes < Buffer.byteLength(current)) await truncate(path, wholeBytes);
+        const parsed = parseHistory(current);
+        if (parsed.wholeBytes < Buffer.byteLength(current)) await truncate(path, parsed.wholeBytes);
+        for (const ref of parsed.tools.keys()) known.add(ref);
       }
+      const text = fileRuns.map((r) => runLines(r, known)).join('');
       const handle = await open(path, 'a', 0o644);
       try {
         await handle.write(text);
