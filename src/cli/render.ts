@@ -1,5 +1,6 @@
 /** Terminal rendering helpers: colour only on a TTY without NO_COLOR, untrusted text made inert. */
 import type { VerdictName } from '../policy/policy.js';
+export { matrixLine } from '../attest/profile.js';
 
 export function useColor(stream: NodeJS.WriteStream): boolean {
   return !!stream.isTTY && !('NO_COLOR' in process.env && process.env.NO_COLOR !== '') && process.env.TERM !== 'dumb';
@@ -28,3 +29,4 @@ export function table(header: string[], rows: string[][], paintCell?: (text: str
     }).join('  ').trimEnd();
   return [line(header, -1), ...rows.map((r, i) => line(r, i))].join('\n');
 }
+

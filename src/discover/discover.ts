@@ -72,7 +72,7 @@ export interface DiscoverResult {
   source: string;
   catalogs: CatalogReport[];
   candidates: Candidate[];
-  /** The first 50 documents left unread (limits, depth); `unreadCount` counts them all. */
+  /** The first 50 documents left unread (limits, depth) and the first of every other reason; `unreadCount` counts them all. */
   unread: UnreadDocument[];
   unreadCount: number;
 }
@@ -104,7 +104,7 @@ export function serverCardUrl(endpoint: string): string {
 const isCardLocation = (url: string) => new URL(url).pathname.replace(/\/$/, '').endsWith('/server-card');
 
 export async function discover(input: string, opts: DiscoverOptions): Promise<DiscoverResult> {
-  const policy: FetchPolicy = { allowPrivate: opts.allowPrivate, trustedAddresses: opts.trustedAddresses, timeoutMs: opts.timeoutMs, maxBytes: opts.maxBytes };
+  const policy: FetchPolicy = { allowPrivate: opts.allowPrivate, trustedAddresses: opts.trustedAddresses, resolver: opts.resolver, timeoutMs: opts.timeoutMs, maxBytes: opts.maxBytes };
   const { origin, url } = parseSource(input);
   checkUrl(url, policy); // a refused source is refused as a whole
   const catalogs: CatalogReport[] = [];
@@ -180,9 +180,11 @@ export async function discover(input: string, opts: DiscoverOptions): Promise<Di
   const candidates = await mapConcurrent(cards, 8, (ref) => readCandidate(ref, opts, policy, budget));
 
   if (opts.probe) {
-    const eligible = candidates.filter((c) => c.eligible && c.url);
+    // A remote is a URL a document supplied: the address rule holds before the probe connects (IP literals)
+    // and in the probe's own DNS lookups (names).
+    const eligible = candidates.filter((c) => c.eligible && c.url && !refusedRemote(c, policy));
     const results = await probeMany(eligible.map((c) => ({ url: c.url!, requiresAuth: c.requiresAuth })), {
-      timeoutMs: opts.probeTimeoutMs, lookup: opts.allowPrivate ? undefined : guardedLookup(opts.trustedAddresses),
+      timeoutMs: opts.probeTimeoutMs, lookup: guardedLookup(opts.trustedAddresses, opts.resolver, { allowPrivate: opts.allowPrivate }),
     });
     eligible.forEach((c, i) => {
       c.verdict = results[i]!.verdict;
@@ -209,9 +211,12 @@ function documentBudget(maxDocuments: number, maxPerOrigin: number): DocumentBud
   let unreadCount = 0;
   const perOrigin = new Map<string, number>();
   const unread: UnreadDocument[] = [];
+  const reasons = new Set<string>();
   const skip = (url: string, why: string) => {
     unreadCount++;
-    if (unread.length < DISCOVERY_LIMITS.unreadListed) unread.push({ url, why });
+    // The first 50, and the first of every other reason, so a limit that bit late is still named.
+    if (unread.length < DISCOVERY_LIMITS.unreadListed || !reasons.has(why)) unread.push({ url, why });
+    reasons.add(why);
   };
   return {
     unread,
@@ -230,6 +235,15 @@ function documentBudget(maxDocuments: number, maxPerOrigin: number): DocumentBud
       return true;
     },
   };
+}
+
+/** Refuses a remote the address rule forbids: not eligible, not probed, and says why. */
+function refusedRemote(c: Candidate, policy: FetchPolicy): boolean {
+  try { checkUrl(c.url!, policy); return false; } catch (err) {
+    c.eligible = false;
+    c.why = `remote refused: ${(err as Error).message}`;
+    return true;
+  }
 }
 
 async function readCandidate(ref: CardRef, opts: DiscoverOptions, policy: FetchPolicy, budget: DocumentBudget): Promise<Candidate> {
