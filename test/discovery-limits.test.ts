@@ -181,7 +181,7 @@ describe('document limits', () => {
     assert.deepEqual(Object.keys(json.unread[0]), ['url', 'why']);
     const bad = await runCli(['discover', 'example.com', '--max-documents', '0']);
     assert.equal(bad.code, 2);
-    assert.match(bad.stderr, /^onetap: expected a positive whole number, got "0"/);
+    assert.match(bad.stderr, /^onetap: --max-documents: expected a positive whole number, got "0"/);
   });
 });
 
@@ -288,7 +288,7 @@ describe('exit codes (README)', () => {
     a.hits.length = 0;
     const r = await runCli(['discover', `${a.origin}/legacy.json`, '--allow-private', '--timeout', '9999999999']);
     assert.equal(r.code, 2);
-    assert.match(r.stderr, /^onetap: --timeout must be at most 2147483647 ms/);
+    assert.match(r.stderr, /^onetap: --timeout: at most 2147483647 ms/);
     assert.equal(a.hits.length, 0);
   });
 });

@@ -10,7 +10,7 @@ import { MEDIA } from '../discover/documents.js';
 import { publication, publishProblems, UnpublishableCatalog, writePublication } from '../publish/publish.js';
 import { formatProblems, type LintOptions } from '../catalog/lint.js';
 import { startServer } from '../serve/server.js';
-import { positiveInt, UsageError } from './args.js';
+import { positiveInt, timeoutMs, UsageError } from './args.js';
 import { DEFAULT_CATALOG } from './catalog.js';
 import { inert, paint, table, useColor } from './render.js';
 import { statusRoutes } from '../status/routes.js';
@@ -32,11 +32,10 @@ export function registerDiscovery(program: Command): void {
     .option('--probe', 'attest each eligible remote with the prober; only live ones stay eligible')
     .option('--allow-private', 'permit http:// and loopback/private addresses (local testing only)')
     .option('--catalog <file>', 'the curated catalog (removed list, duplicate hosts)', DEFAULT_CATALOG)
-    .option('--timeout <ms>', 'time limit per document (fetching and validating)', positiveInt, 10_000)
-    .option('--max-documents <n>', 'documents (catalogs and cards) read in one run', positiveInt, DISCOVERY_LIMITS.maxDocuments)
-    .option('--max-per-origin <n>', 'documents fetched from one origin in one run', positiveInt, DISCOVERY_LIMITS.maxPerOrigin)
+    .option('--timeout <ms>', 'time limit per document (fetching and validating)', timeoutMs, 10_000)
+    .option('--max-documents <n>', 'documents (catalogs and cards) read in one run', countFlag('--max-documents'), DISCOVERY_LIMITS.maxDocuments)
+    .option('--max-per-origin <n>', 'documents fetched from one origin in one run', countFlag('--max-per-origin'), DISCOVERY_LIMITS.maxPerOrigin)
     .action(async (source: string, opts: { json?: boolean; probe?: boolean; allowPrivate?: boolean; catalog: string; timeout: number; maxDocuments: number; maxPerOrigin: number }) => {
-      if (opts.timeout > MAX_TIMER_MS) throw new UsageError(`--timeout must be at most ${MAX_TIMER_MS} ms, got ${opts.timeout}`);
       const catalog = await curatedOrEmpty(opts.catalog);
       let result: DiscoverResult;
       try {
@@ -172,8 +171,10 @@ function statePathFlag(path: string): void {
   if (existsSync(path) && statSync(path).isDirectory()) throw new UsageError(`--state must be a file, but ${inert(path)} is a directory`);
 }
 
-/** The largest timer Node allows; a longer one fires at once (with a warning), turning every fetch into a timeout. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
+/** A positive whole number; the usage error names the flag. */
+const countFlag = (flag: string) => (value: string): number => {
+  try { return positiveInt(value); } catch (err) { throw new UsageError(`${flag}: ${(err as Error).message}`); }
+};
 
 class Unreadable extends Error {}
 
