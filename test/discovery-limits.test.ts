@@ -116,6 +116,12 @@ describe('bounded validation', () => {
     assert.deepEqual([valid.valid, valid.schema, valid.errorCount, valid.errorsComplete], [true, 'current', 0, true]);
   });
 
+  it('with the time budget of the document spent, only the verdict and its first error are given', () => {
+    const v = validateDocument(JSON.parse(emptyRemotes(85_000)), { budgetMs: 0 });
+    assert.deepEqual([v.valid, v.errors.length, v.errorCount, v.errorsComplete], [false, 1, 1, false]);
+    assert.match(v.warnings[0]!, /there may be more errors/);
+  });
+
   it('an error beyond the part searched for the list is still listed (the verdict covers the whole card)', () => {
     const value = { $schema: CARD_SCHEMA, name: 'a.b/c', version: '1', description: 'x', remotes: [...Array.from({ length: 5_000 }, () => ({ type: 'streamable-http', url: 'https://x.example/mcp' })), { type: 7 }] };
     const v = validateDocument(value);
