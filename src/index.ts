@@ -15,9 +15,9 @@ export type { HistoryStore, ObservationRecord, ProbeOutcome, RunRecord } from '.
 export { SqliteHistoryStore } from './history/sqlite.js';
 export { runtimeServers, runtimeJson, runtimeTypeScript, runtimeKotlin, type PopularMcpServer } from './outputs/runtime-list.js';
 export { matchesPopularUrl, mergeMissingHeaders, applyPopularDefaultHeaders, authorizationHeaderValue, HOST_ALIASED } from './runtime/helpers.js';
-export { discover, parseSource, serverCardUrl, type DiscoverOptions, type DiscoverResult, type Candidate, type CatalogReport } from './discover/discover.js';
-export { validateCard, validateRegistryServer, validateDocument, type Validation } from './discover/card.js';
-export { judgeCard, type Eligibility } from './discover/eligibility.js';
+export { discover, parseSource, serverCardUrl, type DiscoverOptions, type DiscoverResult, type Candidate, type CatalogReport, type UnreadDocument, DISCOVERY_LIMITS } from './discover/discover.js';
+export { validateCard, validateRegistryServer, validateDocument, type Validation, type ValidateOptions } from './discover/card.js';
+export { judgeCard, addCommand, shellQuote, type Eligibility } from './discover/eligibility.js';
 export { guardedGet, FetchRefused, type FetchPolicy } from './discover/fetcher.js';
 export { publication, publishedDocuments, writePublication, serverCard, type Publication, type PublishOptions } from './publish/publish.js';
 export { startServer, type ServeOptions, type RunningServer } from './serve/server.js';
