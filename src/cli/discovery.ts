@@ -40,7 +40,7 @@ export function registerDiscovery(program: Command): void {
       let result: DiscoverResult;
       try {
         result = await discover(source, {
-          catalog, probe: opts.probe, allowPrivate: opts.allowPrivate, timeoutMs: opts.timeout, probeTimeoutMs: 15_000,
+          catalog, probe: opts.probe, allowPrivate: opts.allowPrivate, timeoutMs: opts.timeout,
           maxDocuments: opts.maxDocuments, maxPerOrigin: opts.maxPerOrigin,
         });
       } catch (err) {

@@ -4,6 +4,7 @@
  */
 import type { Catalog } from '../catalog/model.js';
 import { probeMany } from '../attest/probe-many.js';
+import { cardMismatches, type Mismatch } from './consistency.js';
 import type { Reason, VerdictName } from '../policy/policy.js';
 import { mapConcurrent } from '../util/pool.js';
 import { validateDocument, type Validation } from './card.js';
@@ -66,6 +67,8 @@ export interface Candidate {
   reason: Reason | null;
   /** For an eligible candidate not yet curated: the `onetap add` command to propose it (fill in --decision). */
   addCommand: string | null;
+  /** With --probe: where the card's claims disagree with the live server (empty when consistent). */
+  mismatches: Mismatch[];
 }
 
 export interface DiscoverResult {
@@ -177,18 +180,22 @@ export async function discover(input: string, opts: DiscoverOptions): Promise<Di
     }
   }
 
-  const candidates = await mapConcurrent(cards, 8, (ref) => readCandidate(ref, opts, policy, budget));
+  const cardOf = new Map<Candidate, unknown>();
+  const candidates = await mapConcurrent(cards, 8, (ref) => readCandidate(ref, opts, policy, budget, cardOf));
 
   if (opts.probe) {
     // A remote is a URL a document supplied: the address rule holds before the probe connects (IP literals)
     // and in the probe's own DNS lookups (names).
     const eligible = candidates.filter((c) => c.eligible && c.url && !refusedRemote(c, policy));
+    // Decided as refresh decides: the curated catalog's profile and time limit unless told otherwise.
     const results = await probeMany(eligible.map((c) => ({ url: c.url!, requiresAuth: c.requiresAuth })), {
-      timeoutMs: opts.probeTimeoutMs, lookup: guardedLookup(opts.trustedAddresses, opts.resolver, { allowPrivate: opts.allowPrivate }),
+      profile: opts.catalog.policy.clientProfile, timeoutMs: opts.probeTimeoutMs ?? opts.catalog.policy.timeoutMs, lookup: guardedLookup(opts.trustedAddresses, opts.resolver, { allowPrivate: opts.allowPrivate }),
     });
     eligible.forEach((c, i) => {
-      c.verdict = results[i]!.verdict;
-      c.reason = results[i]!.reason;
+      const r = results[i]!;
+      c.verdict = r.verdict;
+      c.reason = r.reason;
+      c.mismatches = cardMismatches(cardOf.get(c), { url: c.url!, serverVersion: r.serverVersion, protocolVersion: r.protocolVersion, eras: {} });
       // A card is a claim; only a live answer makes it a one-tap candidate.
       if (c.verdict !== 'live') { c.eligible = false; c.why = `not attested live: ${c.verdict}/${c.reason}${results[i]!.detail ? ` (${results[i]!.detail})` : ''}`; }
     });
@@ -246,13 +253,13 @@ function refusedRemote(c: Candidate, policy: FetchPolicy): boolean {
   }
 }
 
-async function readCandidate(ref: CardRef, opts: DiscoverOptions, policy: FetchPolicy, budget: DocumentBudget): Promise<Candidate> {
+async function readCandidate(ref: CardRef, opts: DiscoverOptions, policy: FetchPolicy, budget: DocumentBudget, cardOf: Map<Candidate, unknown>): Promise<Candidate> {
   const entry = ref.entry;
   const started = performance.now();
   const candidate: Candidate = {
     name: null, title: entry?.displayName ?? identifierTail(entry?.identifier ?? null), identifier: entry?.identifier ?? null,
     url: null, cardUrl: ref.url, description: null, valid: false, schema: null, errors: [], errorCount: 0, warnings: [], eligible: false, why: '',
-    requiresAuth: false, curated: false, verdict: null, reason: null, addCommand: null,
+    requiresAuth: false, curated: false, verdict: null, reason: null, addCommand: null, mismatches: [],
   };
   let card = ref.data;
   if (card === undefined && ref.url) {
@@ -270,6 +277,7 @@ async function readCandidate(ref: CardRef, opts: DiscoverOptions, policy: FetchP
   }
   candidate.errorCount = candidate.errors.length;
   if (card === undefined) { candidate.why = NO_CARD_READ; return candidate; }
+  cardOf.set(candidate, card);
   const c = card as { name?: unknown; title?: unknown; description?: unknown; remotes?: unknown };
   candidate.name = typeof c.name === 'string' ? c.name : null;
   if (typeof c.title === 'string') candidate.title = c.title;
@@ -290,6 +298,20 @@ async function readCandidate(ref: CardRef, opts: DiscoverOptions, policy: FetchP
   candidate.why = validation.valid ? `${judged.why}${validation.schema === 'legacy' ? ' (card read by the earlier seed-era schema)' : ''}`
     : `invalid ${validation.kind === 'server-card' ? 'Server Card' : 'server.json'}${judged.eligible ? '' : `; also ${judged.why}`}`;
   return candidate;
+}
+
+/**
+ * The card a curated server serves at `<url>/server-card`, or null (none, refused, not a card). Its origin is the
+ * maintainer's (the curated URL); a redirect elsewhere passes the address rule unless the curated URL itself is
+ * private (a local fixture).
+ */
+export async function curatedCard(url: string, opts: { timeoutMs?: number; allowPrivate?: boolean } = {}): Promise<unknown | null> {
+  try {
+    return await fetchCard(serverCardUrl(url), { timeoutMs: opts.timeoutMs ?? 10_000, allowPrivate: opts.allowPrivate, maxRedirects: 3 });
+  } catch (err) {
+    if (err instanceof DocumentError || err instanceof FetchRefused) return null;
+    throw err;
+  }
 }
 
 async function fetchCard(url: string, policy: FetchPolicy): Promise<unknown> {

@@ -73,6 +73,7 @@ function observationLine(o: ObservationRecord, row: PlanRowJson | null, tools: s
     ...(row?.toolChanges && (row.toolChanges.added.length || row.toolChanges.removed.length || row.toolChanges.changed.length) ? { toolChanges: row.toolChanges } : {}),
     ...(row?.firstUse ? { firstUse: true } : {}),
     ...(row?.heldOut ? { heldOut: true } : {}),
+    ...(row?.cardMismatches?.length ? { cardMismatches: row.cardMismatches } : {}),
   };
 }
 
@@ -149,7 +150,7 @@ export function parseHistory(text: string): ParsedHistory {
         changed: true, dropStreak: o.dropStreak ?? 0, note: o.note, httpStatus: o.httpStatus, tools: o.tools as string[] | null, error: o.error,
         durationMs: o.durationMs, profile: o.profile, reasons: o.reasons, appError: o.appError, location: o.location, ...(o.matrix ? { matrix: o.matrix } : {}),
         toolsHash: o.toolsHash ?? null, acceptedHash: 'acceptedHash' in o ? o.acceptedHash ?? null : o.toolsHash ?? null, toolChanges: o.toolChanges ?? null, firstUse: o.firstUse ?? false, heldOut: o.heldOut ?? false,
-        findings: o.findings ?? [], findingsSeen: o.findingsSeen ?? 0,
+        findings: o.findings ?? [], findingsSeen: o.findingsSeen ?? 0, cardMismatches: o.cardMismatches ?? null,
       }));
     } else {
       skipped++;
