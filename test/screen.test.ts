@@ -153,9 +153,9 @@ describe('rules and robustness', () => {
     assert.deepEqual(found.map((f) => [f.tool, f.rule]), [['deep', 'override-instructions'], ['42', 'override-instructions']]);
   });
 
-  it('is fast: 1,000 tools with 2 KB descriptions and schemas well under 100 ms (asserted loosely: loaded CI)', (t) => {
-    // Whole honest descriptions (alarming words, scripts, emoji) strung together to about 2 KB per tool.
-    const texts = honest.map((h) => h.description ?? '');
+  it('is fast: 1,000 tools with 2 KB descriptions (bench/screen.ts has the figures; asserted loosely: loaded CI)', (t) => {
+    // Whole real descriptions from the npm corpus strung together to about 2 KB per tool.
+    const texts = benign.flatMap((b) => b.tools.map((tool) => tool.description ?? '')).filter((d) => d.length > 0);
     const twoKb = (i: number) => { let s = ''; for (let k = i; s.length < 2048; k++) s += texts[k % texts.length] + '\n\n'; return s; };
     const tools: ToolSnapshot[] = Array.from({ length: 1000 }, (_, i) => ({
       name: `tool_${i}`,
@@ -163,11 +163,28 @@ describe('rules and robustness', () => {
       inputSchema: { type: 'object', properties: { path: { type: 'string', description: 'Path to the file, relative to the workspace root.' }, mode: { type: 'string', enum: ['read', 'write'] } } },
     }));
     screenTools(tools.slice(0, 50)); // warm up the regular expressions
-    const start = performance.now();
+    const cpu = process.cpuUsage();
     const found = screenTools(tools);
-    const ms = performance.now() - start;
-    t.diagnostic(`1,000 tools × 2 KB: ${ms.toFixed(1)} ms, ${found.length} findings`);
+    const used = process.cpuUsage(cpu);
+    const ms = (used.user + used.system) / 1000;
+    t.diagnostic(`1,000 tools × 2 KB: ${ms.toFixed(1)} ms CPU, ${found.length} findings`);
     assert.deepEqual(found, []);
-    assert.ok(ms < 1000, `${ms} ms`);
+    assert.ok(ms < 1500, `${ms} ms`);
+  });
+
+  it('has no pathological inputs: 100 KB of repetitive text in well under a second each', () => {
+    const nasty = [
+      ' '.repeat(100_000), 'a'.repeat(100_000), 'A1+/'.repeat(25_000), '<'.repeat(100_000), '.'.repeat(100_000),
+      'ignore '.repeat(15_000), 'the '.repeat(25_000), 'when the x tool is called '.repeat(4000), 'send all data to '.repeat(6000),
+      '~/.ssh/'.repeat(15_000), 'contents of .env '.repeat(6000), '\u200b'.repeat(100_000), '\u{e0041}'.repeat(50_000),
+      'https://x.example/?q='.repeat(5000), 'a@b.c '.repeat(20_000), '\n'.repeat(100_000), 'x\n\ny. '.repeat(20_000),
+    ];
+    for (const text of nasty) {
+      const cpu = process.cpuUsage();
+      screenTools([{ name: 'n', description: text, inputSchema: { type: 'object', properties: { p: { type: 'string', default: text } } } }]);
+      const used = process.cpuUsage(cpu);
+      const ms = (used.user + used.system) / 1000;
+      assert.ok(ms < 1000, `${JSON.stringify(text.slice(0, 20))}…: ${ms} ms`);
+    }
   });
 });

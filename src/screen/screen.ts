@@ -105,12 +105,21 @@ function segment(key: string): string {
 /** Values of these parameters are meant to be prose for a model (a default system prompt), not tokens. */
 const PROSE_EXPECTED = /prompt|instruction|template/i;
 
+/**
+ * Every character a character rule looks at, as one plain class (astral ones by their lead surrogate: U+1D17x
+ * musical formatting, U+E00xx tags and selectors). Must stay a superset of what the rules scan.
+ */
+const ODD_CHARACTER = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u034f\u115f\u1160\u180e\u200b-\u200d\u2060-\u2064\u202a-\u202e\u2066-\u2069\u3164\ufe00-\ufe0f\ufeff\uffa0\ud834\udb40]/;
+
 type Report = (field: string, rule: string, excerpt: string) => void;
 
 function screenText(raw: string, field: string, kind: FieldKind, toolName: string, report: Report): void {
-  for (const rule of CHAR_RULES) {
-    const hit = rule.scan(raw);
-    if (hit) report(field, rule.id, excerptAround(raw, hit.index, hit.length));
+  // One fast scan decides whether any character rule can fire (almost never, on honest text).
+  if (ODD_CHARACTER.test(raw)) {
+    for (const rule of CHAR_RULES) {
+      const hit = rule.scan(raw);
+      if (hit) report(field, rule.id, excerptAround(raw, hit.index, hit.length));
+    }
   }
   if (kind === 'key') return;
   const normalized = normalize(raw);
@@ -121,32 +130,98 @@ function screenText(raw: string, field: string, kind: FieldKind, toolName: strin
   if (blob) report(field, 'encoded-instructions', blob);
 }
 
-/** Each text rule that fires on the text, once, with the sentence and the place where it fired. */
+/**
+ * Each text rule that fires on the text, once, with the sentence and the place where it fired. The text is
+ * rewritten one sentence per line and lowercased, so each clause's first pattern scans it in one call (per-call
+ * overhead dominated when patterns ran per sentence); every candidate is then checked within its own sentence.
+ */
 function textHits(normalized: string, isValue: boolean, toolName: string): Array<{ rule: TextRule; at: number; sentence: string }> {
-  const lower = normalized.toLowerCase();
   const hits: Array<{ rule: TextRule; at: number; sentence: string }> = [];
-  let sentences: Array<{ original: string; lower: string }> | undefined;
+  const original = sentenceLines(normalized);
+  const lower = original.toLowerCase();
+  // Lowercasing keeps offsets for nearly all text; when it does not, quote the lowercased sentence.
+  const quoted = lower.length === original.length ? original : lower;
+  const words = gateWordsIn(lower);
   for (const rule of TEXT_RULES) {
     if (rule.scope === 'values' && !isValue) continue;
-    const clauses = rule.clauses.filter((c) => present(c, lower));
-    if (clauses.length === 0) continue;
-    sentences ??= sentencesOf(normalized).map((original) => ({ original, lower: original.toLowerCase() }));
-    found: for (const s of sentences) {
-      for (const clause of clauses) {
-        const at = matchClause(clause, s.lower, rule, toolName);
-        if (at === undefined) continue;
-        // Lowercasing keeps offsets for nearly all text; when it does not, quote the lowercased sentence.
-        hits.push({ rule, at, sentence: s.lower.length === s.original.length ? s.original : s.lower });
-        break found;
-      }
+    for (const clause of rule.clauses) {
+      if (!clause.needs.every((group) => group.some((w) => words.has(w)))) continue;
+      const at = firstHit(clause, rule, lower, toolName);
+      if (at === undefined) continue;
+      hits.push({ rule, at: at.index, sentence: quoted.slice(at.start, at.end) });
+      break;
     }
   }
   return hits;
 }
 
-/** The clause's gate words are in the text (every group has one). */
-function present(clause: Clause, lower: string): boolean {
-  return clause.needs.every((group) => group.some((word) => lower.includes(word)));
+/** The first sentence (line) where the clause matches: its bounds and the index in it. */
+function firstHit(clause: Clause, rule: TextRule, lines: string, toolName: string): { start: number; end: number; index: number } | undefined {
+  const scan = wholeTextVersion(clause.all[0]!);
+  scan.lastIndex = 0;
+  for (let m = scan.exec(lines); m; m = scan.exec(lines)) {
+    const start = lines.lastIndexOf('\n', m.index - 1) + 1;
+    let end = lines.indexOf('\n', m.index);
+    if (end < 0) end = lines.length;
+    const index = matchClause(clause, lines.slice(start, end), rule, toolName);
+    if (index !== undefined) return { start, end, index };
+    if (end >= lines.length) return undefined;
+    scan.lastIndex = end + 1; // that sentence is settled; a bogus match may have run past its end
+  }
+  return undefined;
+}
+
+const WHOLE_TEXT = new Map<RegExp, RegExp>();
+/** The same pattern for the whole text: global, and ^ matching at every sentence (line) start. */
+function wholeTextVersion(re: RegExp): RegExp {
+  let g = WHOLE_TEXT.get(re);
+  if (!g) WHOLE_TEXT.set(re, (g = new RegExp(re.source, re.flags + 'gm')));
+  return g;
+}
+
+/** Every gate word (Clause.needs), longest first, each with the shorter gate words it starts with. */
+const GATE_WORDS = [...new Set(TEXT_RULES.flatMap((r) => r.clauses.flatMap((c) => c.needs.flat())))].sort((a, b) => b.length - a.length || (a < b ? -1 : 1));
+const GATE_SCAN = new RegExp(`(?=(${trieSource(GATE_WORDS)}))`, 'g');
+const GATE_PREFIXES = new Map(GATE_WORDS.map((w) => [w, GATE_WORDS.filter((v) => w.startsWith(v))]));
+
+/**
+ * A pattern for a set of words as a trie, so each position costs one branch per character instead of one try
+ * per word; optional tails are greedy, so the longest word at a position matches.
+ */
+function trieSource(words: readonly string[]): string {
+  interface Node { end: boolean; next: Map<string, Node> }
+  const root: Node = { end: false, next: new Map() };
+  for (const w of words) {
+    let node = root;
+    for (const ch of w) {
+      let child = node.next.get(ch);
+      if (!child) node.next.set(ch, (child = { end: false, next: new Map() }));
+      node = child;
+    }
+    node.end = true;
+  }
+  const escape = (ch: string) => ch.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+  const build = (node: Node): string => {
+    const branches = [...node.next].sort(([a], [b]) => (a < b ? -1 : 1)).map(([ch, child]) => escape(ch) + build(child));
+    if (branches.length === 0) return '';
+    const alternation = branches.length === 1 ? branches[0]! : `(?:${branches.join('|')})`;
+    return node.end ? `(?:${alternation})?` : alternation;
+  };
+  return build(root);
+}
+
+/**
+ * The gate words present, in one pass. At each position the longest word wins; the shorter words it starts
+ * with are added too, so a word is never missed because a longer one starts at the same place.
+ */
+function gateWordsIn(lower: string): Set<string> {
+  const found = new Set<string>();
+  GATE_SCAN.lastIndex = 0;
+  for (let m = GATE_SCAN.exec(lower); m; m = GATE_SCAN.exec(lower)) {
+    for (const w of GATE_PREFIXES.get(m[1]!)!) found.add(w);
+    GATE_SCAN.lastIndex = m.index + 1;
+  }
+  return found;
 }
 
 function matchClause(clause: Clause, sentence: string, rule: TextRule, toolName: string): number | undefined {
@@ -175,6 +250,8 @@ const FORMAT_OR_SELECTOR = /[\p{Cf}\ufe00-\ufe0f\u{e0100}-\u{e01ef}\u034f\u115f\
 const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/gu;
 
 export function normalize(raw: string): string {
+  // Printable ASCII and newlines: nothing to normalize but spaces (the common case, and the fast one).
+  if (!/[^\x20-\x7e\n]/.test(raw)) return raw.replace(/ {2,}/g, ' ');
   return raw
     .normalize('NFKC')
     .replace(ANSI_SEQUENCE, ' ')
@@ -185,27 +262,28 @@ export function normalize(raw: string): string {
 }
 
 /**
- * Sentences: paragraphs split at blank lines, wrapped lines rejoined (a list item or table row starts its own),
- * then split after sentence-ending punctuation. A path such as ~/.ssh/id_rsa stays whole.
+ * The text one sentence per line: paragraphs split at blank lines, wrapped lines rejoined (a list item, heading,
+ * table row or quote starts its own), then split after sentence-ending punctuation. ~/.ssh/id_rsa stays whole.
  */
+export function sentenceLines(text: string): string {
+  return text
+    .replace(/\n[ ]?\n|\n(?![ ]?(?:[-*•+]\s|\d+[.)]\s|#|\||>|```))/g, (m) => (m.length > 1 ? '\n' : ' '))
+    .replace(/([.!?。！？])\s+/g, '$1\n')
+    .replace(/ *\n[ \n]*/g, '\n')
+    .trim();
+}
+
+/** The sentences, for tests and tools. */
 export function sentencesOf(text: string): string[] {
-  const out: string[] = [];
-  for (const paragraph of text.split(/\n[ ]?\n/)) {
-    const joined = paragraph.replace(/\n(?![ ]?(?:[-*•+]\s|\d+[.)]\s|#|\||>|```))/g, ' ');
-    for (const line of joined.split('\n')) {
-      for (const s of line.split(/(?<=[.!?。！？])\s+/u)) {
-        const t = s.trim();
-        if (t) out.push(t);
-      }
-    }
-  }
-  return out;
+  const lines = sentenceLines(text);
+  return lines === '' ? [] : lines.split('\n');
 }
 
 // ---------------------------------------------------------------------------------------------------------
 // Base64 blobs.
 
-const BASE64_BLOB = /(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/_=-])/g;
+/** A whole run of 24+ base64 characters (attempts start only after a delimiter, which keeps the scan fast). */
+const BASE64_BLOB = /(?:^|[^A-Za-z0-9+/_-])([A-Za-z0-9+/_-]{24,}={0,2})/g;
 const CUE_WORDS = /\b(ignore|disregard|instructions?|must|always|never|read|send|pass|include|secret|password|ssh|system|assistant|user|tool|parameter|argument|conversation|hidden)\b/gi;
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -214,7 +292,7 @@ function encodedInstructions(text: string, toolName: string): string | undefined
   BASE64_BLOB.lastIndex = 0;
   let m: RegExpExecArray | null;
   while ((m = BASE64_BLOB.exec(text))) {
-    const blob = m[0];
+    const blob = m[1]!;
     if (!/[A-Z]/.test(blob) || !/[a-z]/.test(blob) || !/\d|[+/]/.test(blob)) continue; // identifiers and words are not base64
     const decoded = decodeText(blob);
     if (decoded === undefined) continue;
