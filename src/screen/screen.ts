@@ -132,49 +132,73 @@ function screenText(raw: string, field: string, kind: FieldKind, toolName: strin
   if (blob) report(field, 'encoded-instructions', blob);
 }
 
-/**
- * Each text rule that fires on the text, once, with the sentence and the place where it fired. The text is
- * rewritten one sentence per line and lowercased, so each clause's first pattern scans it in one call (per-call
- * overhead dominated when patterns ran per sentence); every candidate is then checked within its own sentence.
- */
+/** Each text rule that fires on the text, once, with the sentence and the place where it fired. */
 function textHits(normalized: string, isValue: boolean, toolName: string): Array<{ rule: TextRule; at: number; sentence: string }> {
   const hits: Array<{ rule: TextRule; at: number; sentence: string }> = [];
-  const original = sentenceLines(normalized);
-  const lower = original.toLowerCase();
+  const lower = normalized.toLowerCase();
   // Lowercasing keeps offsets for nearly all text; when it does not, quote the lowercased sentence.
-  const quoted = lower.length === original.length ? original : lower;
+  const quoted = lower.length === normalized.length ? normalized : lower;
   const words = gateWordsIn(lower);
   for (const rule of TEXT_RULES) {
     if (rule.scope === 'values' && !isValue) continue;
     for (const clause of rule.clauses) {
-      if (!clause.needs.every((group) => group.some((w) => words.has(w)))) continue;
-      const at = firstHit(clause, rule, lower, toolName);
-      if (at === undefined) continue;
-      hits.push({ rule, at: at.index, sentence: quoted.slice(at.start, at.end) });
+      if (!gatesOpen(clause, words)) continue;
+      const hit = firstHit(clause, rule, lower, quoted, toolName);
+      if (hit === undefined) continue;
+      hits.push({ rule, ...hit });
       break;
     }
   }
   return hits;
 }
 
-/** The first sentence (line) where the clause matches: its bounds and the index in it. */
-function firstHit(clause: Clause, rule: TextRule, lines: string, toolName: string): { start: number; end: number; index: number } | undefined {
+/** Every group of the clause's gate words has one present (plain loops: this runs per clause per field). */
+function gatesOpen(clause: Clause, words: Set<string>): boolean {
+  for (const group of clause.needs) {
+    let open = false;
+    for (const w of group) if (words.has(w)) { open = true; break; }
+    if (!open) return false;
+  }
+  return true;
+}
+
+/**
+ * The first sentence where the clause matches, and the index in it. The clause's first pattern scans the whole
+ * text in one call (per-call overhead dominated when patterns ran per sentence); a candidate's paragraph is then
+ * split into sentences and checked one by one, so a match can never span two sentences.
+ */
+function firstHit(clause: Clause, rule: TextRule, lower: string, quoted: string, toolName: string): { at: number; sentence: string } | undefined {
   const scan = wholeTextVersion(clause.all[0]!);
   scan.lastIndex = 0;
-  for (let m = scan.exec(lines); m; m = scan.exec(lines)) {
-    const start = lines.lastIndexOf('\n', m.index - 1) + 1;
-    let end = lines.indexOf('\n', m.index);
-    if (end < 0) end = lines.length;
-    const index = matchClause(clause, lines.slice(start, end), rule, toolName);
-    if (index !== undefined) return { start, end, index };
-    if (end >= lines.length) return undefined;
-    scan.lastIndex = end + 1; // that sentence is settled; a bogus match may have run past its end
+  for (let m = scan.exec(lower); m; m = scan.exec(lower)) {
+    const [start, end] = paragraphAround(lower, m.index);
+    const sentences = sentencesOf(lower.slice(start, end));
+    const originals = sentencesOf(quoted.slice(start, end));
+    for (let i = 0; i < sentences.length; i++) {
+      const at = matchClause(clause, sentences[i]!, rule, toolName);
+      if (at !== undefined) return { at, sentence: originals.length === sentences.length && originals[i]!.length === sentences[i]!.length ? originals[i]! : sentences[i]! };
+    }
+    if (end >= lower.length) return undefined;
+    scan.lastIndex = end; // that paragraph is settled; a bogus match may have run past its end
   }
   return undefined;
 }
 
+/** The paragraph (between blank lines) that holds `index`: [start, end). */
+function paragraphAround(text: string, index: number): [number, number] {
+  let start = 0;
+  for (let nl = text.lastIndexOf('\n', index - 1); nl > 0; nl = text.lastIndexOf('\n', nl - 1)) {
+    if (text[nl - 1] === '\n' || (text[nl - 1] === ' ' && text[nl - 2] === '\n')) { start = nl + 1; break; }
+  }
+  let end = text.length;
+  for (let nl = text.indexOf('\n', index); nl >= 0; nl = text.indexOf('\n', nl + 1)) {
+    if (text[nl + 1] === '\n' || (text[nl + 1] === ' ' && text[nl + 2] === '\n')) { end = nl; break; }
+  }
+  return [start, end];
+}
+
 const WHOLE_TEXT = new Map<RegExp, RegExp>();
-/** The same pattern for the whole text: global, and ^ matching at every sentence (line) start. */
+/** The same pattern for the whole text: global, and ^ matching at every line start. */
 function wholeTextVersion(re: RegExp): RegExp {
   let g = WHOLE_TEXT.get(re);
   if (!g) WHOLE_TEXT.set(re, (g = new RegExp(re.source, re.flags + 'gm')));
