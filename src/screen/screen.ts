@@ -3,7 +3,7 @@
  * would show the model (name, title, description, annotations, and every string in inputSchema: property
  * descriptions, titles, enum/const/default/examples values) in full, and reports each rule once per field.
  */
-import { RULES, type CharRule, type Clause, type Rule, type TextRule } from './rules.js';
+import { RULES, type CharRule, type Clause, type TextRule } from './rules.js';
 import type { Finding, ScreenRuleDoc, ToolSnapshot } from './types.js';
 
 export type { Finding, ToolSnapshot, ScreenRuleDoc } from './types.js';
@@ -386,9 +386,4 @@ export function inert(text: string, max: number): string {
     count += size;
   }
   return out;
-}
-
-/** For tests and docs: the rule with this id. */
-export function ruleById(id: string): Rule | undefined {
-  return RULES.find((r) => r.id === id);
 }
