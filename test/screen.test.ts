@@ -7,6 +7,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { screenTools, SCREEN_RULES, type Finding, type ToolSnapshot } from '../src/screen/screen.js';
+import { RULES } from '../src/screen/rules.js';
 
 const corpus = (name: string) => JSON.parse(readFileSync(new URL(`../../test/screen/${name}`, import.meta.url), 'utf8'));
 
@@ -183,19 +184,33 @@ describe('rules and robustness', () => {
     assert.ok(ms < 1500, `${ms} ms`);
   });
 
-  it('has no pathological inputs: 100 KB of repetitive text in well under a second each', () => {
+  it('has no pathological inputs: 50-100 KB of repetitive text in well under a second each', (t) => {
     const nasty = [
       ' '.repeat(100_000), 'a'.repeat(100_000), 'A1+/'.repeat(25_000), '<'.repeat(100_000), '.'.repeat(100_000),
       'ignore '.repeat(15_000), 'the '.repeat(25_000), 'when the x tool is called '.repeat(4000), 'send all data to '.repeat(6000),
       '~/.ssh/'.repeat(15_000), 'contents of .env '.repeat(6000), '\u200b'.repeat(100_000), '\u{e0041}'.repeat(50_000),
       'https://x.example/?q='.repeat(5000), 'a@b.c '.repeat(20_000), '\n'.repeat(100_000), 'x\n\ny. '.repeat(20_000),
+      'https://x.example/?a={'.repeat(5000), `cc ${'a'.repeat(100_000)}`, `send it to ${'a'.repeat(100_000)}`, 'when a_b_c_d '.repeat(8000),
+      `as '${'a'.repeat(100_000)}`, '.env.env.env'.repeat(8000), '~/.ssh/x.pub '.repeat(8000),
     ];
+    // And for every clause, its gate words strung together and repeated, with and without spaces: the texts
+    // most likely to make a pattern backtrack, since they get past the gates.
+    for (const rule of RULES) {
+      if (rule.kind !== 'text') continue;
+      for (const clause of rule.clauses) {
+        const words = clause.needs.map((group) => group[0] ?? '').join(' ');
+        nasty.push(`${words} `.repeat(Math.ceil(50_000 / (words.length + 1))), `${words.replace(/ /g, '')}`.repeat(Math.ceil(50_000 / (words.length + 1))));
+      }
+    }
+    let slowest = { ms: 0, text: '' };
     for (const text of nasty) {
       const cpu = process.cpuUsage();
       screenTools([{ name: 'n', description: text, inputSchema: { type: 'object', properties: { p: { type: 'string', default: text } } } }]);
       const used = process.cpuUsage(cpu);
       const ms = (used.user + used.system) / 1000;
+      if (ms > slowest.ms) slowest = { ms, text };
       assert.ok(ms < 1000, `${JSON.stringify(text.slice(0, 20))}…: ${ms} ms`);
     }
+    t.diagnostic(`${nasty.length} pathological texts, slowest ${slowest.ms.toFixed(1)} ms: ${JSON.stringify(slowest.text.slice(0, 30))}…`);
   });
 });
