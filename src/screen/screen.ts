@@ -139,11 +139,13 @@ function textHits(normalized: string, isValue: boolean, toolName: string): Array
   // Lowercasing keeps offsets for nearly all text; when it does not, quote the lowercased sentence.
   const quoted = lower.length === normalized.length ? normalized : lower;
   const words = gateWordsIn(lower);
+  if (words.size === 0 && !isValue) return hits; // most short strings ("string", "Path to the file")
+  const paragraphs = new Map<number, Paragraph>(); // split once, shared by every clause
   for (const rule of TEXT_RULES) {
     if (rule.scope === 'values' && !isValue) continue;
     for (const clause of rule.clauses) {
       if (!gatesOpen(clause, words)) continue;
-      const hit = firstHit(clause, rule, lower, quoted, toolName);
+      const hit = firstHit(clause, rule, lower, quoted, paragraphs, toolName);
       if (hit === undefined) continue;
       hits.push({ rule, ...hit });
       break;
@@ -167,22 +169,27 @@ function gatesOpen(clause: Clause, words: Set<string>): boolean {
  * text in one call (per-call overhead dominated when patterns ran per sentence); a candidate's paragraph is then
  * split into sentences and checked one by one, so a match can never span two sentences.
  */
-function firstHit(clause: Clause, rule: TextRule, lower: string, quoted: string, toolName: string): { at: number; sentence: string } | undefined {
+function firstHit(clause: Clause, rule: TextRule, lower: string, quoted: string, paragraphs: Map<number, Paragraph>, toolName: string): { at: number; sentence: string } | undefined {
   const scan = wholeTextVersion(clause.all[0]!);
   scan.lastIndex = 0;
   for (let m = scan.exec(lower); m; m = scan.exec(lower)) {
     const [start, end] = paragraphAround(lower, m.index);
-    const sentences = sentencesOf(lower.slice(start, end));
-    const originals = sentencesOf(quoted.slice(start, end));
+    let paragraph = paragraphs.get(start);
+    if (!paragraph) paragraphs.set(start, (paragraph = { sentences: sentencesOf(lower.slice(start, end)) }));
+    const { sentences } = paragraph;
     for (let i = 0; i < sentences.length; i++) {
       const at = matchClause(clause, sentences[i]!, rule, toolName);
-      if (at !== undefined) return { at, sentence: originals.length === sentences.length && originals[i]!.length === sentences[i]!.length ? originals[i]! : sentences[i]! };
+      if (at === undefined) continue;
+      const originals = sentencesOf(quoted.slice(start, end));
+      return { at, sentence: originals.length === sentences.length && originals[i]!.length === sentences[i]!.length ? originals[i]! : sentences[i]! };
     }
     if (end >= lower.length) return undefined;
     scan.lastIndex = end; // that paragraph is settled; a bogus match may have run past its end
   }
   return undefined;
 }
+
+interface Paragraph { sentences: string[] }
 
 /** The paragraph (between blank lines) that holds `index`: [start, end). */
 function paragraphAround(text: string, index: number): [number, number] {
