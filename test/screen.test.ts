@@ -166,9 +166,9 @@ describe('rules and robustness', () => {
   });
 
   it('is fast: 1,000 tools with 2 KB descriptions (bench/screen.ts has the figures; asserted loosely: loaded CI)', (t) => {
-    // Whole real descriptions from the npm corpus strung together to about 2 KB per tool.
+    // Real descriptions from the npm corpus strung together and cut to 2 KB per tool, as in bench/screen.ts.
     const texts = benign.flatMap((b) => b.tools.map((tool) => tool.description ?? '')).filter((d) => d.length > 0);
-    const twoKb = (i: number) => { let s = ''; for (let k = i; s.length < 2048; k++) s += texts[k % texts.length] + '\n\n'; return s; };
+    const twoKb = (i: number) => { let s = ''; for (let k = i; s.length < 2048; k++) s += texts[k % texts.length] + '\n\n'; return s.slice(0, 2048); };
     const tools: ToolSnapshot[] = Array.from({ length: 1000 }, (_, i) => ({
       name: `tool_${i}`,
       description: twoKb(i),
