@@ -288,7 +288,7 @@ const ANSI_SEQUENCE = /(?:\u001b\[|\u009b)[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u00
 const FORMAT_OR_SELECTOR = /[\p{Cf}\ufe00-\ufe0f\u{e0100}-\u{e01ef}\u034f\u115f\u1160\u3164\uffa0]/gu;
 const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/gu;
 
-export function normalize(raw: string, odd = ODD_CHARACTER.test(raw)): string {
+function normalize(raw: string, odd = ODD_CHARACTER.test(raw)): string {
   // Printable ASCII and newlines: nothing to normalize but spaces (the common case, and the fast one).
   if (!/[^\x20-\x7e\n]/.test(raw)) return raw.replace(/ {2,}/g, ' ');
   let text = raw.normalize('NFKC');
@@ -301,7 +301,7 @@ export function normalize(raw: string, odd = ODD_CHARACTER.test(raw)): string {
  * The text one sentence per line: paragraphs split at blank lines, wrapped lines rejoined (a list item, heading,
  * table row or quote starts its own), then split after sentence-ending punctuation. ~/.ssh/id_rsa stays whole.
  */
-export function sentenceLines(text: string): string {
+function sentenceLines(text: string): string {
   return text
     .replace(/\n[ ]?\n|\n(?![ ]?(?:[-*•+]\s|\d+[.)]\s|#|\||>|```))/g, (m) => (m.length > 1 ? '\n' : ' '))
     .replace(/([.!?。！？])\s+/g, '$1\n')
@@ -309,8 +309,8 @@ export function sentenceLines(text: string): string {
     .trim();
 }
 
-/** The sentences, for tests and tools. */
-export function sentencesOf(text: string): string[] {
+/** The sentences of a text, in order. */
+function sentencesOf(text: string): string[] {
   const lines = sentenceLines(text);
   return lines === '' ? [] : lines.split('\n');
 }
@@ -379,7 +379,7 @@ const UNSAFE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\ufe00-\ufe0f\u{e0100}-\u{e01ef}\u034f\
  * Text safe to print anywhere: tag-character runs shown decoded, every control, format, bidi, invisible or
  * separator character shown as [U+XXXX] (newline and tab as a space), clipped to `max` characters.
  */
-export function inert(text: string, max: number): string {
+function inert(text: string, max: number): string {
   const decodedTags = text.replace(TAG_RUN, (run) => `[hidden: "${Array.from(run, (c) => String.fromCodePoint(c.codePointAt(0)! - 0xe0000)).join('')}"]`);
   let out = '';
   let count = 0;
