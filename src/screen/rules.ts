@@ -97,7 +97,7 @@ const SEND_WORDS = ['send', 'post', 'upload', 'forward', 'transmit', 'submit', '
 const NOT_A_TOOL_NAME = new Set(['this', 'that', 'the', 'a', 'an', 'any', 'another', 'each', 'every', 'same', 'current', 'our', 'my', 'your', 'these', 'those', 'it', 'its', 'one', 'other', 'such']);
 
 /** Canonical form of a tool name so `send_email`, `send-email` and "Send Email" compare equal. */
-export function toolKey(name: string): string {
+function toolKey(name: string): string {
   return name.toLowerCase().replace(/[\s_.-]+/g, '');
 }
 
