@@ -125,6 +125,11 @@ export class AppSseReader {
 
   constructor(private readonly maxLineChars: number) {}
 
+  /** Characters held for a line not yet ended. */
+  get buffered(): number {
+    return this.partial.length;
+  }
+
   feed(text: string): void {
     let start = 0;
     for (let i = 0; i < text.length; i++) {

@@ -15,6 +15,7 @@ import { screenTools } from '../screen/screen.js';
 import type { Finding } from '../screen/types.js';
 import { storedSnapshot, toolListSnapshot, type StoredSnapshot } from './snapshot.js';
 import type { MatrixCell } from './result.js';
+import type { BodyBudget } from './budget.js';
 import { withDefaults } from '../util/defaults.js';
 
 export interface ProbeOptions {
@@ -36,6 +37,8 @@ export interface ProbeOptions {
   retryDelayMs?: number;
   /** A 429's Retry-After is honoured up to this long; a longer one is not retried. */
   maxRetryAfterMs?: number;
+  /** Bounds the bytes all body reads of a run hold together (probeMany shares one). */
+  budget?: BodyBudget;
   /** Permit private addresses for URLs a server supplies (auth metadata on another origin); tests only. */
   allowPrivate?: boolean;
   dispatcher?: Dispatcher;
@@ -190,6 +193,7 @@ function runProfile(url: string, profile: ClientProfile, opts: Resolved, userAge
     maxBodyBytes: opts.maxBodyBytes,
     dispatcher: opts.dispatcher,
     userAgent,
+    budget: opts.budget,
   };
   switch (profile.handshake) {
     case 'app': return runAppClient(url, profile, client);

@@ -8,9 +8,12 @@ import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { request, type Dispatcher } from 'undici';
 import { createParser } from 'eventsource-parser';
 import { isTlsCode, type AppReading, type BodyKind, type BodyProblem, type Exchange, type JsonRpcResponse, type Quirk, type StepName } from './observation.js';
+import type { BodyBudget, BodyHold } from './budget.js';
 import { AppSseReader, decodeAppResponse, NO_SSE_RESPONSE, type AppResponse, type Decoded } from './app-reader.js';
 
 export interface PostOptions {
+  /** Shared across the probes of one run: bounds the bytes held by all body reads together. */
+  budget?: BodyBudget;
   /** Request headers; a flat [name, value, ...] list keeps duplicates and order, as the app appends them. */
   headers: Record<string, string> | string[];
   signal: AbortSignal;
@@ -51,7 +54,8 @@ export async function postJsonRpc(url: string, step: StepName, message: unknown,
     if (id === null) {
       await discard(res.body, exchange.contentType);
     } else {
-      const read = await readResponse(res.body, exchange.contentType, exchange.headers['content-encoding'], id, opts.maxBodyBytes, quirks);
+      const hold = opts.budget?.reader();
+      const read = await readResponse(res.body, exchange.contentType, exchange.headers['content-encoding'], id, opts.maxBodyBytes, quirks, hold).finally(() => hold?.release());
       exchange.body = read.body;
       exchange.response = read.response;
       exchange.problem = read.problem;
@@ -115,7 +119,8 @@ export async function appPost(url: string, step: StepName, message: unknown, exp
     const rawType = headerValue(res.headers['content-type']);
     const source = opts.gunzip && /^\s*(x-)?gzip\s*$/i.test(exchange.headers['content-encoding'] ?? '') ? decompress(res.body, 'gzip') : res.body;
     const sse = rawType !== null && rawType.includes('text/event-stream');
-    const read = await readForApp(source, sse, expectAnswer, opts.maxBodyBytes);
+    const hold = opts.budget?.reader();
+    const read = await readForApp(source, sse, expectAnswer, opts.maxBodyBytes, hold).finally(() => hold?.release());
     exchange.app = read.reading;
     exchange.body = read.kind;
     exchange.bodySnippet = read.snippet;
@@ -141,7 +146,7 @@ interface AppRead {
   failure: unknown;
 }
 
-async function readForApp(source: Readable, sse: boolean, expectAnswer: boolean, maxBytes: number): Promise<AppRead> {
+async function readForApp(source: Readable, sse: boolean, expectAnswer: boolean, maxBytes: number, hold?: BodyHold): Promise<AppRead> {
   const reading: AppReading = { read: sse ? 'sse' : 'json', winner: null, winnerId: null, spacelessDataLines: 0, undecodedDataLines: 0, ended: false, stoppedEarly: false, validPrefix: false };
   const decoder = new TextDecoder();
   let total = 0;
@@ -158,7 +163,7 @@ async function readForApp(source: Readable, sse: boolean, expectAnswer: boolean,
       const text = decoder.decode(chunk, { stream: true });
       keepHead(text);
       reader.feed(text);
-      return false;
+      return wait(hold, reader.buffered);
     }).catch(fail);
     reader.end();
     reading.ended = !stopped;
@@ -183,7 +188,7 @@ async function readForApp(source: Readable, sse: boolean, expectAnswer: boolean,
       // Not an object in its first bytes: the app cannot decode it whatever follows.
       if (firstChar !== null && firstChar !== '{') { reading.stoppedEarly = true; return true; }
     }
-    return false;
+    return wait(hold, total);
   }).catch(fail);
   reading.ended = !stopped;
   if (!expectAnswer) return { kind: total === 0 ? 'empty' : 'other', reading, decoded: null, snippet: null, oversize, failure };
@@ -266,16 +271,16 @@ interface ReadResult {
   text: string | null;
 }
 
-async function readResponse(body: Readable, contentType: string | null, encoding: string | undefined, id: number, maxBytes: number, quirks: Quirk[]): Promise<ReadResult> {
+async function readResponse(body: Readable, contentType: string | null, encoding: string | undefined, id: number, maxBytes: number, quirks: Quirk[], hold?: BodyHold): Promise<ReadResult> {
   const source = decompress(body, encoding);
-  if (contentType === 'text/event-stream') return readSse(source, id, maxBytes, quirks);
+  if (contentType === 'text/event-stream') return readSse(source, id, maxBytes, quirks, hold);
   const parts: Buffer[] = [];
   let total = 0;
   const oversize = await readChunks(source, (chunk) => {
     total += chunk.length;
     if (total > maxBytes) return true;
     parts.push(chunk);
-    return false;
+    return wait(hold, total);
   });
   if (oversize) return { body: 'other', response: null, problem: 'oversize', text: snippet(Buffer.concat(parts).toString('utf8')) };
   const text = Buffer.concat(parts, total).toString('utf8');
@@ -291,7 +296,9 @@ async function readResponse(body: Readable, contentType: string | null, encoding
   return { body: 'json', ...pickResponse(value, id, quirks), text: snippet(text) };
 }
 
-async function readSse(source: Readable, id: number, maxBytes: number, quirks: Quirk[]): Promise<ReadResult> {
+async function readSse(source: Readable, id: number, maxBytes: number, quirks: Quirk[], hold?: BodyHold): Promise<ReadResult> {
+  // What the parser may hold: the bytes since the last whole event.
+  let sinceEvent = 0;
   let response: JsonRpcResponse | null = null;
   let problem: BodyProblem | null = null;
   let sawResponse = false;
@@ -300,6 +307,7 @@ async function readSse(source: Readable, id: number, maxBytes: number, quirks: Q
   const seen: string[] = [];
   const parser = createParser({
     onEvent(event) {
+      sinceEvent = 0;
       if (response || problem) return;
       if (event.event === 'endpoint') { problem = 'endpoint-event'; return; }
       if (event.data.trim() === '') return; // priming event or keep-alive
@@ -320,8 +328,10 @@ async function readSse(source: Readable, id: number, maxBytes: number, quirks: Q
     if (total > maxBytes) { problem = 'oversize'; return true; }
     const text = decoder.decode(chunk, { stream: true });
     if (!dataWithoutSpace && /(?:^|[\r\n])data:[^ \r\n]/.test(text)) dataWithoutSpace = true;
+    sinceEvent += chunk.length;
     parser.feed(text);
-    return response !== null || problem !== null;
+    if (response !== null || problem !== null) return true;
+    return wait(hold, sinceEvent);
   });
   if (dataWithoutSpace) quirks.push('sse-data-without-space');
   if (otherMessages > 0 && response) quirks.push('messages-before-response');
@@ -335,17 +345,24 @@ async function readSse(source: Readable, id: number, maxBytes: number, quirks: Q
  * On a stop the body gets one turn of the event loop to end by itself, so that a finished response
  * keeps its connection for reuse; a body still open after that is destroyed.
  */
-function readChunks(source: Readable, onChunk: (chunk: Buffer) => boolean): Promise<boolean> {
+function readChunks(source: Readable, onChunk: (chunk: Buffer) => boolean | Promise<boolean>): Promise<boolean> {
   return new Promise((resolve, reject) => {
     let stopped = false;
-    const onData = (chunk: Buffer) => {
-      if (!onChunk(chunk)) return;
+    const stop = () => {
       stopped = true;
       source.off('data', onData);
       setImmediate(() => {
         if (!source.readableEnded) source.destroy();
         resolve(true);
       });
+    };
+    const onData = (chunk: Buffer) => {
+      const go = onChunk(chunk);
+      if (go === false) return;
+      if (go === true) return stop();
+      // Waiting for memory: the stream pauses (backpressure) until the budget allows more.
+      source.pause();
+      go.then((halt) => (halt ? stop() : source.resume()), reject);
     };
     source.on('data', onData);
     source.once('end', () => resolve(stopped));
@@ -378,6 +395,12 @@ function isResponse(m: unknown): m is JsonRpcResponse {
   if ('result' in m) return true;
   const error = (m as { error?: unknown }).error;
   return typeof error === 'object' && error !== null && typeof (error as { code?: unknown }).code === 'number';
+}
+
+/** Keep reading (false), or wait for the budget when a read holds more than it may on its own. */
+function wait(hold: BodyHold | undefined, held: number): false | Promise<boolean> {
+  const pending = hold?.need(held);
+  return pending ? pending.then(() => false) : false;
 }
 
 /** A notification's answer is not read; drain small bodies so the connection can be reused. */
