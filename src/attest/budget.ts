@@ -8,25 +8,32 @@ export class BodyBudget {
   private free: number;
   private readonly waiting: Array<() => void> = [];
 
-  constructor(readonly freeBytes = 128 * 1024, readonly slots = 8) {
+  constructor(readonly freeBytes = 32 * 1024, readonly slots = 4) {
     this.free = slots;
   }
 
   /** One body read: `need(held)` when the read holds `held` bytes (a promise to wait on, or null); `release()` at the end. */
   reader(): BodyHold {
-    let holding = false;
+    let state: 'free' | 'waiting' | 'holding' = 'free';
+    let wake: (() => void) | null = null;
     return {
       need: (held) => {
-        if (holding || held <= this.freeBytes) return null;
-        holding = true;
-        if (this.free > 0) { this.free--; return null; }
-        return new Promise<void>((resolve) => this.waiting.push(resolve));
+        if (state !== 'free' || held <= this.freeBytes) return null;
+        if (this.free > 0) { this.free--; state = 'holding'; return null; }
+        state = 'waiting';
+        return new Promise<void>((resolve) => {
+          wake = () => { state = 'holding'; resolve(); };
+          this.waiting.push(wake);
+        });
       },
       release: () => {
-        if (!holding) return;
-        holding = false;
-        const next = this.waiting.shift();
-        if (next) next(); else this.free++;
+        // A read that ended while waiting (its time ran out) leaves the queue; it never got a slot to give back.
+        if (state === 'waiting') this.waiting.splice(this.waiting.indexOf(wake!), 1);
+        else if (state === 'holding') {
+          const next = this.waiting.shift();
+          if (next) next(); else this.free++;
+        }
+        state = 'free';
       },
     };
   }

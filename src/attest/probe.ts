@@ -160,8 +160,10 @@ async function observe(url: string, profile: ClientProfile, opts: Resolved): Pro
   if (appUsable && !opts.matrix) return o;
   // A failure before any HTTP answer (DNS, refused, connect timeout, TLS) reads the same for every client,
   // and a passing one (5xx, 429) is retried: neither needs the diagnosis.
+  // An answer over the cap is judged on its start alone (review/oversize or drop/not-mcp): no second read.
   const first = deciding.steps[0];
-  if (!appUsable && !opts.matrix && ((first && first.status === null && deciding.steps.length === 1) || isTransient(deciding.steps.at(-1)))) return o;
+  const last = deciding.steps.at(-1);
+  if (!appUsable && !opts.matrix && ((first && first.status === null && deciding.steps.length === 1) || isTransient(last) || last?.problem === 'oversize')) return o;
   o.diagnosis = await runProfile(url, DIAGNOSIS, opts);
   if (appUsable) return o;
   if (o.diagnosis.works && isAppLike(profile) && (stepOf(deciding, 'initialize')?.status ?? 0) >= 400) {

@@ -152,7 +152,7 @@ async function readForApp(source: Readable, sse: boolean, expectAnswer: boolean,
   let total = 0;
   let oversize = false;
   let head = '';
-  const keepHead = (text: string) => { if (head.length < SNIPPET_CHARS) head += text.slice(0, SNIPPET_CHARS - head.length); };
+  const keepHead = (text: string) => { if (head.length < SNIPPET_CHARS) head += snippet(text, SNIPPET_CHARS - head.length); };
   let failure: unknown = null;
   const fail = (err: unknown) => { failure = err; return true; };
   if (sse) {
@@ -165,13 +165,14 @@ async function readForApp(source: Readable, sse: boolean, expectAnswer: boolean,
       reader.feed(text);
       return wait(hold, reader.buffered);
     }).catch(fail);
-    reader.end();
+    // Over the cap the stream has not ended: its last line is unfinished, judged on its start only.
+    if (oversize) reading.validPrefix = reader.winner !== null || isValidJsonPrefix(reader.pendingData(PREFIX_CHECK_BYTES) ?? '');
+    else reader.end();
     reading.ended = !stopped;
     reading.spacelessDataLines = reader.spacelessDataLines;
     reading.undecodedDataLines = reader.undecodedDataLines;
     reading.winner = reader.winner?.kind ?? null;
     reading.winnerId = reader.winner?.id ?? null;
-    reading.validPrefix = reader.winner !== null;
     const decoded: Decoded<AppResponse> = reader.winner ? { ok: true, value: reader.winner } : { ok: false, error: NO_SSE_RESPONSE };
     return { kind: 'sse', reading, decoded: expectAnswer ? decoded : null, snippet: head || null, oversize, failure };
   }
@@ -192,9 +193,15 @@ async function readForApp(source: Readable, sse: boolean, expectAnswer: boolean,
   }).catch(fail);
   reading.ended = !stopped;
   if (!expectAnswer) return { kind: total === 0 ? 'empty' : 'other', reading, decoded: null, snippet: null, oversize, failure };
+  if (oversize) {
+    // Over the cap the app's outcome cannot be known; whether the body is still valid JSON so far is judged on its
+    // first bytes (decoding megabytes to learn what their start already says would cost every hostile probe).
+    const head = Buffer.concat(parts).subarray(0, PREFIX_CHECK_BYTES).toString('utf8');
+    reading.validPrefix = isValidJsonPrefix(head);
+    return { kind: 'json', reading, decoded: null, snippet: snippet(head) || null, oversize, failure };
+  }
   const text = Buffer.concat(parts).toString('utf8');
-  const snippetText = text.length > SNIPPET_CHARS ? text.slice(0, SNIPPET_CHARS) : text;
-  if (oversize) reading.validPrefix = isValidJsonPrefix(text);
+  const snippetText = snippet(text);
   const decoded = decodeAppResponse(text);
   if (decoded.ok) { reading.winner = decoded.value.kind; reading.winnerId = decoded.value.id; }
   const kind: BodyKind = text.trim() === '' ? 'empty' : firstChar === '{' || firstChar === '[' ? 'json' : 'other';
@@ -202,6 +209,9 @@ async function readForApp(source: Readable, sse: boolean, expectAnswer: boolean,
 }
 
 
+
+/** How much of an oversize body is read to tell "still valid JSON so far" (`review/oversize`) from "not JSON-RPC". */
+const PREFIX_CHECK_BYTES = 256 * 1024;
 
 /** True when `text` is the start of some valid JSON object (V8 reports the error at the very end). */
 function isValidJsonPrefix(text: string): boolean {
@@ -311,7 +321,7 @@ async function readSse(source: Readable, id: number, maxBytes: number, quirks: Q
       if (response || problem) return;
       if (event.event === 'endpoint') { problem = 'endpoint-event'; return; }
       if (event.data.trim() === '') return; // priming event or keep-alive
-      if (seen.length < 4) seen.push(event.data.slice(0, 256));
+      if (seen.length < 4) seen.push(snippet(event.data, 256));
       let value: unknown;
       try { value = JSON.parse(event.data); } catch { return; }
       const picked = pickResponse(value, id, quirks);
@@ -427,8 +437,12 @@ function headerValue(value: string | string[] | undefined): string | null {
   return Array.isArray(value) ? value.join(', ') : value;
 }
 
-function snippet(text: string): string {
-  return text.length > SNIPPET_CHARS ? text.slice(0, SNIPPET_CHARS) : text;
+/**
+ * The start of a body, as its own string: a plain slice would keep the whole body alive (V8 slices share their
+ * parent), and an observation outlives the read.
+ */
+function snippet(text: string, chars = SNIPPET_CHARS): string {
+  return Buffer.from(text.length > chars ? text.slice(0, chars) : text, 'utf8').toString('utf8');
 }
 
 function lowLevelCode(err: unknown, aborted: boolean): string {
