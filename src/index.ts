@@ -23,3 +23,7 @@ export { statusRoutes, buildStatus } from './status/routes.js';
 export { statusModel, type StatusModel, type ServerStatus, type DayBar } from './status/model.js';
 export { overviewPage, serverPage } from './status/page.js';
 export { markdownReport } from './status/report.js';
+export { createMcpServer, serveStdio, serveHttp, requestRefusal, MCP_PATH, type McpServeOptions, type RunningMcp } from './mcp/server.js';
+export { TOOLS as MCP_TOOLS, ToolRefused, type ToolSpec, type ToolContext } from './mcp/tools.js';
+export { MCP_LIMITS, type McpLimits } from './mcp/limits.js';
+export { confinedPath, PathRefused } from './mcp/confine.js';

@@ -5,6 +5,7 @@ import { registerCatalogCommands } from './catalog.js';
 import { registerRefresh } from './refresh.js';
 import { registerDiscovery } from './discovery.js';
 import { registerReport } from './report.js';
+import { registerMcp } from './mcp.js';
 import { runDemo } from '../demo/demo.js';
 import { UsageError } from './args.js';
 import { CatalogError } from '../catalog/model.js';
@@ -21,6 +22,7 @@ export async function main(argv: string[]): Promise<number> {
   registerRefresh(program);
   registerDiscovery(program);
   registerReport(program);
+  registerMcp(program);
   program
     .command('demo')
     .description('refresh the shipped catalog against a loopback fleet that plays it, in a temporary workspace (offline)')

@@ -22,6 +22,8 @@ export interface RefreshOptions {
   statePath?: string;
   store?: HistoryStore;
   write?: boolean;
+  /** false: never touch the history store (no read, no record), as a plan for an agent must not. */
+  record?: boolean;
   concurrency?: number;
   timeoutMs?: number;
   allowHttp?: boolean;
@@ -55,7 +57,8 @@ export async function refresh(opts: RefreshOptions): Promise<RefreshResult> {
   // The store is opened to read only when it exists, and created only when a run is recorded:
   // an aborted run must leave no file behind.
   const statePath = opts.statePath ?? '.onetap/history.db';
-  let store = opts.store ?? (existsSync(statePath) ? new SqliteHistoryStore(statePath) : null);
+  const record = opts.record !== false;
+  let store = !record ? null : opts.store ?? (existsSync(statePath) ? new SqliteHistoryStore(statePath) : null);
   let release: (() => Promise<void>) | null = null;
   try {
     const confirmDrops = opts.confirmDrops ?? catalog.policy.confirmDrops ?? 1;
@@ -82,8 +85,10 @@ export async function refresh(opts: RefreshOptions): Promise<RefreshResult> {
       url: r.url, name: r.name, at: startedAt, verdict: r.verdict, reason: r.reason, attempts: r.attempts,
       httpStatus: r.httpStatus, durationMs: r.durationMs, tools: r.tools, error: r.error,
     }));
-    store ??= new SqliteHistoryStore(statePath);
-    store.recordRun({ startedAt, finishedAt: now().toISOString(), catalog: opts.catalogPath, applied: !!opts.write, plan: planJson(plan) }, observations);
+    if (record) {
+      store ??= new SqliteHistoryStore(statePath);
+      store.recordRun({ startedAt, finishedAt: now().toISOString(), catalog: opts.catalogPath, applied: !!opts.write, plan: planJson(plan) }, observations);
+    }
     if (!opts.write) return { plan, probedAt: startedAt, written: [], exitCode: 0 };
 
     // One writer at a time, and the catalog must not have changed since it was read (another refresh, an editor).
