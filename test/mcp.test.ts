@@ -14,8 +14,8 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
-import { POLICY_TABLE, REASON_TEXT } from '../src/index.js';
+import { SUPPORTED_PROTOCOL_VERSIONS, type CallToolResult, type Progress } from '@modelcontextprotocol/sdk/types.js';
+import { CLIENT_PROFILES, POLICY_TABLE, REASON_TEXT } from '../src/index.js';
 import { ProgressCounter } from '../src/mcp/limits.js';
 import { requestRefusal } from '../src/mcp/server.js';
 import { BIN, catalogOf, runCli, server, snapshotDir, workspace } from './helpers.js';
@@ -165,16 +165,17 @@ describe('onetap mcp over stdio (--allow-private)', () => {
   });
 
   it('plan_refresh: the plan of `refresh --json`, and no file written or recorded', async () => {
-    const cliState = join(await mkdtemp(join(tmpdir(), 'onetap-state-')), 'history.db');
-    const cli = await cliJson(['refresh', '--json', '--allow-http', '--state', cliState]) as Json;
-    // A history store in the directory must not be read or touched either.
+    // A first recorded run gives the plan a history to read; the MCP call must read it and change nothing.
     await runCli(['refresh', '--allow-http'], { cwd: ws.dir });
     const before = await snapshotDir(ws.dir);
+    assert.ok(Object.keys(before).some((p) => p.endsWith('history.db')));
     const r = await call(client, 'plan_refresh', {});
     assert.equal(r.isError, undefined, text(r));
-    assert.deepEqual(await snapshotDir(ws.dir), before);
-    const got = r.structuredContent as Json;
+    assert.deepEqual(await snapshotDir(ws.dir), before, 'catalog, generated files and history untouched');
+    const cli = await cliJson(['refresh', '--json', '--allow-http']) as Json;
+    const got = r.structuredContent as { plan: Json[]; written: string[] };
     assert.deepEqual(stable(got), stable(cli));
+    assert.deepEqual(got.plan.map((row) => `${row.decision} ${row.verdict}/${row.reason} previous ${(row.previous as Json | null)?.verdict}`), ['keep live/ok previous live', 'review review/zero-tools previous review', 'drop drop/http-404 previous drop']);
     assert.deepEqual(got.written, []);
     assert.match(text(r), /not applied, nothing written/);
   });
@@ -192,7 +193,7 @@ describe('onetap mcp over stdio (--allow-private)', () => {
 
   it('explain: the meaning and the policy sentences behind a reason', async () => {
     const r = await call(client, 'explain', { reason: 'drop/auth-required' });
-    const rules = POLICY_TABLE.filter((x) => x.reason === 'auth-required').map(({ verdict, step, policy }) => ({ verdict, step, policy }));
+    const rules = POLICY_TABLE.filter((x) => x.reason === 'auth-required').map(({ verdict, stage, policy }) => ({ verdict, stage, policy }));
     assert.deepEqual(r.structuredContent, { reason: 'auth-required', meaning: REASON_TEXT['auth-required'], rules });
     assert.ok(rules.length >= 2);
     const unknown = await call(client, 'explain', { reason: 'gremlins' });
@@ -284,9 +285,27 @@ describe('onetap mcp --http', () => {
     const progress: Progress[] = [];
     const r = await call(client, 'probe', { urls }, (p) => progress.push(p));
     assert.deepEqual(stable((r.structuredContent as Json).results), stable(await cliJson(['probe', '--json', ...urls])));
-    assert.equal(progress.length, 2);
+    assert.ok(progress.length >= 1);
+    const m = await call(client, 'probe', { urls: [fleet.url('ok-json')], profile: 'mcp-2025-11-25', matrix: true });
+    const cliMatrix = await cliJson(['probe', '--json', '--matrix', '--profile', 'mcp-2025-11-25', fleet.url('ok-json')]);
+    assert.deepEqual(stable((m.structuredContent as Json).results), stable(cliMatrix));
+    assert.deepEqual(Object.keys((m.structuredContent as { results: Array<{ matrix: Json }> }).results[0]!.matrix).sort(), Object.keys(CLIENT_PROFILES).sort());
     const e = await call(client, 'explain', { reason: 'ok' });
     assert.equal((e.structuredContent as Json).meaning, REASON_TEXT.ok);
+  });
+
+  it('`onetap probe --matrix` against it: live under every profile whose protocol the SDK supports', async () => {
+    const [r] = await cliJson(['probe', '--matrix', '--json', url]) as Array<{ verdict: string; profile: string; tools: string[]; matrix: Record<string, { works: boolean; tools: string[] | null }> }>;
+    assert.equal(r!.verdict, 'live');
+    assert.equal(r!.profile, 'kai-9000');
+    assert.deepEqual(r!.tools, ['probe', 'lint', 'plan_refresh', 'discover', 'explain']);
+    // Expected from the SDK's own list of versions, not from the prober: a profile works when it can speak one of them.
+    for (const profile of Object.values(CLIENT_PROFILES)) {
+      const speaks = [profile.protocolVersion, ...profile.supportedVersions].some((v) => SUPPORTED_PROTOCOL_VERSIONS.includes(v));
+      assert.equal(r!.matrix[profile.id]?.works, speaks, `${profile.id}: ${JSON.stringify(r!.matrix[profile.id])}`);
+      if (speaks) assert.equal(r!.matrix[profile.id]!.tools!.length, 5);
+    }
+    assert.ok(['kai-9000', 'kai-fallback', 'mcp-2025-11-25'].every((id) => r!.matrix[id]?.works), 'the app, its fork and today\'s SDK clients');
   });
 
   const post = (headers: Record<string, string>) => new Promise<number>((resolve, reject) => {

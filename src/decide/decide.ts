@@ -12,13 +12,9 @@ export interface ProbedRow extends ProbeOutcome {
   history: ObservationRecord[];
 }
 
-export interface PlanRow {
-  name: string;
-  url: string;
+/** A plan row: the probe's outcome and what happens to the row. */
+export interface PlanRow extends ProbeOutcome {
   decision: Decision;
-  verdict: VerdictName;
-  reason: Reason;
-  attempts: number;
   /** The last recorded observation before this run, or null. */
   previous: { verdict: VerdictName; reason: Reason; at: string } | null;
   /** The verdict or reason differs from the previous observation (or there was none). */
@@ -27,10 +23,6 @@ export interface PlanRow {
   dropStreak: number;
   /** Why the decision differs from the verdict, when it does. */
   note: string | null;
-  httpStatus: number | null;
-  durationMs: number;
-  tools: string[] | null;
-  error: string | null;
 }
 
 export interface PlanSummary {
@@ -89,15 +81,14 @@ export function decideRow(row: ProbedRow, confirmDrops: number, outage: boolean)
 
 export function buildPlan(rows: readonly ProbedRow[], opts: { confirmDrops: number; canaries: CanaryCheck }): Plan {
   const aborted = detectOutage(rows, opts.canaries);
-  const planRows = rows.map((r): PlanRow => {
-    const last = r.history[0];
+  const planRows = rows.map(({ history, ...outcome }): PlanRow => {
+    const last = history[0];
     const previous = last ? { verdict: last.verdict, reason: last.reason, at: last.at } : null;
     return {
-      name: r.name, url: r.url, verdict: r.verdict, reason: r.reason, attempts: r.attempts,
-      ...decideRow(r, opts.confirmDrops, aborted !== null),
+      ...outcome,
+      ...decideRow({ ...outcome, history }, opts.confirmDrops, aborted !== null),
       previous,
-      changed: !previous || previous.verdict !== r.verdict || previous.reason !== r.reason,
-      httpStatus: r.httpStatus, durationMs: r.durationMs, tools: r.tools, error: r.error,
+      changed: !previous || previous.verdict !== outcome.verdict || previous.reason !== outcome.reason,
     };
   });
   const count = (d: Decision) => planRows.filter((r) => r.decision === d).length;

@@ -12,9 +12,11 @@ import { checkUrl, FetchRefused, guardedLookup } from '../discover/fetcher.js';
 import { POLICY_TABLE, REASON_TEXT, type Reason } from '../policy/policy.js';
 import { planJson, refresh } from '../refresh/refresh.js';
 import type { ProbeResult } from '../attest/probe.js';
+import { probeMany } from '../attest/probe-many.js';
+import { CLIENT_PROFILES, DEFAULT_PROFILE_ID } from '../attest/profile.js';
+import { probeResultJson } from '../attest/result.js';
 import { inert } from '../cli/render.js';
 import { confinedPath } from './confine.js';
-import { DEFAULT_PROFILE, MATRIX_AVAILABLE, PROFILE_IDS, probeLikeCli, probeResultJson } from './library.js';
 import { ProgressCounter, withinTime, type McpLimits } from './limits.js';
 
 /** A refusal the model should read and can act on (bad input, a forbidden target, a limit). */
@@ -113,9 +115,9 @@ const probeTool: ToolSpec = {
     required: ['urls'],
     properties: {
       urls: { type: 'array', minItems: 1, items: { type: 'string', minLength: 1 }, description: 'MCP endpoint URLs, e.g. https://mcp.example.com/mcp.' },
-      profile: { type: 'string', enum: PROFILE_IDS, default: DEFAULT_PROFILE, description: `Client profile that decides the verdict (default ${DEFAULT_PROFILE}, the app's client).` },
+      profile: { type: 'string', enum: Object.keys(CLIENT_PROFILES), default: DEFAULT_PROFILE_ID, description: `Client profile that decides the verdict (default ${DEFAULT_PROFILE_ID}, the app's own client): ${Object.values(CLIENT_PROFILES).map((p) => `${p.id} (${p.label})`).join(', ')}.` },
       requiresAuth: { type: 'boolean', default: false, description: 'Treat every URL as auth-optional: initialize without a key is enough.' },
-      matrix: { type: 'boolean', default: false, description: 'Also run every client profile per URL and report which would work.' },
+      matrix: { type: 'boolean', default: false, description: 'Also run every client profile per URL: each result gets matrix {profileId: {works, verdict, reason, tools}} (which clients would work, e.g. after an app upgrade). Slower.' },
     },
     additionalProperties: false,
   },
@@ -131,13 +133,16 @@ const probeTool: ToolSpec = {
   async run(args, ctx) {
     const urls = args.urls as string[];
     if (urls.length > ctx.limits.maxUrls) throw new ToolRefused(`at most ${ctx.limits.maxUrls} URLs per call, got ${urls.length}: split them over several calls`);
-    if (args.matrix === true && !MATRIX_AVAILABLE) throw new ToolRefused('the profile matrix is not available in this build of onetap');
     refuseTargets(urls, ctx, 'probe');
     const counter = new ProgressCounter(urls.length);
     const finished: (ProbeResult | undefined)[] = new Array(urls.length);
-    const work = probeLikeCli(urls.map((url) => ({ url, requiresAuth: args.requiresAuth === true })), {
-      profile: (args.profile as string | undefined) ?? DEFAULT_PROFILE,
+    // The options `onetap probe` uses when given no flags, so the JSON is the CLI's.
+    const work = probeMany(urls.map((url) => ({ url, requiresAuth: args.requiresAuth === true })), {
+      profile: (args.profile as string | undefined) ?? DEFAULT_PROFILE_ID,
       matrix: args.matrix === true,
+      headers: {},
+      concurrency: 16,
+      allowPrivate: ctx.allowPrivate,
       lookup: lookupFor(ctx),
       onResult: (r, i) => {
         finished[i] = r;
@@ -212,8 +217,8 @@ const planTool: ToolSpec = {
   title: 'Plan a catalog refresh (never applied)',
   description: [
     'Use to see what a refresh of a curated catalog would decide per server (keep, keep-failed, review, drop) and why: it probes',
-    'every entry the way the app connects and applies the written policy and the outage guard. It only plans: it never writes',
-    'the catalog or any generated file, never records history, and reads no history (so every row is a first probe).',
+    'every entry the way the app connects and applies the written policy, the history of earlier runs and the outage guard.',
+    'It only plans: it never writes the catalog or any generated file and never records the run in the history.',
     'The catalog path must be inside the directory the server was started in; its server URLs must be public https addresses',
     'unless the server was started with --allow-private. Slow (minutes for a slow server); progress is reported while it runs.',
   ].join(' '),
@@ -347,7 +352,7 @@ const explainTool: ToolSpec = {
       rules: {
         type: 'array',
         description: 'Every policy rule that gives this reason, in the order the policy tries them.',
-        items: { type: 'object', required: ['verdict', 'step', 'policy'], properties: { verdict: str, step: str, policy: str } },
+        items: { type: 'object', required: ['verdict', 'stage', 'policy'], properties: { verdict: str, stage: { type: 'string', description: 'Where the policy applies it: live (the deciding client lists tools), app-trip (alive, but the app trips), review, initialize or tools/list.' }, policy: str } },
       },
     },
   },
@@ -357,8 +362,8 @@ const explainTool: ToolSpec = {
     const reason = given.includes('/') ? given.slice(given.indexOf('/') + 1) : given;
     if (!Object.hasOwn(REASON_TEXT, reason)) throw new ToolRefused(`unknown reason "${inert(given)}"; known reasons: ${Object.keys(REASON_TEXT).join(', ')}`);
     const meaning = REASON_TEXT[reason as Reason];
-    const rules = POLICY_TABLE.filter((r) => r.reason === reason).map((r) => ({ verdict: r.verdict, step: r.step, policy: r.policy }));
-    const summary = [`${reason}: ${meaning}.`, ...rules.map((r) => `- ${r.verdict} (on ${r.step}): ${r.policy}`)].join('\n');
+    const rules = POLICY_TABLE.filter((r) => r.reason === reason).map((r) => ({ verdict: r.verdict, stage: r.stage, policy: r.policy }));
+    const summary = [`${reason}: ${meaning}.`, ...rules.map((r) => `- ${r.verdict} (stage ${r.stage}): ${r.policy}`)].join('\n');
     return { summary, structured: { reason, meaning, rules } };
   },
 };

@@ -8,6 +8,7 @@ import { dirname } from 'node:path';
 import { probeMany } from '../attest/probe-many.js';
 import type { ProbeOptions } from '../attest/probe.js';
 import { isReachable } from '../attest/reachable.js';
+import { probeOutcome } from '../attest/result.js';
 import { CatalogError, loadCatalog } from '../catalog/model.js';
 import { isLoopbackUrl } from '../catalog/url.js';
 import { buildPlan, type Plan } from '../decide/decide.js';
@@ -22,9 +23,14 @@ export interface RefreshOptions {
   statePath?: string;
   store?: HistoryStore;
   write?: boolean;
-  /** false: never touch the history store (no read, no record), as a plan for an agent must not. */
+  /** Record the run in the history (default true; false never touches the store, e.g. for agents). */
   record?: boolean;
+  /** Also run every client profile and record the matrix (informational: only the deciding profile decides). */
+  matrix?: boolean;
+  /** The deciding client profile (default: the catalog's `policy.clientProfile`, else `kai-9000`). */
+  profile?: string;
   concurrency?: number;
+  /** Per-request time limit override (default: the catalog's `policy.timeoutMs`, else the profile's own). */
   timeoutMs?: number;
   allowHttp?: boolean;
   confirmDrops?: number;
@@ -34,7 +40,7 @@ export interface RefreshOptions {
   /** Called with the plan before anything is written. */
   onPlan?: (plan: Plan) => void;
   /** Passed to every probe (retry delay, user agent, …). */
-  probe?: Omit<ProbeOptions, 'requiresAuth' | 'headers' | 'timeoutMs' | 'dispatcher'>;
+  probe?: Omit<ProbeOptions, 'requiresAuth' | 'headers' | 'timeoutMs' | 'dispatcher' | 'profile' | 'matrix'>;
   now?: () => Date;
 }
 
@@ -48,6 +54,8 @@ export interface RefreshResult {
 }
 
 export const STALE_AFTER_DAYS = 14;
+/** Canaries only say whether this machine reaches the internet: a short limit is enough. */
+const CANARY_TIMEOUT_MS = 15_000;
 
 export async function refresh(opts: RefreshOptions): Promise<RefreshResult> {
   const now = opts.now ?? (() => new Date());
@@ -57,38 +65,28 @@ export async function refresh(opts: RefreshOptions): Promise<RefreshResult> {
   // The store is opened to read only when it exists, and created only when a run is recorded:
   // an aborted run must leave no file behind.
   const statePath = opts.statePath ?? '.onetap/history.db';
-  const record = opts.record !== false;
-  let store = !record ? null : opts.store ?? (existsSync(statePath) ? new SqliteHistoryStore(statePath) : null);
+  let store = opts.store ?? (existsSync(statePath) ? new SqliteHistoryStore(statePath) : null);
   let release: (() => Promise<void>) | null = null;
   try {
     const confirmDrops = opts.confirmDrops ?? catalog.policy.confirmDrops ?? 1;
-    const timeoutMs = opts.timeoutMs ?? catalog.policy.timeoutMs ?? 15_000;
+    const timeoutMs = opts.timeoutMs ?? catalog.policy.timeoutMs;
+    const profile = opts.profile ?? catalog.policy.clientProfile;
     const startedAt = now().toISOString();
     const [results, canaries] = await Promise.all([
-      probeMany(catalog.servers.map((s) => ({ url: s.url, requiresAuth: s.requiresAuth, headers: s.headers })), { ...opts.probe, concurrency: opts.concurrency ?? 16, timeoutMs }),
-      checkCanaries(catalog.policy.canaries ?? [], timeoutMs),
+      probeMany(catalog.servers.map((s) => ({ url: s.url, requiresAuth: s.requiresAuth, headers: s.headers })), { ...opts.probe, concurrency: opts.concurrency ?? 16, timeoutMs, profile, matrix: opts.matrix }),
+      checkCanaries(catalog.policy.canaries ?? [], Math.min(timeoutMs ?? CANARY_TIMEOUT_MS, CANARY_TIMEOUT_MS)),
     ]);
-    const rows = catalog.servers.map((s, i) => {
-      const r = results[i]!;
-      return {
-        name: s.name, url: s.url, verdict: r.verdict, reason: r.reason, attempts: r.attempts, httpStatus: r.httpStatus,
-        durationMs: r.durationMs, tools: r.tools, error: r.error, history: store?.recent(s.url, confirmDrops + 1) ?? [],
-      };
-    });
+    const rows = catalog.servers.map((s, i) => ({ ...probeOutcome(s.name, results[i]!), history: store?.recent(s.url, confirmDrops + 1) ?? [] }));
     const plan = buildPlan(rows, { confirmDrops, canaries });
     opts.onPlan?.(plan);
     if (plan.aborted) return { plan, probedAt: startedAt, written: [], exitCode: 3 };
 
     // An outage run records nothing: its observations are about this machine, not the servers.
     // Every observation carries the run's time: the history is a series of runs.
-    const observations: ObservationRecord[] = rows.map((r) => ({
-      url: r.url, name: r.name, at: startedAt, verdict: r.verdict, reason: r.reason, attempts: r.attempts,
-      httpStatus: r.httpStatus, durationMs: r.durationMs, tools: r.tools, error: r.error,
-    }));
-    if (record) {
-      store ??= new SqliteHistoryStore(statePath);
-      store.recordRun({ startedAt, finishedAt: now().toISOString(), catalog: opts.catalogPath, applied: !!opts.write, plan: planJson(plan) }, observations);
-    }
+    const observations: ObservationRecord[] = rows.map(({ history: _, ...outcome }) => ({ ...outcome, at: startedAt }));
+    if (opts.record === false) return { plan, probedAt: startedAt, written: [], exitCode: 0 };
+    store ??= new SqliteHistoryStore(statePath);
+    store.recordRun({ startedAt, finishedAt: now().toISOString(), catalog: opts.catalogPath, applied: !!opts.write, plan: planJson(plan) }, observations);
     if (!opts.write) return { plan, probedAt: startedAt, written: [], exitCode: 0 };
 
     // One writer at a time, and the catalog must not have changed since it was read (another refresh, an editor).
@@ -118,6 +116,7 @@ export function planJson(plan: Plan) {
     plan: plan.rows.map((r) => ({
       name: r.name, url: r.url, decision: r.decision, verdict: r.verdict, reason: r.reason, attempts: r.attempts, previous: r.previous,
       changed: r.changed, dropStreak: r.dropStreak, note: r.note, httpStatus: r.httpStatus, tools: r.tools, error: r.error, durationMs: r.durationMs,
+      profile: r.profile, reasons: r.reasons, appError: r.appError, location: r.location, ...(r.matrix ? { matrix: r.matrix } : {}),
     })),
     summary: plan.summary,
     aborted: plan.aborted,
