@@ -11,6 +11,7 @@ import { stepOf, type AuthKind, type ClientRun, type Observation, type Quirk, ty
 import { BROWSER_USER_AGENT, CLIENT_PROFILES, DIAGNOSIS, KAI_9000, MCP_2025_11_25, MCP_2026_07_28, profileById, type ClientProfile } from './profile.js';
 import { exchangeError, runSpecClient, runStatelessClient } from './spec-client.js';
 import { firstSseEvent } from './transport.js';
+import type { MatrixCell } from './result.js';
 import { withDefaults } from '../util/defaults.js';
 
 export interface ProbeOptions {
@@ -37,7 +38,6 @@ export interface ProbeOptions {
   dispatcher?: Dispatcher;
 }
 
-export interface MatrixCell { works: boolean; verdict: VerdictName; reason: Reason; tools: string[] | null }
 
 /** The outcome of attesting one URL: what the deciding client sees, and the reading that explains it. */
 export interface ProbeResult {

@@ -133,3 +133,8 @@ export const CLIENT_PROFILES: Readonly<Record<string, ClientProfile>> = Object.f
 export function profileById(id: string): ClientProfile | undefined {
   return Object.hasOwn(CLIENT_PROFILES, id) ? CLIENT_PROFILES[id] : undefined;
 }
+
+/** One line per server: "app ✓ · 2025-11-25 ✓ · 2026-07-28 ✗" (the mark and the word, never colour alone). */
+export function matrixLine(matrix: Readonly<Record<string, { works: boolean }>>): string {
+  return Object.entries(matrix).map(([id, cell]) => `${CLIENT_PROFILES[id]?.label ?? id} ${cell.works ? '✓' : '✗'}`).join(' · ');
+}

@@ -1,5 +1,5 @@
 /** The `probe --json` object: the contract fields first, then extras. One function, used by the CLI and the MCP server. */
-import type { MatrixCell, ProbeResult } from './probe.js';
+import type { ProbeResult } from './probe.js';
 import type { Reason, VerdictName } from '../policy/policy.js';
 
 export function probeResultJson(r: ProbeResult) {
@@ -31,6 +31,9 @@ export function probeResultJson(r: ProbeResult) {
 }
 
 export type ProbeResultJson = ReturnType<typeof probeResultJson>;
+
+/** One client profile's outcome in the matrix (`works`: it would connect and list >= 1 tool). */
+export interface MatrixCell { works: boolean; verdict: VerdictName; reason: Reason; tools: string[] | null }
 
 /**
  * What one probe of one catalog entry came to, compactly: the facts a decision, the history, the plan and

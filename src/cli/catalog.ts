@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { addServer, AddRefused } from '../catalog/add.js';
 import { formatProblems, lintCatalog } from '../catalog/lint.js';
 import { loadCatalog } from '../catalog/model.js';
-import { positiveInt } from './args.js';
+import { timeoutMs } from './args.js';
 import { inert } from './render.js';
 
 export const DEFAULT_CATALOG = 'catalog/servers.json';
@@ -34,9 +34,9 @@ export function registerCatalogCommands(program: Command): void {
     .requiredOption('--decision <who: why>', 'the product decision record, as "who: why"')
     .option('--requires-auth', 'auth-optional entry (the host must be in policy.authOptionalHosts)')
     .option('--catalog <file>', 'catalog file', DEFAULT_CATALOG)
-    .option('--timeout <ms>', 'probe time limit per attempt', positiveInt, 15_000)
+    .option('--timeout <ms>', 'per-request time limit override (default: policy.timeoutMs, else the profile\'s own)', timeoutMs)
     .option('--allow-http', 'permit http:// URLs on loopback addresses (local fixtures and demos only)')
-    .action(async (url: string, opts: { name: string; description: string; decision: string; requiresAuth?: boolean; catalog: string; timeout: number; allowHttp?: boolean }) => {
+    .action(async (url: string, opts: { name: string; description: string; decision: string; requiresAuth?: boolean; catalog: string; timeout?: number; allowHttp?: boolean }) => {
       try {
         const { entry, probe } = await addServer({
           catalogPath: opts.catalog, url, name: opts.name, description: opts.description, decision: opts.decision,

@@ -5,6 +5,7 @@ import { registerCatalogCommands } from './catalog.js';
 import { registerRefresh } from './refresh.js';
 import { registerDiscovery } from './discovery.js';
 import { registerReport } from './report.js';
+import { registerSite } from './site.js';
 import { registerMcp } from './mcp.js';
 import { runDemo } from '../demo/demo.js';
 import { UsageError } from './args.js';
@@ -22,6 +23,7 @@ export async function main(argv: string[]): Promise<number> {
   registerRefresh(program);
   registerDiscovery(program);
   registerReport(program);
+  registerSite(program);
   registerMcp(program);
   program
     .command('demo')

@@ -1,6 +1,6 @@
 /** Terminal rendering helpers: colour only on a TTY without NO_COLOR, untrusted text made inert. */
 import type { VerdictName } from '../policy/policy.js';
-import { CLIENT_PROFILES } from '../attest/profile.js';
+export { matrixLine } from '../attest/profile.js';
 
 export function useColor(stream: NodeJS.WriteStream): boolean {
   return !!stream.isTTY && !('NO_COLOR' in process.env && process.env.NO_COLOR !== '') && process.env.TERM !== 'dumb';
@@ -30,7 +30,3 @@ export function table(header: string[], rows: string[][], paintCell?: (text: str
   return [line(header, -1), ...rows.map((r, i) => line(r, i))].join('\n');
 }
 
-/** One line per server: "app ✓ · 2025-11-25 ✓ · 2026-07-28 ✗" (the mark and the word, never colour alone). */
-export function matrixLine(matrix: Record<string, { works: boolean }>): string {
-  return Object.entries(matrix).map(([id, cell]) => `${CLIENT_PROFILES[id]?.label ?? id} ${cell.works ? '✓' : '✗'}`).join(' · ');
-}

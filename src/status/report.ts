@@ -1,5 +1,6 @@
 /** `report --markdown`: the status for a pull request body (pure). */
 import { mdText } from '../outputs/escape.js';
+import { matrixLine } from '../attest/profile.js';
 import type { DayBar, StatusModel } from './model.js';
 
 const SQUARE: Record<string, string> = { live: '🟩', review: '🟨', failed: '🟧', drop: '🟥', none: '⬜' };
@@ -27,6 +28,10 @@ export function markdownReport(m: StatusModel): string {
     const status = s.decision ? DECISION[s.decision] : s.verdict ?? 'not probed';
     lines.push(`| ${mdText(s.name)} | ${status} | ${s.reason ? `\`${s.verdict}/${s.reason}\`` : '—'} | ${s.tools ? s.tools.length : '—'} | ${strip(s.days30)} | ${pct(s.uptime30)} | ${pct(s.uptime90)} |`);
   }
+  const matrices = m.servers.filter((s) => s.matrix);
+  if (matrices.length) lines.push('', '**Clients** (would connect and list tools)', '', ...matrices.map((s) => `- ${mdText(s.name)}: ${matrixLine(s.matrix!)}`));
+  const appErrors = m.servers.filter((s) => s.appError && s.verdict !== 'live');
+  if (appErrors.length) lines.push('', '**What the app would say**', '', ...appErrors.map((s) => `- ${mdText(s.name)}: ${mdText(s.appError!)}`));
   lines.push('', `🟩 live · 🟨 review · 🟧 probe failed · 🟥 must drop · ⬜ no probe (one square per day, the worst verdict of the day). Generated ${m.generatedAt}.`);
   return lines.join('\n') + '\n';
 }
