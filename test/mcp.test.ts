@@ -9,7 +9,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, request, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtemp, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
+import { lookup } from 'node:dns/promises';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -225,6 +226,15 @@ describe('onetap mcp without --allow-private', () => {
       const r = await call(client, 'probe', { urls: [url] });
       assert.equal(r.isError, true, url);
       assert.match(text(r), /private or reserved|https only/, url);
+    }
+    // A name that resolves to a private address is refused too, before any connection (here: this machine's
+    // own name, when /etc/hosts maps it to loopback or a container's private address, as it usually does).
+    const own = hostname();
+    const addresses = await lookup(own, { all: true }).catch(() => []);
+    if (addresses.length && addresses.every((a) => /^(127\.|10\.|192\.168\.|172\.(1[6-9]|2\d|3[01])\.|::1$|fe80:|f[cd])/i.test(a.address))) {
+      const r = await call(client, 'probe', { urls: [`https://${own}:9/mcp`] });
+      assert.equal(r.isError, true, text(r));
+      assert.match(text(r), /resolves to .*private or reserved/);
     }
     const d = await call(client, 'discover', { source: `${cardOrigin}/card` });
     assert.equal(d.isError, true);

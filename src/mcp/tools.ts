@@ -4,6 +4,7 @@
  * Nothing here writes: no catalog write, no history record, no add, no accept.
  */
 import { existsSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { join } from 'node:path';
 import { loadCatalog, parseCatalog, type Catalog } from '../catalog/model.js';
 import { lintCatalog } from '../catalog/lint.js';
@@ -82,11 +83,29 @@ async function timed<T>(ctx: ToolContext, counter: ProgressCounter, label: () =>
   }
 }
 
-/** Every network target must pass discovery's address rule unless the server was started with --allow-private. */
-function refuseTargets(urls: string[], ctx: ToolContext, what: string): void {
-  const refused = urls.flatMap((u) => {
-    try { checkUrl(u, { allowPrivate: ctx.allowPrivate }); return []; } catch (err) { return [`${inert(u)}: ${(err as Error).message}`]; }
-  });
+/**
+ * Every network target must pass discovery's address rule unless the server was started with --allow-private:
+ * IP literals and `localhost` by their text, names by resolving them now (a refused call contacts nothing).
+ * The connection pool checks again on every connection, so a name that rebinds later is still refused.
+ */
+async function refuseTargets(urls: string[], ctx: ToolContext, what: string): Promise<void> {
+  if (ctx.allowPrivate) return;
+  const refused: string[] = [];
+  const names = new Map<string, string>();
+  for (const u of urls) {
+    try {
+      const parsed = checkUrl(u, { allowPrivate: false });
+      if (isIP(parsed.hostname.replace(/^\[|\]$/g, '')) === 0) names.set(parsed.hostname, u);
+    } catch (err) { refused.push(`${inert(u)}: ${(err as Error).message}`); }
+  }
+  const lookup = guardedLookup();
+  await Promise.all([...names].map(([name, u]) => new Promise<void>((resolve) => {
+    lookup(name, { all: true }, (err) => {
+      // A name that does not resolve is the probe's finding (dns), not a refusal.
+      if (err instanceof FetchRefused) refused.push(`${inert(u)}: ${err.message}`);
+      resolve();
+    });
+  })));
   if (refused.length) throw new ToolRefused(`refused, nothing was contacted (${what}):\n${refused.map((r) => `- ${r}`).join('\n')}`);
 }
 
@@ -133,7 +152,7 @@ const probeTool: ToolSpec = {
   async run(args, ctx) {
     const urls = args.urls as string[];
     if (urls.length > ctx.limits.maxUrls) throw new ToolRefused(`at most ${ctx.limits.maxUrls} URLs per call, got ${urls.length}: split them over several calls`);
-    refuseTargets(urls, ctx, 'probe');
+    await refuseTargets(urls, ctx, 'probe');
     const counter = new ProgressCounter(urls.length);
     const finished: (ProbeResult | undefined)[] = new Array(urls.length);
     // The options `onetap probe` uses when given no flags, so the JSON is the CLI's.
@@ -248,7 +267,7 @@ const planTool: ToolSpec = {
     const path = await confinedPath(ctx.root, label);
     const { catalog } = await loadCatalog(path);
     if (catalog.servers.length > ctx.limits.maxCatalogServers) throw new ToolRefused(`at most ${ctx.limits.maxCatalogServers} servers per catalog, ${label} has ${catalog.servers.length}`);
-    refuseTargets([...catalog.servers.map((s) => s.url), ...(catalog.policy.canaries ?? [])], ctx, `servers and canaries of ${inert(label)}`);
+    await refuseTargets([...catalog.servers.map((s) => s.url), ...(catalog.policy.canaries ?? [])], ctx, `servers and canaries of ${inert(label)}`);
     const counter = new ProgressCounter();
     // refresh() hands its `probe` options to probeMany, which takes the address-checking lookup.
     const probe = { lookup: lookupFor(ctx) } as NonNullable<Parameters<typeof refresh>[0]['probe']>;
