@@ -14,7 +14,7 @@ import { POLICY_TABLE, REASON_TEXT, type Reason } from '../policy/policy.js';
 import { planJson, refresh } from '../refresh/refresh.js';
 import type { ProbeResult } from '../attest/probe.js';
 import { probeMany } from '../attest/probe-many.js';
-import { CLIENT_PROFILES, DEFAULT_PROFILE_ID } from '../attest/profile.js';
+import { CLIENT_PROFILES, DEFAULT_PROFILE_ID, matrixLine } from '../attest/profile.js';
 import { probeResultJson } from '../attest/result.js';
 import { inert } from '../cli/render.js';
 import { confinedPath } from './confine.js';
@@ -115,7 +115,12 @@ const seconds = (ms: number) => `${Math.round(ms / 1000)} s`;
 
 function probeLine(r: ProbeResult): string {
   const tools = r.tools === null ? '' : `, ${r.tools.length} tools`;
-  return `- ${inert(r.url)}: ${r.verdict}/${r.reason}${tools} (${r.detail})${r.error ? `; ${inert(r.error)}` : ''}`;
+  const notes = [
+    r.error ? inert(r.error) : null,
+    r.appError && r.appError !== r.error ? `the app would say: ${inert(r.appError)}` : null,
+    r.matrix ? matrixLine(r.matrix) : null,
+  ].filter((n) => n !== null);
+  return `- ${inert(r.url)}: ${r.verdict}/${r.reason}${tools} (${r.detail})${notes.map((n) => `; ${n}`).join('')}`;
 }
 
 const probeTool: ToolSpec = {
