@@ -1,4 +1,5 @@
 /** Raw facts recorded by the clients. No judgement lives here: the policy reads these. */
+import type { Finding } from '../screen/types.js';
 
 export type StepName = 'initialize' | 'notifications/initialized' | 'tools/list' | 'server/discover';
 
@@ -141,6 +142,8 @@ export interface Observation {
   auth: AuthKind | null;
   /** The app's client with a browser's User-Agent works while its own agent does not (null: not checked). */
   uaBlocked: boolean | null;
+  /** What screening found in the deciding client's tool list (src/screen), on the full text. */
+  findings: Finding[];
 }
 
 const TLS_CODE = /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO|SELF_SIGNED|HOSTNAME_MISMATCH)/;

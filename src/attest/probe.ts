@@ -11,6 +11,9 @@ import { stepOf, type AuthKind, type ClientRun, type Observation, type Quirk, ty
 import { BROWSER_USER_AGENT, CLIENT_PROFILES, DIAGNOSIS, KAI_9000, MCP_2025_11_25, MCP_2026_07_28, profileById, type ClientProfile } from './profile.js';
 import { exchangeError, runSpecClient, runStatelessClient } from './spec-client.js';
 import { firstSseEvent } from './transport.js';
+import { screenTools } from '../screen/screen.js';
+import type { Finding } from '../screen/types.js';
+import { storedSnapshot, toolListSnapshot, type StoredSnapshot } from './snapshot.js';
 import type { MatrixCell } from './result.js';
 import { withDefaults } from '../util/defaults.js';
 
@@ -77,6 +80,10 @@ export interface ProbeResult {
   location: string | null;
   /** Per profile, with `matrix`. */
   matrix: Record<string, MatrixCell> | null;
+  /** Screening findings on the deciding client's tool list (full text). */
+  findings: Finding[];
+  /** The tool list as stored (hashed on the full text, then clipped), or null without a tool list. */
+  snapshot: StoredSnapshot | null;
   observation: Observation;
 }
 
@@ -138,7 +145,9 @@ async function attest(url: string, profile: ClientProfile, opts: Resolved): Prom
 /** One attempt: the deciding client, then the reads that explain a failure. */
 async function observe(url: string, profile: ClientProfile, opts: Resolved): Promise<Observation> {
   const deciding = await runProfile(url, profile, opts, opts.userAgent);
-  const o: Observation = { url, deciding, diagnosis: null, others: {}, legacySse: null, auth: null, uaBlocked: null };
+  // Screened on the full text, before anything is clipped for storage.
+  const findings = screenTools(deciding.toolDefinitions ?? []);
+  const o: Observation = { url, deciding, diagnosis: null, others: {}, legacySse: null, auth: null, uaBlocked: null, findings };
   if (opts.matrix) {
     for (const other of Object.values(CLIENT_PROFILES)) {
       if (other.id !== profile.id) o.others[other.id] = await runProfile(url, other, opts);
@@ -235,6 +244,8 @@ function summarize(url: string, profile: ClientProfile, o: Observation, v: Retur
     auth: o.auth,
     location: init?.status !== null && init !== undefined && init.status >= 300 && init.status < 400 ? init.headers.location ?? null : null,
     matrix,
+    findings: o.findings,
+    snapshot: run.toolDefinitions ? storedSnapshot(toolListSnapshot(run.serverInfo, run.toolDefinitions)) : null,
     observation: o,
   };
 }

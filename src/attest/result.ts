@@ -1,6 +1,7 @@
 /** The `probe --json` object: the contract fields first, then extras. One function, used by the CLI and the MCP server. */
 import type { ProbeResult } from './probe.js';
 import type { Reason, VerdictName } from '../policy/policy.js';
+import type { Finding } from '../screen/types.js';
 
 export function probeResultJson(r: ProbeResult) {
   return {
@@ -25,6 +26,8 @@ export function probeResultJson(r: ProbeResult) {
     quirks: r.quirks,
     auth: r.auth,
     location: r.location,
+    findings: r.findings,
+    toolsHash: r.snapshot?.hash ?? null,
     ...(r.matrix ? { matrix: r.matrix } : {}),
     steps: r.observation.deciding.steps.map((s) => ({ step: s.step, status: s.status, contentType: s.contentType, body: s.body, problem: s.problem, errorCode: s.errorCode, durationMs: s.durationMs })),
   };
@@ -59,11 +62,17 @@ export interface ProbeOutcome {
   location: string | null;
   /** Per profile, when the matrix ran. */
   matrix: Record<string, MatrixCell> | null;
+  /** The hash of the tool list the deciding client saw (src/attest/snapshot.ts), or null. */
+  toolsHash: string | null;
+  /** Screening findings (at most 50 kept; `findingsSeen` counts them all). */
+  findings: Finding[];
+  findingsSeen: number;
 }
 
 export function probeOutcome(name: string, r: ProbeResult): ProbeOutcome {
   return {
     url: r.url, name, verdict: r.verdict, reason: r.reason, attempts: r.attempts, httpStatus: r.httpStatus, durationMs: r.durationMs,
     tools: r.tools, error: r.error, profile: r.profile, reasons: r.reasons, appError: r.appError, location: r.location, matrix: r.matrix,
+    toolsHash: r.snapshot?.hash ?? null, findings: r.findings.slice(0, 50), findingsSeen: r.findings.length,
   };
 }

@@ -5,6 +5,7 @@ import { registerCatalogCommands } from './catalog.js';
 import { registerRefresh } from './refresh.js';
 import { registerDiscovery } from './discovery.js';
 import { registerReport } from './report.js';
+import { registerAccept } from './accept.js';
 import { registerSite } from './site.js';
 import { registerMcp } from './mcp.js';
 import { runDemo } from '../demo/demo.js';
@@ -23,6 +24,7 @@ export async function main(argv: string[]): Promise<number> {
   registerRefresh(program);
   registerDiscovery(program);
   registerReport(program);
+  registerAccept(program);
   registerSite(program);
   registerMcp(program);
   program

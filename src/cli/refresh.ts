@@ -5,6 +5,10 @@ import { planJson, refresh, type RefreshResult } from '../refresh/refresh.js';
 import { positiveInt, profileId, timeoutMs } from './args.js';
 import { DEFAULT_CATALOG } from './catalog.js';
 import { inert, matrixLine, paint, table, useColor } from './render.js';
+import { toolReviewLine } from '../decide/drift.js';
+
+/** A name as one shell word (POSIX single quotes). */
+const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
 export const DEFAULT_STATE = '.onetap/history.db';
 
@@ -68,6 +72,12 @@ function renderPlan(plan: Plan, catalogPath: string, color: boolean): string {
   section('Dropped', plan.rows.filter((r) => r.decision === 'drop').map((r) => `${inert(r.name)}: ${r.reason}, ${REASON_TEXT[r.reason]}${r.error ? ` (${inert(r.error)})` : ''}`));
   section('Probe failed (kept)', plan.rows.filter((r) => r.decision === 'keep-failed').map((r) => `${inert(r.name)}: ${r.verdict}/${r.reason}${r.note ? `; ${r.note}` : ''}${r.error ? ` (${inert(r.error)})` : ''}`));
   section('Review', plan.rows.filter((r) => r.decision === 'review').map((r) => `${inert(r.name)}: ${r.reason}, ${REASON_TEXT[r.reason]}${r.location ? ` → ${inert(r.location)}` : ''}${r.appError ? `; the app says: ${inert(r.appError)}` : r.error ? ` (${inert(r.error)})` : ''}`));
+  section('Tools', plan.rows.flatMap((r) => {
+    const line = toolReviewLine(r);
+    if (line === null) return [];
+    const accept = r.decision === 'review' && r.toolsHash ? ` — after review: onetap accept ${shellQuote(r.name)} --decision "who: why" --snapshot ${r.toolsHash}` : '';
+    return [`${inert(r.name)}: ${line}${accept}`, ...r.findings.slice(0, 5).map((f) => `    ${inert(f.tool)} ${inert(f.field)} [${f.rule}]: ${inert(f.excerpt)}`)];
+  }));
   section('Client matrix', plan.rows.filter((r) => r.matrix).map((r) => `${inert(r.name)}: ${matrixLine(r.matrix!)}`));
   section('Recovered on the retry (a flake, not a failure)', plan.rows.filter((r) => r.attempts > 1 && r.verdict === 'live').map((r) => inert(r.name)));
   section('Changed since the last run', plan.rows.filter((r) => r.changed).map((r) => `${inert(r.name)}: ${r.previous ? `${r.previous.verdict}/${r.previous.reason}` : 'first probe'} → ${r.verdict}/${r.reason}`));

@@ -4,12 +4,15 @@
  */
 import type { Reason, VerdictName } from '../policy/policy.js';
 import type { ObservationRecord, ProbeOutcome } from '../history/store.js';
+import { HELD_OUT, NO_TOOL_REVIEW, reviewTools, type ToolChanges, type ToolReview } from './drift.js';
 
 export type Decision = 'keep' | 'keep-failed' | 'review' | 'drop';
 
 export interface ProbedRow extends ProbeOutcome {
   /** Earlier observations of this URL, newest first. */
   history: ObservationRecord[];
+  /** The tools against their acceptance (default: nothing to review). */
+  toolReview?: ToolReview;
 }
 
 /** A plan row: the probe's outcome and what happens to the row. */
@@ -23,6 +26,14 @@ export interface PlanRow extends ProbeOutcome {
   dropStreak: number;
   /** Why the decision differs from the verdict, when it does. */
   note: string | null;
+  /** Tool drift against the accepted snapshot (null: nothing to compare). */
+  toolChanges: ToolChanges | null;
+  /** The accepted snapshot's hash (null: none yet). */
+  acceptedHash: string | null;
+  /** This run's tool list is accepted on first use when the run writes. */
+  firstUse: boolean;
+  /** Held out of the generated runtime lists until accepted (identity-changed, suspicious-tools). */
+  heldOut: boolean;
 }
 
 export interface PlanSummary {
@@ -81,7 +92,8 @@ export function decideRow(row: ProbedRow, confirmDrops: number, outage: boolean)
 
 export function buildPlan(rows: readonly ProbedRow[], opts: { confirmDrops: number; canaries: CanaryCheck }): Plan {
   const aborted = detectOutage(rows, opts.canaries);
-  const planRows = rows.map(({ history, ...outcome }): PlanRow => {
+  const planRows = rows.map(({ history, toolReview: review = NO_TOOL_REVIEW, ...probed }): PlanRow => {
+    const outcome = { ...probed, ...reviewTools(probed, review) };
     const last = history[0];
     const previous = last ? { verdict: last.verdict, reason: last.reason, at: last.at } : null;
     return {
@@ -89,6 +101,10 @@ export function buildPlan(rows: readonly ProbedRow[], opts: { confirmDrops: numb
       ...decideRow({ ...outcome, history }, opts.confirmDrops, aborted !== null),
       previous,
       changed: !previous || previous.verdict !== outcome.verdict || previous.reason !== outcome.reason,
+      toolChanges: review.changes,
+      acceptedHash: review.acceptedHash,
+      firstUse: review.firstUse && outcome.toolsHash !== null && outcome.reason !== 'suspicious-tools',
+      heldOut: outcome.verdict === 'review' && HELD_OUT.has(outcome.reason),
     };
   });
   const count = (d: Decision) => planRows.filter((r) => r.decision === d).length;

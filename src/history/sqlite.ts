@@ -53,13 +53,14 @@ interface Row {
   http_status: number | null; duration_ms: number; tools: string | null; error: string | null; details?: string | null;
 }
 
-type Details = Pick<ObservationRecord, 'profile' | 'reasons' | 'appError' | 'location' | 'matrix'>;
+type Details = Pick<ObservationRecord, 'profile' | 'reasons' | 'appError' | 'location' | 'matrix' | 'toolsHash' | 'findings' | 'findingsSeen'>;
 
 function details(r: Row): Details {
   const d = r.details ? (JSON.parse(r.details) as Partial<Details>) : {};
   return {
     profile: d.profile ?? 'kai-9000', reasons: d.reasons ?? [r.reason as ObservationRecord['reason']],
     appError: d.appError ?? null, location: d.location ?? null, matrix: d.matrix ?? null,
+    toolsHash: d.toolsHash ?? null, findings: d.findings ?? [], findingsSeen: d.findingsSeen ?? 0,
   };
 }
 
@@ -104,7 +105,7 @@ export class SqliteHistoryStore implements HistoryStore {
       const { lastInsertRowid } = this.insertRun.run(run.startedAt, run.finishedAt, run.catalog, run.applied ? 1 : 0, JSON.stringify(run.plan));
       for (const o of observations) {
         this.insertObservation.run(lastInsertRowid, o.url, o.name, o.at, o.verdict, o.reason, o.attempts, o.httpStatus, o.durationMs, o.tools === null ? null : JSON.stringify(o.tools), o.error,
-          JSON.stringify({ profile: o.profile, reasons: o.reasons, appError: o.appError, location: o.location, matrix: o.matrix }));
+          JSON.stringify({ profile: o.profile, reasons: o.reasons, appError: o.appError, location: o.location, matrix: o.matrix, toolsHash: o.toolsHash, findings: o.findings, findingsSeen: o.findingsSeen }));
       }
       return Number(lastInsertRowid);
     });

@@ -19,6 +19,7 @@ export type Reason =
   | 'app-sse-format' | 'app-stream-open' | 'app-wrong-message' | 'app-notification-rejected' | 'app-ua-blocked'
   | 'app-batch-response' | 'app-encoding' | 'app-tool-list' | 'app-incompatible' | 'era-incompatible'
   // review: other
+  | 'suspicious-tools' | 'tools-changed' | 'identity-changed'
   | 'zero-tools' | 'auth-required' | 'payment-required' | 'redirected' | 'handshake-error' | 'tools-error' | 'oversize'
   // drop
   | 'dns' | 'refused' | 'http-404' | 'http-410' | 'not-mcp' | 'not-streamable-http'
@@ -44,6 +45,9 @@ export const REASON_TEXT: Record<Reason, string> = {
   'app-tool-list': 'the server lists tools, but the app cannot decode the list (a tool without a name, an inputSchema that is not an object)',
   'app-incompatible': 'the server works for a spec-correct client, but not for the app\'s',
   'era-incompatible': 'an alive server of another protocol revision: it refuses the app\'s 2024-11-05 handshake',
+  'suspicious-tools': 'a tool\'s text carries what screening flags as an attack on the model (hidden instructions, secrets, exfiltration, invisible text): a human decides',
+  'tools-changed': 'the server\'s tools changed since a maintainer accepted them (added or changed tools): review the diff, then `onetap accept`',
+  'identity-changed': 'the server turned into another one (another serverInfo.name and fewer than half of the accepted tools): held out until accepted',
   'zero-tools': 'the server works but lists no tools',
   'auth-required': '401/403 on initialize: the server wants credentials',
   'payment-required': 'HTTP 402 on initialize: the server wants payment',
@@ -116,7 +120,10 @@ const isAuthAnswer = (e: Exchange) =>
 const isEraError = (e: Exchange | undefined) =>
   !!e?.response?.error && (e.response.error.code === -32601 || ERA_MESSAGE.test(String(e.response.error.message)));
 
-// ---- 1. live: the deciding client's outcome
+// ---- 1. live: the deciding client's outcome (a tool list that screening flags goes to a human first)
+const screenRules: Rule[] = [
+  { verdict: 'review', reason: 'suspicious-tools', policy: 'a one-tap row is a promise that the server is safe to connect to: flagged tool text is never dropped automatically, a human decides', when: ({ app, o }) => app.connected && o.findings.length > 0 },
+];
 const liveRules: Rule[] = [
   { verdict: 'live', reason: 'ok', policy: 'Attested live: a probe matching the app client succeeds (tools/list returns a JSON-RPC result with tools)', when: ({ app }) => app.works },
   { verdict: 'live', reason: 'auth-optional', policy: 'Auth-optional hosts: initialize without a key is enough; tools/list may be empty or return an auth error', when: ({ app, entry }) => entry.requiresAuth && app.connected },
@@ -213,7 +220,10 @@ function decide(rules: Rule[], f: Facts): Classification | null {
 /** The policy: observation + entry facts → verdict, reason, every reason that applies. */
 export function classify(o: Observation, entry: EntryFacts): Classification {
   const f = facts(o, entry);
+  const screened = decide(screenRules, f);
   const live = decide(liveRules, f);
+  // Flagged tool text comes first; what the row would otherwise be follows in `reasons` (an accepted list restores it).
+  if (screened) return { ...screened, reasons: [...screened.reasons, ...(live?.reasons ?? [])] };
   if (live) return live;
   // The app failed on something passing (5xx, 429, a network error): a flake to retry, not a trip of the
   // app's, even when the diagnosis read a moment later worked.
@@ -232,8 +242,20 @@ export function classify(o: Observation, entry: EntryFacts): Classification {
 }
 
 /** Every rule, in order, for documentation, `explain` and tests. */
-export const POLICY_TABLE: ReadonlyArray<Verdict & { stage: 'live' | 'app-trip' | 'review' | 'initialize' | 'tools/list'; policy: string }> = [
+/**
+ * Tool review in a refresh, for a row that is otherwise live (src/decide/drift.ts says what changed). Precedence
+ * when several apply: identity-changed, then suspicious-tools, then tools-changed; all of them in `reasons`.
+ */
+export const DRIFT_RULES: ReadonlyArray<Verdict & { policy: string }> = [
+  { verdict: 'review', reason: 'identity-changed', policy: 'a host whose domain lapsed and now serves something else: held out of the runtime lists until a maintainer accepts it' },
+  { verdict: 'review', reason: 'suspicious-tools', policy: 'flagged tool text: held out of the runtime lists until a maintainer accepts it' },
+  { verdict: 'review', reason: 'tools-changed', policy: 'a server that changes its tools after it was vetted ("rug pull"): review the diff; the row stays in the runtime lists' },
+];
+
+export const POLICY_TABLE: ReadonlyArray<Verdict & { stage: 'live' | 'drift' | 'app-trip' | 'review' | 'initialize' | 'tools/list'; policy: string }> = [
+  ...screenRules.map(({ verdict, reason, policy }) => ({ stage: 'live' as const, verdict, reason, policy })),
   ...liveRules.map(({ verdict, reason, policy }) => ({ stage: 'live' as const, verdict, reason, policy })),
+  ...DRIFT_RULES.map(({ verdict, reason, policy }) => ({ stage: 'drift' as const, verdict, reason, policy })),
   ...appTripRules.map(({ verdict, reason, policy }) => ({ stage: 'app-trip' as const, verdict, reason, policy })),
   ...reviewRules.map(({ verdict, reason, policy }) => ({ stage: 'review' as const, verdict, reason, policy })),
   ...initRules.map(({ verdict, reason, policy }) => ({ stage: 'initialize' as const, verdict, reason, policy })),

@@ -6,6 +6,8 @@ import type { Catalog } from '../catalog/model.js';
 import { serverIds } from '../catalog/ids.js';
 import type { ObservationRecord, RunRecord } from '../history/store.js';
 import type { MatrixCell } from '../attest/result.js';
+import type { ToolChanges } from '../decide/drift.js';
+import type { Finding } from '../screen/types.js';
 import { REASON_TEXT, type Reason, type VerdictName } from '../policy/policy.js';
 import type { Decision } from '../decide/decide.js';
 
@@ -47,6 +49,9 @@ export interface ServerStatus {
 export interface PlanRowView {
   name: string; url: string; decision: Decision; verdict: VerdictName; reason: Reason; attempts: number;
   previous: { verdict: VerdictName; reason: Reason; at: string } | null; changed: boolean; error: string | null;
+  /** Tool review (absent in plans recorded before it existed). */
+  toolsHash?: string | null; acceptedHash?: string | null; toolChanges?: ToolChanges | null; firstUse?: boolean; heldOut?: boolean;
+  findings?: Finding[]; findingsSeen?: number;
 }
 
 export interface RefreshView {

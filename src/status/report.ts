@@ -1,6 +1,7 @@
 /** `report --markdown`: the status for a pull request body (pure). */
 import { mdText } from '../outputs/escape.js';
 import { matrixLine } from '../attest/profile.js';
+import { toolReviewLine } from '../decide/drift.js';
 import type { DayBar, StatusModel } from './model.js';
 
 const SQUARE: Record<string, string> = { live: '🟩', review: '🟨', failed: '🟧', drop: '🟥', none: '⬜' };
@@ -27,6 +28,14 @@ export function markdownReport(m: StatusModel): string {
   for (const s of m.servers) {
     const status = s.decision ? DECISION[s.decision] : s.verdict ?? 'not probed';
     lines.push(`| ${mdText(s.name)} | ${status} | ${s.reason ? `\`${s.verdict}/${s.reason}\`` : '—'} | ${s.tools ? s.tools.length : '—'} | ${strip(s.days30)} | ${pct(s.uptime30)} | ${pct(s.uptime90)} |`);
+  }
+  const toolRows = (r?.plan ?? []).flatMap((x) => { const line = toolReviewLine(x); return line === null ? [] : [{ x, line }]; });
+  if (toolRows.length) {
+    lines.push('', '**Tools to review** (accept after review: `onetap accept <name> --decision "who: why" --snapshot <hash>`)', '');
+    for (const { x, line } of toolRows) {
+      lines.push(`- ${mdText(x.name)}: \`${x.reason}\`; ${mdText(line)}`);
+      for (const f of (x.findings ?? []).slice(0, 5)) lines.push(`  - ${mdText(f.tool)} ${mdText(f.field)} \`${f.rule}\`: ${mdText(f.excerpt)}`);
+    }
   }
   const matrices = m.servers.filter((s) => s.matrix);
   if (matrices.length) lines.push('', '**Clients** (would connect and list tools)', '', ...matrices.map((s) => `- ${mdText(s.name)}: ${matrixLine(s.matrix!)}`));
