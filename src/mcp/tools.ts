@@ -4,12 +4,11 @@
  * Nothing here writes: no catalog write, no history record, no add, no accept.
  */
 import { existsSync } from 'node:fs';
-import { isIP } from 'node:net';
 import { join } from 'node:path';
 import { loadCatalog, parseCatalog, type Catalog } from '../catalog/model.js';
 import { lintCatalog } from '../catalog/lint.js';
 import { discover } from '../discover/discover.js';
-import { checkUrl, FetchRefused, guardedLookup } from '../discover/fetcher.js';
+import { assertPublicTarget, FetchRefused, guardedLookup } from '../discover/fetcher.js';
 import { POLICY_TABLE, REASON_TEXT, type Reason } from '../policy/policy.js';
 import { planJson, refresh } from '../refresh/refresh.js';
 import type { ProbeResult } from '../attest/probe.js';
@@ -85,27 +84,15 @@ async function timed<T>(ctx: ToolContext, counter: ProgressCounter, label: () =>
 
 /**
  * Every network target must pass discovery's address rule unless the server was started with --allow-private:
- * IP literals and `localhost` by their text, names by resolving them now (a refused call contacts nothing).
- * The connection pool checks again on every connection, so a name that rebinds later is still refused.
+ * checked up front (IP literals, `localhost`, and the addresses names resolve to), so a refused call contacts
+ * nothing; the probes' own lookups check again on every connection (a name may answer differently later).
  */
 async function refuseTargets(urls: string[], ctx: ToolContext, what: string): Promise<void> {
-  if (ctx.allowPrivate) return;
-  const refused: string[] = [];
-  const names = new Map<string, string>();
-  for (const u of urls) {
-    try {
-      const parsed = checkUrl(u, { allowPrivate: false });
-      if (isIP(parsed.hostname.replace(/^\[|\]$/g, '')) === 0) names.set(parsed.hostname, u);
-    } catch (err) { refused.push(`${inert(u)}: ${(err as Error).message}`); }
-  }
-  const lookup = guardedLookup();
-  await Promise.all([...names].map(([name, u]) => new Promise<void>((resolve) => {
-    lookup(name, { all: true }, (err) => {
-      // A name that does not resolve is the probe's finding (dns), not a refusal.
-      if (err instanceof FetchRefused) refused.push(`${inert(u)}: ${err.message}`);
-      resolve();
-    });
-  })));
+  const refusals = await Promise.all(urls.map((u) => assertPublicTarget(u, { allowPrivate: ctx.allowPrivate }).then(
+    () => null,
+    (err: unknown) => `${inert(u)}: ${err instanceof Error ? err.message : String(err)}`,
+  )));
+  const refused = refusals.filter((r) => r !== null);
   if (refused.length) throw new ToolRefused(`refused, nothing was contacted (${what}):\n${refused.map((r) => `- ${r}`).join('\n')}`);
 }
 
