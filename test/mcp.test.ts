@@ -49,7 +49,7 @@ async function httpServer(args: string[]): Promise<string> {
       const m = /listening on (http:\/\/\S+)/.exec(err);
       if (m) resolve(m[1]!);
     });
-    child.on('exit', (code) => reject(new Error(`onetap mcp exited ${code}: ${err}`)));
+    child.once('exit', (code) => reject(new Error(`onetap mcp exited ${code}: ${err}`)));
   });
 }
 
@@ -347,6 +347,13 @@ describe('onetap mcp --http', () => {
     assert.equal(await post({ origin: `http://127.0.0.1:${port}` }), 200);
     assert.equal(await post({ origin: 'http://localhost:6274' }), 200);
     assert.equal(await post({}), 200);
+  });
+
+  it('runs until stopped: SIGTERM ends it with exit 0', async () => {
+    const child = children.at(-1)!;
+    const exited = new Promise<[number | null, string | null]>((resolve) => child.once('exit', (code, signal) => resolve([code, signal])));
+    child.kill('SIGTERM');
+    assert.deepEqual(await exited, [0, null]);
   });
 
   it('the Origin rule as a function: own origin when bound elsewhere', () => {
