@@ -29,6 +29,8 @@ export { statusModel, type StatusModel, type ServerStatus, type DayBar } from '.
 export { overviewPage, serverPage } from './status/page.js';
 export { markdownReport } from './status/report.js';
 export { siteFiles, writeSite, HISTORY_WINDOWS, type SiteFile, type SiteOptions } from './site/site.js';
+export { openHistory, HistoryIndex } from './history/open.js';
+export { readHistory, parseHistory, runLines, appendRuns, historyDir, HISTORY_LINE_VERSION, type HistoryRun, type PlanJson } from './history/text.js';
 export { createMcpServer, serveStdio, serveHttp, requestRefusal, MCP_PATH, type McpServeOptions, type RunningMcp } from './mcp/server.js';
 export { TOOLS as MCP_TOOLS, ToolRefused, type ToolSpec, type ToolContext } from './mcp/tools.js';
 export { MCP_LIMITS, type McpLimits } from './mcp/limits.js';

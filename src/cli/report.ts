@@ -1,7 +1,6 @@
-import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { loadCatalog } from '../catalog/model.js';
-import { SqliteHistoryStore } from '../history/sqlite.js';
+import { openHistory } from '../history/open.js';
 import { buildStatus } from '../status/routes.js';
 import { overviewPage } from '../status/page.js';
 import { markdownReport } from '../status/report.js';
@@ -17,11 +16,11 @@ export function registerReport(program: Command): void {
     .option('--html <file>', 'write the status page as one static file (no network needed to open it)')
     .option('--markdown', 'print the status as Markdown on stdout')
     .option('--catalog <file>', 'catalog file', DEFAULT_CATALOG)
-    .option('--state <path>', 'history store', DEFAULT_STATE)
+    .option('--state <path>', 'history index (rebuilt from <catalog dir>/history/ when missing or behind)', DEFAULT_STATE)
     .action(async (opts: { html?: string; markdown?: boolean; catalog: string; state: string }) => {
       if (!opts.html && !opts.markdown) throw new UsageError('report needs --html <file> or --markdown (or both)');
       const { catalog } = await loadCatalog(opts.catalog);
-      const store = existsSync(opts.state) ? new SqliteHistoryStore(opts.state, { readonly: true }) : null;
+      const store = await openHistory(opts.catalog, opts.state);
       try {
         const model = buildStatus(catalog, store, new Date());
         if (opts.html) {
