@@ -191,6 +191,10 @@ describe('onetap mcp over stdio (--allow-private)', () => {
     assert.deepEqual(got.plan.map((row) => `${row.decision} ${row.verdict}/${row.reason} previous ${(row.previous as Json | null)?.verdict}`), ['keep live/ok previous live', 'review review/zero-tools previous review', 'drop drop/http-404 previous drop']);
     assert.deepEqual(got.written, []);
     assert.match(text(r), /not applied, nothing written/);
+    const m = await call(client, 'plan_refresh', { matrix: true });
+    assert.deepEqual((m.structuredContent as { plan: Array<{ matrix: Json }> }).plan.map((row) => Object.keys(row.matrix).sort()), got.plan.map(() => Object.keys(CLIENT_PROFILES).sort()));
+    assert.match(text(m), /OK .*app ✓ · app fork ✓/);
+    assert.deepEqual(await snapshotDir(ws.dir), before);
   });
 
   it('discover: the candidates of `discover --json --probe`', async () => {

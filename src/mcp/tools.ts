@@ -235,7 +235,11 @@ const planTool: ToolSpec = {
   ].join(' '),
   inputSchema: {
     type: 'object',
-    properties: { catalogPath: catalogPathSchema },
+    properties: {
+      catalogPath: catalogPathSchema,
+      profile: { type: 'string', enum: Object.keys(CLIENT_PROFILES), description: `The deciding client profile (default: the catalog's policy.clientProfile, else ${DEFAULT_PROFILE_ID}).` },
+      matrix: { type: 'boolean', default: false, description: 'Also run every client profile per server: each row gets matrix {profileId: {works, verdict, reason, tools}}, to see which servers survive an app upgrade. Informational: only the deciding profile decides. Slower.' },
+    },
     additionalProperties: false,
   },
   outputSchema: {
@@ -264,14 +268,14 @@ const planTool: ToolSpec = {
     // refresh() hands its `probe` options to probeMany, which takes the address-checking lookup.
     const probe = { lookup: lookupFor(ctx) } as NonNullable<Parameters<typeof refresh>[0]['probe']>;
     const outcome = await timed(ctx, counter, () => `probing ${catalog.servers.length} servers`,
-      refresh({ catalogPath: path, write: false, record: false, allowHttp: ctx.allowPrivate, probe }));
+      refresh({ catalogPath: path, write: false, record: false, allowHttp: ctx.allowPrivate, probe, profile: args.profile as string | undefined, matrix: args.matrix === true }));
     if (!outcome.done) throw new ToolRefused(`the plan did not finish within the per-call limit of ${seconds(ctx.limits.callTimeMs)}; nothing was written`);
     const { plan, probedAt } = outcome.value;
     const s = plan.summary;
     const summary = [
       `Refresh plan for ${inert(label)} (not applied, nothing written): ${s.keep} keep, ${s.keepFailed} keep-failed, ${s.review} review, ${s.drop} drop.`,
       ...(plan.aborted ? [`OUTAGE GUARD: ${inert(plan.aborted)} (a real refresh would change nothing)`] : []),
-      ...plan.rows.map((r) => `- ${inert(r.name)} (${inert(r.url)}): ${r.decision}, ${r.verdict}/${r.reason}${r.note ? `; ${inert(r.note)}` : ''}${r.error ? `; ${inert(r.error)}` : ''}`),
+      ...plan.rows.map((r) => `- ${inert(r.name)} (${inert(r.url)}): ${r.decision}, ${r.verdict}/${r.reason}${r.note ? `; ${inert(r.note)}` : ''}${r.error ? `; ${inert(r.error)}` : ''}${r.matrix ? `; ${matrixLine(r.matrix)}` : ''}`),
     ].join('\n');
     return { summary, structured: { ...planJson(plan), probedAt, written: [] } };
   },
