@@ -82,7 +82,7 @@ const cliJson = async (args: string[]) => {
 
 before(async () => {
   fleet = await startFleet({
-    // 700 ms per answer: a handshake of about 2 s, longer than the client's patience in the progress test.
+    // 700 ms per answer: a handshake of about 2.1 s, longer than the client's 1.5 s patience in the progress test.
     slow: (c) => { setTimeout(() => answer(c), 700); },
     // An error message written to fake a line of the summary and drive a terminal.
     hostile: (c) => (c.msg?.method === 'tools/list'
@@ -140,8 +140,8 @@ describe('onetap mcp over stdio (--allow-private)', () => {
     assert.deepEqual(stable((r.structuredContent as Json).results), stable(cli));
     assert.deepEqual((r.structuredContent as { results: Json[] }).results.map((x) => `${x.verdict}/${x.reason}`), ['live/ok', 'review/zero-tools', 'drop/http-404']);
     assert.match(text(r), /1\/3 live/);
-    // The SDK client drops progress that arrives in the same read as the result, so only the first is certain.
-    assert.ok(progress.length >= 1, `progress notifications: ${progress.length}`);
+    // The SDK client drops progress that arrives in the same read as the result, so with fast servers none is
+    // certain; the heartbeat test below and the HTTP test prove progress arrives during a slow call.
     assert.ok(progress.every((p, i) => p.total === 3 && (i === 0 || p.progress > progress[i - 1]!.progress)), JSON.stringify(progress));
   });
 
@@ -282,12 +282,12 @@ describe('per-call limits', () => {
   it('a call longer than the client\'s timeout survives on progress heartbeats', async () => {
     const client = await stdioClient(['--allow-private', '--heartbeat', '250']);
     const progress: Progress[] = [];
-    const r = await client.callTool({ name: 'probe', arguments: { urls: [fleet.url('slow')] } }, undefined, { timeout: 1_000, resetTimeoutOnProgress: true, onprogress: (p) => progress.push(p) }) as CallToolResult;
+    const r = await client.callTool({ name: 'probe', arguments: { urls: [fleet.url('slow')] } }, undefined, { timeout: 1_500, resetTimeoutOnProgress: true, onprogress: (p) => progress.push(p) }) as CallToolResult;
     assert.equal((r.structuredContent as { results: Json[] }).results[0]!.verdict, 'live');
-    assert.ok(progress.length >= 4, `heartbeats: ${progress.length}`);
+    assert.ok(progress.length >= 3, `heartbeats: ${progress.length}`);
     assert.ok(progress.every((p, i) => p.total === 1 && p.progress <= 1 && (i === 0 || p.progress > progress[i - 1]!.progress)), JSON.stringify(progress));
     // The same call without asking for progress: the client gives up, as SDK clients do after their timeout.
-    await assert.rejects(client.callTool({ name: 'probe', arguments: { urls: [fleet.url('slow')] } }, undefined, { timeout: 1_000 }), /timed out/i);
+    await assert.rejects(client.callTool({ name: 'probe', arguments: { urls: [fleet.url('slow')] } }, undefined, { timeout: 1_500 }), /timed out/i);
   });
 
   it('progress values rise on every heartbeat without claiming work done', () => {
@@ -308,10 +308,13 @@ describe('onetap mcp --http', () => {
     const client = await httpClient(url);
     assert.equal((await client.listTools()).tools.length, 5);
     const urls = [fleet.url('ok-sse'), fleet.url('http-410')];
-    const progress: Progress[] = [];
-    const r = await call(client, 'probe', { urls }, (p) => progress.push(p));
+    const r = await call(client, 'probe', { urls });
     assert.deepEqual(stable((r.structuredContent as Json).results), stable(await cliJson(['probe', '--json', ...urls])));
-    assert.ok(progress.length >= 1);
+    // Progress on the response stream: the fast URL's arrives about 2 s before the slow one's result.
+    const progress: Progress[] = [];
+    const slow = await call(client, 'probe', { urls: [fleet.url('ok-json'), fleet.url('slow')] }, (p) => progress.push(p));
+    assert.deepEqual((slow.structuredContent as { results: Json[] }).results.map((x) => x.verdict), ['live', 'live']);
+    assert.deepEqual(progress[0], { progress: 1, total: 2, message: `1/2 probed; ${fleet.url('ok-json')}: live/ok` });
     const m = await call(client, 'probe', { urls: [fleet.url('ok-json')], profile: 'mcp-2025-11-25', matrix: true });
     const cliMatrix = await cliJson(['probe', '--json', '--matrix', '--profile', 'mcp-2025-11-25', fleet.url('ok-json')]);
     assert.deepEqual(stable((m.structuredContent as Json).results), stable(cliMatrix));
