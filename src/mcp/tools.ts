@@ -7,7 +7,8 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadCatalog, parseCatalog, type Catalog } from '../catalog/model.js';
 import { lintCatalog } from '../catalog/lint.js';
-import { discover } from '../discover/discover.js';
+import { discover, DISCOVERY_LIMITS } from '../discover/discover.js';
+import { addCommand } from '../discover/eligibility.js';
 import { assertPublicTarget, FetchRefused, guardedLookup } from '../discover/fetcher.js';
 import { POLICY_TABLE, REASON_TEXT, type Reason } from '../policy/policy.js';
 import { planJson, refresh } from '../refresh/refresh.js';
@@ -307,38 +308,45 @@ const discoverTool: ToolSpec = {
     properties: {
       source: str,
       catalogs: { type: 'array', items: { type: 'object' }, description: 'Documents read, with errors.' },
+      unread: { type: 'array', items: { type: 'object' }, description: 'Documents known but not read (limits, depth), with why.' },
+      unreadCount: { type: 'integer' },
       candidates: {
         type: 'array',
-        description: 'What `onetap discover --json` prints per Server Card.',
+        description: 'What `onetap discover --json` prints per Server Card; addCommand is a suggestion for a human, never run here.',
         items: { type: 'object', required: ['url', 'valid', 'eligible', 'why'], properties: { url: strOrNull, valid: { type: 'boolean' }, eligible: { type: 'boolean' }, curated: { type: 'boolean' }, why: str, verdict: strOrNull, reason: strOrNull } },
       },
     },
   },
   annotations: { title: 'Discover servers', readOnlyHint: true, openWorldHint: true },
   async run(args, ctx) {
-    let catalog: Catalog;
-    if (args.catalogPath !== undefined || existsSync(join(ctx.root, DEFAULT_CATALOG))) catalog = (await readCatalogArg({ catalogPath: args.catalogPath }, ctx)).catalog;
-    else catalog = parseCatalog('{"servers":[]}');
+    const useCatalog = args.catalogPath !== undefined || existsSync(join(ctx.root, DEFAULT_CATALOG));
+    const curated = useCatalog ? await readCatalogArg({ catalogPath: args.catalogPath }, ctx) : null;
+    const catalog = curated?.catalog ?? parseCatalog('{"servers":[]}');
     const source = args.source as string;
     const counter = new ProgressCounter();
     let outcome;
     try {
-      // Same limits as `onetap discover`; with probing, the card count is capped by the per-call URL limit.
+      // The options `onetap discover` uses; with probing, every document read may become a probe, so the
+      // per-call URL limit caps the documents.
       outcome = await timed(ctx, counter, () => `discovering from ${inert(source)}`, discover(source, {
-        catalog, probe: args.probe === true, allowPrivate: ctx.allowPrivate, timeoutMs: 10_000, probeTimeoutMs: 15_000,
-        ...(args.probe === true ? { maxCards: ctx.limits.maxUrls } : {}),
+        catalog, probe: args.probe === true, allowPrivate: ctx.allowPrivate, timeoutMs: 10_000,
+        maxDocuments: args.probe === true ? Math.min(ctx.limits.maxUrls, DISCOVERY_LIMITS.maxDocuments) : DISCOVERY_LIMITS.maxDocuments,
+        maxPerOrigin: DISCOVERY_LIMITS.maxPerOrigin,
       }));
     } catch (err) {
       if (err instanceof FetchRefused) throw new ToolRefused(`refused, nothing was contacted: ${err.message}`);
       throw err;
     }
     if (!outcome.done) throw new ToolRefused(`discovery did not finish within the per-call limit of ${seconds(ctx.limits.callTimeMs)}`);
+    // The proposed `onetap add` adds to the catalog discovery judged against, as the CLI's does.
+    if (curated && curated.label !== DEFAULT_CATALOG) for (const c of outcome.value.candidates) if (c.addCommand) c.addCommand = addCommand(c, ['--catalog', curated.label]);
     const r = outcome.value;
     const fresh = r.candidates.filter((c) => c.eligible && !c.curated).length;
     const summary = [
       `Discovery from ${inert(r.source)}: ${r.candidates.length} candidates, ${fresh} new and eligible (nothing was added).`,
       ...r.catalogs.map((c) => `- read ${inert(c.url)} (${c.kind}, ${c.entries} entries)${c.error ? `: ${inert(c.error)}` : ''}`),
-      ...r.candidates.map((c) => `- ${inert(c.title ?? c.name ?? '?')} ${inert(c.url ?? c.cardUrl ?? '-')}: ${c.valid ? 'valid' : 'invalid'} card, ${c.eligible ? (c.curated ? 'already curated' : 'eligible') : 'not eligible'}; ${inert(c.why)}${c.verdict ? `; probe ${c.verdict}/${c.reason}` : ''}`),
+      ...r.candidates.map((c) => `- ${inert(c.title ?? c.name ?? '?')} ${inert(c.url ?? c.cardUrl ?? '-')}: ${c.valid ? 'valid' : 'invalid'} card, ${c.eligible ? (c.curated ? 'already curated' : 'eligible') : 'not eligible'}; ${inert(c.why)}${c.verdict ? `; probe ${c.verdict}/${c.reason}` : ''}${c.mismatches.length ? `; ${c.mismatches.length} card/server mismatch(es)` : ''}`),
+      ...(r.unreadCount ? [`${r.unreadCount} document(s) known but not read, e.g. ${r.unread.slice(0, 3).map((u) => `${inert(u.url)} (${inert(u.why)})`).join(', ')}`] : []),
     ].join('\n');
     return { summary, structured: r as unknown as Record<string, unknown> };
   },
