@@ -4,7 +4,7 @@
  */
 
 export interface McpLimits {
-  /** URLs one `probe` call may name (and Server Cards one `discover --probe` call may read). */
+  /** URLs one `probe` call may name (and documents one `discover` call with probing may read). */
   maxUrls: number;
   /** Servers a catalog may hold for `plan_refresh`. */
   maxCatalogServers: number;
