@@ -1,15 +1,31 @@
-/** Argument parsers shared by commands; a UsageError exits 2. */
+/**
+ * Argument parsers shared by commands. A parser throws commander's InvalidArgumentError, which commander
+ * reports naming the flag (`onetap: option '--timeout <ms>' argument 'abc' is invalid. …`, exit 2); a
+ * UsageError thrown by an action is printed as `onetap: …` and exits 2 too.
+ */
+import { InvalidArgumentError } from 'commander';
+
 export class UsageError extends Error {}
+
+/** The largest delay Node's timers accept (2^31-1 ms, about 24.8 days); a larger one fires at once. */
+export const MAX_TIMER_MS = 2_147_483_647;
 
 export function positiveInt(value: string): number {
   const n = Number(value);
-  if (!Number.isInteger(n) || n <= 0) throw new UsageError(`expected a positive whole number, got "${value}"`);
+  if (!/^\s*\d+\s*$/.test(value) || !Number.isSafeInteger(n) || n <= 0) throw new InvalidArgumentError('expected a positive whole number.');
+  return n;
+}
+
+/** A time limit in ms: a positive whole number no larger than Node's largest timer. */
+export function timerMs(value: string): number {
+  const n = positiveInt(value);
+  if (n > MAX_TIMER_MS) throw new InvalidArgumentError(`at most ${MAX_TIMER_MS} ms (the largest timer Node allows).`);
   return n;
 }
 
 export function parseHeader(line: string, previous: Record<string, string>): Record<string, string> {
   const at = line.indexOf(':');
   const name = at > 0 ? line.slice(0, at).trim() : '';
-  if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) throw new UsageError(`a header is "Name: value", got "${line}"`);
+  if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) throw new InvalidArgumentError('a header is "Name: value".');
   return { ...previous, [name]: line.slice(at + 1).trim() };
 }

@@ -65,7 +65,7 @@ export function registerDiscovery(program: Command): void {
           return;
         }
       } else {
-        text = await readFile(target, 'utf8').catch((err: NodeJS.ErrnoException) => { throw new UsageError(`cannot read ${target} (${err.code})`); });
+        text = await readFile(target, 'utf8').catch((err: NodeJS.ErrnoException) => { throw new Error(`cannot read ${target} (${err.code})`); }); // exit 1, as the README says
       }
       let value: unknown;
       try { value = JSON.parse(text); } catch (err) {

@@ -2,7 +2,7 @@
 import type { Catalog } from '../catalog/model.js';
 import type { Plan, PlanRow } from '../decide/decide.js';
 import { REASON_TEXT } from '../policy/policy.js';
-import { md, mdCodeWord, mdTrusted, type Md } from './escape.js';
+import { md, mdTrusted, type Md } from './escape.js';
 
 export interface RefreshModel {
   /** The catalog as it is after this refresh. */
@@ -17,7 +17,7 @@ const MARK: Record<PlanRow['decision'], string> = { keep: '✅ kept', 'keep-fail
 
 /** The decision's mark and words; anything unknown (a history store is untrusted) as escaped text. */
 const mark = (decision: string) => (Object.hasOwn(MARK, decision) ? mdTrusted(MARK[decision as PlanRow['decision']]) : md`${decision}`);
-const verdictReason = (verdict: string, reason: string) => mdCodeWord(`${verdict}/${reason}`);
+const verdictReason = (verdict: string, reason: string) => md`${verdict}/${reason}`;
 
 function probeCell(r: PlanRow): Md {
   return md`${mark(r.decision)} · ${verdictReason(r.verdict, r.reason)}${r.attempts > 1 ? md` (${r.attempts} tries)` : ''}`;
@@ -43,7 +43,7 @@ export function snapshotMarkdown(m: RefreshModel): string {
   }
   const dropped = m.plan.rows.filter((r) => r.decision === 'drop');
   lines.push(md``, md`## Dropped this run`, md``);
-  lines.push(...(dropped.length ? dropped.map((r) => md`- ${r.name} (${r.url}): ${mdCodeWord(r.reason)}, ${REASON_TEXT[r.reason] ?? ''}${r.error ? md`; ${r.error}` : ''}`) : [md`None.`]));
+  lines.push(...(dropped.length ? dropped.map((r) => md`- ${r.name} (${r.url}): ${r.reason}, ${REASON_TEXT[r.reason] ?? ''}${r.error ? md`; ${r.error}` : ''}`) : [md`None.`]));
   const attention = m.plan.rows.filter((r) => r.decision === 'keep-failed' || r.decision === 'review');
   if (attention.length) {
     lines.push(md``, md`## Needs attention (kept)`, md``);
@@ -65,7 +65,7 @@ export function logMarkdown(m: RefreshModel, existing: string | null): string {
     md`## ${m.probedAt.slice(0, 10)} (${m.probedAt})`,
     md``,
     md`${s.total} probed: ${s.keep} kept, ${s.keepFailed} probe failed (kept), ${s.review} review, ${s.drop} dropped; ${s.changed} changed since the last run.`,
-    ...m.plan.rows.filter((r) => r.decision === 'drop').map((r) => md`- dropped ${r.name} (${r.url}): ${mdCodeWord(r.reason)}`),
+    ...m.plan.rows.filter((r) => r.decision === 'drop').map((r) => md`- dropped ${r.name} (${r.url}): ${r.reason}`),
     // `previous` comes from the history store: escaped like any other text.
     ...m.plan.rows.filter((r) => r.changed && r.decision !== 'drop').map((r) => md`- ${r.name}: ${r.previous ? verdictReason(r.previous.verdict, r.previous.reason) : 'first probe'} → ${verdictReason(r.verdict, r.reason)}`),
     md``,
