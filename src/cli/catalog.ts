@@ -96,7 +96,7 @@ export function registerCatalogCommands(program: Command): void {
       if (result.added) {
         process.stdout.write(`added ${inert(result.entry!.name)} (${inert(result.entry!.url)}): ${result.probe!.verdict}/${result.probe!.reason}, ${result.probe!.tools?.length ?? 0} tools\n`);
       } else {
-        process.stderr.write(`onetap: refused ${inert(url)}:\n${result.problems.map((p) => `  - ${inert(p)}`).join('\n')}\n`);
+        process.stderr.write(result.problems.map((p) => `onetap: refused ${inert(url)}: ${inert(p)}\n`).join(''));
       }
     });
 }

@@ -24,7 +24,12 @@ export function registerReport(program: Command): void {
       if (!opts.html && !opts.markdown && !opts.json) throw new UsageError('report needs --html <file>, --markdown or --json');
       if (opts.markdown && opts.json) throw new UsageError('--markdown and --json both print on stdout: choose one');
       const { catalog } = await loadCatalog(opts.catalog);
-      const store = existsSync(opts.state) ? new SqliteHistoryStore(opts.state, { readonly: true }) : null;
+      let store: SqliteHistoryStore | null = null;
+      try {
+        if (existsSync(opts.state)) store = new SqliteHistoryStore(opts.state, { readonly: true });
+      } catch (err) {
+        throw new Error(`${opts.state}: cannot open the history store (${(err as Error).message})`);
+      }
       try {
         const model = buildStatus(catalog, store, new Date());
         if (opts.html) {
