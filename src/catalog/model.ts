@@ -169,7 +169,8 @@ export function structureProblems(raw: unknown): CatalogProblem[] {
   return unique.length > MAX_PROBLEMS ? [...unique.slice(0, MAX_PROBLEMS), { where: '…', message: `and ${unique.length - MAX_PROBLEMS} more problems` }] : unique;
 }
 
-function placeOf(raw: unknown, segments: string[]): string {
+/** A JSON location as a reader names it: `servers[2] (Name).headers.X`, `policy.canaries[0]`, `(root)`. */
+export function placeOf(raw: unknown, segments: string[]): string {
   if (!segments.length) return '(root)';
   let place = '';
   let node: unknown = raw;
