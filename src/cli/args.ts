@@ -29,3 +29,10 @@ export function parseHeader(line: string, previous: Record<string, string>): Rec
   if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) throw new InvalidArgumentError('a header is "Name: value".');
   return { ...previous, [name]: line.slice(at + 1).trim() };
 }
+
+/** A TCP port to listen on: 0 (any free port) to 65535. */
+export function portNumber(value: string): number {
+  const n = Number(value);
+  if (!/^\s*\d+\s*$/.test(value) || n > 65_535) throw new InvalidArgumentError('expected a port number from 0 to 65535.');
+  return n;
+}
