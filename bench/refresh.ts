@@ -41,6 +41,7 @@ const store = new SqliteHistoryStore(join(dir, 'store-bench.db'));
 const observations: ObservationRecord[] = Array.from({ length: N }, (_, i) => ({
   url: `https://s${i}.example/mcp`, name: `S${i}`, at: new Date().toISOString(), verdict: 'live', reason: 'ok', attempts: 1,
   httpStatus: 200, durationMs: 120, tools: ['search', 'fetch', 'read'], error: null,
+  profile: 'kai-9000', reasons: ['ok'], appError: null, location: null, matrix: null, toolsHash: null, findings: [], findingsSeen: 0,
 }));
 const runs = 20;
 const s0 = performance.now();

@@ -1,9 +1,11 @@
 /** onetap as a library. The CLI is a thin layer over these. */
-export { probe, PROBE_DEFAULTS, type ProbeOptions, type ProbeResult } from './attest/probe.js';
+export { probe, resolveProfile, PROBE_DEFAULTS, type ProbeOptions, type ProbeResult } from './attest/probe.js';
+export { probeResultJson, probeOutcome, type ProbeResultJson, type MatrixCell } from './attest/result.js';
 export { probeMany, type ProbeTarget, type ProbeManyOptions } from './attest/probe-many.js';
-export { KAI_9000, CLIENT_PROFILES, BROWSER_USER_AGENT, type ClientProfile } from './attest/profile.js';
-export type { Observation, Exchange, Quirk, StepName } from './attest/observation.js';
-export { classify, POLICY_TABLE, REASON_TEXT, RETRYABLE, type Verdict, type VerdictName, type Reason, type EntryFacts } from './policy/policy.js';
+export { KAI_9000, KAI_FALLBACK, MCP_2025_11_25, MCP_2026_07_28, DIAGNOSIS, CLIENT_PROFILES, DEFAULT_PROFILE_ID, BROWSER_USER_AGENT, KTOR_USER_AGENT, profileById, matrixLine, type ClientProfile } from './attest/profile.js';
+export type { Observation, ClientRun, Exchange, Quirk, StepName, ToolDefinition, AuthKind } from './attest/observation.js';
+export { decodeAppResponse, decodeAppTools, AppSseReader } from './attest/app-reader.js';
+export { classify, isTransient, POLICY_TABLE, REASON_TEXT, RETRYABLE, type Verdict, type VerdictName, type Reason, type EntryFacts } from './policy/policy.js';
 export { loadCatalog, parseCatalog, serializeCatalog, CatalogError, type Catalog, type CatalogServer, type RemovedEntry, type CatalogPolicy, type DecisionRecord } from './catalog/model.js';
 export { lintCatalog, entryProblems, formatProblems, type LintProblem } from './catalog/lint.js';
 export { addServer, AddRefused, type AddOptions } from './catalog/add.js';
@@ -19,7 +21,11 @@ export { judgeCard, type Eligibility } from './discover/eligibility.js';
 export { guardedGet, FetchRefused, type FetchPolicy } from './discover/fetcher.js';
 export { publication, publishedDocuments, writePublication, serverCard, type Publication, type PublishOptions } from './publish/publish.js';
 export { startServer, type ServeOptions, type RunningServer } from './serve/server.js';
+export { assertPublicTarget, guardedDispatcher, checkUrl, type Resolver, type AddressPolicy } from './discover/fetcher.js';
+export { publishProblems, assertPublishable, UnpublishableCatalog } from './publish/publish.js';
+export { ServiceUnavailable, SERVE_LIMITS } from './serve/server.js';
 export { statusRoutes, buildStatus } from './status/routes.js';
 export { statusModel, type StatusModel, type ServerStatus, type DayBar } from './status/model.js';
 export { overviewPage, serverPage } from './status/page.js';
 export { markdownReport } from './status/report.js';
+export { siteFiles, writeSite, HISTORY_WINDOWS, type SiteFile, type SiteOptions } from './site/site.js';

@@ -145,11 +145,19 @@ describe('mdText', () => {
 
 const hostileServers = [...HOSTILE_MD, TROJAN].map((text, i) => server(text, `https://h${i}.example/mcp?q=${encodeURIComponent(text)}&raw=${text.replace(/\s/g, '')}`, { description: text }));
 
+/** The probe-outcome fields beyond the classic ones, filled with hostile text where they hold text. */
+function outcomeExtras(text: string) {
+  return {
+    profile: 'kai-9000', reasons: ['ok' as const], appError: text, location: text, matrix: null, toolsHash: null,
+    findings: [{ tool: text, field: text, rule: text, excerpt: text }], findingsSeen: 1,
+  };
+}
+
 function hostilePlan(prevText: string) {
   return buildPlan(hostileServers.map((s, i) => ({
     name: s.name, url: s.url, verdict: (i % 3 ? 'live' : 'failed') as 'live', reason: (i % 3 ? 'ok' : 'timeout') as 'ok', attempts: 1 + (i % 2), httpStatus: 200, durationMs: 5,
-    tools: HOSTILE_MD.slice(0, 6), error: i % 3 ? null : s.name,
-    history: [{ url: s.url, name: s.name, at: '2026-11-29T00:00:00Z', verdict: prevText as 'live', reason: prevText as 'ok', attempts: 1, httpStatus: 200, durationMs: 1, tools: null, error: prevText }],
+    tools: HOSTILE_MD.slice(0, 6), error: i % 3 ? null : s.name, ...outcomeExtras(s.name),
+    history: [{ url: s.url, name: s.name, at: '2026-11-29T00:00:00Z', verdict: prevText as 'live', reason: prevText as 'ok', attempts: 1, httpStatus: 200, durationMs: 1, tools: null, error: prevText, ...outcomeExtras(prevText) }],
   })), { confirmDrops: 1, canaries: { configured: 0, reachable: 0 } });
 }
 
@@ -182,12 +190,14 @@ describe('report --markdown', () => {
         plan: [
           { name: evil, url: evil, decision: 'drop', verdict: evil, reason: evil, attempts: 1, previous: null, changed: true, error: evil },
           { name: evil, url: evil, decision: evil, verdict: evil, reason: evil, attempts: 1, previous: { verdict: evil, reason: evil, at: evil }, changed: true, error: evil },
+          { name: evil, url: evil, decision: 'review', verdict: 'review', reason: 'suspicious-tools', attempts: 1, previous: null, changed: false, error: null, findingsSeen: 2, toolsHash: evil, findings: [{ tool: evil, field: evil, rule: evil, excerpt: evil }, 'not a finding'] },
+          { name: evil, url: evil, decision: 'keep', verdict: 'live', reason: 'ok', attempts: 1, previous: null, changed: false, error: null, toolChanges: evil, findings: evil },
         ],
       },
       servers: hostileServers.map((s, i) => ({
         id: `s${i}`, name: s.name, url: s.url, description: s.description, requiresAuth: false,
         decision: i % 2 ? evil : 'keep', verdict: evil, reason: evil, reasonText: evil, tools: [evil], lastProbeAt: evil, attempts: 1, durationMs: 1,
-        httpStatus: 200, error: evil, uptime30: evil, uptime90: 0.5,
+        httpStatus: 200, error: evil, uptime30: evil, uptime90: 0.5, appError: evil, matrix: i % 2 ? { [evil]: { works: true }, 'kai-9000': { works: false } } : evil,
         days30: [{ date: evil, verdict: evil, observations: 1 }, { date: '2026-11-30', verdict: 'live', observations: 1 }], days90: [],
       })),
     } as unknown as StatusModel;
@@ -206,7 +216,7 @@ describe('report --markdown', () => {
     const at = new Date().toISOString();
     store.recordRun(
       { startedAt: evil, finishedAt: evil, catalog: catalogPath, applied: true, plan: { plan: [{ name: evil, url: evil, decision: 'drop', verdict: evil, reason: evil, attempts: 1, previous: null, changed: true, error: evil }], summary: { total: 1, keep: evil, keepFailed: 0, review: 0, drop: 1, changed: 1 }, aborted: evil } },
-      hostileServers.slice(0, 12).map((s) => ({ url: s.url, name: evil, at, verdict: 'live', reason: evil as 'ok', attempts: 1, httpStatus: 200, durationMs: 3, tools: [evil], error: evil })),
+      hostileServers.slice(0, 12).map((s) => ({ url: s.url, name: evil, at, verdict: 'live', reason: evil as 'ok', attempts: 1, httpStatus: 200, durationMs: 3, tools: [evil], error: evil, ...outcomeExtras(evil) })),
     );
     store.close();
     const r = await runCli(['report', '--markdown', '--catalog', catalogPath, '--state', statePath]);

@@ -82,6 +82,7 @@ describe('snapshot Markdown', () => {
     const catalog = catalogOf(servers.map((s) => server(s.name, s.url)));
     const plan = buildPlan(catalog.servers.map((s) => ({
       name: s.name, url: s.url, verdict: 'live' as const, reason: 'ok' as const, attempts: 1, httpStatus: 200, durationMs: 5, tools: ['a|b', '<script>x</script>'], error: null, history: [],
+      profile: 'kai-9000', reasons: ['ok' as const], appError: null, location: null, matrix: null, toolsHash: null, findings: [], findingsSeen: 0,
     })), { confirmDrops: 1, canaries: { configured: 0, reachable: 0 } });
     const md = snapshotMarkdown({ catalog, plan, probedAt: '2026-11-30T00:00:00Z', staleAfter: '2026-12-14' });
     const rows = md.split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| Name'));

@@ -132,7 +132,7 @@ describe('refresh', () => {
   it('a refresh killed mid-write leaves every file whole (old or new)', async () => {
     const servers = Array.from({ length: 40 }, (_, i) => server(`S${i}`, fleet.url(i % 4 === 0 ? 'http-410' : 'ok-json') + `?i=${i}`));
     const outcomes = new Set<string>();
-    for (const delay of [60, 120, 180, 240, 300, 360, 420, 500, 700, 1500]) {
+    for (const delay of [60, 120, 180, 240, 300, 360, 420, 500, 700, 1500, 8000]) {
       const ws = await workspace(catalogOf(servers));
       const original = await readFile(ws.catalogPath, 'utf8');
       await runCli(['refresh', '--catalog', ws.catalogPath, '--state', ws.statePath, '--write', '--allow-http'], { killAfterMs: delay });

@@ -1,6 +1,5 @@
-import { Agent } from 'undici';
 import { mapConcurrent } from '../util/pool.js';
-import { probe, type ProbeOptions, type ProbeResult } from './probe.js';
+import { probe, probeDispatcher, type ProbeOptions, type ProbeResult } from './probe.js';
 
 export interface ProbeTarget { url: string; requiresAuth?: boolean; headers?: Record<string, string> }
 
@@ -18,7 +17,7 @@ export interface ProbeManyOptions extends Omit<ProbeOptions, 'requiresAuth' | 'd
  */
 export async function probeMany(targets: readonly ProbeTarget[], options: ProbeManyOptions = {}): Promise<ProbeResult[]> {
   const { concurrency = 16, onResult, lookup, ...probeOptions } = options;
-  const dispatcher = new Agent({ keepAliveTimeout: 4_000, connect: { timeout: probeOptions.timeoutMs ?? 15_000, ...(lookup ? { lookup: lookup as never } : {}) } });
+  const dispatcher = probeDispatcher(probeOptions.timeoutMs, lookup);
   try {
     return await mapConcurrent(targets, concurrency, async (t, i) => {
       const result = await probe(t.url, {

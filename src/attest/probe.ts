@@ -1,40 +1,56 @@
 /**
- * Attest one server with the app's handshake: initialize → notifications/initialized → tools/list.
- * Records an observation, asks the policy for a verdict, and retries exactly once when the policy
- * calls the failure retryable.
+ * Attest one server: run the deciding profile's client (the app's, by default); when it would not list
+ * tools, run the spec-correct diagnosis (and, when that finds no working server, the other protocol eras)
+ * so the verdict can say why; ask the policy; retry exactly once when the policy calls the failure retryable.
  */
-import type { Dispatcher } from 'undici';
-import { classify, RETRYABLE, REASON_TEXT, type Reason, type VerdictName } from '../policy/policy.js';
-import type { Exchange, Observation, Quirk } from './observation.js';
-import { stepOf } from './observation.js';
-import { BROWSER_USER_AGENT, KAI_9000, type ClientProfile } from './profile.js';
-import { deleteSession, firstSseEvent, postJsonRpc } from './transport.js';
+import { Agent, type Dispatcher } from 'undici';
+import { classify, isTransient, RETRYABLE, REASON_TEXT, type Reason, type VerdictName } from '../policy/policy.js';
+import { runAppClient, runAppFallbackClient, type ClientOptions } from './app-client.js';
+import { authEvidence } from './auth.js';
+import { stepOf, type AuthKind, type ClientRun, type Observation, type Quirk, type ToolDefinition } from './observation.js';
+import { BROWSER_USER_AGENT, CLIENT_PROFILES, DIAGNOSIS, KAI_9000, MCP_2025_11_25, MCP_2026_07_28, profileById, type ClientProfile } from './profile.js';
+import { exchangeError, runSpecClient, runStatelessClient } from './spec-client.js';
+import { firstSseEvent } from './transport.js';
+import { screenTools } from '../screen/screen.js';
+import type { Finding } from '../screen/types.js';
+import { storedSnapshot, toolListSnapshot, type StoredSnapshot } from './snapshot.js';
+import type { MatrixCell } from './result.js';
 import { withDefaults } from '../util/defaults.js';
 
 export interface ProbeOptions {
   /** The entry is auth-optional (initialize without a key is enough). */
   requiresAuth?: boolean;
-  /** Per-attempt time limit for the whole handshake, ms. */
+  /** The deciding profile (an id of CLIENT_PROFILES, or a profile); default the app's, `kai-9000`. */
+  profile?: string | ClientProfile;
+  /** Also run every other profile and report `matrix` (informational: only the deciding profile decides). */
+  matrix?: boolean;
+  /** Per-request time limit override, ms; a limit shorter than the profile's own sets `cutShort` when it ends a request. */
   timeoutMs?: number;
   /** Extra request headers (the entry's own headers; sent to this URL only). */
   headers?: Record<string, string>;
+  /** Replaces the deciding profile's User-Agent (diagnostic). */
   userAgent?: string;
-  profile?: ClientProfile;
   /** Cap on one response body after decompression, bytes. */
   maxBodyBytes?: number;
-  /** How many tools/list pages to follow through nextCursor. */
-  maxToolPages?: number;
   /** Pause before the one retry, ms. */
   retryDelayMs?: number;
   /** A 429's Retry-After is honoured up to this long; a longer one is not retried. */
   maxRetryAfterMs?: number;
+  /** Permit private addresses for URLs a server supplies (auth metadata on another origin); tests only. */
+  allowPrivate?: boolean;
   dispatcher?: Dispatcher;
 }
 
+
+/** The outcome of attesting one URL: what the deciding client sees, and the reading that explains it. */
 export interface ProbeResult {
   url: string;
+  /** The deciding profile's id. */
+  profile: string;
   verdict: VerdictName;
   reason: Reason;
+  /** Every reason that applies, `reason` first. */
+  reasons: Reason[];
   /** Plain-language reason. */
   detail: string;
   attempts: number;
@@ -43,170 +59,212 @@ export interface ProbeResult {
   protocolVersion: string | null;
   serverName: string | null;
   serverVersion: string | null;
+  /** What the deciding profile's client lists (page 1 for the app). */
   tools: string[] | null;
+  /** The tools' full definitions as served (for snapshots and screening). */
+  toolDefinitions: ToolDefinition[] | null;
   sessionId: boolean;
   durationMs: number;
+  /** The first thing that went wrong, as short text (null when live/ok). */
   error: string | null;
+  /** The app's own error message when the app would not list tools (null otherwise). */
+  appError: string | null;
   quirks: Quirk[];
+  /** A time limit override stopped a request before the client's own limit. */
+  cutShort: boolean;
+  /** The spec-correct reading, when it ran. */
+  diagnosis: { works: boolean; tools: string[] | null; error: string | null } | null;
+  /** How a 401/403 asked to authenticate. */
+  auth: AuthKind | null;
+  /** Where a redirected initialize points. */
+  location: string | null;
+  /** Per profile, with `matrix`. */
+  matrix: Record<string, MatrixCell> | null;
+  /** Screening findings on the deciding client's tool list (full text). */
+  findings: Finding[];
+  /** The tool list as stored (hashed on the full text, then clipped), or null without a tool list. */
+  snapshot: StoredSnapshot | null;
   observation: Observation;
 }
 
 export const PROBE_DEFAULTS = {
-  timeoutMs: 15_000,
   maxBodyBytes: 4 * 1024 * 1024,
-  maxToolPages: 10,
   retryDelayMs: 1_000,
   maxRetryAfterMs: 5_000,
 } as const;
 
+type Resolved = typeof PROBE_DEFAULTS & ProbeOptions & { dispatcher: Dispatcher };
+
+export function resolveProfile(profile: string | ClientProfile | undefined): ClientProfile {
+  if (profile === undefined) return KAI_9000;
+  if (typeof profile !== 'string') return profile;
+  const found = profileById(profile);
+  if (!found) throw new Error(`unknown client profile "${profile}" (known: ${Object.keys(CLIENT_PROFILES).join(', ')})`);
+  return found;
+}
+
+/** A dispatcher with a client's connect limit (the app's 10 s; an override may shorten it). */
+export function probeDispatcher(timeoutMs?: number, lookup?: unknown): Agent {
+  const connect = Math.min(KAI_9000.connectTimeoutMs, timeoutMs ?? Infinity);
+  return new Agent({ keepAliveTimeout: 4_000, connect: { timeout: connect, ...(lookup ? { lookup: lookup as never } : {}) } });
+}
+
 export async function probe(url: string, options: ProbeOptions = {}): Promise<ProbeResult> {
-  const opts = withDefaults(PROBE_DEFAULTS, options);
-  const entry = { requiresAuth: options.requiresAuth ?? false };
-  const startedAt = new Date();
+  const own = options.dispatcher ? null : probeDispatcher(options.timeoutMs);
+  const opts: Resolved = { ...withDefaults(PROBE_DEFAULTS, options), dispatcher: options.dispatcher ?? own! };
+  try {
+    return await attest(url, resolveProfile(options.profile), opts);
+  } finally {
+    own?.destroy().catch(() => {});
+  }
+}
+
+async function attest(url: string, profile: ClientProfile, opts: Resolved): Promise<ProbeResult> {
+  const entry = { requiresAuth: opts.requiresAuth ?? false };
   const started = performance.now();
-  const first = await attempt(url, opts);
-  let verdict = classify(first, entry);
+  let observation = await observe(url, profile, opts);
+  let verdict = classify(observation, entry);
   let attempts = 1;
-  let observation = first;
   if (RETRYABLE.has(verdict.reason)) {
-    const wait = retryWait(first, opts);
+    const wait = retryWait(observation, opts);
     if (wait !== null) {
       await sleep(wait);
-      observation = await attempt(url, opts);
+      observation = await observe(url, profile, opts);
       verdict = classify(observation, entry);
       attempts = 2;
     }
   }
-  observation.attempts = attempts;
-  observation.firstAttempt = attempts === 2 ? first.steps : null;
-  observation.startedAt = startedAt.toISOString();
-  observation.durationMs = Math.round(performance.now() - started);
-  return summarize(observation, verdict.verdict, verdict.reason);
+  if (verdict.reason === 'auth-required') {
+    const answer = stepOf(observation.diagnosis ?? observation.deciding, 'initialize');
+    if (answer) observation.auth = await authEvidence(url, answer, { timeoutMs: 10_000, allowPrivate: opts.allowPrivate });
+  }
+  const matrix = opts.matrix ? matrixOf(observation, profile, entry) : null;
+  return summarize(url, profile, observation, verdict, attempts, Math.round(performance.now() - started), matrix);
 }
 
-function summarize(o: Observation, verdict: VerdictName, reason: Reason): ProbeResult {
-  const init = stepOf(o, 'initialize');
-  // tools/list is only attempted once initialize succeeded, so when it exists it is the deciding step.
-  const deciding = stepOf(o, 'tools/list') ?? init;
+/** One attempt: the deciding client, then the reads that explain a failure. */
+async function observe(url: string, profile: ClientProfile, opts: Resolved): Promise<Observation> {
+  const deciding = await runProfile(url, profile, opts, opts.userAgent);
+  // Screened on the full text, before anything is clipped for storage.
+  const findings = screenTools(deciding.toolDefinitions ?? []);
+  const o: Observation = { url, deciding, diagnosis: null, others: {}, legacySse: null, auth: null, uaBlocked: null, findings };
+  if (opts.matrix) {
+    for (const other of Object.values(CLIENT_PROFILES)) {
+      if (other.id !== profile.id) o.others[other.id] = await runProfile(url, other, opts);
+    }
+  }
+  const appUsable = deciding.works || ((opts.requiresAuth ?? false) && deciding.connected);
+  if (appUsable && !opts.matrix) return o;
+  // A failure before any HTTP answer (DNS, refused, connect timeout, TLS) reads the same for every client,
+  // and a passing one (5xx, 429) is retried: neither needs the diagnosis.
+  const first = deciding.steps[0];
+  if (!appUsable && !opts.matrix && ((first && first.status === null && deciding.steps.length === 1) || isTransient(deciding.steps.at(-1)))) return o;
+  o.diagnosis = await runProfile(url, DIAGNOSIS, opts);
+  if (appUsable) return o;
+  if (o.diagnosis.works && isAppLike(profile) && (stepOf(deciding, 'initialize')?.status ?? 0) >= 400) {
+    // Is it the app's agent? The same client with a browser's agent tells.
+    o.uaBlocked = (await runProfile(url, profile, opts, BROWSER_USER_AGENT)).works;
+  }
+  if (!o.diagnosis.works) {
+    const init = stepOf(o.diagnosis, 'initialize');
+    if (init && (init.status === 400 || init.status === 404 || init.status === 405) && init.response === null) {
+      o.legacySse = (await firstSseEvent(url, { 'user-agent': BROWSER_USER_AGENT }, AbortSignal.timeout(Math.min(10_000, opts.timeoutMs ?? 10_000)), opts.dispatcher)) === 'endpoint';
+    }
+    const answered = init && init.status !== null && (init.status === 400 || init.status === 404 || init.status === 405 || init.status === 406 || !!init.response?.error);
+    if (answered && !o.legacySse) {
+      // Another protocol era? The diagnosis tries the other profiles to tell an alive server from a 404 page.
+      for (const era of [MCP_2025_11_25, MCP_2026_07_28]) {
+        if (era.id !== profile.id) o.others[era.id] ??= await runProfile(url, era, opts);
+      }
+    }
+  }
+  return o;
+}
+
+const isAppLike = (p: ClientProfile) => p.handshake === 'app' || p.handshake === 'app-fallback';
+
+function runProfile(url: string, profile: ClientProfile, opts: Resolved, userAgent?: string): Promise<ClientRun> {
+  const client: ClientOptions = {
+    headers: opts.headers ?? {},
+    requestTimeoutMs: Math.min(profile.requestTimeoutMs, opts.timeoutMs ?? Infinity),
+    maxBodyBytes: opts.maxBodyBytes,
+    dispatcher: opts.dispatcher,
+    userAgent,
+  };
+  switch (profile.handshake) {
+    case 'app': return runAppClient(url, profile, client);
+    case 'app-fallback': return runAppFallbackClient(url, profile, client);
+    case 'spec': return runSpecClient(url, profile, client);
+    case 'stateless': return runStatelessClient(url, profile, client);
+  }
+}
+
+/** Each profile judged as if it decided, against the same diagnosis. */
+function matrixOf(o: Observation, deciding: ClientProfile, entry: { requiresAuth: boolean }): Record<string, MatrixCell> {
+  const cells: Record<string, MatrixCell> = {};
+  for (const p of Object.values(CLIENT_PROFILES)) {
+    const run = p.id === deciding.id ? o.deciding : o.others[p.id];
+    if (!run) continue;
+    const others = Object.fromEntries(Object.entries(o.others).filter(([id]) => id !== p.id));
+    const v = classify({ ...o, deciding: run, others, uaBlocked: p.id === deciding.id ? o.uaBlocked : null }, entry);
+    cells[p.id] = { works: run.works, verdict: v.verdict, reason: v.reason, tools: run.tools };
+  }
+  return cells;
+}
+
+function summarize(url: string, profile: ClientProfile, o: Observation, v: ReturnType<typeof classify>, attempts: number, durationMs: number, matrix: ProbeResult['matrix']): ProbeResult {
+  const run = o.deciding;
+  const evidence = o.diagnosis ?? run;
+  const init = stepOf(evidence, 'initialize') ?? evidence.steps[0];
+  const deciding = stepOf(evidence, 'tools/list') ?? init;
+  const app = run.profile === KAI_9000.id ? run : o.others[KAI_9000.id];
+  const live = v.verdict === 'live';
+  const serverInfo = run.serverInfo ?? o.diagnosis?.serverInfo ?? null;
   return {
-    url: o.url,
-    verdict,
-    reason,
-    detail: REASON_TEXT[reason],
-    attempts: o.attempts,
+    url,
+    profile: profile.id,
+    verdict: v.verdict,
+    reason: v.reason,
+    reasons: v.reasons,
+    detail: REASON_TEXT[v.reason],
+    attempts,
     httpStatus: deciding?.status ?? null,
-    protocolVersion: o.protocolVersion,
-    serverName: o.serverInfo?.name ?? null,
-    serverVersion: o.serverInfo?.version ?? null,
-    tools: o.tools,
-    sessionId: o.sessionId,
-    durationMs: o.durationMs,
-    error: verdict === 'live' && reason === 'ok' ? null : errorText(o),
-    quirks: o.quirks,
+    protocolVersion: run.protocolVersion ?? o.diagnosis?.protocolVersion ?? null,
+    serverName: serverInfo?.name ?? null,
+    serverVersion: serverInfo?.version ?? null,
+    tools: run.tools,
+    toolDefinitions: run.toolDefinitions,
+    sessionId: run.sessionId,
+    durationMs,
+    error: live && v.reason === 'ok' ? null : errorText(o, v.reason),
+    appError: app && !app.works ? app.error ?? (app.tools?.length === 0 ? 'connected, but the app lists 0 tools' : null) : null,
+    quirks: [...new Set([...run.quirks, ...(live ? [] : o.diagnosis?.quirks ?? [])])],
+    cutShort: run.cutShort || (o.diagnosis?.cutShort ?? false),
+    diagnosis: o.diagnosis ? { works: o.diagnosis.works, tools: o.diagnosis.tools, error: o.diagnosis.error } : null,
+    auth: o.auth,
+    location: init?.status !== null && init !== undefined && init.status >= 300 && init.status < 400 ? init.headers.location ?? null : null,
+    matrix,
+    findings: o.findings,
+    snapshot: run.toolDefinitions ? storedSnapshot(toolListSnapshot(run.serverInfo, run.toolDefinitions)) : null,
     observation: o,
   };
 }
 
-/** The first thing that went wrong, as short human text. */
-function errorText(o: Observation): string | null {
+/** The first thing that went wrong, as short text. */
+function errorText(o: Observation, reason: Reason): string | null {
   if (o.legacySse) return 'GET answered with an SSE `endpoint` event: legacy HTTP+SSE transport';
-  for (const s of o.steps) {
+  if (reason.startsWith('app-') || reason === 'auth-optional' || reason === 'oversize') return o.deciding.error;
+  const evidence = o.diagnosis ?? o.deciding;
+  for (const s of evidence.steps) {
     if (s.step === 'notifications/initialized') continue;
-    if (s.error) return `${s.error} on ${s.step}`;
-    if (s.response?.error) return `JSON-RPC error ${s.response.error.code} on ${s.step}: ${String(s.response.error.message).slice(0, 160)}`;
-    if (s.status !== null && s.status >= 300) return `HTTP ${s.status} on ${s.step}${s.bodySnippet ? `: ${oneLine(s.bodySnippet)}` : ''}`;
-    if (s.problem) return `${s.problem} on ${s.step}${s.bodySnippet ? `: ${oneLine(s.bodySnippet)}` : ''}`;
+    if (s.error || s.response?.error || (s.status !== null && s.status >= 300) || s.problem) return exchangeError(s);
   }
-  if (o.tools && o.tools.length === 0) return 'tools/list returned 0 tools';
-  return null;
-}
-
-function oneLine(text: string): string {
-  return text.replace(/\s+/g, ' ').trim().slice(0, 120);
-}
-
-type Resolved = Required<Omit<ProbeOptions, 'dispatcher' | 'userAgent' | 'headers' | 'profile' | 'requiresAuth'>> & ProbeOptions;
-
-async function attempt(url: string, opts: Resolved): Promise<Observation> {
-  const profile = opts.profile ?? KAI_9000;
-  const o: Observation = {
-    url, profile: profile.id, startedAt: '', durationMs: 0, attempts: 1, steps: [], firstAttempt: null,
-    legacySse: null, protocolVersion: null, serverInfo: null, tools: null, toolsTruncated: false, sessionId: false, quirks: [],
-  };
-  const started = performance.now();
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), opts.timeoutMs);
-  const baseHeaders: Record<string, string> = {
-    'content-type': 'application/json',
-    accept: 'application/json, text/event-stream',
-    'accept-encoding': 'gzip, deflate, br',
-    'user-agent': opts.userAgent ?? BROWSER_USER_AGENT,
-    ...opts.headers,
-  };
-  let headers = baseHeaders;
-  let sessionId: string | null = null;
-  const post = async (step: Exchange['step'], message: unknown, id: number | null) => {
-    const out = await postJsonRpc(url, step, message, id, { headers, signal: controller.signal, maxBodyBytes: opts.maxBodyBytes, dispatcher: opts.dispatcher });
-    o.steps.push(out.exchange);
-    for (const q of out.quirks) if (!o.quirks.includes(q)) o.quirks.push(q);
-    return out;
-  };
-  try {
-    const init = await post('initialize', {
-      jsonrpc: '2.0', id: 1, method: 'initialize',
-      params: { protocolVersion: profile.protocolVersion, capabilities: profile.capabilities, clientInfo: profile.clientInfo },
-    }, 1);
-    const result = init.exchange.response?.result as { protocolVersion?: unknown; serverInfo?: { name?: unknown; version?: unknown } } | undefined;
-    const initOk = (init.exchange.status ?? 0) < 300 && !!result && typeof result === 'object' && !init.exchange.response?.error;
-    if (!initOk) {
-      if (mayBeLegacySse(init.exchange)) {
-        o.legacySse = (await firstSseEvent(url, baseHeaders, controller.signal, opts.dispatcher)) === 'endpoint';
-      }
-      return o;
-    }
-    o.protocolVersion = typeof result.protocolVersion === 'string' ? result.protocolVersion : null;
-    const info = result.serverInfo;
-    if (info && typeof info.name === 'string') o.serverInfo = { name: info.name, version: typeof info.version === 'string' ? info.version : null };
-    sessionId = init.sessionId;
-    o.sessionId = sessionId !== null;
-    if (sessionId !== null) headers = { ...baseHeaders, 'mcp-session-id': sessionId };
-
-    const note = await post('notifications/initialized', { jsonrpc: '2.0', method: 'notifications/initialized' }, null);
-    const noteStatus = note.exchange.status ?? 0;
-
-    const tools: string[] = [];
-    let cursor: string | undefined;
-    for (let page = 0, id = 2; page < opts.maxToolPages; page++, id++) {
-      const message = cursor === undefined
-        ? { jsonrpc: '2.0', id, method: 'tools/list' }
-        : { jsonrpc: '2.0', id, method: 'tools/list', params: { cursor } };
-      const res = await post('tools/list', message, id);
-      const list = res.exchange.response?.result as { tools?: unknown; nextCursor?: unknown } | undefined;
-      if ((res.exchange.status ?? 0) >= 300 || res.exchange.response?.error || !list || !Array.isArray(list.tools)) break;
-      for (const t of list.tools) if (t && typeof (t as { name?: unknown }).name === 'string') tools.push((t as { name: string }).name);
-      o.tools = tools;
-      const next = typeof list.nextCursor === 'string' && list.nextCursor !== '' && list.nextCursor !== cursor ? list.nextCursor : undefined;
-      if (next === undefined) break;
-      cursor = next;
-      if (page === opts.maxToolPages - 1) o.toolsTruncated = true;
-    }
-    if (noteStatus >= 400 && o.tools !== null) o.quirks.push('notification-rejected');
-  } finally {
-    clearTimeout(timer);
-    o.durationMs = Math.round(performance.now() - started);
-  }
-  if (sessionId !== null) await deleteSession(url, baseHeaders, sessionId, Math.min(2_000, opts.timeoutMs), opts.dispatcher);
-  return o;
-}
-
-/** A POST refused with 404/405 (or answered with an `endpoint` event) may be a legacy HTTP+SSE server. */
-function mayBeLegacySse(e: Exchange): boolean {
-  if (e.problem === 'endpoint-event') return false; // already known
-  return (e.status === 404 || e.status === 405 || e.status === 400) && e.response === null;
+  return evidence.error ?? o.deciding.error;
 }
 
 function retryWait(o: Observation, opts: Resolved): number | null {
-  const limited = o.steps.find((s) => s.status === 429);
+  const steps = [...o.deciding.steps, ...(o.diagnosis?.steps ?? [])];
+  const limited = steps.find((s) => s.status === 429);
   if (!limited) return opts.retryDelayMs;
   const header = limited.headers['retry-after'];
   if (header === undefined) return opts.retryDelayMs;

@@ -7,10 +7,12 @@ import { pipeline, type Readable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { request, type Dispatcher } from 'undici';
 import { createParser } from 'eventsource-parser';
-import type { BodyKind, BodyProblem, Exchange, JsonRpcResponse, Quirk, StepName } from './observation.js';
+import { isTlsCode, type AppReading, type BodyKind, type BodyProblem, type Exchange, type JsonRpcResponse, type Quirk, type StepName } from './observation.js';
+import { AppSseReader, decodeAppResponse, NO_SSE_RESPONSE, type AppResponse, type Decoded } from './app-reader.js';
 
 export interface PostOptions {
-  headers: Record<string, string>;
+  /** Request headers; a flat [name, value, ...] list keeps duplicates and order, as the app appends them. */
+  headers: Record<string, string> | string[];
   signal: AbortSignal;
   maxBodyBytes: number;
   dispatcher?: Dispatcher;
@@ -23,7 +25,7 @@ export interface PostOutcome {
 }
 
 /** Response headers worth keeping: auth answers, edge marks, retry hints, redirects, session. */
-const KEPT_HEADERS = ['www-authenticate', 'cf-mitigated', 'retry-after', 'location', 'server', 'content-encoding'];
+const KEPT_HEADERS = ['www-authenticate', 'cf-mitigated', 'retry-after', 'location', 'server', 'content-encoding', 'mcp-session-id'];
 const SNIPPET_CHARS = 2048;
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
 
@@ -33,10 +35,7 @@ const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEO
  */
 export async function postJsonRpc(url: string, step: StepName, message: unknown, id: number | null, opts: PostOptions): Promise<PostOutcome> {
   const started = performance.now();
-  const exchange: Exchange = {
-    step, status: null, contentType: null, headers: {}, body: null, bodySnippet: null,
-    response: null, problem: null, errorCode: null, error: null, durationMs: 0,
-  };
+  const exchange = newExchange(step);
   const quirks: Quirk[] = [];
   let sessionId: string | null = null;
   try {
@@ -47,12 +46,7 @@ export async function postJsonRpc(url: string, step: StepName, message: unknown,
       signal: opts.signal,
       dispatcher: opts.dispatcher,
     });
-    exchange.status = res.statusCode;
-    exchange.contentType = mediaType(res.headers['content-type']);
-    for (const name of KEPT_HEADERS) {
-      const value = headerValue(res.headers[name]);
-      if (value !== null) exchange.headers[name] = value;
-    }
+    recordHead(exchange, res);
     sessionId = headerValue(res.headers['mcp-session-id']);
     if (id === null) {
       await discard(res.body, exchange.contentType);
@@ -70,6 +64,152 @@ export async function postJsonRpc(url: string, step: StepName, message: unknown,
   }
   exchange.durationMs = Math.round(performance.now() - started);
   return { exchange, sessionId, quirks };
+}
+
+function newExchange(step: StepName): Exchange {
+  return {
+    step, status: null, contentType: null, headers: {}, body: null, bodySnippet: null,
+    response: null, problem: null, errorCode: null, error: null, durationMs: 0,
+  };
+}
+
+function recordHead(exchange: Exchange, res: Dispatcher.ResponseData): void {
+  exchange.status = res.statusCode;
+  exchange.contentType = mediaType(res.headers['content-type']);
+  for (const name of KEPT_HEADERS) {
+    const value = headerValue(res.headers[name]);
+    if (value !== null) exchange.headers[name] = value;
+  }
+}
+
+export interface AppPostOptions extends PostOptions {
+  /** Decode a gzip answer (Android's engine asks for gzip and un-gzips; nothing else is decoded). */
+  gunzip: boolean;
+}
+
+export interface AppPostOutcome {
+  exchange: Exchange;
+  /** The object the app takes as the answer, or the app's error for this request. */
+  decoded: Decoded<AppResponse> | null;
+  /** `response.headers["Mcp-Session-Id"]` (the first value, as Ktor's `headers[name]`). */
+  sessionId: string | null;
+}
+
+/**
+ * POST as the app does: the whole body is read until it ends (Ktor's `bodyAsText()`), the status is never
+ * checked, SSE is chosen by `Content-Type` containing `text/event-stream` and read line by line
+ * (src/attest/app-reader.ts), anything else is decoded as one JSON-RPC object. `decoded` is null for a
+ * notification, whose answer the app reads and ignores. Bounded: the signal bounds time, `maxBodyBytes`
+ * the body; an SSE body costs one line of memory, a JSON body up to the cap.
+ */
+export async function appPost(url: string, step: StepName, message: unknown, expectAnswer: boolean, opts: AppPostOptions): Promise<AppPostOutcome> {
+  const started = performance.now();
+  const exchange = newExchange(step);
+  let decoded: Decoded<AppResponse> | null = null;
+  let sessionId: string | null = null;
+  try {
+    const res = await request(url, { method: 'POST', headers: opts.headers, body: JSON.stringify(message), signal: opts.signal, dispatcher: opts.dispatcher });
+    recordHead(exchange, res);
+    const first = res.headers['mcp-session-id'];
+    sessionId = (Array.isArray(first) ? first[0] : first) ?? null;
+    const rawType = headerValue(res.headers['content-type']);
+    const source = opts.gunzip && /^\s*(x-)?gzip\s*$/i.test(exchange.headers['content-encoding'] ?? '') ? decompress(res.body, 'gzip') : res.body;
+    const sse = rawType !== null && rawType.includes('text/event-stream');
+    const read = await readForApp(source, sse, expectAnswer, opts.maxBodyBytes);
+    exchange.app = read.reading;
+    exchange.body = read.kind;
+    exchange.bodySnippet = read.snippet;
+    if (read.oversize) exchange.problem = 'oversize';
+    // A body that timed out or broke is the app's failure, whatever it held so far (kept in `app`).
+    if (read.failure !== null) throw read.failure;
+    decoded = read.decoded;
+  } catch (err) {
+    exchange.errorCode = lowLevelCode(err, opts.signal.aborted);
+    exchange.error = describeError(exchange.errorCode, err);
+  }
+  exchange.durationMs = Math.round(performance.now() - started);
+  return { exchange, decoded, sessionId };
+}
+
+interface AppRead {
+  kind: BodyKind;
+  reading: AppReading;
+  decoded: Decoded<AppResponse> | null;
+  snippet: string | null;
+  oversize: boolean;
+  /** The body did not end well (time limit, reset): the reading so far is kept for the diagnosis. */
+  failure: unknown;
+}
+
+async function readForApp(source: Readable, sse: boolean, expectAnswer: boolean, maxBytes: number): Promise<AppRead> {
+  const reading: AppReading = { read: sse ? 'sse' : 'json', winner: null, winnerId: null, spacelessDataLines: 0, undecodedDataLines: 0, ended: false, stoppedEarly: false, validPrefix: false };
+  const decoder = new TextDecoder();
+  let total = 0;
+  let oversize = false;
+  let head = '';
+  const keepHead = (text: string) => { if (head.length < SNIPPET_CHARS) head += text.slice(0, SNIPPET_CHARS - head.length); };
+  let failure: unknown = null;
+  const fail = (err: unknown) => { failure = err; return true; };
+  if (sse) {
+    const reader = new AppSseReader(maxBytes);
+    const stopped = await readChunks(source, (chunk) => {
+      total += chunk.length;
+      if (total > maxBytes) { oversize = true; return true; }
+      const text = decoder.decode(chunk, { stream: true });
+      keepHead(text);
+      reader.feed(text);
+      return false;
+    }).catch(fail);
+    reader.end();
+    reading.ended = !stopped;
+    reading.spacelessDataLines = reader.spacelessDataLines;
+    reading.undecodedDataLines = reader.undecodedDataLines;
+    reading.winner = reader.winner?.kind ?? null;
+    reading.winnerId = reader.winner?.id ?? null;
+    reading.validPrefix = reader.winner !== null;
+    const decoded: Decoded<AppResponse> = reader.winner ? { ok: true, value: reader.winner } : { ok: false, error: NO_SSE_RESPONSE };
+    return { kind: 'sse', reading, decoded: expectAnswer ? decoded : null, snippet: head || null, oversize, failure };
+  }
+  const parts: Buffer[] = [];
+  let firstChar: string | null = null;
+  const stopped = await readChunks(source, (chunk) => {
+    total += chunk.length;
+    if (total > maxBytes) { oversize = true; return true; }
+    if (!expectAnswer) return false; // a notification's answer is waited for, never kept
+    parts.push(chunk);
+    if (firstChar === null) {
+      const text = decoder.decode(chunk, { stream: true }).trimStart();
+      if (text !== '') firstChar = text[0]!;
+      // Not an object in its first bytes: the app cannot decode it whatever follows.
+      if (firstChar !== null && firstChar !== '{') { reading.stoppedEarly = true; return true; }
+    }
+    return false;
+  }).catch(fail);
+  reading.ended = !stopped;
+  if (!expectAnswer) return { kind: total === 0 ? 'empty' : 'other', reading, decoded: null, snippet: null, oversize, failure };
+  const text = Buffer.concat(parts).toString('utf8');
+  const snippetText = text.length > SNIPPET_CHARS ? text.slice(0, SNIPPET_CHARS) : text;
+  if (oversize) reading.validPrefix = isValidJsonPrefix(text);
+  const decoded = decodeAppResponse(text);
+  if (decoded.ok) { reading.winner = decoded.value.kind; reading.winnerId = decoded.value.id; }
+  const kind: BodyKind = text.trim() === '' ? 'empty' : firstChar === '{' || firstChar === '[' ? 'json' : 'other';
+  return { kind, reading, decoded, snippet: snippetText || null, oversize, failure };
+}
+
+
+
+/** True when `text` is the start of some valid JSON object (V8 reports the error at the very end). */
+function isValidJsonPrefix(text: string): boolean {
+  if (!text.trimStart().startsWith('{')) return false;
+  try {
+    JSON.parse(text);
+    return true;
+  } catch (err) {
+    const message = (err as Error).message;
+    if (/end of JSON input/i.test(message)) return true;
+    const at = /position (\d+)/.exec(message);
+    return at !== null && Number(at[1]) >= text.length - 1;
+  }
 }
 
 /** Ends a session politely; failures are ignored (many servers answer 405). */
@@ -127,7 +267,7 @@ interface ReadResult {
 }
 
 async function readResponse(body: Readable, contentType: string | null, encoding: string | undefined, id: number, maxBytes: number, quirks: Quirk[]): Promise<ReadResult> {
-  const source = decoded(body, encoding);
+  const source = decompress(body, encoding);
   if (contentType === 'text/event-stream') return readSse(source, id, maxBytes, quirks);
   const parts: Buffer[] = [];
   let total = 0;
@@ -246,7 +386,7 @@ async function discard(body: Readable & { dump?: (o: { limit: number }) => Promi
   else await body.dump({ limit: 64 * 1024 });
 }
 
-function decoded(body: Readable, encoding: string | undefined): Readable {
+function decompress(body: Readable, encoding: string | undefined): Readable {
   const enc = encoding?.trim().toLowerCase();
   const decoder = enc === 'gzip' || enc === 'x-gzip' ? createGunzip() : enc === 'deflate' ? createInflate() : enc === 'br' ? createBrotliDecompress() : null;
   if (!decoder) return body;
@@ -275,11 +415,6 @@ function lowLevelCode(err: unknown, aborted: boolean): string {
   return TIMEOUT_CODES.has(code) ? 'TIMEOUT' : code;
 }
 
-const TLS_CODE = /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO|SELF_SIGNED|HOSTNAME_MISMATCH)/;
-
-export function isTlsCode(code: string): boolean {
-  return TLS_CODE.test(code);
-}
 
 function describeError(code: string, err: unknown): string {
   switch (code) {

@@ -42,8 +42,14 @@ export async function addServer(opts: AddOptions): Promise<{ entry: CatalogServe
   if (!at) problems.push('--decision must read "who: why"');
   if (problems.length) throw new AddRefused(problems);
 
-  const result = await probe(entry.url, { ...opts.probe, requiresAuth: entry.requiresAuth });
-  if (result.verdict !== 'live') throw new AddRefused([`not attested live: ${result.verdict}/${result.reason}${result.error ? ` (${result.error})` : ''}`], result);
+  // Decided as refresh decides: the catalog's profile and time limit unless the caller overrides them.
+  const result = await probe(entry.url, {
+    profile: catalog.policy.clientProfile, timeoutMs: catalog.policy.timeoutMs, ...opts.probe, requiresAuth: entry.requiresAuth,
+  });
+  if (result.verdict !== 'live') {
+    const evidence = [result.error, result.appError && result.appError !== result.error ? `the app says: ${result.appError}` : null, result.auth ? `auth: ${result.auth}${result.auth === 'oauth' ? ' (OAuth-only servers stay out)' : ''}` : null].filter(Boolean).join('; ');
+    throw new AddRefused([`not attested live: ${result.verdict}/${result.reason}${evidence ? ` (${evidence})` : ''}`], result);
+  }
 
   const release = await acquireLock(opts.catalogPath, 10_000);
   try {

@@ -28,7 +28,7 @@ function validateShape(value: unknown) {
 }
 
 /** Header names that carry secrets; a default value for one would ship a secret to every user. */
-const SECRET_HEADER = /authorization|key|token|secret|password|cookie|session/i;
+export const SECRET_HEADER = /authorization|key|token|secret|password|cookie|session/i;
 
 export function where(kind: 'servers' | 'removed', i: number, name: unknown): string {
   return `${kind}[${i}] (${typeof name === 'string' ? name : '?'})`;

@@ -44,7 +44,9 @@ export interface CatalogPolicy {
   sharedGatewayHosts: string[];
   /** Hosts whose every path is one server (the app matches saved URLs by host there). */
   aliasedHosts?: string[];
-  /** Probe time limit per attempt, ms (a `--timeout` flag wins). */
+  /** The client profile whose outcome decides each row (default `kai-9000`, the app's own client). */
+  clientProfile?: string;
+  /** Per-request time limit override, ms (default: the profile's own, 60 s for the app; `--timeout` wins). */
   timeoutMs?: number;
   /** Consecutive drop-class runs needed before a drop (a `--confirm-drops` flag wins). */
   confirmDrops?: number;

@@ -4,10 +4,11 @@
  * UsageError thrown by an action is printed as `onetap: …` and exits 2 too.
  */
 import { InvalidArgumentError } from 'commander';
+import { CLIENT_PROFILES } from '../attest/profile.js';
 
 export class UsageError extends Error {}
 
-/** The largest delay Node's timers accept (2^31-1 ms, about 24.8 days); a larger one fires at once. */
+/** The largest delay Node's timers accept (2^31-1 ms, about 24.8 days); a larger one fires at once with a warning. */
 export const MAX_TIMER_MS = 2_147_483_647;
 
 export function positiveInt(value: string): number {
@@ -17,10 +18,15 @@ export function positiveInt(value: string): number {
 }
 
 /** A time limit in ms: a positive whole number no larger than Node's largest timer. */
-export function timerMs(value: string): number {
+export function timeoutMs(value: string): number {
   const n = positiveInt(value);
   if (n > MAX_TIMER_MS) throw new InvalidArgumentError(`at most ${MAX_TIMER_MS} ms (the largest timer Node allows).`);
   return n;
+}
+
+export function profileId(value: string): string {
+  if (!Object.hasOwn(CLIENT_PROFILES, value)) throw new InvalidArgumentError(`unknown profile (known: ${Object.keys(CLIENT_PROFILES).join(', ')}).`);
+  return value;
 }
 
 export function parseHeader(line: string, previous: Record<string, string>): Record<string, string> {

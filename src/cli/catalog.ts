@@ -3,7 +3,7 @@ import { addServer, AddRefused } from '../catalog/add.js';
 import { formatProblems, lintCatalog, type LintProblem } from '../catalog/lint.js';
 import { CatalogError, loadCatalog, type Catalog } from '../catalog/model.js';
 import type { ProbeResult } from '../attest/probe.js';
-import { timerMs } from './args.js';
+import { timeoutMs } from './args.js';
 import { inert, printJson } from './render.js';
 
 export const DEFAULT_CATALOG = 'catalog/servers.json';
@@ -76,10 +76,10 @@ export function registerCatalogCommands(program: Command): void {
     .requiredOption('--decision <who: why>', 'the product decision record, as "who: why"')
     .option('--requires-auth', 'auth-optional entry (the host must be in policy.authOptionalHosts)')
     .option('--catalog <file>', 'catalog file', DEFAULT_CATALOG)
-    .option('--timeout <ms>', 'probe time limit per attempt', timerMs, 15_000)
+    .option('--timeout <ms>', 'per-request time limit override (default: policy.timeoutMs, else the profile\'s own)', timeoutMs)
     .option('--allow-http', 'permit http:// URLs on loopback addresses (local fixtures and demos only)')
     .option('--json', 'print one JSON object {added, url, entry, problems, probe}')
-    .action(async (url: string, opts: { name: string; description: string; decision: string; requiresAuth?: boolean; catalog: string; timeout: number; allowHttp?: boolean; json?: boolean }) => {
+    .action(async (url: string, opts: { name: string; description: string; decision: string; requiresAuth?: boolean; catalog: string; timeout?: number; allowHttp?: boolean; json?: boolean }) => {
       let result: AddJson;
       try {
         const { entry, probe } = await addServer({

@@ -1,12 +1,13 @@
 import { readFile } from 'node:fs/promises';
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import type { Command } from 'commander';
 import { loadCatalog, parseCatalog, type Catalog } from '../catalog/model.js';
 import { validateDocument } from '../discover/card.js';
 import { discover, type DiscoverResult } from '../discover/discover.js';
 import { FetchRefused, guardedGet } from '../discover/fetcher.js';
 import { MEDIA } from '../discover/documents.js';
-import { publication, writePublication } from '../publish/publish.js';
+import { publication, publishProblems, UnpublishableCatalog, writePublication } from '../publish/publish.js';
+import { formatProblems, type LintOptions } from '../catalog/lint.js';
 import { startServer } from '../serve/server.js';
 import { positiveInt, UsageError } from './args.js';
 import { DEFAULT_CATALOG } from './catalog.js';
@@ -87,24 +88,36 @@ export function registerDiscovery(program: Command): void {
     .option('--catalog <file>', 'catalog file', DEFAULT_CATALOG)
     .option('--base-url <url>', 'absolute base for the URLs in the catalogs (default: root-relative paths)')
     .option('--publisher <domain>', 'publisher domain in urn:air identifiers (default: the base URL\'s host)')
-    .action(async (opts: { out: string; catalog: string; baseUrl?: string; publisher?: string }) => {
-      if (opts.baseUrl && !/^https?:\/\/[^/]+/.test(opts.baseUrl)) throw new UsageError(`--base-url must be an absolute http(s) URL: ${opts.baseUrl}`);
+    .option('--allow-http', 'accept http:// server URLs on loopback addresses (local fixtures and demos only)')
+    .action(async (opts: { out: string; catalog: string; baseUrl?: string; publisher?: string; allowHttp?: boolean }) => {
+      const baseUrl = opts.baseUrl === undefined ? undefined : baseUrlFlag(opts.baseUrl);
+      if (opts.publisher !== undefined && !DOMAIN.test(opts.publisher)) throw new UsageError(`--publisher must be a domain name (example.org), got "${inert(opts.publisher)}"`);
+      outDirFlag(opts.out);
       const { catalog } = await loadCatalog(opts.catalog);
-      const written = await writePublication(publication(catalog, { baseUrl: opts.baseUrl, publisher: opts.publisher }), opts.out);
-      process.stdout.write(`published ${catalog.servers.length} servers:\n${written.map((p) => `  ${p}`).join('\n')}\n`);
+      if (!publishable(opts.catalog, catalog, { allowHttp: opts.allowHttp })) return;
+      const written = await writePublication(publication(catalog, { baseUrl, publisher: opts.publisher }), opts.out);
+      process.stdout.write(`published ${catalog.servers.length} servers:\n${written.map((p) => `  ${inert(p)}`).join('\n')}\n`);
     });
 
   program
     .command('serve')
     .description('serve the published documents and the status page over HTTP')
-    .option('--port <n>', 'port (0 picks a free one)', (v) => (v === '0' ? 0 : positiveInt(v)), 8787)
+    .option('--port <n>', 'port, 0 to 65535 (0 picks a free one)', '8787')
     .option('--host <address>', 'address to listen on', '127.0.0.1')
     .option('--catalog <file>', 'catalog file', DEFAULT_CATALOG)
     .option('--state <path>', 'history store for the status page', DEFAULT_STATE)
     .option('--base-url <url>', 'absolute base for the URLs in the catalogs (default: this server\'s origin)')
-    .action(async (opts: { port: number; host: string; catalog: string; state: string; baseUrl?: string }) => {
-      await loadCatalog(opts.catalog); // fail early, with the catalog's own error
-      const running = await startServer({ catalogPath: opts.catalog, host: opts.host, port: opts.port, baseUrl: opts.baseUrl, routes: statusRoutes({ statePath: opts.state }) });
+    .option('--allow-http', 'accept http:// server URLs on loopback addresses (local fixtures and demos only)')
+    .action(async (opts: { port: string; host: string; catalog: string; state: string; baseUrl?: string; allowHttp?: boolean }) => {
+      const port = portFlag(opts.port);
+      const baseUrl = opts.baseUrl === undefined ? undefined : baseUrlFlag(opts.baseUrl);
+      if (!opts.host.trim()) throw new UsageError('--host must name an address to listen on');
+      statePathFlag(opts.state);
+      const { catalog } = await loadCatalog(opts.catalog); // fail early, with the catalog's own error
+      if (!publishable(opts.catalog, catalog, { allowHttp: opts.allowHttp })) return;
+      const running = await startServer({
+        catalogPath: opts.catalog, host: opts.host, port, baseUrl, lint: { allowHttp: opts.allowHttp }, routes: statusRoutes({ statePath: opts.state }),
+      });
       process.stdout.write(`serving ${running.url}/ (status page), ${running.url}/.well-known/ai-catalog.json; Ctrl-C stops\n`);
       await new Promise<void>((resolve) => {
         const stop = () => { void running.close().then(resolve); };
@@ -112,6 +125,45 @@ export function registerDiscovery(program: Command): void {
         process.once('SIGTERM', stop);
       });
     });
+}
+
+/**
+ * The gate of every command that publishes the list: false (findings on stderr, exit code 1) when the
+ * catalog fails lint or would leak a secret. Call it after loading the catalog, before any work.
+ */
+export function publishable(file: string, catalog: Catalog, opts: LintOptions = {}): boolean {
+  const problems = publishProblems(catalog, opts);
+  if (!problems.length) return true;
+  process.stderr.write(`${problems.map((p) => inert(formatProblems(file, [p]))).join('\n')}\nonetap: ${new UnpublishableCatalog(problems).message}\n`);
+  process.exitCode = 1;
+  return false;
+}
+
+const DOMAIN = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/i;
+
+function portFlag(value: string): number {
+  if (!/^\d{1,5}$/.test(value) || Number(value) > 65535) throw new UsageError(`--port must be a whole number from 0 to 65535, got "${inert(value)}"`);
+  return Number(value);
+}
+
+/** An absolute http(s) base without credentials, query or fragment; returned without a trailing slash. */
+function baseUrlFlag(value: string): string {
+  let u: URL;
+  try { u = new URL(value); } catch { throw new UsageError(`--base-url must be an absolute http(s) URL, got "${inert(value)}"`); }
+  if (u.protocol !== 'https:' && u.protocol !== 'http:') throw new UsageError(`--base-url must be an http(s) URL, got ${inert(u.protocol)}`);
+  if (u.username || u.password) throw new UsageError('--base-url must not carry credentials (user:password@): they would be published');
+  if (u.search || u.hash) throw new UsageError('--base-url must not have a query or fragment');
+  return `${u.origin}${u.pathname}`.replace(/\/+$/, '');
+}
+
+function outDirFlag(path: string): void {
+  if (!path.trim()) throw new UsageError('--out must name a directory');
+  if (existsSync(path) && !statSync(path).isDirectory()) throw new UsageError(`--out must be a directory, but ${inert(path)} is a file`);
+}
+
+function statePathFlag(path: string): void {
+  if (!path.trim() || path.includes('\0')) throw new UsageError('--state must name a file');
+  if (existsSync(path) && statSync(path).isDirectory()) throw new UsageError(`--state must be a file, but ${inert(path)} is a directory`);
 }
 
 function renderDiscovery(r: DiscoverResult, color: boolean): string {

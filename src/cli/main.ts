@@ -8,6 +8,8 @@ import { registerCatalogCommands } from './catalog.js';
 import { registerRefresh } from './refresh.js';
 import { registerDiscovery } from './discovery.js';
 import { registerReport } from './report.js';
+import { registerAccept } from './accept.js';
+import { registerSite } from './site.js';
 import { runDemo } from '../demo/demo.js';
 import { UsageError } from './args.js';
 import { CatalogError } from '../catalog/model.js';
@@ -26,6 +28,8 @@ export async function main(argv: string[]): Promise<number> {
   registerRefresh(program);
   registerDiscovery(program);
   registerReport(program);
+  registerAccept(program);
+  registerSite(program);
   program
     .command('demo')
     .description('refresh the shipped catalog against a loopback fleet that plays it, in a temporary workspace (offline)')

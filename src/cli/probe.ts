@@ -1,8 +1,10 @@
 import type { Command } from 'commander';
 import { probeMany } from '../attest/probe-many.js';
 import type { ProbeResult } from '../attest/probe.js';
-import { inert, paint, table, useColor } from './render.js';
-import { parseHeader, positiveInt, UsageError } from './args.js';
+import { probeResultJson } from '../attest/result.js';
+import { CLIENT_PROFILES, DEFAULT_PROFILE_ID } from '../attest/profile.js';
+import { inert, matrixLine, paint, table, useColor } from './render.js';
+import { parseHeader, positiveInt, profileId, timeoutMs, UsageError } from './args.js';
 
 export function registerProbe(program: Command): void {
   program
@@ -11,16 +13,20 @@ export function registerProbe(program: Command): void {
     .argument('<url...>', 'MCP endpoint URLs (http:// is accepted: probe is a diagnostic)')
     .option('--json', 'print one JSON array, one object per URL in input order')
     .option('--requires-auth', 'treat every URL as auth-optional (initialize without a key is enough)')
-    .option('--timeout <ms>', 'time limit per attempt of the whole handshake', positiveInt, 15_000)
+    .option('--profile <id>', `the deciding client profile: ${Object.keys(CLIENT_PROFILES).join(', ')}`, profileId, DEFAULT_PROFILE_ID)
+    .option('--matrix', 'also run every other profile; --json adds matrix: {profile: {works, verdict, reason, tools}}')
+    .option('--timeout <ms>', 'per-request time limit override (default: the profile\'s own, 60000 for the app)', timeoutMs)
     .option('--header <line>', 'extra request header "Name: value" (repeatable)', parseHeader, {} as Record<string, string>)
     .option('--concurrency <n>', 'probes in flight at once', positiveInt, 16)
-    .option('--user-agent <ua>', 'User-Agent to send (default: a browser-like agent; edges 403 bots)')
-    .action(async (urls: string[], opts: { json?: boolean; requiresAuth?: boolean; timeout: number; header: Record<string, string>; concurrency: number; userAgent?: string }) => {
+    .option('--user-agent <ua>', 'User-Agent override for the deciding profile (diagnostic; the app sends "Ktor client")')
+    .action(async (urls: string[], opts: { json?: boolean; requiresAuth?: boolean; timeout?: number; header: Record<string, string>; concurrency: number; userAgent?: string; profile: string; matrix?: boolean }) => {
       for (const url of urls) checkUrl(url);
       const showProgress = !opts.json && urls.length > 1 && !!process.stderr.isTTY;
       let done = 0;
       const results = await probeMany(urls.map((url) => ({ url, requiresAuth: opts.requiresAuth })), {
         timeoutMs: opts.timeout,
+        profile: opts.profile,
+        matrix: opts.matrix,
         headers: opts.header,
         concurrency: opts.concurrency,
         userAgent: opts.userAgent,
@@ -30,7 +36,7 @@ export function registerProbe(program: Command): void {
         },
       });
       if (showProgress) process.stderr.write('\r\x1b[K');
-      process.stdout.write(opts.json ? JSON.stringify(results.map(probeJson), null, 2) + '\n' : renderProbeTable(results, useColor(process.stdout)) + '\n');
+      process.stdout.write(opts.json ? JSON.stringify(results.map(probeResultJson), null, 2) + '\n' : renderProbeTable(results, useColor(process.stdout)) + '\n');
       process.exitCode = results.every((r) => r.verdict === 'live') ? 0 : 1;
     });
 }
@@ -39,27 +45,6 @@ function checkUrl(url: string): void {
   let parsed: URL;
   try { parsed = new URL(url); } catch { throw new UsageError(`not a URL: ${url}`); }
   if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') throw new UsageError(`not an http(s) URL: ${url}`);
-}
-
-/** The `probe --json` object: the contract fields, then extras. */
-function probeJson(r: ProbeResult) {
-  return {
-    url: r.url,
-    verdict: r.verdict,
-    reason: r.reason,
-    attempts: r.attempts,
-    httpStatus: r.httpStatus,
-    protocolVersion: r.protocolVersion,
-    serverName: r.serverName,
-    tools: r.tools,
-    sessionId: r.sessionId,
-    durationMs: r.durationMs,
-    error: r.error,
-    detail: r.detail,
-    serverVersion: r.serverVersion,
-    quirks: r.quirks,
-    steps: r.observation.steps.map((s) => ({ step: s.step, status: s.status, contentType: s.contentType, body: s.body, problem: s.problem, errorCode: s.errorCode, durationMs: s.durationMs })),
-  };
 }
 
 function renderProbeTable(results: ProbeResult[], color: boolean): string {
@@ -71,6 +56,11 @@ function renderProbeTable(results: ProbeResult[], color: boolean): string {
   const notes = results.flatMap((r) => {
     const lines: string[] = [];
     if (r.error) lines.push(`  ${inert(r.url)}: ${inert(r.error)}`);
+    if (r.appError && r.appError !== r.error) lines.push(`  ${inert(r.url)}: the app would say: ${inert(r.appError)}`);
+    if (r.location) lines.push(`  ${inert(r.url)}: redirects to ${inert(r.location)}`);
+    if (r.auth) lines.push(`  ${inert(r.url)}: auth: ${r.auth}`);
+    if (r.cutShort) lines.push(`  ${inert(r.url)}: cut short by --timeout before the client's own limit`);
+    if (r.matrix) lines.push(`  ${inert(r.url)}: ${matrixLine(r.matrix)}`);
     if (r.quirks.length) lines.push(`  ${inert(r.url)}: quirks: ${r.quirks.join(', ')}`);
     return lines;
   });

@@ -2,15 +2,19 @@ import type { Command } from 'commander';
 import type { Plan } from '../decide/decide.js';
 import { REASON_TEXT } from '../policy/policy.js';
 import { planJson, refresh, type RefreshResult } from '../refresh/refresh.js';
-import { positiveInt } from './args.js';
+import { positiveInt, profileId, timeoutMs } from './args.js';
 import { DEFAULT_CATALOG } from './catalog.js';
-import { inert, paint, table, useColor } from './render.js';
+import { inert, matrixLine, paint, table, useColor } from './render.js';
+import { toolReviewLine } from '../decide/drift.js';
+
+/** A name as one shell word (POSIX single quotes). */
+const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
 export const DEFAULT_STATE = '.onetap/history.db';
 
 export interface RefreshFlags {
   catalog: string; state: string; write?: boolean; json?: boolean; concurrency: number; timeout?: number;
-  allowHttp?: boolean; confirmDrops?: number; out?: string; kotlinPackage?: string;
+  allowHttp?: boolean; confirmDrops?: number; out?: string; kotlinPackage?: string; profile?: string; matrix?: boolean;
 }
 
 export function registerRefresh(program: Command): void {
@@ -22,7 +26,9 @@ export function registerRefresh(program: Command): void {
     .option('--write', 'apply the plan: catalog, runtime lists, snapshot, log (atomically)')
     .option('--json', 'print one JSON object {plan, summary, aborted}')
     .option('--concurrency <n>', 'probes in flight at once', positiveInt, 16)
-    .option('--timeout <ms>', 'probe time limit per attempt (default: policy.timeoutMs, else 15000)', positiveInt)
+    .option('--timeout <ms>', 'per-request time limit override (default: policy.timeoutMs, else the profile\'s own: 60000 for the app)', timeoutMs)
+    .option('--profile <id>', 'the deciding client profile (default: policy.clientProfile, else kai-9000)', profileId)
+    .option('--matrix', 'also run every client profile and record the matrix (informational)')
     .option('--allow-http', 'permit http:// URLs on loopback addresses (local fixtures and demos only)')
     .option('--confirm-drops <n>', 'consecutive drop-class runs needed before a drop (default: policy.confirmDrops, else 1)', positiveInt)
     .option('--out <dir>', 'directory for generated files (default: the catalog\'s directory)')
@@ -37,6 +43,7 @@ export async function runRefresh(flags: RefreshFlags, out: NodeJS.WriteStream | 
   const result: RefreshResult = await refresh({
     catalogPath: flags.catalog, statePath: flags.state, write: flags.write, concurrency: flags.concurrency, timeoutMs: flags.timeout,
     allowHttp: flags.allowHttp, confirmDrops: flags.confirmDrops, outDir: flags.out, kotlinPackage: flags.kotlinPackage,
+    profile: flags.profile, matrix: flags.matrix,
     onPlan: (plan) => { if (!flags.json) out.write(renderPlan(plan, flags.catalog, color) + '\n'); },
   });
   if (flags.json) {
@@ -64,7 +71,14 @@ function renderPlan(plan: Plan, catalogPath: string, color: boolean): string {
   const section = (title: string, items: string[]) => { if (items.length) lines.push('', `${title}:`, ...items.map((i) => `  - ${i}`)); };
   section('Dropped', plan.rows.filter((r) => r.decision === 'drop').map((r) => `${inert(r.name)}: ${r.reason}, ${REASON_TEXT[r.reason]}${r.error ? ` (${inert(r.error)})` : ''}`));
   section('Probe failed (kept)', plan.rows.filter((r) => r.decision === 'keep-failed').map((r) => `${inert(r.name)}: ${r.verdict}/${r.reason}${r.note ? `; ${r.note}` : ''}${r.error ? ` (${inert(r.error)})` : ''}`));
-  section('Review', plan.rows.filter((r) => r.decision === 'review').map((r) => `${inert(r.name)}: ${r.reason}, ${REASON_TEXT[r.reason]}${r.error ? ` (${inert(r.error)})` : ''}`));
+  section('Review', plan.rows.filter((r) => r.decision === 'review').map((r) => `${inert(r.name)}: ${r.reason}, ${REASON_TEXT[r.reason]}${r.location ? ` → ${inert(r.location)}` : ''}${r.appError ? `; the app says: ${inert(r.appError)}` : r.error ? ` (${inert(r.error)})` : ''}`));
+  section('Tools', plan.rows.flatMap((r) => {
+    const line = toolReviewLine(r);
+    if (line === null) return [];
+    const accept = r.decision === 'review' && r.toolsHash ? ` — after review: onetap accept ${shellQuote(r.name)} --decision "who: why" --snapshot ${r.toolsHash}` : '';
+    return [`${inert(r.name)}: ${line}${accept}`, ...r.findings.slice(0, 5).map((f) => `    ${inert(f.tool)} ${inert(f.field)} [${f.rule}]: ${inert(f.excerpt)}`)];
+  }));
+  section('Client matrix', plan.rows.filter((r) => r.matrix).map((r) => `${inert(r.name)}: ${matrixLine(r.matrix!)}`));
   section('Recovered on the retry (a flake, not a failure)', plan.rows.filter((r) => r.attempts > 1 && r.verdict === 'live').map((r) => inert(r.name)));
   section('Changed since the last run', plan.rows.filter((r) => r.changed).map((r) => `${inert(r.name)}: ${r.previous ? `${r.previous.verdict}/${r.previous.reason}` : 'first probe'} → ${r.verdict}/${r.reason}`));
   const s = plan.summary;

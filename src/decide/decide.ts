@@ -4,21 +4,20 @@
  */
 import type { Reason, VerdictName } from '../policy/policy.js';
 import type { ObservationRecord, ProbeOutcome } from '../history/store.js';
+import { HELD_OUT, NO_TOOL_REVIEW, reviewTools, type ToolChanges, type ToolReview } from './drift.js';
 
 export type Decision = 'keep' | 'keep-failed' | 'review' | 'drop';
 
 export interface ProbedRow extends ProbeOutcome {
   /** Earlier observations of this URL, newest first. */
   history: ObservationRecord[];
+  /** The tools against their acceptance (default: nothing to review). */
+  toolReview?: ToolReview;
 }
 
-export interface PlanRow {
-  name: string;
-  url: string;
+/** A plan row: the probe's outcome and what happens to the row. */
+export interface PlanRow extends ProbeOutcome {
   decision: Decision;
-  verdict: VerdictName;
-  reason: Reason;
-  attempts: number;
   /** The last recorded observation before this run, or null. */
   previous: { verdict: VerdictName; reason: Reason; at: string } | null;
   /** The verdict or reason differs from the previous observation (or there was none). */
@@ -27,10 +26,14 @@ export interface PlanRow {
   dropStreak: number;
   /** Why the decision differs from the verdict, when it does. */
   note: string | null;
-  httpStatus: number | null;
-  durationMs: number;
-  tools: string[] | null;
-  error: string | null;
+  /** Tool drift against the accepted snapshot (null: nothing to compare). */
+  toolChanges: ToolChanges | null;
+  /** The accepted snapshot's hash (null: none yet). */
+  acceptedHash: string | null;
+  /** This run's tool list is accepted on first use when the run writes. */
+  firstUse: boolean;
+  /** Held out of the generated runtime lists until accepted (identity-changed, suspicious-tools). */
+  heldOut: boolean;
 }
 
 export interface PlanSummary {
@@ -89,15 +92,19 @@ export function decideRow(row: ProbedRow, confirmDrops: number, outage: boolean)
 
 export function buildPlan(rows: readonly ProbedRow[], opts: { confirmDrops: number; canaries: CanaryCheck }): Plan {
   const aborted = detectOutage(rows, opts.canaries);
-  const planRows = rows.map((r): PlanRow => {
-    const last = r.history[0];
+  const planRows = rows.map(({ history, toolReview: review = NO_TOOL_REVIEW, ...probed }): PlanRow => {
+    const outcome = { ...probed, ...reviewTools(probed, review) };
+    const last = history[0];
     const previous = last ? { verdict: last.verdict, reason: last.reason, at: last.at } : null;
     return {
-      name: r.name, url: r.url, verdict: r.verdict, reason: r.reason, attempts: r.attempts,
-      ...decideRow(r, opts.confirmDrops, aborted !== null),
+      ...outcome,
+      ...decideRow({ ...outcome, history }, opts.confirmDrops, aborted !== null),
       previous,
-      changed: !previous || previous.verdict !== r.verdict || previous.reason !== r.reason,
-      httpStatus: r.httpStatus, durationMs: r.durationMs, tools: r.tools, error: r.error,
+      changed: !previous || previous.verdict !== outcome.verdict || previous.reason !== outcome.reason,
+      toolChanges: review.changes,
+      acceptedHash: review.acceptedHash,
+      firstUse: review.firstUse && outcome.toolsHash !== null && outcome.reason !== 'suspicious-tools',
+      heldOut: outcome.verdict === 'review' && HELD_OUT.has(outcome.reason),
     };
   });
   const count = (d: Decision) => planRows.filter((r) => r.decision === d).length;

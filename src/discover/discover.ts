@@ -76,7 +76,7 @@ export function serverCardUrl(endpoint: string): string {
 const isCardLocation = (url: string) => new URL(url).pathname.replace(/\/$/, '').endsWith('/server-card');
 
 export async function discover(input: string, opts: DiscoverOptions): Promise<DiscoverResult> {
-  const policy: FetchPolicy = { allowPrivate: opts.allowPrivate, trustedAddresses: opts.trustedAddresses, timeoutMs: opts.timeoutMs, maxBytes: opts.maxBytes };
+  const policy: FetchPolicy = { allowPrivate: opts.allowPrivate, trustedAddresses: opts.trustedAddresses, resolver: opts.resolver, timeoutMs: opts.timeoutMs, maxBytes: opts.maxBytes };
   const { origin, url } = parseSource(input);
   checkUrl(url, policy); // a refused source is refused as a whole
   const catalogs: CatalogReport[] = [];
@@ -143,13 +143,24 @@ export async function discover(input: string, opts: DiscoverOptions): Promise<Di
   if (overflow) catalogs.push({ url: input, kind: 'catalog', specVersion: null, entries: 0, depth: 0, error: `more than ${maxCards} Server Cards: ${overflow} were not read` });
 
   if (opts.probe) {
-    const eligible = candidates.filter((c) => c.eligible && c.url);
+    // A remote is a URL a document supplied: the address rule holds before the probe connects (IP literals)
+    // and in the probe's own DNS lookups (names).
+    const eligible = candidates.filter((c) => c.eligible && c.url && !refusedRemote(c, policy));
     const results = await probeMany(eligible.map((c) => ({ url: c.url!, requiresAuth: c.requiresAuth })), {
-      timeoutMs: opts.probeTimeoutMs, lookup: opts.allowPrivate ? undefined : guardedLookup(opts.trustedAddresses),
+      timeoutMs: opts.probeTimeoutMs, lookup: guardedLookup(opts.trustedAddresses, opts.resolver, { allowPrivate: opts.allowPrivate }),
     });
     eligible.forEach((c, i) => { c.verdict = results[i]!.verdict; c.reason = results[i]!.reason; });
   }
   return { source: input, catalogs, candidates };
+}
+
+/** Refuses a remote the address rule forbids: not eligible, not probed, and says why. */
+function refusedRemote(c: Candidate, policy: FetchPolicy): boolean {
+  try { checkUrl(c.url!, policy); return false; } catch (err) {
+    c.eligible = false;
+    c.why = `remote refused: ${(err as Error).message}`;
+    return true;
+  }
 }
 
 async function readCandidate(ref: CardRef, opts: DiscoverOptions, policy: FetchPolicy): Promise<Candidate> {

@@ -30,14 +30,44 @@ CREATE TABLE IF NOT EXISTS observations (
 CREATE INDEX IF NOT EXISTS observations_by_url ON observations (url, at);
 `;
 
+/**
+ * Migrations, by `PRAGMA user_version`: each brings the schema from its index to the next. Append only.
+ * 1: `details` holds what a probe says beyond the columns (profile, reasons, appError, location, matrix).
+ */
+const MIGRATIONS: string[] = [
+  'ALTER TABLE observations ADD COLUMN details TEXT',
+];
+
+function migrate(db: Database.Database): void {
+  const from = db.pragma('user_version', { simple: true }) as number;
+  for (let v = from; v < MIGRATIONS.length; v++) {
+    db.transaction(() => {
+      db.exec(MIGRATIONS[v]!);
+      db.pragma(`user_version = ${v + 1}`);
+    }).immediate();
+  }
+}
+
 interface Row {
   url: string; name: string; at: string; verdict: string; reason: string; attempts: number;
-  http_status: number | null; duration_ms: number; tools: string | null; error: string | null;
+  http_status: number | null; duration_ms: number; tools: string | null; error: string | null; details?: string | null;
+}
+
+type Details = Pick<ObservationRecord, 'profile' | 'reasons' | 'appError' | 'location' | 'matrix' | 'toolsHash' | 'findings' | 'findingsSeen'>;
+
+function details(r: Row): Details {
+  const d = r.details ? (JSON.parse(r.details) as Partial<Details>) : {};
+  return {
+    profile: d.profile ?? 'kai-9000', reasons: d.reasons ?? [r.reason as ObservationRecord['reason']],
+    appError: d.appError ?? null, location: d.location ?? null, matrix: d.matrix ?? null,
+    toolsHash: d.toolsHash ?? null, findings: d.findings ?? [], findingsSeen: d.findingsSeen ?? 0,
+  };
 }
 
 const fromRow = (r: Row): ObservationRecord => ({
   url: r.url, name: r.name, at: r.at, verdict: r.verdict as ObservationRecord['verdict'], reason: r.reason as ObservationRecord['reason'],
   attempts: r.attempts, httpStatus: r.http_status, durationMs: r.duration_ms, tools: r.tools === null ? null : JSON.parse(r.tools), error: r.error,
+  ...details(r),
 });
 
 export class SqliteHistoryStore implements HistoryStore {
@@ -60,10 +90,11 @@ export class SqliteHistoryStore implements HistoryStore {
       this.db.pragma('busy_timeout = 10000');
       this.db.pragma('synchronous = NORMAL');
       this.db.exec(SCHEMA);
+      migrate(this.db);
     }
     this.insertRun = this.db.prepare('INSERT INTO runs (started_at, finished_at, catalog, applied, plan) VALUES (?, ?, ?, ?, ?)');
-    this.insertObservation = this.db.prepare(`INSERT INTO observations (run_id, url, name, at, verdict, reason, attempts, http_status, duration_ms, tools, error)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+    this.insertObservation = this.db.prepare(`INSERT INTO observations (run_id, url, name, at, verdict, reason, attempts, http_status, duration_ms, tools, error, details)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
     this.recentStmt = this.db.prepare('SELECT * FROM observations WHERE url = ? ORDER BY at DESC, id DESC LIMIT ?');
     this.sinceStmt = this.db.prepare('SELECT * FROM observations WHERE url = ? AND at >= ? ORDER BY at, id');
     this.latestRunStmt = this.db.prepare('SELECT * FROM runs ORDER BY id DESC LIMIT 1');
@@ -73,7 +104,8 @@ export class SqliteHistoryStore implements HistoryStore {
     const tx = this.db.transaction(() => {
       const { lastInsertRowid } = this.insertRun.run(run.startedAt, run.finishedAt, run.catalog, run.applied ? 1 : 0, JSON.stringify(run.plan));
       for (const o of observations) {
-        this.insertObservation.run(lastInsertRowid, o.url, o.name, o.at, o.verdict, o.reason, o.attempts, o.httpStatus, o.durationMs, o.tools === null ? null : JSON.stringify(o.tools), o.error);
+        this.insertObservation.run(lastInsertRowid, o.url, o.name, o.at, o.verdict, o.reason, o.attempts, o.httpStatus, o.durationMs, o.tools === null ? null : JSON.stringify(o.tools), o.error,
+          JSON.stringify({ profile: o.profile, reasons: o.reasons, appError: o.appError, location: o.location, matrix: o.matrix, toolsHash: o.toolsHash, findings: o.findings, findingsSeen: o.findingsSeen }));
       }
       return Number(lastInsertRowid);
     });

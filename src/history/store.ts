@@ -2,20 +2,9 @@
  * The history store: what every refresh observed, and the plans it made. Decisions read it; the prober
  * never does. SQLite (`./sqlite.ts`) is the default; a server database can implement the same interface.
  */
-import type { Reason, VerdictName } from '../policy/policy.js';
+import type { ProbeOutcome } from '../attest/result.js';
 
-/** What one probe of one catalog entry came to: the facts a decision and the history need. */
-export interface ProbeOutcome {
-  url: string;
-  name: string;
-  verdict: VerdictName;
-  reason: Reason;
-  attempts: number;
-  httpStatus: number | null;
-  durationMs: number;
-  tools: string[] | null;
-  error: string | null;
-}
+export type { ProbeOutcome };
 
 export interface ObservationRecord extends ProbeOutcome {
   /** ISO time of the refresh run that made the observation. */

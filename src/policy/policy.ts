@@ -1,19 +1,26 @@
 /**
  * The one-tap policy as a table (source: shared/spec/one-tap-policy.md).
- * `classify(observation, entry)` is pure: the first rule whose `when` holds gives the verdict.
+ * `classify(observation, entry)` is pure. One rule, in this order, so that two readers get the same verdict:
+ *   1. live: the deciding profile's client (the app's, by default) would connect and list >= 1 tool;
+ *   2. review: the spec-correct diagnosis finds a working server the app cannot use (the reason names what
+ *      the app trips on), or a server of another protocol era, or one with no tools;
+ *   3. otherwise the seed's taxonomy decides from the evidence (drop, or retry once and keep as failed).
+ * In each group the first rule whose `when` holds gives the reason; every rule that holds is in `reasons`.
  * Each rule quotes the sentence of the policy it implements, so the two can be read side by side.
  */
-import type { Exchange, Observation } from '../attest/observation.js';
-import { stepOf } from '../attest/observation.js';
-import { isTlsCode } from '../attest/transport.js';
+import { isTlsCode, stepOf, type ClientRun, type Exchange, type Observation } from '../attest/observation.js';
 
 export type VerdictName = 'live' | 'review' | 'drop' | 'failed';
 
 export type Reason =
   // live
   | 'ok' | 'auth-optional'
-  // review
-  | 'zero-tools' | 'auth-required' | 'redirected' | 'handshake-error' | 'tools-error'
+  // review: alive, but the app cannot use it
+  | 'app-sse-format' | 'app-stream-open' | 'app-wrong-message' | 'app-notification-rejected' | 'app-ua-blocked'
+  | 'app-batch-response' | 'app-encoding' | 'app-tool-list' | 'app-incompatible' | 'era-incompatible'
+  // review: other
+  | 'suspicious-tools' | 'tools-changed' | 'identity-changed'
+  | 'zero-tools' | 'auth-required' | 'payment-required' | 'redirected' | 'handshake-error' | 'tools-error' | 'oversize'
   // drop
   | 'dns' | 'refused' | 'http-404' | 'http-410' | 'not-mcp' | 'not-streamable-http'
   | 'origin-tls' | 'origin-dns' | 'non-retryable-5xx'
@@ -24,15 +31,30 @@ export interface Verdict { verdict: VerdictName; reason: Reason }
 
 export interface EntryFacts { requiresAuth: boolean }
 
-/** Plain-language meaning of each reason, for tables, snapshots and the status page. */
+/** Plain-language meaning of each reason, for tables, snapshots, the status page and `explain`. */
 export const REASON_TEXT: Record<Reason, string> = {
-  'ok': 'initialize and tools/list succeeded',
+  'ok': 'the app\'s client connects and lists tools',
   'auth-optional': 'initialize succeeded without a key; tools need the optional key',
-  'zero-tools': 'tools/list returned no tools',
+  'app-sse-format': 'the server works, but its SSE `data:` lines are not what the app reads (no space after `data:`, or JSON split over several lines)',
+  'app-stream-open': 'the server answers, but keeps the response stream open: the app waits for its end and gives up after 60 s',
+  'app-wrong-message': 'the server works, but sends another message first; the app takes that as the answer (ids are not matched)',
+  'app-notification-rejected': 'the server refuses the app\'s notifications/initialized (sent with Accept: */*) and then refuses tools/list',
+  'app-ua-blocked': 'an edge blocks the app\'s User-Agent (Ktor client) but lets a browser through',
+  'app-batch-response': 'the server answers with a JSON array; the app decodes one object only',
+  'app-encoding': 'the server compresses its answer in a way the app\'s engine does not decode',
+  'app-tool-list': 'the server lists tools, but the app cannot decode the list (a tool without a name, an inputSchema that is not an object)',
+  'app-incompatible': 'the server works for a spec-correct client, but not for the app\'s',
+  'era-incompatible': 'an alive server of another protocol revision: it refuses the app\'s 2024-11-05 handshake',
+  'suspicious-tools': 'a tool\'s text carries what screening flags as an attack on the model (hidden instructions, secrets, exfiltration, invisible text): a human decides',
+  'tools-changed': 'the server\'s tools changed since a maintainer accepted them (added or changed tools): review the diff, then `onetap accept`',
+  'identity-changed': 'the server turned into another one (another serverInfo.name and fewer than half of the accepted tools): held out until accepted',
+  'zero-tools': 'the server works but lists no tools',
   'auth-required': '401/403 on initialize: the server wants credentials',
+  'payment-required': 'HTTP 402 on initialize: the server wants payment',
   'redirected': 'initialize was redirected; the URL should be updated (the app does not follow POST redirects)',
   'handshake-error': 'the server speaks JSON-RPC but refused the app\'s handshake',
   'tools-error': 'initialize succeeded but tools/list did not return a result',
+  'oversize': 'the answer is larger than onetap reads (4 MiB) and still valid so far: a human decides',
   'dns': 'the host does not exist (DNS)',
   'refused': 'connection refused',
   'http-404': 'HTTP 404 on initialize',
@@ -53,15 +75,21 @@ export const REASON_TEXT: Record<Reason, string> = {
 /** Failures worth exactly one retry (policy: "Timeouts and retryable 5xx: retry once"). */
 export const RETRYABLE: ReadonlySet<Reason> = new Set(['timeout', 'retryable-5xx', 'network', 'rate-limited']);
 
+/** What a rule reads: the deciding client's run, the diagnosis, the other profiles, the entry. */
 interface Facts {
   o: Observation;
   entry: EntryFacts;
+  app: ClientRun;
+  /** The run whose evidence the taxonomy reads: the diagnosis when there is one, else the deciding run. */
+  evidence: ClientRun;
   init: Exchange;
   tools: Exchange | undefined;
+  /** The app's last exchange (where it stopped). */
+  appLast: Exchange | undefined;
 }
 
 interface Rule extends Verdict {
-  /** The policy sentence (or the issue's table row) this rule implements. */
+  /** The policy sentence (or the issue's row) this rule implements. */
   policy: string;
   when: (f: Facts) => boolean;
 }
@@ -72,71 +100,164 @@ const isAuthStatus = (e: Exchange) => e.status === 401 || e.status === 403;
 const code = (e: Exchange | undefined) => e?.errorCode ?? null;
 const rpcOk = (e: Exchange | undefined) => !!e && (e.status ?? 0) < 300 && e.response !== null && e.response.error === undefined && typeof e.response.result === 'object' && e.response.result !== null;
 const rpcError = (e: Exchange | undefined) => !!e?.response?.error;
-const body = (e: Exchange) => e.bodySnippet ?? '';
+const body = (e: Exchange | undefined) => e?.bodySnippet ?? '';
+const appStep = (f: Facts, step: Exchange['step']) => stepOf(f.app, step);
+/** The app stopped at `step` with a JSON-RPC error ("tools/list failed: ..."). */
+const rpcErrorApp = (f: Facts, step: Exchange['step']) => /failed:/.test(f.app.error ?? '') && f.appLast?.step === step;
 
 /** 5xx bodies that say waiting will not help (Cloudflare's `retryable: false`, `owner_action_required`). */
 const NON_RETRYABLE_BODY = /"?retryable"?\s*[:=]\s*false|owner_action_required/i;
 /** Edge challenge pages: a bot wall is not an auth answer. */
 const CHALLENGE_BODY = /cf-chl|challenge-platform|just a moment|attention required|error code:? 10\d\d|captcha/i;
+/** JSON-RPC errors that mean "another protocol revision": method not found, or a version refused. */
+const ERA_MESSAGE = /protocol version|unsupported.*version|version mismatch/i;
 
 const isEdgeChallenge = (e: Exchange) =>
   e.status === 403 && (e.headers['cf-mitigated'] !== undefined || CHALLENGE_BODY.test(body(e)) || e.contentType === 'text/html');
 /** An auth answer: 401, or 403 with WWW-Authenticate or a JSON error body. */
 const isAuthAnswer = (e: Exchange) =>
   e.status === 401 || (e.status === 403 && (e.headers['www-authenticate'] !== undefined || e.body === 'json'));
+const isEraError = (e: Exchange | undefined) =>
+  !!e?.response?.error && (e.response.error.code === -32601 || ERA_MESSAGE.test(String(e.response.error.message)));
 
+// ---- 1. live: the deciding client's outcome (a tool list that screening flags goes to a human first)
+const screenRules: Rule[] = [
+  { verdict: 'review', reason: 'suspicious-tools', policy: 'a one-tap row is a promise that the server is safe to connect to: flagged tool text is never dropped automatically, a human decides', when: ({ app, o }) => app.connected && o.findings.length > 0 },
+];
+const liveRules: Rule[] = [
+  { verdict: 'live', reason: 'ok', policy: 'Attested live: a probe matching the app client succeeds (tools/list returns a JSON-RPC result with tools)', when: ({ app }) => app.works },
+  { verdict: 'live', reason: 'auth-optional', policy: 'Auth-optional hosts: initialize without a key is enough; tools/list may be empty or return an auth error', when: ({ app, entry }) => entry.requiresAuth && app.connected },
+];
+
+// ---- 2. review: the diagnosis finds a working server; what the app trips on, first match by this order
+const appTripRules: Rule[] = [
+  { verdict: 'review', reason: 'oversize', policy: 'the app has no size cap: an answer still valid at onetap\'s cap is a human\'s call', when: (f) => f.appLast?.problem === 'oversize' && f.appLast.app?.validPrefix === true },
+  { verdict: 'review', reason: 'app-ua-blocked', policy: 'the verdict follows the app: an edge that blocks its User-Agent blocks its users', when: ({ o }) => o.uaBlocked === true },
+  { verdict: 'review', reason: 'app-sse-format', policy: 'the app reads only lines starting with `data: ` (space required), each line alone', when: (f) => f.app.steps.some((s) => s.app?.read === 'sse' && s.app.winner === null && (s.app.spacelessDataLines > 0 || s.app.undecodedDataLines > 0)) },
+  { verdict: 'review', reason: 'app-stream-open', policy: 'the app reads the whole body: a stream left open ends in its 60 s timeout', when: (f) => code(f.appLast) === 'TIMEOUT' && f.appLast?.status !== null },
+  { verdict: 'review', reason: 'app-notification-rejected', policy: 'the app sends notifications/initialized with Accept: */*; a server that refuses it may refuse tools/list', when: (f) => (status(appStep(f, 'notifications/initialized')) ?? 0) >= 400 && rpcErrorApp(f, 'tools/list') },
+  { verdict: 'review', reason: 'app-batch-response', policy: 'the app decodes one JSON object per answer; an array fails', when: (f) => f.appLast?.app?.read === 'json' && /^\s*\[/.test(body(f.appLast)) },
+  { verdict: 'review', reason: 'app-encoding', policy: 'the app\'s engine asks for gzip and decodes nothing else', when: (f) => /br|deflate|zstd/i.test(f.appLast?.headers['content-encoding'] ?? '') },
+  { verdict: 'review', reason: 'app-wrong-message', policy: 'the app takes the first object it can decode as the answer; ids are not matched', when: (f) => f.app.steps.some((s) => s.app !== undefined && s.app.winner !== null && s.app.winner !== 'response') || f.app.quirks.includes('id-not-matching') },
+  { verdict: 'review', reason: 'app-tool-list', policy: 'the app decodes every tool (name required, inputSchema an object); one bad tool fails the list', when: (f) => f.appLast?.step === 'tools/list' && /McpToolDefinition|\$\.tools/.test(f.app.error ?? '') },
+  { verdict: 'review', reason: 'app-incompatible', policy: 'the verdict follows the app: alive for a spec-correct client, unusable in the app', when: () => true },
+];
+
+/** A working server for some client: the diagnosis, or another profile. */
+const diagnosisWorks = (f: Facts) => f.o.diagnosis?.works === true;
+const otherProfileWorks = (f: Facts) => Object.values(f.o.others).some((r) => r.works);
+
+const reviewRules: Rule[] = [
+  { verdict: 'review', reason: 'era-incompatible', policy: 'alive under a newer revision, or a JSON-RPC error that names the protocol version: not a dead host', when: (f) => !diagnosisWorks(f) && (otherProfileWorks(f) || isEraError(stepOf(f.app, 'initialize')) || isEraError(f.init)) },
+  { verdict: 'review', reason: 'zero-tools', policy: 'zero tools is unusual: treat as review, not an automatic drop', when: (f) => f.evidence.connected && f.evidence.tools?.length === 0 },
+];
+
+// ---- 3. the seed's taxonomy, from the evidence of the reads (initialize, then tools/list)
 const initRules: Rule[] = [
-  // Network-level failures on initialize.
   { verdict: 'drop', reason: 'dns', policy: 'Must drop: DNS failure', when: ({ init }) => code(init) === 'ENOTFOUND' },
   { verdict: 'drop', reason: 'refused', policy: 'Must drop: connection refused', when: ({ init }) => code(init) === 'ECONNREFUSED' },
   { verdict: 'failed', reason: 'timeout', policy: 'Must not drop on one flake: timeouts, retry once', when: ({ init }) => code(init) === 'TIMEOUT' },
   { verdict: 'failed', reason: 'tls', policy: 'not named by the policy: a TLS failure may be this machine\'s network, so keep and mark', when: ({ init }) => isTlsCode(code(init) ?? '') },
   { verdict: 'failed', reason: 'network', policy: 'Do not remove a previously live server because this machine had a bad network moment', when: ({ init }) => code(init) !== null },
-  // HTTP answers to initialize.
   { verdict: 'drop', reason: 'origin-tls', policy: 'Must drop: Cloudflare/edge 526 (invalid origin TLS)', when: ({ init }) => init.status === 526 },
   { verdict: 'drop', reason: 'origin-dns', policy: 'Must drop: Cloudflare/edge 530 (origin DNS)', when: ({ init }) => init.status === 530 },
   { verdict: 'drop', reason: 'non-retryable-5xx', policy: 'Must drop: a 5xx body that says retryable: false / owner_action_required', when: ({ init }) => is5xx(init) && NON_RETRYABLE_BODY.test(body(init)) },
   { verdict: 'failed', reason: 'retryable-5xx', policy: 'Must not drop on one flake: retryable 5xx, retry once', when: ({ init }) => is5xx(init) },
   { verdict: 'failed', reason: 'rate-limited', policy: '429 is not an observation of the server: retry once, then keep', when: ({ init }) => init.status === 429 },
-  { verdict: 'drop', reason: 'not-streamable-http', policy: 'Must drop: anything that is not Streamable HTTP (legacy HTTP+SSE answers GET with an endpoint event)', when: ({ o, init }) => o.legacySse === true || init.problem === 'endpoint-event' || init.status === 405 },
-  { verdict: 'drop', reason: 'http-404', policy: 'Must drop: 404', when: ({ init }) => init.status === 404 },
-  { verdict: 'drop', reason: 'http-410', policy: 'Must drop: 410', when: ({ init }) => init.status === 410 },
+  { verdict: 'review', reason: 'payment-required', policy: 'Paid-only hosts stay out; an auth-optional entry that now wants payment is a human\'s call', when: ({ init, entry }) => init.status === 402 && entry.requiresAuth },
+  { verdict: 'drop', reason: 'payment-required', policy: 'Must hold: free to add. Paid-only hosts stay out (HTTP 402, as x402-style paid servers answer)', when: ({ init }) => init.status === 402 },
+  { verdict: 'drop', reason: 'not-streamable-http', policy: 'Must drop: anything that is not Streamable HTTP (legacy HTTP+SSE answers GET with an endpoint event)', when: ({ o, init }) => o.legacySse === true || init.problem === 'endpoint-event' || (init.status === 405 && init.response === null) },
+  { verdict: 'drop', reason: 'http-404', policy: 'Must drop: 404', when: ({ init }) => init.status === 404 && init.response === null },
+  { verdict: 'drop', reason: 'http-410', policy: 'Must drop: 410', when: ({ init }) => init.status === 410 && init.response === null },
   { verdict: 'review', reason: 'redirected', policy: 'not named by the policy: the app does not follow a redirected POST, a human updates the URL', when: ({ init }) => (status(init) ?? 0) >= 300 && (status(init) ?? 0) < 400 },
   { verdict: 'failed', reason: 'edge-blocked', policy: 'A 403 alone is not proof of auth-gating (edges 403 non-browser agents)', when: ({ init }) => isEdgeChallenge(init) },
   { verdict: 'review', reason: 'auth-required', policy: 'Auth-optional hosts: initialize without a key is enough; a 401/403 there means the key is no longer optional', when: ({ init, entry }) => entry.requiresAuth && isAuthStatus(init) },
   { verdict: 'drop', reason: 'auth-required', policy: 'Must drop: 401/403 on initialize for a previously no-auth entry', when: ({ init }) => isAuthAnswer(init) },
   { verdict: 'failed', reason: 'edge-blocked', policy: 'A 403 alone is not proof of auth-gating', when: ({ init }) => init.status === 403 },
-  { verdict: 'review', reason: 'handshake-error', policy: 'not named by the policy: alive and speaking JSON-RPC, but refusing protocol 2024-11-05 or the app\'s headers', when: ({ init }) => rpcError(init) },
-  { verdict: 'drop', reason: 'not-mcp', policy: 'Must drop: a response that is not JSON-RPC MCP', when: ({ init }) => !rpcOk(init) || !hasProtocolVersion(init) },
+  { verdict: 'review', reason: 'handshake-error', policy: 'not named by the policy: alive and speaking JSON-RPC, but refusing the app\'s handshake', when: ({ init }) => rpcError(init) },
+  { verdict: 'review', reason: 'oversize', policy: 'the app has no size cap: an answer still valid at onetap\'s cap is a human\'s call', when: (f) => f.appLast?.problem === 'oversize' && f.appLast.app?.validPrefix === true },
+  { verdict: 'drop', reason: 'not-mcp', policy: 'Must drop: a response that is not JSON-RPC MCP (over the cap and not JSON-RPC in its first bytes included)', when: (f) => f.appLast?.problem === 'oversize' || !rpcOk(f.init) },
 ];
 
 const toolsRules: Rule[] = [
-  { verdict: 'live', reason: 'ok', policy: 'Attested live: tools/list returns a JSON-RPC result', when: ({ o }) => (o.tools?.length ?? 0) > 0 },
   { verdict: 'failed', reason: 'timeout', policy: 'Must not drop on one flake: timeouts, retry once', when: ({ tools }) => code(tools) === 'TIMEOUT' },
-  { verdict: 'live', reason: 'auth-optional', policy: 'Auth-optional hosts: tools/list may be empty or return an auth error; do not drop for that', when: ({ entry }) => entry.requiresAuth },
   { verdict: 'failed', reason: 'network', policy: 'Do not remove a previously live server because this machine had a bad network moment', when: ({ tools }) => code(tools) !== null },
-  { verdict: 'drop', reason: 'non-retryable-5xx', policy: 'Must drop: a 5xx body that says retryable: false / owner_action_required', when: ({ tools }) => is5xx(tools) && NON_RETRYABLE_BODY.test(tools?.bodySnippet ?? '') },
+  { verdict: 'drop', reason: 'non-retryable-5xx', policy: 'Must drop: a 5xx body that says retryable: false / owner_action_required', when: ({ tools }) => is5xx(tools) && NON_RETRYABLE_BODY.test(body(tools)) },
   { verdict: 'failed', reason: 'retryable-5xx', policy: 'Must not drop on one flake: retryable 5xx, retry once', when: ({ tools }) => is5xx(tools) },
   { verdict: 'failed', reason: 'rate-limited', policy: '429: retry once, then keep', when: ({ tools }) => status(tools) === 429 },
-  { verdict: 'review', reason: 'zero-tools', policy: 'zero tools is unusual: treat as review, not an automatic drop', when: ({ o }) => o.tools !== null && o.tools.length === 0 },
   { verdict: 'review', reason: 'tools-error', policy: 'Attested live needs tools/list to return a JSON-RPC result', when: () => true },
 ];
 
-function hasProtocolVersion(e: Exchange): boolean {
-  return typeof (e.response?.result as { protocolVersion?: unknown } | undefined)?.protocolVersion === 'string';
+export interface Classification extends Verdict {
+  /** Every reason that applies, `reason` first. */
+  reasons: Reason[];
+  /** The policy sentence behind `reason`. */
+  policy: string;
 }
 
-/** The policy: observation + entry facts → verdict and reason. */
-export function classify(o: Observation, entry: EntryFacts): Verdict & { policy: string } {
-  const init = stepOf(o, 'initialize');
-  if (!init) throw new Error('observation has no initialize step');
-  const facts: Facts = { o, entry, init, tools: stepOf(o, 'tools/list') };
-  const rule = initRules.find((r) => r.when(facts)) ?? toolsRules.find((r) => r.when(facts))!;
-  return { verdict: rule.verdict, reason: rule.reason, policy: rule.policy };
+/** A failure that passes (5xx, 429, a network error other than DNS or refused): retried, never a trip of the app's. */
+export function isTransient(e: Exchange | undefined): boolean {
+  if (!e) return false;
+  if (e.errorCode !== null && e.status === null) return e.errorCode !== 'ENOTFOUND' && e.errorCode !== 'ECONNREFUSED';
+  return is5xx(e) || e.status === 429;
 }
 
-/** Every rule, in order, for documentation and tests. */
-export const POLICY_TABLE: ReadonlyArray<Verdict & { step: 'initialize' | 'tools/list'; policy: string }> = [
-  ...initRules.map(({ verdict, reason, policy }) => ({ step: 'initialize' as const, verdict, reason, policy })),
-  ...toolsRules.map(({ verdict, reason, policy }) => ({ step: 'tools/list' as const, verdict, reason, policy })),
+function facts(o: Observation, entry: EntryFacts): Facts {
+  const evidence = o.diagnosis ?? o.deciding;
+  const init = stepOf(evidence, 'initialize') ?? stepOf(evidence, 'server/discover') ?? stepOf(o.deciding, 'initialize') ?? evidence.steps[0];
+  if (!init) throw new Error('observation has no first step');
+  return { o, entry, app: o.deciding, evidence, init, tools: stepOf(evidence, 'tools/list'), appLast: o.deciding.steps.at(-1) };
+}
+
+function decide(rules: Rule[], f: Facts): Classification | null {
+  const matching = rules.filter((r) => r.when(f));
+  const first = matching[0];
+  if (!first) return null;
+  const reasons = [...new Set(matching.filter((r) => r.verdict === first.verdict).map((r) => r.reason))];
+  return { verdict: first.verdict, reason: first.reason, reasons, policy: first.policy };
+}
+
+/** The policy: observation + entry facts → verdict, reason, every reason that applies. */
+export function classify(o: Observation, entry: EntryFacts): Classification {
+  const f = facts(o, entry);
+  const screened = decide(screenRules, f);
+  const live = decide(liveRules, f);
+  // Flagged tool text comes first; what the row would otherwise be follows in `reasons` (an accepted list restores it).
+  if (screened) return { ...screened, reasons: [...screened.reasons, ...(live?.reasons ?? [])] };
+  if (live) return live;
+  // The app failed on something passing (5xx, 429, a network error): a flake to retry, not a trip of the
+  // app's, even when the diagnosis read a moment later worked.
+  if (isTransient(f.appLast)) return decide(initRules, { ...f, evidence: f.app, init: f.appLast!, tools: undefined })!;
+  if (diagnosisWorks(f)) {
+    const trips = decide(appTripRules, f)!;
+    // The catch-all names no trip of its own when a specific one was found.
+    const reasons = trips.reasons.length > 1 ? trips.reasons.filter((r) => r !== 'app-incompatible') : trips.reasons;
+    return { ...trips, reasons };
+  }
+  const review = decide(reviewRules, f);
+  if (review) return review;
+  const initStep = decide(initRules, f);
+  if (initStep) return initStep;
+  return decide(toolsRules, f)!;
+}
+
+/** Every rule, in order, for documentation, `explain` and tests. */
+/**
+ * Tool review in a refresh, for a row that is otherwise live (src/decide/drift.ts says what changed). Precedence
+ * when several apply: identity-changed, then suspicious-tools, then tools-changed; all of them in `reasons`.
+ */
+export const DRIFT_RULES: ReadonlyArray<Verdict & { policy: string }> = [
+  { verdict: 'review', reason: 'identity-changed', policy: 'a host whose domain lapsed and now serves something else: held out of the runtime lists until a maintainer accepts it' },
+  { verdict: 'review', reason: 'suspicious-tools', policy: 'flagged tool text: held out of the runtime lists until a maintainer accepts it' },
+  { verdict: 'review', reason: 'tools-changed', policy: 'a server that changes its tools after it was vetted ("rug pull"): review the diff; the row stays in the runtime lists' },
+];
+
+export const POLICY_TABLE: ReadonlyArray<Verdict & { stage: 'live' | 'drift' | 'app-trip' | 'review' | 'initialize' | 'tools/list'; policy: string }> = [
+  ...screenRules.map(({ verdict, reason, policy }) => ({ stage: 'live' as const, verdict, reason, policy })),
+  ...liveRules.map(({ verdict, reason, policy }) => ({ stage: 'live' as const, verdict, reason, policy })),
+  ...DRIFT_RULES.map(({ verdict, reason, policy }) => ({ stage: 'drift' as const, verdict, reason, policy })),
+  ...appTripRules.map(({ verdict, reason, policy }) => ({ stage: 'app-trip' as const, verdict, reason, policy })),
+  ...reviewRules.map(({ verdict, reason, policy }) => ({ stage: 'review' as const, verdict, reason, policy })),
+  ...initRules.map(({ verdict, reason, policy }) => ({ stage: 'initialize' as const, verdict, reason, policy })),
+  ...toolsRules.map(({ verdict, reason, policy }) => ({ stage: 'tools/list' as const, verdict, reason, policy })),
 ];

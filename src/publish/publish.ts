@@ -3,6 +3,7 @@
  * An AI Catalog, the older MCP Catalog, and one Server Card per server.
  */
 import { join } from 'node:path';
+import { lintCatalog, SECRET_HEADER, where, type LintOptions, type LintProblem } from '../catalog/lint.js';
 import type { Catalog, CatalogServer } from '../catalog/model.js';
 import { hostOf } from '../catalog/url.js';
 import { serverIds } from '../catalog/ids.js';
@@ -58,7 +59,56 @@ export function serverCard(s: CatalogServer, slug: string): Record<string, unkno
   };
 }
 
+/** A catalog that must not be published: the findings say why. Commands print them and exit 1. */
+export class UnpublishableCatalog extends Error {
+  constructor(readonly problems: LintProblem[]) {
+    super(`the catalog fails lint (${problems.length} problem${problems.length === 1 ? '' : 's'}): nothing is published`);
+  }
+}
+
+/**
+ * What would leak if this entry were published: a URL that is not http(s), credentials or a secret-looking
+ * query parameter in the URL, a value for a secret-looking header. Checked by `publication` itself, so no
+ * caller can publish a secret, whatever lint says.
+ */
+function leaks(s: CatalogServer): string[] {
+  const out: string[] = [];
+  let url: URL | null = null;
+  try { url = new URL(s.url); } catch { out.push('not a URL'); }
+  if (url) {
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') out.push(`a ${url.protocol} URL is never published`);
+    if (url.username || url.password) out.push('credentials in the URL are never published');
+    if ([...url.searchParams.keys()].some((k) => SECRET_HEADER.test(k))) out.push('a secret-looking query parameter is never published');
+  }
+  for (const [name, value] of Object.entries(s.headers ?? {})) {
+    if (SECRET_HEADER.test(name) && String(value).trim() !== '') out.push(`a value for the secret-looking header "${name}" is never published`);
+  }
+  return out;
+}
+
+function leakProblems(catalog: Catalog): LintProblem[] {
+  return catalog.servers.flatMap((s, i) => leaks(s).map((message) => ({ where: where('servers', i, s.name), message })));
+}
+
+/**
+ * Everything that keeps a catalog from being published: its lint findings (the policy), and the leak
+ * rules `publication` enforces anyway. Empty when it may be published. Every command that publishes the
+ * list calls this (or `assertPublishable`) before any work.
+ */
+export function publishProblems(catalog: Catalog, opts: LintOptions = {}): LintProblem[] {
+  const problems = lintCatalog(catalog, opts);
+  return problems.length ? problems : leakProblems(catalog);
+}
+
+export function assertPublishable(catalog: Catalog, opts: LintOptions = {}): void {
+  const problems = publishProblems(catalog, opts);
+  if (problems.length) throw new UnpublishableCatalog(problems);
+}
+
+/** The published shapes of a catalog. Throws `UnpublishableCatalog` rather than publish a secret or credentials. */
 export function publication(catalog: Catalog, opts: PublishOptions = {}): Publication {
+  const leaked = leakProblems(catalog);
+  if (leaked.length) throw new UnpublishableCatalog(leaked);
   const base = opts.baseUrl?.replace(/\/+$/, '') ?? '';
   const publisher = opts.publisher ?? (base ? new URL(base).hostname : 'onetap.local');
   const ids = serverIds(catalog.servers);

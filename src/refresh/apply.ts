@@ -50,9 +50,10 @@ export function nextCatalog(catalog: Catalog, plan: Plan, at: string): Catalog {
   };
 }
 
-/** Every file of an applied refresh, the catalog last (the others derive from it). */
-export function refreshFiles(model: RefreshModel, paths: OutputPaths, existingLog: string | null, kotlinPackage?: string): FileWrite[] {
-  const servers = runtimeServers(model.catalog);
+/** Every file of an applied refresh, the catalog last (the others derive from it); held-out rows leave the runtime lists only. */
+export function refreshFiles(model: RefreshModel, paths: OutputPaths, existingLog: string | null, kotlinPackage?: string, heldOut: ReadonlySet<string> = new Set()): FileWrite[] {
+  // Rows in review for identity-changed or suspicious-tools stay out of what the app ships until accepted.
+  const servers = runtimeServers({ ...model.catalog, servers: model.catalog.servers.filter((s) => !heldOut.has(s.url)) });
   return [
     { path: paths.runtimeJson, content: runtimeJson(servers) },
     { path: paths.runtimeTs, content: runtimeTypeScript(servers) },

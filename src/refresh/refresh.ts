@@ -8,12 +8,16 @@ import { dirname } from 'node:path';
 import { probeMany } from '../attest/probe-many.js';
 import type { ProbeOptions } from '../attest/probe.js';
 import { isReachable } from '../attest/reachable.js';
+import { probeOutcome } from '../attest/result.js';
 import { CatalogError, loadCatalog } from '../catalog/model.js';
 import { isLoopbackUrl } from '../catalog/url.js';
 import { buildPlan, type Plan } from '../decide/decide.js';
 import type { HistoryStore, ObservationRecord } from '../history/store.js';
 import { SqliteHistoryStore } from '../history/sqlite.js';
-import { acquireLock, writeAllAtomic } from '../util/atomic.js';
+import { acquireLock, writeAllAtomic, type FileWrite } from '../util/atomic.js';
+import { lockPath, readLock, readSnapshot, serializeLock, snapshotFile, snapshotPath, type LockEntry, type ToolsLock } from '../catalog/lock.js';
+import { identityChanged, NO_TOOL_REVIEW, toolChanges, type ToolReview } from '../decide/drift.js';
+import type { StoredSnapshot } from '../attest/snapshot.js';
 import { nextCatalog, outputPaths, refreshFiles } from './apply.js';
 
 export interface RefreshOptions {
@@ -22,7 +26,14 @@ export interface RefreshOptions {
   statePath?: string;
   store?: HistoryStore;
   write?: boolean;
+  /** Record the run in the history (default true; false never touches the store, e.g. for agents). */
+  record?: boolean;
+  /** Also run every client profile and record the matrix (informational: only the deciding profile decides). */
+  matrix?: boolean;
+  /** The deciding client profile (default: the catalog's `policy.clientProfile`, else `kai-9000`). */
+  profile?: string;
   concurrency?: number;
+  /** Per-request time limit override (default: the catalog's `policy.timeoutMs`, else the profile's own). */
   timeoutMs?: number;
   allowHttp?: boolean;
   confirmDrops?: number;
@@ -32,7 +43,7 @@ export interface RefreshOptions {
   /** Called with the plan before anything is written. */
   onPlan?: (plan: Plan) => void;
   /** Passed to every probe (retry delay, user agent, …). */
-  probe?: Omit<ProbeOptions, 'requiresAuth' | 'headers' | 'timeoutMs' | 'dispatcher'>;
+  probe?: Omit<ProbeOptions, 'requiresAuth' | 'headers' | 'timeoutMs' | 'dispatcher' | 'profile' | 'matrix'>;
   now?: () => Date;
 }
 
@@ -46,6 +57,8 @@ export interface RefreshResult {
 }
 
 export const STALE_AFTER_DAYS = 14;
+/** Canaries only say whether this machine reaches the internet: a short limit is enough. */
+const CANARY_TIMEOUT_MS = 15_000;
 
 export async function refresh(opts: RefreshOptions): Promise<RefreshResult> {
   const now = opts.now ?? (() => new Date());
@@ -59,29 +72,29 @@ export async function refresh(opts: RefreshOptions): Promise<RefreshResult> {
   let release: (() => Promise<void>) | null = null;
   try {
     const confirmDrops = opts.confirmDrops ?? catalog.policy.confirmDrops ?? 1;
-    const timeoutMs = opts.timeoutMs ?? catalog.policy.timeoutMs ?? 15_000;
+    const timeoutMs = opts.timeoutMs ?? catalog.policy.timeoutMs;
+    const profile = opts.profile ?? catalog.policy.clientProfile;
     const startedAt = now().toISOString();
     const [results, canaries] = await Promise.all([
-      probeMany(catalog.servers.map((s) => ({ url: s.url, requiresAuth: s.requiresAuth, headers: s.headers })), { ...opts.probe, concurrency: opts.concurrency ?? 16, timeoutMs }),
-      checkCanaries(catalog.policy.canaries ?? [], timeoutMs),
+      probeMany(catalog.servers.map((s) => ({ url: s.url, requiresAuth: s.requiresAuth, headers: s.headers })), { ...opts.probe, concurrency: opts.concurrency ?? 16, timeoutMs, profile, matrix: opts.matrix }),
+      checkCanaries(catalog.policy.canaries ?? [], Math.min(timeoutMs ?? CANARY_TIMEOUT_MS, CANARY_TIMEOUT_MS)),
     ]);
-    const rows = catalog.servers.map((s, i) => {
-      const r = results[i]!;
-      return {
-        name: s.name, url: s.url, verdict: r.verdict, reason: r.reason, attempts: r.attempts, httpStatus: r.httpStatus,
-        durationMs: r.durationMs, tools: r.tools, error: r.error, history: store?.recent(s.url, confirmDrops + 1) ?? [],
-      };
-    });
+    const lock = await readLock(opts.catalogPath);
+    const rows = await Promise.all(catalog.servers.map(async (s, i) => ({
+      ...probeOutcome(s.name, results[i]!),
+      history: store?.recent(s.url, confirmDrops + 1) ?? [],
+      toolReview: await toolReview(opts.catalogPath, lock.servers[s.url], results[i]!.snapshot),
+    })));
     const plan = buildPlan(rows, { confirmDrops, canaries });
     opts.onPlan?.(plan);
     if (plan.aborted) return { plan, probedAt: startedAt, written: [], exitCode: 3 };
 
     // An outage run records nothing: its observations are about this machine, not the servers.
     // Every observation carries the run's time: the history is a series of runs.
-    const observations: ObservationRecord[] = rows.map((r) => ({
-      url: r.url, name: r.name, at: startedAt, verdict: r.verdict, reason: r.reason, attempts: r.attempts,
-      httpStatus: r.httpStatus, durationMs: r.durationMs, tools: r.tools, error: r.error,
-    }));
+    const observations: ObservationRecord[] = plan.rows.map(({ decision: _d, previous: _p, changed: _c, dropStreak: _s, note: _n, toolChanges: _t, acceptedHash: _a, firstUse: _f, heldOut: _h, ...outcome }) => ({ ...outcome, at: startedAt }));
+    if (opts.record === false) return { plan, probedAt: startedAt, written: [], exitCode: 0 };
+    // The tool lists of a recorded run, content-addressed beside the catalog (what `accept` accepts).
+    await writeAllAtomic(await newSnapshotFiles(opts.catalogPath, results.map((r) => r.snapshot)));
     store ??= new SqliteHistoryStore(statePath);
     store.recordRun({ startedAt, finishedAt: now().toISOString(), catalog: opts.catalogPath, applied: !!opts.write, plan: planJson(plan) }, observations);
     if (!opts.write) return { plan, probedAt: startedAt, written: [], exitCode: 0 };
@@ -93,13 +106,42 @@ export async function refresh(opts: RefreshOptions): Promise<RefreshResult> {
     const staleAfter = new Date(Date.parse(startedAt) + STALE_AFTER_DAYS * 86_400_000).toISOString().slice(0, 10);
     const model = { catalog: nextCatalog(catalog, plan, startedAt), plan, probedAt: startedAt, staleAfter };
     const existingLog = await readFile(paths.log, 'utf8').catch(() => null);
-    const files = refreshFiles(model, paths, existingLog, opts.kotlinPackage);
+    const nextLock = acceptOnFirstUse(lock, plan, startedAt);
+    const heldOut = new Set(plan.rows.filter((r) => r.heldOut).map((r) => r.url));
+    const files = refreshFiles(model, paths, existingLog, opts.kotlinPackage, heldOut);
+    // The acceptances go in before the catalog, which stays last.
+    if (nextLock !== lock) files.splice(files.length - 1, 0, { path: lockPath(opts.catalogPath), content: serializeLock(nextLock) });
     await writeAllAtomic(files);
     return { plan, probedAt: startedAt, written: files.map((f) => f.path), exitCode: 0 };
   } finally {
     if (!opts.store) store?.close();
     await release?.();
   }
+}
+
+/** The row's tools against their acceptance: drift and identity against the accepted snapshot. */
+async function toolReview(catalogPath: string, accepted: LockEntry | undefined, latest: StoredSnapshot | null): Promise<ToolReview> {
+  if (!accepted) return { ...NO_TOOL_REVIEW, firstUse: latest !== null };
+  const base = { ...NO_TOOL_REVIEW, acceptedHash: accepted.hash };
+  if (!latest) return base;
+  const snapshot = accepted.hash === latest.hash ? latest : await readSnapshot(catalogPath, accepted.hash);
+  if (!snapshot) return base;
+  return { ...base, changes: toolChanges(snapshot, latest), identityChanged: identityChanged(snapshot, latest) };
+}
+
+/** A server with no accepted tool list has this run's accepted on first use (never a flagged one). */
+function acceptOnFirstUse(lock: ToolsLock, plan: Plan, at: string): ToolsLock {
+  const first = plan.rows.filter((r) => r.firstUse && r.decision !== 'drop');
+  if (first.length === 0) return lock;
+  const servers = { ...lock.servers };
+  for (const r of first) servers[r.url] = { name: r.name, hash: r.toolsHash!, by: 'onetap refresh', why: 'accepted on first use', at };
+  return { version: 1, servers };
+}
+
+async function newSnapshotFiles(catalogPath: string, snapshots: Array<StoredSnapshot | null>): Promise<FileWrite[]> {
+  const unique = new Map(snapshots.filter((s): s is StoredSnapshot => s !== null).map((s) => [s.hash, s]));
+  const missing = [...unique.values()].filter((s) => !existsSync(snapshotPath(catalogPath, s.hash)));
+  return missing.map((s) => snapshotFile(catalogPath, s));
 }
 
 async function checkCanaries(urls: string[], timeoutMs: number) {
@@ -113,6 +155,9 @@ export function planJson(plan: Plan) {
     plan: plan.rows.map((r) => ({
       name: r.name, url: r.url, decision: r.decision, verdict: r.verdict, reason: r.reason, attempts: r.attempts, previous: r.previous,
       changed: r.changed, dropStreak: r.dropStreak, note: r.note, httpStatus: r.httpStatus, tools: r.tools, error: r.error, durationMs: r.durationMs,
+      profile: r.profile, reasons: r.reasons, appError: r.appError, location: r.location, ...(r.matrix ? { matrix: r.matrix } : {}),
+      toolsHash: r.toolsHash, acceptedHash: r.acceptedHash, toolChanges: r.toolChanges, firstUse: r.firstUse, heldOut: r.heldOut,
+      findings: r.findings, findingsSeen: r.findingsSeen,
     })),
     summary: plan.summary,
     aborted: plan.aborted,

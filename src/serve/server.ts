@@ -1,12 +1,17 @@
 /**
  * `serve`: the published documents over HTTP with the standard's manners (content types, CORS,
  * Cache-Control, ETag/304), built in memory from the catalog and rebuilt when the file changes.
+ *
+ * It faces the internet, so it is bounded: a cap on open connections (when full, the oldest connection
+ * without a request in progress makes room), short header and keep-alive timeouts, an inactivity timeout,
+ * and errors that tell the client nothing internal (the detail goes to the operator's log).
  */
 import { statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { loadCatalog, type Catalog } from '../catalog/model.js';
-import { publication, publishedDocuments } from '../publish/publish.js';
+import { formatProblems, type LintOptions } from '../catalog/lint.js';
+import { publication, publishProblems, publishedDocuments, UnpublishableCatalog } from '../publish/publish.js';
 import { CORS_HEADERS, sendDocument, sendJson } from './http.js';
 
 export interface ServeOptions {
@@ -17,34 +22,134 @@ export interface ServeOptions {
   baseUrl?: string;
   /** Extra routes (the status page adds its own). Return true when handled. */
   routes?: Array<(req: IncomingMessage, res: ServerResponse, url: URL, ctx: ServeContext) => Promise<boolean> | boolean>;
+  /**
+   * Lint each version of the catalog before serving it (the CLI always does). A version that fails is not
+   * served: the last good version stays, and the findings go to the log. Without it, only the leak rules
+   * of `publication` apply (no secret header values, credentials or non-http(s) URLs).
+   */
+  lint?: LintOptions;
+  /** Open connections at most (default 256). */
+  maxConnections?: number;
+  /** A client must send its whole request head within this time (default 10 s). */
+  headersTimeoutMs?: number;
+  /** An idle keep-alive connection is closed after this time (default 5 s). */
+  keepAliveTimeoutMs?: number;
+  /** A connection with no traffic either way for this long is closed (default 30 s; slow readers). */
+  idleTimeoutMs?: number;
+  /** Where internal errors and refused catalog versions are reported (default: stderr). */
+  log?: (line: string) => void;
 }
 
 export interface ServeContext { catalog: () => Promise<Catalog> }
 
 export interface RunningServer { url: string; server: Server; close: () => Promise<void> }
 
+/** Thrown by a route when a dependency (the history store) is unusable: a generic 503 for the client. */
+export class ServiceUnavailable extends Error {}
+
+export const SERVE_LIMITS = { maxConnections: 256, headersTimeoutMs: 10_000, keepAliveTimeoutMs: 5_000, idleTimeoutMs: 30_000 } as const;
+
+/** Request text in the operator's log: no control or bidi characters from a client reach the terminal. */
+function loggable(text: string): string {
+  return text.slice(0, 300).replace(/[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, '?');
+}
+
+/** The request target as a URL, or null when it is not an origin-form path with valid % escapes. */
+function requestUrl(target: string | undefined): URL | null {
+  if (!target?.startsWith('/')) return null;
+  try {
+    const url = new URL(`http://localhost${target}`);
+    decodeURIComponent(url.pathname);
+    return url;
+  } catch { return null; }
+}
+
 export async function startServer(opts: ServeOptions): Promise<RunningServer> {
+  const log = opts.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
+  const limits = {
+    maxConnections: opts.maxConnections ?? SERVE_LIMITS.maxConnections,
+    headersTimeoutMs: opts.headersTimeoutMs ?? SERVE_LIMITS.headersTimeoutMs,
+    keepAliveTimeoutMs: opts.keepAliveTimeoutMs ?? SERVE_LIMITS.keepAliveTimeoutMs,
+    idleTimeoutMs: opts.idleTimeoutMs ?? SERVE_LIMITS.idleTimeoutMs,
+  };
   let origin = '';
-  let cache: { mtimeMs: number; catalog: Catalog; docs: ReturnType<typeof publishedDocuments> } | null = null;
-  const current = async () => {
-    const mtimeMs = statSync(opts.catalogPath).mtimeMs;
-    if (!cache || cache.mtimeMs !== mtimeMs) {
-      const { catalog } = await loadCatalog(opts.catalogPath);
-      cache = { mtimeMs, catalog, docs: publishedDocuments(publication(catalog, { baseUrl: opts.baseUrl ?? origin })) };
+  type Built = { version: string; catalog: Catalog; docs: ReturnType<typeof publishedDocuments> };
+  let good: Built | null = null;
+  let refusedVersion: string | null = null;
+  /** The last publishable version of the catalog; a newer version that is not publishable is logged once and skipped. */
+  const current = async (): Promise<Built> => {
+    let version: string;
+    try {
+      const st = statSync(opts.catalogPath);
+      version = `${st.mtimeMs}:${st.size}`;
+    } catch (err) {
+      if (good) return good;
+      throw err;
     }
-    return cache;
+    if (good?.version === version || refusedVersion === version) {
+      if (good) return good;
+      throw new ServiceUnavailable('no publishable catalog');
+    }
+    try {
+      const { catalog } = await loadCatalog(opts.catalogPath);
+      if (opts.lint) {
+        const problems = publishProblems(catalog, opts.lint);
+        if (problems.length) throw new UnpublishableCatalog(problems);
+      }
+      good = { version, catalog, docs: publishedDocuments(publication(catalog, { baseUrl: opts.baseUrl ?? origin })) };
+      refusedVersion = null;
+      return good;
+    } catch (err) {
+      refusedVersion = version;
+      const why = err instanceof UnpublishableCatalog ? `${err.message}\n${formatProblems(opts.catalogPath, err.problems)}` : (err as Error).message;
+      log(`onetap serve: this version of ${opts.catalogPath} is not served${good ? ' (the last good one stays)' : ''}: ${why}`);
+      if (good) return good;
+      throw new ServiceUnavailable('no publishable catalog');
+    }
   };
   const ctx: ServeContext = { catalog: async () => (await current()).catalog };
-  const server = createServer((req, res) => {
-    handle(req, res).catch((err) => {
-      if (!res.headersSent) sendJson(req, res, { error: 'internal error', detail: String((err as Error).message) }, 500);
+
+  const server = createServer({
+    headersTimeout: limits.headersTimeoutMs,
+    requestTimeout: limits.headersTimeoutMs + 5_000,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    // How often Node looks for connections past the header timeout (its default, 30 s, would let them linger).
+    connectionsCheckingInterval: Math.max(100, Math.min(1_000, limits.headersTimeoutMs / 4)),
+  }, (req, res) => {
+    handle(req, res).catch((err: Error) => {
+      const unavailable = err instanceof ServiceUnavailable;
+      log(`onetap serve: ${req.method} ${loggable(req.url ?? '')}: ${err.message}${err.cause instanceof Error ? ` (${err.cause.message})` : ''}`);
+      if (!res.headersSent) sendJson(req, res, { error: unavailable ? 'service unavailable' : 'internal error' }, unavailable ? 503 : 500);
       else res.destroy();
     });
   });
+  server.setTimeout(limits.idleTimeoutMs); // no 'timeout' listener: Node destroys the socket
+
+  // Connection accounting: when full, close the oldest connection that has no request in progress (a slow
+  // or silent client); when every connection is busy, the newcomer is closed.
+  const open = new Map<Socket, { busy: boolean }>();
+  server.on('connection', (socket: Socket) => {
+    if (open.size >= limits.maxConnections) {
+      const idle = [...open].find(([, s]) => !s.busy)?.[0];
+      if (!idle) return void socket.destroy();
+      open.delete(idle);
+      idle.destroy();
+    }
+    open.set(socket, { busy: false });
+    socket.once('close', () => open.delete(socket));
+  });
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const state = open.get(req.socket);
+    if (!state) return;
+    state.busy = true;
+    res.once('close', () => { state.busy = false; });
+  });
+
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     if (req.method === 'OPTIONS') return void res.writeHead(204, { ...CORS_HEADERS, 'access-control-max-age': '86400' }).end();
     if (req.method !== 'GET' && req.method !== 'HEAD') return void res.writeHead(405, { ...CORS_HEADERS, allow: 'GET, HEAD, OPTIONS' }).end();
-    const url = new URL(req.url ?? '/', 'http://localhost');
+    const url = requestUrl(req.url);
+    if (!url) return sendJson(req, res, { error: 'bad request: the path is not a valid URL path' }, 400);
     const doc = (await current()).docs.get(url.pathname);
     if (doc) return sendDocument(req, res, doc.body, doc.mediaType);
     for (const route of opts.routes ?? []) if (await route(req, res, url, ctx)) return;

@@ -5,6 +5,9 @@
 import type { Catalog } from '../catalog/model.js';
 import { serverIds } from '../catalog/ids.js';
 import type { ObservationRecord, RunRecord } from '../history/store.js';
+import type { MatrixCell } from '../attest/result.js';
+import type { ToolChanges } from '../decide/drift.js';
+import type { Finding } from '../screen/types.js';
 import { REASON_TEXT, type Reason, type VerdictName } from '../policy/policy.js';
 import type { Decision } from '../decide/decide.js';
 
@@ -30,6 +33,12 @@ export interface ServerStatus {
   durationMs: number | null;
   httpStatus: number | null;
   error: string | null;
+  /** The app's own error, when it would not list tools. */
+  appError: string | null;
+  /** Where a redirected initialize points. */
+  location: string | null;
+  /** Per client profile, when the last probe ran the matrix. */
+  matrix: Record<string, MatrixCell> | null;
   /** Share of observations that were live, 0..1, or null without observations. */
   uptime30: number | null;
   uptime90: number | null;
@@ -40,6 +49,9 @@ export interface ServerStatus {
 export interface PlanRowView {
   name: string; url: string; decision: Decision; verdict: VerdictName; reason: Reason; attempts: number;
   previous: { verdict: VerdictName; reason: Reason; at: string } | null; changed: boolean; error: string | null;
+  /** Tool review (absent in plans recorded before it existed). */
+  toolsHash?: string | null; acceptedHash?: string | null; toolChanges?: ToolChanges | null; firstUse?: boolean; heldOut?: boolean;
+  findings?: Finding[]; findingsSeen?: number;
 }
 
 export interface RefreshView {
@@ -117,6 +129,7 @@ export function statusModel(catalog: Catalog, history: (url: string) => Observat
         verdict: last?.verdict ?? null, reason: last?.reason ?? null, reasonText: last ? REASON_TEXT[last.reason] ?? last.reason : null,
         tools: last?.tools ?? null, lastProbeAt: last?.at ?? null, attempts: last?.attempts ?? null, durationMs: last?.durationMs ?? null,
         httpStatus: last?.httpStatus ?? null, error: last?.error ?? null,
+        appError: last?.appError ?? null, location: last?.location ?? null, matrix: last?.matrix ?? null,
         uptime30: uptime(observations, since30), uptime90: uptime(observations, since90),
         days30: dayBars(observations, 30, now), days90: dayBars(observations, 90, now),
       };

@@ -6,6 +6,8 @@
 import { createHash } from 'node:crypto';
 import type { ObservationRecord } from '../history/store.js';
 import { REASON_TEXT, type VerdictName } from '../policy/policy.js';
+import { matrixLine } from '../attest/profile.js';
+import { toolReviewLine } from '../decide/drift.js';
 import type { Decision } from '../decide/decide.js';
 import { html, trusted, type Html } from './html.js';
 import type { DayBar, RefreshView, ServerStatus, StatusModel } from './model.js';
@@ -76,12 +78,21 @@ const SCRIPT = `
  */
 export const CONTENT_SECURITY_POLICY = `default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; script-src 'sha256-${createHash('sha256').update(SCRIPT).digest('base64')}'; base-uri 'none'; form-action 'none'`;
 
-function layout(title: string, body: Html, live: boolean, refreshMs: number, standalone = false): string {
+/** Where the page links to: the server's routes, or (static) files relative to the page (`root` is the way up to the site's root). */
+interface Links { server: (id: string) => string; home: string; file: (path: string) => string }
+
+const SERVED_LINKS: Links = { server: (id) => `/servers/${encodeURIComponent(id)}`, home: '/', file: (path) => `/${path}` };
+
+function staticLinks(root: string): Links {
+  return { server: (id) => `${root}servers/${encodeURIComponent(id)}.html`, home: `${root}index.html`, file: (path) => `${root}${path}` };
+}
+
+function layout(title: string, body: Html, live: boolean, refreshMs: number, catalogHref: string | null): string {
   return html`<!doctype html>
 <html lang="en" data-live="${String(live)}" data-refresh-ms="${refreshMs}">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <meta http-equiv="Content-Security-Policy" content="${CONTENT_SECURITY_POLICY}">
-<title>${title}</title>${standalone ? '' : trusted('<link rel="ai-catalog" href="/.well-known/ai-catalog.json">')}<style>${trusted(CSS)}</style></head>
+<title>${title}</title>${catalogHref === null ? '' : html`<link rel="ai-catalog" href="${catalogHref}">`}<style>${trusted(CSS)}</style></head>
 <body><main>${body}</main><script>${trusted(SCRIPT)}</script></body></html>
 `.value;
 }
@@ -113,17 +124,18 @@ export function bars(days: DayBar[], thin = false): Html {
   })}</div>`;
 }
 
-function serverRow(s: ServerStatus, now: string, standalone: boolean): Html {
+function serverRow(s: ServerStatus, now: string, standalone: boolean, links: Links): Html {
   const tools = s.tools;
   return html`<article class="server" id="server-${s.id}" data-id="${s.id}">
   <div>
-    <a class="name" href="${standalone ? `#server-${s.id}` : `/servers/${encodeURIComponent(s.id)}`}">${s.name}</a>
+    <a class="name" href="${standalone ? `#server-${s.id}` : links.server(s.id)}">${s.name}</a>
     <div class="url">${s.url}${s.requiresAuth ? ' · optional API key' : ''}</div>
     <p class="desc">${s.description}</p>
   </div>
   <div>
     ${statusPill(s)}
-    <p class="reason">${s.verdict ? html`<strong>${s.verdict}/${s.reason}</strong>: ${s.reasonText}` : 'No probe recorded yet.'}${s.error && s.verdict !== 'live' && s.reason !== 'zero-tools' ? html`<br><span class="meta">${s.error}</span>` : ''}</p>
+    <p class="reason">${s.verdict ? html`<strong>${s.verdict}/${s.reason}</strong>: ${s.reasonText}` : 'No probe recorded yet.'}${s.error && s.verdict !== 'live' && s.reason !== 'zero-tools' ? html`<br><span class="meta">${s.error}</span>` : ''}${s.appError && s.appError !== s.error ? html`<br><span class="meta">The app says: ${s.appError}</span>` : ''}${s.location ? html`<br><span class="meta">Redirects to ${s.location}</span>` : ''}</p>
+    ${s.matrix ? html`<p class="meta matrix" title="which clients would connect and list tools">${matrixLine(s.matrix)}</p>` : ''}
     <div class="meta">Last probe: <time datetime="${s.lastProbeAt ?? ''}" title="${s.lastProbeAt ?? ''}">${ago(s.lastProbeAt, now)}</time>${s.attempts && s.attempts > 1 ? ` · ${s.attempts} tries` : ''}${s.durationMs !== null ? ` · ${s.durationMs} ms` : ''}</div>
     ${tools ? html`<details data-key="${s.id}"><summary><span class="tool-count">${tools.length}</span> tool${tools.length === 1 ? '' : 's'}</summary><ul class="tools">${tools.map((t) => html`<li>${t}</li>`)}</ul></details>` : html`<div class="meta">Tools: unknown</div>`}
   </div>
@@ -147,7 +159,7 @@ function planSection(r: RefreshView | null, now: string): Html {
   <p class="summary">${s.keep} kept · ${s.keepFailed} probe failed (kept) · ${s.review} review · ${s.drop} dropped · ${s.changed} changed</p>
   ${list('Dropped', r.plan.filter((x) => x.decision === 'drop'), (x) => html`<strong>${x.name}</strong>: ${x.reason}, ${REASON_TEXT[x.reason] ?? ''}`)}
   ${list('Probe failed (kept)', r.plan.filter((x) => x.decision === 'keep-failed'), (x) => html`<strong>${x.name}</strong>: ${x.verdict}/${x.reason}${x.error ? html` (${x.error})` : ''}`)}
-  ${list('Review', r.plan.filter((x) => x.decision === 'review'), (x) => html`<strong>${x.name}</strong>: ${x.reason}, ${REASON_TEXT[x.reason] ?? ''}`)}
+  ${list('Review', r.plan.filter((x) => x.decision === 'review'), (x) => html`<strong>${x.name}</strong>: ${x.reason}, ${REASON_TEXT[x.reason] ?? ''}${toolReviewLine(x) ? html`<br><span class="meta">Tools: ${toolReviewLine(x)}</span>` : ''}${(x.findings ?? []).length ? html`<ul class="findings">${(x.findings ?? []).slice(0, 5).map((f) => html`<li><code>${f.tool}</code> ${f.field} [${f.rule}]: ${f.excerpt}</li>`)}</ul>` : ''}`)}
   ${list('Changed since the run before', r.plan.filter((x) => x.changed), (x) => html`<strong>${x.name}</strong>: ${x.previous ? `${x.previous.verdict}/${x.previous.reason}` : 'first probe'} → ${x.verdict}/${x.reason}`)}
 </section>`;
 }
@@ -160,30 +172,41 @@ export interface PageOptions {
   refreshMs?: number;
   /** A self-contained file: no links to server routes. */
   standalone?: boolean;
+  /**
+   * One page of a static site (`onetap site`): links relative to the page (`servers/<id>.html`, `api/…json`),
+   * so it works on any static host and from file://; no live refresh unless `live` says so.
+   */
+  static?: boolean;
 }
 
 export function overviewPage(m: StatusModel, opts: PageOptions = {}): string {
   const counts = new Map<Decision | 'none', number>();
   for (const s of m.servers) counts.set(s.decision ?? 'none', (counts.get(s.decision ?? 'none') ?? 0) + 1);
+  const links = opts.static ? staticLinks('') : SERVED_LINKS;
   const body = html`<div id="live">
 <header class="top"><h1>One-tap MCP servers</h1><span class="sub">${m.servers.length} curated remote servers · checked with the app's own handshake · updated <time datetime="${m.generatedAt}">${m.generatedAt.slice(0, 16).replace('T', ' ')} UTC</time></span></header>
 <div class="counts">${(['keep', 'keep-failed', 'review', 'drop'] as const).filter((d) => counts.get(d)).map((d) => html`<span class="pill t-${DECISION_TONE[d]}">${counts.get(d)} ${DECISION_WORD[d].toLowerCase()}</span>`)}${counts.get('none') ? html`<span class="pill t-none">${counts.get('none')} not probed yet</span>` : ''}</div>
 ${m.lastRefresh?.aborted ? html`<div class="banner" role="alert">The last refresh was stopped by the outage guard: ${m.lastRefresh.aborted}</div>` : ''}
-<section class="servers" aria-label="Servers">${m.servers.map((s) => serverRow(s, m.generatedAt, !!opts.standalone))}</section>
+<section class="servers" aria-label="Servers">${m.servers.map((s) => serverRow(s, m.generatedAt, !!opts.standalone, links))}</section>
 ${legend}
 ${planSection(m.lastRefresh, m.generatedAt)}
-${opts.standalone ? html`<footer>A static report generated by onetap at ${m.generatedAt}.</footer>` : html`<footer>JSON: <a href="/api/servers">/api/servers</a> · <a href="/api/refreshes/latest">/api/refreshes/latest</a> · Discovery: <a href="/.well-known/ai-catalog.json">AI Catalog</a>, <a href="/.well-known/mcp/catalog.json">MCP Catalog</a></footer>`}
+${opts.standalone ? html`<footer>A static report generated by onetap at ${m.generatedAt}.</footer>` : opts.static
+  ? html`<footer>JSON: <a href="${links.file('api/servers.json')}">api/servers.json</a> · <a href="${links.file('api/refreshes/latest.json')}">api/refreshes/latest.json</a> · Discovery: <a href="${links.file('.well-known/ai-catalog.json')}">AI Catalog</a>, <a href="${links.file('.well-known/mcp/catalog.json')}">MCP Catalog</a> · generated ${m.generatedAt}</footer>`
+  : html`<footer>JSON: <a href="/api/servers">/api/servers</a> · <a href="/api/refreshes/latest">/api/refreshes/latest</a> · Discovery: <a href="/.well-known/ai-catalog.json">AI Catalog</a>, <a href="/.well-known/mcp/catalog.json">MCP Catalog</a></footer>`}
 </div>`;
-  return layout('One-tap MCP servers: status', body, opts.live ?? !opts.standalone, opts.refreshMs ?? 30_000, opts.standalone);
+  return layout('One-tap MCP servers: status', body, opts.live ?? !(opts.standalone || opts.static), opts.refreshMs ?? 30_000, opts.standalone ? null : links.file('.well-known/ai-catalog.json'));
 }
 
 export function serverPage(s: ServerStatus, observations: ObservationRecord[], generatedAt: string, opts: PageOptions = {}): string {
   const rows = [...observations].reverse();
+  const links = opts.static ? staticLinks('../') : SERVED_LINKS;
+  const history = opts.static ? `api/servers/${s.id}/history-90.json` : `api/servers/${s.id}/history?days=90`;
   const body = html`<div id="live">
-<p><a href="/">← All servers</a></p>
+<p><a href="${links.home}">← All servers</a></p>
 <header class="top"><h1>${s.name}</h1>${statusPill(s)}</header>
 <div class="url">${s.url}</div><p class="desc">${s.description}</p>
-<p class="reason">${s.verdict ? html`<strong>${s.verdict}/${s.reason}</strong>: ${s.reasonText}` : 'No probe recorded yet.'}</p>
+<p class="reason">${s.verdict ? html`<strong>${s.verdict}/${s.reason}</strong>: ${s.reasonText}` : 'No probe recorded yet.'}${s.appError ? html`<br><span class="meta">The app says: ${s.appError}</span>` : ''}</p>
+${s.matrix ? html`<p class="meta matrix">Clients: ${matrixLine(s.matrix)}</p>` : ''}
 <h2>History</h2>
 ${bars(s.days30)}<div class="barlabel"><span>30 days</span><span>${pct(s.uptime30)}</span></div>
 ${bars(s.days90, true)}<div class="barlabel"><span>90 days</span><span>${pct(s.uptime90)}</span></div>
@@ -192,7 +215,7 @@ ${s.tools ? html`<h2>Tools (${s.tools.length})</h2><ul class="tools">${s.tools.m
 <h2>Probes (last 90 days)</h2>
 <table id="observations"><thead><tr><th>Time (UTC)</th><th>Verdict</th><th>Reason</th><th>Tries</th><th>Duration</th><th>HTTP</th><th>Error</th></tr></thead>
 <tbody>${rows.length ? rows.map((o) => html`<tr data-verdict="${o.verdict}"><td><time datetime="${o.at}">${o.at.slice(0, 19).replace('T', ' ')}</time></td><td><span class="pill t-${o.verdict}">${MARK[o.verdict]} ${VERDICT_WORD[o.verdict]}</span></td><td>${o.reason}</td><td>${o.attempts}</td><td>${o.durationMs} ms</td><td>${o.httpStatus ?? '—'}</td><td>${o.error ?? ''}</td></tr>`) : html`<tr><td colspan="7">No probes recorded.</td></tr>`}</tbody></table>
-<footer>JSON: <a href="/api/servers/${encodeURIComponent(s.id)}/history?days=90">/api/servers/${s.id}/history?days=90</a> · generated ${generatedAt}</footer>
+<footer>JSON: <a href="${opts.static ? links.file(history) : `/api/servers/${encodeURIComponent(s.id)}/history?days=90`}">${opts.static ? history : `/${history}`}</a> · generated ${generatedAt}</footer>
 </div>`;
-  return layout(`${s.name}: status`, body, opts.live ?? true, opts.refreshMs ?? 30_000);
+  return layout(`${s.name}: status`, body, opts.live ?? !opts.static, opts.refreshMs ?? 30_000, links.file('.well-known/ai-catalog.json'));
 }

@@ -4,6 +4,8 @@
  * every value goes through the `md` template and unknown enum values print as escaped text.
  */
 import { md, mdCodeWord, mdTrusted, type Md } from '../outputs/escape.js';
+import { matrixLine } from '../attest/profile.js';
+import { toolReviewLine } from '../decide/drift.js';
 import type { DayBar, StatusModel } from './model.js';
 
 const SQUARE: Record<string, string> = { live: '🟩', review: '🟨', failed: '🟧', drop: '🟥', none: '⬜' };
@@ -16,6 +18,11 @@ const strip = (days: DayBar[]) => mdTrusted(days.map((d) => SQUARE[typeof d.verd
 const pct = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? `${(Math.floor(v * 1000) / 10).toFixed(1)}%` : '—');
 const count = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? String(v) : '?');
 const verdictReason = (verdict: unknown, reason: unknown) => mdCodeWord(`${String(verdict)}/${String(reason)}`);
+
+/** A line computed from store records of any shape: a record that does not fit gives a placeholder, not a crash. */
+function untrustedLine(make: () => string | null): string | null {
+  try { return make(); } catch { return '(an unreadable record in the history store)'; }
+}
 
 export function markdownReport(m: StatusModel): string {
   const r = m.lastRefresh;
@@ -38,6 +45,18 @@ export function markdownReport(m: StatusModel): string {
     const tools = Array.isArray(s.tools) ? String(s.tools.length) : '—';
     lines.push(md`| ${s.name} | ${status} | ${s.reason ? verdictReason(s.verdict, s.reason) : '—'} | ${tools} | ${strip(s.days30)} | ${pct(s.uptime30)} | ${pct(s.uptime90)} |`);
   }
+  const toolRows = (r && Array.isArray(r.plan) ? r.plan : []).flatMap((x) => { const line = untrustedLine(() => toolReviewLine(x)); return line === null ? [] : [{ x, line }]; });
+  if (toolRows.length) {
+    lines.push(md``, md`**Tools to review** (accept after review: \`onetap accept <name> --decision "who: why" --snapshot <hash>\`)`, md``);
+    for (const { x, line } of toolRows) {
+      lines.push(md`- ${x.name}: ${mdCodeWord(x.reason)}; ${line}`);
+      for (const f of (Array.isArray(x.findings) ? x.findings : []).slice(0, 5)) lines.push(md`  - ${f.tool} ${f.field} ${mdCodeWord(f.rule)}: ${f.excerpt}`);
+    }
+  }
+  const matrices = m.servers.filter((s) => s.matrix && typeof s.matrix === 'object');
+  if (matrices.length) lines.push(md``, md`**Clients** (would connect and list tools)`, md``, ...matrices.map((s) => md`- ${s.name}: ${untrustedLine(() => matrixLine(s.matrix!)) ?? '?'}`));
+  const appErrors = m.servers.filter((s) => s.appError && s.verdict !== 'live');
+  if (appErrors.length) lines.push(md``, md`**What the app would say**`, md``, ...appErrors.map((s) => md`- ${s.name}: ${s.appError}`));
   lines.push(md``, md`🟩 live · 🟨 review · 🟧 probe failed · 🟥 must drop · ⬜ no probe (one square per day, the worst verdict of the day). Generated ${m.generatedAt}.`);
   return lines.join('\n') + '\n';
 }

@@ -7,7 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Catalog } from '../catalog/model.js';
 import type { HistoryStore } from '../history/store.js';
 import { SqliteHistoryStore } from '../history/sqlite.js';
-import type { ServeContext } from '../serve/server.js';
+import { ServiceUnavailable, type ServeContext } from '../serve/server.js';
 import { sendDocument, sendJson } from '../serve/http.js';
 import { dayBars, refreshView, statusModel, type StatusModel } from './model.js';
 import { CONTENT_SECURITY_POLICY, overviewPage, serverPage } from './page.js';
@@ -16,6 +16,11 @@ export interface StatusOptions {
   statePath: string;
   now?: () => Date;
   refreshMs?: number;
+  /**
+   * Pages are rendered on a clock that moves in steps of this size (default 5 minutes) or when new data
+   * arrives, so an unchanged page keeps its bytes and its ETag and a poll gets 304.
+   */
+  clockStepMs?: number;
 }
 
 const DAY = 86_400_000;
@@ -23,7 +28,35 @@ const DAY = 86_400_000;
 /** The history store, opened read-only once it exists (a refresh may create it while we serve). */
 function lazyStore(path: string): () => HistoryStore | null {
   let store: HistoryStore | null = null;
-  return () => (store ??= existsSync(path) ? new SqliteHistoryStore(path, { readonly: true }) : null);
+  return () => {
+    try {
+      return (store ??= existsSync(path) ? new SqliteHistoryStore(path, { readonly: true }) : null);
+    } catch (err) {
+      throw new ServiceUnavailable('the history store cannot be opened', { cause: err });
+    }
+  };
+}
+
+/** The newest moment the model has data for (a probe or a refresh), in ms, or 0. */
+function newestData(m: StatusModel): number {
+  const times = [m.lastRefresh?.finishedAt, m.lastRefresh?.startedAt, ...m.servers.map((s) => s.lastProbeAt)].map((t) => (t ? Date.parse(t) : 0));
+  return Math.max(0, ...times.filter(Number.isFinite));
+}
+
+/**
+ * The status model on the page clock: wall time rounded down to the step, moved forward to the newest
+ * data when that is later. "Updated", "… ago" and the day bars then change only when data or the step does.
+ */
+function steppedModel(catalog: Catalog, store: HistoryStore | null, wall: Date, stepMs: number): StatusModel {
+  const stepped = new Date(Math.floor(wall.getTime() / stepMs) * stepMs);
+  const m = buildStatus(catalog, store, stepped);
+  const newest = newestData(m);
+  return newest > stepped.getTime() && newest <= wall.getTime() ? buildStatus(catalog, store, new Date(newest)) : m;
+}
+
+/** A path segment decoded, or null when its % escapes are malformed. */
+function decodeSegment(segment: string): string | null {
+  try { return decodeURIComponent(segment); } catch { return null; }
 }
 
 export function buildStatus(catalog: Catalog, store: HistoryStore | null, now: Date): StatusModel {
@@ -34,6 +67,7 @@ export function buildStatus(catalog: Catalog, store: HistoryStore | null, now: D
 export function statusRoutes(opts: StatusOptions): Array<(req: IncomingMessage, res: ServerResponse, url: URL, ctx: ServeContext) => Promise<boolean>> {
   const store = lazyStore(opts.statePath);
   const now = opts.now ?? (() => new Date());
+  const stepMs = opts.clockStepMs ?? 5 * 60_000;
   const page = (req: IncomingMessage, res: ServerResponse, body: string) => {
     res.setHeader('content-security-policy', CONTENT_SECURITY_POLICY);
     res.setHeader('link', '</.well-known/ai-catalog.json>; rel="ai-catalog"'); // AI Catalog discovery by link relation
@@ -41,7 +75,7 @@ export function statusRoutes(opts: StatusOptions): Array<(req: IncomingMessage, 
   };
   return [async (req, res, url, ctx) => {
     const path = url.pathname;
-    const model = () => ctx.catalog().then((c) => buildStatus(c, store(), now()));
+    const model = () => ctx.catalog().then((c) => steppedModel(c, store(), now(), stepMs));
     if (path === '/' || path === '/index.html') {
       page(req, res, overviewPage(await model(), { refreshMs: opts.refreshMs }));
       return true;
@@ -58,8 +92,12 @@ export function statusRoutes(opts: StatusOptions): Array<(req: IncomingMessage, 
     }
     const serverMatch = /^\/servers\/([^/]+)$/.exec(path);
     const historyMatch = /^\/api\/servers\/([^/]+)\/history$/.exec(path);
-    const id = decodeURIComponent((serverMatch ?? historyMatch)?.[1] ?? '');
     if (!serverMatch && !historyMatch) return false;
+    const id = decodeSegment((serverMatch ?? historyMatch)![1]!);
+    if (id === null) {
+      sendJson(req, res, { error: 'bad request: malformed % escape in the path' }, 400);
+      return true;
+    }
     const m = await model();
     const server = m.servers.find((s) => s.id === id);
     if (!server) {

@@ -3,7 +3,7 @@
  * Each scenario plays one thing real servers do (see shared/notes/transport.md) or one policy row.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { gzipSync } from 'node:zlib';
+import { brotliCompressSync, gzipSync } from 'node:zlib';
 import type { AddressInfo } from 'node:net';
 
 export interface RpcMessage { jsonrpc?: string; id?: number | string; method?: string; params?: Record<string, unknown> }
@@ -131,6 +131,69 @@ export const scenarios: Record<string, Handler> = {
     }
     answer(c);
   },
+  // ---- what the app's client trips on (shared/notes/transport.md §4.3)
+  'http-500-result': (c) => {
+    if (!c.msg || c.msg.id === undefined) return answer(c);
+    const result = c.msg.method === 'initialize' ? initResult() : { tools: TOOLS };
+    json(c.res, 500, { jsonrpc: '2.0', id: c.msg.id, result });
+  },
+  // Python SDK v1.x stateful: Accept must list both types, also on notifications; a session never marked
+  // initialized refuses tools/list with -32602 (§2, §3.2).
+  'python-stateful': (c) => {
+    const sessions = (c.state.sessions ??= new Map<string, boolean>()) as Map<string, boolean>;
+    const accept = String(c.req.headers.accept ?? '');
+    if (!(accept.includes('application/json') && accept.includes('text/event-stream'))) {
+      return json(c.res, 406, { jsonrpc: '2.0', id: 'server-error', error: { code: -32600, message: 'Not Acceptable: Client must accept both application/json and text/event-stream' } });
+    }
+    if (c.msg?.method === 'initialize') {
+      const id = `py-${count(c, 'n')}`;
+      sessions.set(id, false);
+      return answer(c, 'sse', TOOLS, { 'mcp-session-id': id });
+    }
+    const sid = String(c.req.headers['mcp-session-id']);
+    if (c.msg?.method === 'notifications/initialized') { sessions.set(sid, true); c.res.writeHead(202); c.res.end(); return; }
+    if (!sessions.get(sid)) return sse(c.res, [frame({ jsonrpc: '2.0', id: c.msg?.id, error: { code: -32602, message: 'Invalid request parameters' } })]);
+    answer(c, 'sse');
+  },
+  'batch': (c) => {
+    if (!c.msg || c.msg.id === undefined) return answer(c);
+    const result = c.msg.method === 'initialize' ? initResult() : { tools: TOOLS };
+    json(c.res, 200, [{ jsonrpc: '2.0', id: c.msg.id, result }]);
+  },
+  'brotli': (c) => {
+    if (!c.msg || c.msg.id === undefined) return answer(c);
+    const result = c.msg.method === 'initialize' ? initResult() : { tools: TOOLS };
+    c.res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'br' });
+    c.res.end(brotliCompressSync(JSON.stringify({ jsonrpc: '2.0', id: c.msg.id, result })));
+  },
+  'tool-without-name': (c) => answer(c, 'json', [...TOOLS, { description: 'a tool with no name', inputSchema: { type: 'object' } }]),
+  'oversize-valid': (c) => {
+    if (c.msg?.method !== 'initialize') return answer(c);
+    c.res.writeHead(200, { 'content-type': 'application/json' });
+    c.res.write(`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2024-11-05","padding":[`);
+    const chunk = Buffer.from('"0123456789abcdef0123456789abcdef",'.repeat(2000));
+    const pump = () => { while (c.res.write(chunk)) { if ((c.state.sent = ((c.state.sent as number) ?? 0) + 1) > 200) return c.res.end('0]}}'); } };
+    c.res.on('drain', pump);
+    pump();
+  },
+  // Speaks only the 2026-07-28 revision: server/discover and tools/list with the version header and _meta;
+  // the classic initialize is an unknown method (404 with -32601, as that revision says).
+  'era-2026-only': (c) => {
+    const meta = (c.msg?.params?._meta ?? {}) as Record<string, unknown>;
+    const modern = c.req.headers['mcp-protocol-version'] === '2026-07-28' && meta['io.modelcontextprotocol/protocolVersion'] === '2026-07-28';
+    if (!modern) return json(c.res, c.msg?.method === 'initialize' ? 404 : 400, { jsonrpc: '2.0', id: c.msg?.id ?? null, error: { code: -32601, message: `Method not found: ${c.msg?.method}` } });
+    if (c.msg?.method === 'server/discover') {
+      return sse(c.res, [frame({ jsonrpc: '2.0', id: c.msg.id, result: { supportedVersions: ['2026-07-28'], capabilities: { tools: {} }, resultType: 'complete', _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'modern', version: '2.0.0' } } } })]);
+    }
+    if (c.msg?.method === 'tools/list') return sse(c.res, [frame({ jsonrpc: '2.0', id: c.msg.id, result: { tools: TOOLS, resultType: 'complete' } })]);
+    json(c.res, 404, { jsonrpc: '2.0', id: c.msg?.id ?? null, error: { code: -32601, message: 'Method not found' } });
+  },
+  'payment-402': (c) => json(c.res, 402, { x402Version: 1, error: 'payment required', accepts: [{ scheme: 'exact', network: 'base' }] }),
+  'oauth-401': (c) => json(c.res, 401, { error: 'invalid_token' }, { 'www-authenticate': `Bearer resource_metadata="http://${c.req.headers.host}/.well-known/oauth-protected-resource/oauth-401"` }),
+  '.well-known': (c) => {
+    if (c.req.url === '/.well-known/oauth-protected-resource/oauth-401') return json(c.res, 200, { resource: `http://${c.req.headers.host}/oauth-401`, authorization_servers: ['https://auth.example'] });
+    c.res.writeHead(404); c.res.end();
+  },
   // ---- auth
   'auth-optional': (c) => (c.msg?.method === 'tools/list' ? json(c.res, 401, { jsonrpc: '2.0', id: c.msg.id, error: { code: -32001, message: 'API key required' } }, { 'www-authenticate': 'Bearer' }) : answer(c)),
   'auth-optional-with-key': (c) => {
@@ -147,6 +210,7 @@ export const scenarios: Record<string, Handler> = {
   'zero-tools': (c) => answer(c, 'json', []),
   'redirect': (c) => { c.res.writeHead(301, { location: '/ok-json' }); c.res.end(); },
   'unsupported-version': (c) => json(c.res, 400, { jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Bad Request: Unsupported protocol version' } }),
+  'init-error': (c) => json(c.res, 200, { jsonrpc: '2.0', id: c.msg?.id ?? null, error: { code: -32602, message: 'Invalid params: clientInfo.title is required' } }),
   'tools-error': (c) => (c.msg?.method === 'tools/list' ? json(c.res, 200, { jsonrpc: '2.0', id: c.msg.id, error: { code: -32602, message: 'Invalid request parameters' } }) : answer(c)),
   // ---- drop
   'http-404': (c) => { c.res.writeHead(404, { 'content-type': 'text/html' }); c.res.end('<h1>Not Found</h1>'); },
@@ -155,7 +219,10 @@ export const scenarios: Record<string, Handler> = {
   'json-not-rpc': (c) => json(c.res, 200, { status: 'ok', message: 'hello' }),
   'garbage-sse': (c) => sse(c.res, ['data: hello world\n\n', 'data: {not json\n\n']),
   'wrong-id': (c) => json(c.res, 200, { jsonrpc: '2.0', id: 12345, result: initResult() }),
-  'no-protocol-version': (c) => json(c.res, 200, { jsonrpc: '2.0', id: c.msg?.id ?? 1, result: { hello: 'world' } }),
+  'no-protocol-version': (c) => {
+    if (c.msg?.method !== 'initialize') return answer(c);
+    json(c.res, 200, { jsonrpc: '2.0', id: c.msg.id, result: { capabilities: {}, serverInfo: { name: 'old', version: '0' } } });
+  },
   'oversize': (c) => {
     c.res.writeHead(200, { 'content-type': 'application/json' });
     const chunk = Buffer.alloc(64 * 1024, 0x20);
@@ -219,7 +286,7 @@ export async function startFleet(extra: Record<string, Handler> = {}): Promise<F
     if (!handler) { res.writeHead(404); res.end('no such scenario'); return; }
     const state = states.get(name) ?? {};
     states.set(name, state);
-    if (req.method === 'GET' && name !== 'legacy-sse' && name !== 'legacy-sse-404') { res.writeHead(405); res.end(); return; }
+    if (req.method === 'GET' && name !== 'legacy-sse' && name !== 'legacy-sse-404' && name !== '.well-known') { res.writeHead(405); res.end(); return; }
     handler({ req, res, msg, state, hits: h.POST });
   });
   const sockets = new Set<import('node:net').Socket>();

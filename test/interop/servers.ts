@@ -15,7 +15,12 @@ import { createMcpHandler } from 'mcp-handler';
 import { serve } from '@hono/node-server';
 import { z } from 'zod';
 
-export interface RealServer { name: string; url: string; tools: number; close: () => Promise<void> }
+export interface RealServer {
+  name: string; url: string; tools: number;
+  /** Tools the app's client sees, when fewer than `tools` (its profile and handshake differ from the SDK's). */
+  appTools?: number;
+  close: () => Promise<void>;
+}
 
 export async function freePort(): Promise<number> {
   const s = createServer();
@@ -49,7 +54,9 @@ export async function serverEverything(): Promise<RealServer> {
   const child = spawn(process.execPath, [entry, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: 'ignore' });
   await waitForPort(port);
   return {
-    name: 'server-everything', url: `http://127.0.0.1:${port}/mcp`, tools: 13,
+    // 13 for a 2025-11-25 client; the app (2024-11-05, no capabilities) is not offered the task-based
+    // `simulate-research-query`: 12.
+    name: 'server-everything', url: `http://127.0.0.1:${port}/mcp`, tools: 13, appTools: 12,
     close: async () => { child.kill(); await new Promise((r) => child.once('exit', r)); },
   };
 }
@@ -139,4 +146,20 @@ export async function mcpHandler(): Promise<RealServer> {
   const server = serve({ fetch: handler, port, hostname: '127.0.0.1' });
   await waitForPort(port);
   return { name: 'mcp-handler', url: `http://127.0.0.1:${port}/mcp`, tools: 1, close: () => new Promise<void>((r) => server.close(() => r())) };
+}
+
+/** tmcp with @tmcp/transport-http: the stateless 2026-07-28 revision as well as the classic handshake. */
+export async function tmcpServer(): Promise<RealServer> {
+  const { McpServer: TmcpServer } = await import('tmcp');
+  const { ZodJsonSchemaAdapter } = await import('@tmcp/adapter-zod');
+  const { HttpTransport } = await import('@tmcp/transport-http');
+  const server = new TmcpServer({ name: 'tmcp-fixture', version: '1.0.0', description: 'tmcp on loopback' }, { adapter: new ZodJsonSchemaAdapter(), capabilities: { tools: { listChanged: true } } });
+  for (const name of ['weather', 'forecast']) {
+    server.tool({ name, description: `${name} for a city`, schema: z.object({ city: z.string() }) }, async ({ city }: { city: string }) => ({ content: [{ type: 'text' as const, text: `${name} ${city}` }] }));
+  }
+  const transport = new HttpTransport(server, { path: '/mcp' });
+  const port = await freePort();
+  const http = serve({ fetch: async (req: Request) => (await transport.respond(req)) ?? new Response('Not Found', { status: 404 }), port, hostname: '127.0.0.1' });
+  await waitForPort(port);
+  return { name: 'tmcp', url: `http://127.0.0.1:${port}/mcp`, tools: 2, close: () => new Promise<void>((r) => http.close(() => r())) };
 }

@@ -1,0 +1,165 @@
+/**
+ * How the app reads a response body, as its code does (pure; shared/notes/transport.md §4.2):
+ * kotlinx `Json { ignoreUnknownKeys; isLenient }` decoding into
+ *   JsonRpcResponse(jsonrpc: String = "2.0", id: Int? = null, result: JsonElement? = null, error: JsonRpcError? = null)
+ *   JsonRpcError(code: Int, message: String, data: JsonElement? = null)
+ *   McpToolsResult(tools: List<McpToolDefinition> = emptyList())
+ *   McpToolDefinition(name: String, description: String? = null, inputSchema: JsonObject? = null)
+ * and, for `text/event-stream`, `body.lines().filter { it.startsWith("data: ") }`, each line alone,
+ * `removePrefix("data: ").trim()`, empty skipped, the first line that decodes wins (ids are not matched).
+ * Error texts follow kotlinx's wording as closely as it can be reproduced.
+ */
+
+export interface AppResponse {
+  id: number | null;
+  /** The `result` element; null when absent or JSON null (the app's `result == null`). */
+  result: unknown;
+  error: { code: number; message: string } | null;
+  /** What the winning object was, for the diagnosis: the app does not look. */
+  kind: 'response' | 'notification' | 'request' | 'other';
+}
+
+export type Decoded<T> = { ok: true; value: T } | { ok: false; error: string };
+
+const INT_MIN = -(2 ** 31);
+const INT_MAX = 2 ** 31 - 1;
+const SERIAL = 'com.inspiredandroid.kai.mcp';
+
+/** kotlinx accepts a number, or (lenient and not) a quoted number, for an Int field. */
+function asInt(value: unknown): number | null {
+  const n = typeof value === 'number' ? value : typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : NaN;
+  return Number.isInteger(n) && n >= INT_MIN && n <= INT_MAX ? n : null;
+}
+
+/** Lenient kotlinx takes any primitive for a String field; null and structures fail. */
+const isLenientString = (v: unknown) => typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean';
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function missing(field: string, type: string, path: string): string {
+  return `Field '${field}' is required for type with serial name '${SERIAL}.${type}', but it was missing at path: ${path}`;
+}
+
+function tokenName(text: string): string {
+  const c = text.trimStart()[0];
+  return c === undefined ? 'EOF' : c;
+}
+
+/** `json.decodeFromString(JsonRpcResponse.serializer(), text)` */
+export function decodeAppResponse(text: string): Decoded<AppResponse> {
+  const start = tokenName(text);
+  if (start !== '{') {
+    return { ok: false, error: `Unexpected JSON token at offset ${text.length - text.trimStart().length}: Expected start of the object '{', but had '${start}' instead at path: $` };
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    return { ok: false, error: `Unexpected JSON token: ${(err as Error).message}` };
+  }
+  return decodeAppObject(value);
+}
+
+/** The DTO rules applied to a parsed value. */
+export function decodeAppObject(value: unknown): Decoded<AppResponse> {
+  if (!isObject(value)) return { ok: false, error: `Expected start of the object '{' at path: $` };
+  if ('jsonrpc' in value && !isLenientString(value.jsonrpc)) return { ok: false, error: `Expected string literal for 'jsonrpc' at path: $.jsonrpc` };
+  let id: number | null = null;
+  if (value.id !== undefined && value.id !== null) {
+    id = asInt(value.id);
+    if (id === null) return { ok: false, error: `Failed to parse type 'int' for input '${String(JSON.stringify(value.id)).slice(0, 60)}' at path: $.id` };
+  }
+  let error: AppResponse['error'] = null;
+  if (value.error !== undefined && value.error !== null) {
+    const e = value.error;
+    if (!isObject(e)) return { ok: false, error: `Expected start of the object '{' at path: $.error` };
+    if (e.code === undefined) return { ok: false, error: missing('code', 'JsonRpcError', '$.error') };
+    if (e.message === undefined) return { ok: false, error: missing('message', 'JsonRpcError', '$.error') };
+    const code = asInt(e.code);
+    if (code === null) return { ok: false, error: `Failed to parse type 'int' at path: $.error.code` };
+    if (!isLenientString(e.message)) return { ok: false, error: `Expected string literal at path: $.error.message` };
+    error = { code, message: String(e.message) };
+  }
+  const result = value.result === undefined ? null : value.result;
+  const kind: AppResponse['kind'] = 'result' in value || value.error !== undefined
+    ? 'response'
+    : typeof value.method === 'string' ? (value.id === undefined || value.id === null ? 'notification' : 'request') : 'other';
+  return { ok: true, value: { id, result, error, kind } };
+}
+
+export interface AppTool { name: string; description: string | null; inputSchema: Record<string, unknown> | null }
+
+/** `json.decodeFromJsonElement<McpToolsResult>(result).tools` (the tree decoder, lenient). */
+export function decodeAppTools(result: unknown): Decoded<AppTool[]> {
+  if (!isObject(result)) return { ok: false, error: `Expected JsonObject as the serialized body of ${SERIAL}.McpToolsResult at path: $` };
+  if (result.tools === undefined) return { ok: true, value: [] };
+  if (!Array.isArray(result.tools)) return { ok: false, error: `Expected JsonArray at path: $.tools` };
+  const tools: AppTool[] = [];
+  for (const [i, t] of result.tools.entries()) {
+    const path = `$.tools[${i}]`;
+    if (!isObject(t)) return { ok: false, error: `Expected JsonObject at path: ${path}` };
+    if (t.name === undefined) return { ok: false, error: missing('name', 'McpToolDefinition', path) };
+    if (!isLenientString(t.name)) return { ok: false, error: `Expected string literal at path: ${path}.name` };
+    if (t.description !== undefined && t.description !== null && !isLenientString(t.description)) return { ok: false, error: `Expected string literal at path: ${path}.description` };
+    if (t.inputSchema !== undefined && t.inputSchema !== null && !isObject(t.inputSchema)) return { ok: false, error: `Expected JsonObject at path: ${path}.inputSchema` };
+    tools.push({ name: String(t.name), description: t.description == null ? null : String(t.description), inputSchema: (t.inputSchema as Record<string, unknown> | undefined) ?? null });
+  }
+  return { ok: true, value: tools };
+}
+
+export const NO_SSE_RESPONSE = 'No valid JSON-RPC response found in SSE stream';
+
+/**
+ * The app's SSE reading, fed incrementally so that a long stream needs no more memory than one line:
+ * lines split on CRLF, LF or CR (Kotlin's `lines()`), the first `data: ` line that decodes wins.
+ * Also counts what the app skips, for the diagnosis (`data:` without the space, data lines that do not
+ * decode on their own).
+ */
+export class AppSseReader {
+  winner: AppResponse | null = null;
+  /** Lines starting with `data:` but not `data: ` (the app ignores them). */
+  spacelessDataLines = 0;
+  /** `data: ` lines that did not decode on their own (multi-line JSON, garbage). */
+  undecodedDataLines = 0;
+  private partial = '';
+  private pendingCr = false;
+
+  constructor(private readonly maxLineChars: number) {}
+
+  feed(text: string): void {
+    let start = 0;
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      if (c === 10 && this.pendingCr && i === 0 && this.partial === '') { this.pendingCr = false; start = 1; continue; }
+      if (c === 10 || c === 13) {
+        this.line(this.partial + text.slice(start, i));
+        this.partial = '';
+        if (c === 13 && text.charCodeAt(i + 1) === 10) i++;
+        this.pendingCr = c === 13 && i === text.length - 1;
+        start = i + 1;
+      }
+    }
+    if (start < text.length) {
+      this.pendingCr = false;
+      // Once a winner is known the rest of the stream is only waited for, never kept.
+      if (this.winner === null && this.partial.length < this.maxLineChars) this.partial += text.slice(start);
+    }
+  }
+
+  end(): void {
+    if (this.partial !== '') this.line(this.partial);
+    this.partial = '';
+  }
+
+  private line(line: string): void {
+    if (this.winner !== null) return;
+    if (!line.startsWith('data: ')) {
+      if (line.startsWith('data:') && line.slice(5).trim() !== '') this.spacelessDataLines++;
+      return;
+    }
+    const data = line.slice(6).trim();
+    if (data === '') return;
+    const decoded = decodeAppResponse(data);
+    if (decoded.ok) this.winner = decoded.value;
+    else this.undecodedDataLines++;
+  }
+}

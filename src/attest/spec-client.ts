@@ -1,0 +1,161 @@
+/**
+ * Spec-correct clients (shared/notes/transport.md §1, §3.1, §7): status codes checked, SSE parsed as WHATWG
+ * says (eventsource-parser), the response matched to the request id, reading stopped at the response.
+ * - `runSpecClient`: the classic handshake (initialize → notifications/initialized → tools/list with
+ *   cursor pagination), `MCP-Protocol-Version` after initialize when the profile speaks a version that has it.
+ *   With the DIAGNOSIS profile it is the reading that explains why the app fails.
+ * - `runStatelessClient`: the 2026-07-28 revision (`server/discover`, then `tools/list`, no session).
+ */
+import { addQuirk, emptyRun, type ClientRun, type Exchange, type StepName } from './observation.js';
+import type { ClientProfile } from './profile.js';
+import { deleteSession, postJsonRpc, type PostOutcome } from './transport.js';
+import type { ClientOptions } from './app-client.js';
+
+/** Versions that carry `MCP-Protocol-Version` on the requests after initialize (2025-06-18 on). */
+const HEADER_VERSIONS = new Set(['2025-06-18', '2025-11-25', '2026-07-28']);
+
+interface Session {
+  run: ClientRun;
+  headers: Record<string, string>;
+}
+
+function baseHeaders(profile: ClientProfile, opts: ClientOptions): Record<string, string> {
+  const agent = opts.userAgent ?? profile.userAgent;
+  return {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    ...(profile.acceptEncoding !== null ? { 'accept-encoding': profile.acceptEncoding } : {}),
+    ...(agent !== null ? { 'user-agent': agent } : {}),
+    ...opts.headers,
+  };
+}
+
+async function post(url: string, s: Session, profile: ClientProfile, opts: ClientOptions, step: StepName, message: unknown, id: number | null, headers = s.headers): Promise<PostOutcome> {
+  const out = await postJsonRpc(url, step, message, id, {
+    headers, signal: AbortSignal.timeout(opts.requestTimeoutMs), maxBodyBytes: opts.maxBodyBytes, dispatcher: opts.dispatcher,
+  });
+  s.run.steps.push(out.exchange);
+  for (const q of out.quirks) addQuirk(s.run, q);
+  if (out.exchange.errorCode === 'TIMEOUT' && opts.requestTimeoutMs < profile.requestTimeoutMs) s.run.cutShort = true;
+  return out;
+}
+
+/** A usable JSON-RPC result: HTTP 2xx, a result object, no error. */
+function resultOf(e: Exchange): Record<string, unknown> | null {
+  if ((e.status ?? 0) >= 300 || !e.response || e.response.error) return null;
+  const r = e.response.result;
+  return typeof r === 'object' && r !== null ? (r as Record<string, unknown>) : null;
+}
+
+/** The failure as short text: transport error, JSON-RPC error, HTTP status, or body problem. */
+export function exchangeError(e: Exchange): string {
+  if (e.error) return `${e.error} on ${e.step}`;
+  if (e.response?.error) return `JSON-RPC error ${e.response.error.code} on ${e.step}: ${String(e.response.error.message).slice(0, 160)}`;
+  if (e.status !== null && e.status >= 300) return `HTTP ${e.status} on ${e.step}${e.bodySnippet ? `: ${oneLine(e.bodySnippet)}` : ''}`;
+  if (e.problem) return `${e.problem} on ${e.step}${e.bodySnippet ? `: ${oneLine(e.bodySnippet)}` : ''}`;
+  return `no result on ${e.step}`;
+}
+
+export function oneLine(text: string): string {
+  return text.replace(/\s+/g, ' ').trim().slice(0, 120);
+}
+
+function finish(run: ClientRun, started: number): ClientRun {
+  run.works = (run.tools?.length ?? 0) > 0;
+  if (!run.works && run.error === null && run.tools !== null) run.error = 'tools/list returned 0 tools';
+  run.durationMs = Math.round(performance.now() - started);
+  return run;
+}
+
+export async function runSpecClient(url: string, profile: ClientProfile, opts: ClientOptions): Promise<ClientRun> {
+  const started = performance.now();
+  const s: Session = { run: emptyRun(profile.id), headers: baseHeaders(profile, opts) };
+  const { run } = s;
+  let sessionId: string | null = null;
+  try {
+    const init = await post(url, s, profile, opts, 'initialize', {
+      jsonrpc: '2.0', id: 1, method: 'initialize',
+      params: { protocolVersion: profile.protocolVersion, capabilities: profile.capabilities, clientInfo: profile.clientInfo },
+    }, 1);
+    const result = resultOf(init.exchange);
+    if (!result) { run.error = exchangeError(init.exchange); return finish(run, started); }
+    const version = typeof result.protocolVersion === 'string' ? result.protocolVersion : null;
+    run.protocolVersion = version;
+    if (version === null) addQuirk(run, 'no-protocol-version');
+    if (profile.supportedVersions.length && (version === null || !profile.supportedVersions.includes(version))) {
+      run.error = `Server's protocol version is not supported: ${version}`;
+      return finish(run, started);
+    }
+    const info = result.serverInfo as { name?: unknown; version?: unknown } | undefined;
+    if (info && typeof info.name === 'string') run.serverInfo = { name: info.name, version: typeof info.version === 'string' ? info.version : null };
+    run.connected = true;
+    sessionId = init.sessionId;
+    run.sessionId = sessionId !== null;
+    s.headers = {
+      ...s.headers,
+      ...(sessionId !== null ? { 'mcp-session-id': sessionId } : {}),
+      ...(profile.supportedVersions.length && version !== null && HEADER_VERSIONS.has(version) ? { 'mcp-protocol-version': version } : {}),
+    };
+    const note = await post(url, s, profile, opts, 'notifications/initialized', { jsonrpc: '2.0', method: 'notifications/initialized' }, null);
+    await listToolPages(url, s, profile, opts, 2, {});
+    if ((note.exchange.status ?? 0) >= 400 && run.tools !== null) addQuirk(run, 'notification-rejected');
+    return finish(run, started);
+  } finally {
+    if (sessionId !== null) await deleteSession(url, s.headers, sessionId, Math.min(2_000, opts.requestTimeoutMs), opts.dispatcher);
+  }
+}
+
+/** tools/list through nextCursor, up to the profile's page count. */
+async function listToolPages(url: string, s: Session, profile: ClientProfile, opts: ClientOptions, firstId: number, params: Record<string, unknown>, headers?: Record<string, string>): Promise<void> {
+  const { run } = s;
+  let cursor: string | undefined;
+  for (let page = 0, id = firstId; page < profile.toolPages; page++, id++) {
+    const p = cursor === undefined ? params : { ...params, cursor };
+    const message = Object.keys(p).length ? { jsonrpc: '2.0', id, method: 'tools/list', params: p } : { jsonrpc: '2.0', id, method: 'tools/list' };
+    const res = await post(url, s, profile, opts, 'tools/list', message, id, headers);
+    const list = resultOf(res.exchange);
+    if (!list || !Array.isArray(list.tools)) { run.error = exchangeError(res.exchange); return; }
+    run.tools ??= [];
+    run.toolDefinitions ??= [];
+    for (const t of list.tools as Array<Record<string, unknown>>) {
+      if (!t || typeof t.name !== 'string') continue;
+      run.tools.push(t.name);
+      run.toolDefinitions.push({
+        name: t.name,
+        ...(typeof t.title === 'string' ? { title: t.title } : {}),
+        ...(typeof t.description === 'string' ? { description: t.description } : {}),
+        ...(t.inputSchema !== undefined ? { inputSchema: t.inputSchema } : {}),
+        ...(t.annotations !== undefined ? { annotations: t.annotations } : {}),
+      });
+    }
+    const next = typeof list.nextCursor === 'string' && list.nextCursor !== '' && list.nextCursor !== cursor ? list.nextCursor : undefined;
+    if (next === undefined) return;
+    cursor = next;
+  }
+}
+
+/**
+ * The 2026-07-28 revision: every POST carries `MCP-Protocol-Version`, `Mcp-Method` and the `_meta` keys
+ * (`io.modelcontextprotocol/protocolVersion`, `io.modelcontextprotocol/clientCapabilities`); no session.
+ */
+export async function runStatelessClient(url: string, profile: ClientProfile, opts: ClientOptions): Promise<ClientRun> {
+  const started = performance.now();
+  const s: Session = { run: emptyRun(profile.id), headers: baseHeaders(profile, opts) };
+  const { run } = s;
+  const meta = { _meta: { 'io.modelcontextprotocol/protocolVersion': profile.protocolVersion, 'io.modelcontextprotocol/clientCapabilities': profile.capabilities } };
+  const headersFor = (method: string) => ({ ...s.headers, 'mcp-protocol-version': profile.protocolVersion, 'mcp-method': method });
+  const discover = await post(url, s, profile, opts, 'server/discover', { jsonrpc: '2.0', id: 1, method: 'server/discover', params: meta }, 1, headersFor('server/discover'));
+  const result = resultOf(discover.exchange);
+  if (!result) { run.error = exchangeError(discover.exchange); return finish(run, started); }
+  const versions = Array.isArray(result.supportedVersions) ? result.supportedVersions : [];
+  if (!versions.includes(profile.protocolVersion)) {
+    run.error = `server/discover lists no supported version of ours (${versions.map(String).join(', ') || 'none'})`;
+    return finish(run, started);
+  }
+  run.protocolVersion = profile.protocolVersion;
+  const info = (result._meta as Record<string, { name?: unknown; version?: unknown }> | undefined)?.['io.modelcontextprotocol/serverInfo'];
+  if (info && typeof info.name === 'string') run.serverInfo = { name: info.name, version: typeof info.version === 'string' ? info.version : null };
+  run.connected = true;
+  await listToolPages(url, s, profile, opts, 2, meta, headersFor('tools/list'));
+  return finish(run, started);
+}

@@ -1,0 +1,51 @@
+/**
+ * `accept`: a maintainer accepts a server's latest recorded tool list (or the one they reviewed, by hash),
+ * in tools.lock.json. It never probes: what is accepted is what a recorded refresh saw.
+ */
+import { readFile } from 'node:fs/promises';
+import type { HistoryStore } from '../history/store.js';
+import { acquireLock, writeFileAtomic } from '../util/atomic.js';
+import { lockPath, readLock, readSnapshot, serializeLock, type LockEntry } from './lock.js';
+import { loadCatalog } from './model.js';
+import { normalizeUrl } from './url.js';
+
+export interface AcceptOptions {
+  catalogPath: string;
+  store: HistoryStore | null;
+  /** A server's name or URL. */
+  server: string;
+  /** "who: why" */
+  decision: string;
+  /** The snapshot hash that was reviewed (default: the latest recorded one). */
+  snapshot?: string;
+  now?: () => Date;
+}
+
+/** Nothing was accepted; the message says why (exit 1). */
+export class NothingToAccept extends Error {}
+
+export async function acceptTools(opts: AcceptOptions): Promise<{ url: string; entry: LockEntry; previous: LockEntry | null }> {
+  const { catalog } = await loadCatalog(opts.catalogPath);
+  const wanted = opts.server.trim();
+  const s = catalog.servers.find((x) => x.name === wanted) ?? catalog.servers.find((x) => normalizeUrl(x.url) === normalizeUrl(wanted));
+  if (!s) throw new NothingToAccept(`no server named or at "${wanted}" in ${opts.catalogPath}`);
+  const decision = /^\s*([^:]+?)\s*:\s*(.+?)\s*$/.exec(opts.decision);
+  if (!decision) throw new NothingToAccept('--decision must read "who: why"');
+  const hash = opts.snapshot ?? opts.store?.recent(s.url, 1)[0]?.toolsHash ?? null;
+  if (hash === null) throw new NothingToAccept(`nothing to accept: no recorded tool list for ${s.name} (run \`onetap refresh --write\` or \`--record\` first)`);
+  if (!(await readSnapshot(opts.catalogPath, hash))) throw new NothingToAccept(`nothing to accept: no recorded snapshot ${hash} (history/snapshots/${hash}.json)`);
+  const path = lockPath(opts.catalogPath);
+  const release = await acquireLock(path, 10_000);
+  try {
+    const lock = await readLock(opts.catalogPath);
+    const previous = lock.servers[s.url] ?? null;
+    if (previous?.hash === hash) throw new NothingToAccept(`nothing to accept: ${s.name}'s tool list ${hash} is already accepted (${previous.by}: ${previous.why})`);
+    const entry: LockEntry = { name: s.name, hash, by: decision[1]!, why: decision[2]!, at: (opts.now?.() ?? new Date()).toISOString() };
+    const before = await readFile(path, 'utf8').catch(() => null);
+    const next = serializeLock({ version: 1, servers: { ...lock.servers, [s.url]: entry } });
+    if (before !== next) await writeFileAtomic(path, next);
+    return { url: s.url, entry, previous };
+  } finally {
+    await release();
+  }
+}

@@ -1,0 +1,35 @@
+import type { Command } from 'commander';
+import { existsSync } from 'node:fs';
+import { acceptTools, NothingToAccept } from '../catalog/accept.js';
+import { SqliteHistoryStore } from '../history/sqlite.js';
+import { DEFAULT_CATALOG } from './catalog.js';
+import { DEFAULT_STATE } from './refresh.js';
+import { inert } from './render.js';
+import { UsageError } from './args.js';
+
+export function registerAccept(program: Command): void {
+  program
+    .command('accept')
+    .description('accept a server\'s latest recorded tool list (or --snapshot <hash>) in tools.lock.json; never probes')
+    .argument('<server>', 'the server\'s name or URL')
+    .requiredOption('--decision <who: why>', 'who accepts and why')
+    .option('--snapshot <hash>', 'the snapshot that was reviewed (16 hex digits; the plan and PR body print it)')
+    .option('--catalog <file>', 'catalog file', DEFAULT_CATALOG)
+    .option('--state <path>', 'history store', DEFAULT_STATE)
+    .action(async (server: string, opts: { decision: string; snapshot?: string; catalog: string; state: string }) => {
+      if (opts.snapshot !== undefined && !/^[0-9a-f]{16}$/.test(opts.snapshot)) throw new UsageError(`--snapshot: expected 16 hex digits, got "${opts.snapshot}"`);
+      if (!/^[^:]+:.+$/.test(opts.decision.trim())) throw new UsageError('--decision must read "who: why"');
+      const store = existsSync(opts.state) ? new SqliteHistoryStore(opts.state, { readonly: true }) : null;
+      try {
+        const { url, entry, previous } = await acceptTools({ catalogPath: opts.catalog, store, server, decision: opts.decision, snapshot: opts.snapshot });
+        process.stdout.write(`accepted ${inert(entry.name)} (${inert(url)}): tools ${entry.hash}${previous ? ` (was ${previous.hash})` : ''} by ${inert(entry.by)}: ${inert(entry.why)}\n`);
+        process.exitCode = 0;
+      } catch (err) {
+        if (!(err instanceof NothingToAccept)) throw err;
+        process.stderr.write(`onetap: ${err.message}\n`);
+        process.exitCode = 1;
+      } finally {
+        store?.close();
+      }
+    });
+}

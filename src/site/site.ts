@@ -1,0 +1,80 @@
+/**
+ * `onetap site`: what `serve` serves, as files for any static host (GitHub Pages, a bucket, file://).
+ * The documents come from the same renderers as `serve` (publishedDocuments, buildStatus, overviewPage,
+ * serverPage); only the links are relative and the JSON API has fixed windows instead of query parameters.
+ */
+import { readdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Catalog } from '../catalog/model.js';
+import type { HistoryStore } from '../history/store.js';
+import { publication, publishedDocuments, type PublishOptions } from '../publish/publish.js';
+import { dayBars, refreshView } from '../status/model.js';
+import { overviewPage, serverPage } from '../status/page.js';
+import { buildStatus } from '../status/routes.js';
+import { writeAllAtomic } from '../util/atomic.js';
+
+/** The history windows written per server (`api/servers/<id>/history-<days>.json`). */
+export const HISTORY_WINDOWS = [30, 90] as const;
+
+const DAY = 86_400_000;
+
+export interface SiteOptions extends PublishOptions {
+  now?: Date;
+}
+
+/** One file of the site: its path relative to the site root (forward slashes) and its content. */
+export interface SiteFile { path: string; content: string }
+
+const json = (v: unknown) => JSON.stringify(v, null, 2) + '\n';
+
+/** Every file of the site, in memory. Reads the store; writes nothing. */
+export function siteFiles(catalog: Catalog, store: HistoryStore | null, opts: SiteOptions = {}): SiteFile[] {
+  const now = opts.now ?? new Date();
+  const files: SiteFile[] = [];
+  // Discovery documents, byte for byte what `serve` answers (absolute URLs only with a base URL).
+  for (const [path, doc] of publishedDocuments(publication(catalog, opts))) files.push({ path: path.replace(/^\//, ''), content: doc.body });
+  const model = buildStatus(catalog, store, now);
+  files.push({ path: 'api/servers.json', content: json(model) });
+  const latest = refreshView(store?.latestRun() ?? null);
+  // Before the first refresh there is no such document (serve answers 404): no file.
+  if (latest) files.push({ path: 'api/refreshes/latest.json', content: json(latest) });
+  const since = (days: number) => new Date(now.getTime() - (days - 1) * DAY).toISOString().slice(0, 10);
+  for (const server of model.servers) {
+    const observations90 = store?.since(server.url, since(90)) ?? [];
+    files.push({ path: `servers/${server.id}.html`, content: serverPage(server, observations90, model.generatedAt, { static: true }) });
+    for (const days of HISTORY_WINDOWS) {
+      const observations = store?.since(server.url, since(days)) ?? [];
+      files.push({
+        path: `api/servers/${server.id}/history-${days}.json`,
+        content: json({ id: server.id, name: server.name, url: server.url, days, observations, daily: dayBars(observations, days, now) }),
+      });
+    }
+  }
+  // GitHub Pages deployed from a branch runs Jekyll, which drops dot-folders (.well-known) without this.
+  files.push({ path: '.nojekyll', content: '' });
+  // Last: it links to everything above, so a reader never follows a link to a file not yet written.
+  files.push({ path: 'index.html', content: overviewPage(model, { static: true }) });
+  return files;
+}
+
+/** The folders only the site writes: stale files in them (a removed server's page) are deleted. */
+const OWNED_FOLDERS = ['servers', 'cards', 'api/servers'];
+
+/**
+ * Writes the site under `outDir`: every file staged then renamed (atomic per file), then the pages, cards and
+ * histories of servers no longer in the catalog are removed. Other files in `outDir` are left alone.
+ */
+export async function writeSite(outDir: string, files: SiteFile[]): Promise<string[]> {
+  const targets = files.map((f) => ({ path: join(outDir, ...f.path.split('/')), content: f.content }));
+  await writeAllAtomic(targets);
+  const keep = new Set(files.map((f) => f.path));
+  for (const folder of OWNED_FOLDERS) {
+    const entries = await readdir(join(outDir, ...folder.split('/')), { withFileTypes: true }).catch(() => []);
+    for (const e of entries) {
+      const rel = `${folder}/${e.name}`;
+      const stale = e.isDirectory() ? ![...keep].some((p) => p.startsWith(`${rel}/`)) : !keep.has(rel);
+      if (stale) await rm(join(outDir, ...rel.split('/')), { recursive: true, force: true });
+    }
+  }
+  return targets.map((t) => t.path);
+}
