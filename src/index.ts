@@ -29,3 +29,5 @@ export { statusModel, type StatusModel, type ServerStatus, type DayBar } from '.
 export { overviewPage, serverPage } from './status/page.js';
 export { markdownReport } from './status/report.js';
 export { siteFiles, writeSite, HISTORY_WINDOWS, type SiteFile, type SiteOptions } from './site/site.js';
+export { openHistory, HistoryIndex } from './history/open.js';
+export { readHistory, parseHistory, runLines, appendRuns, historyDir, HISTORY_LINE_VERSION, type HistoryRun, type PlanJson } from './history/text.js';

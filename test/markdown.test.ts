@@ -6,8 +6,8 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { micromark } from 'micromark';
 import { gfm, gfmHtml } from 'micromark-extension-gfm';
 import { buildPlan } from '../src/decide/decide.js';
@@ -15,7 +15,6 @@ import { logMarkdown, snapshotMarkdown } from '../src/outputs/snapshot.js';
 import { markdownReport } from '../src/status/report.js';
 import { md, mdText } from '../src/outputs/escape.js';
 import type { StatusModel } from '../src/status/model.js';
-import { SqliteHistoryStore } from '../src/history/sqlite.js';
 import { catalogOf, runCli, server, workspace } from './helpers.js';
 
 /** What an attacker would put in a name, a description, a tool name, an error or a history row. */
@@ -208,20 +207,23 @@ describe('report --markdown', () => {
     assert.ok(html.includes('⬜🟩'), 'an unknown day verdict is a no-probe square');
   });
 
-  it('CLI: a hostile history store and catalog, printed as a PR body, render inert', async () => {
-    const { catalogPath, statePath } = await workspace(catalogOf(hostileServers.slice(0, 12)));
-    await mkdir(dirname(statePath), { recursive: true });
-    const store = new SqliteHistoryStore(statePath);
+  it('CLI: a hostile text history (history/YYYY-MM.jsonl, edited in a PR) printed as a PR body renders inert', async () => {
+    const servers = hostileServers.slice(0, 12);
+    const { catalogPath, statePath } = await workspace(catalogOf(servers));
     const evil = '@octocat <script>alert(1)</script> www.evil.example $x$ #9 | \u202E';
-    const at = new Date().toISOString();
-    store.recordRun(
-      { startedAt: evil, finishedAt: evil, catalog: catalogPath, applied: true, plan: { plan: [{ name: evil, url: evil, decision: 'drop', verdict: evil, reason: evil, attempts: 1, previous: null, changed: true, error: evil }], summary: { total: 1, keep: evil, keepFailed: 0, review: 0, drop: 1, changed: 1 }, aborted: evil } },
-      hostileServers.slice(0, 12).map((s) => ({ url: s.url, name: evil, at, verdict: 'live', reason: evil as 'ok', attempts: 1, httpStatus: 200, durationMs: 3, tools: [evil], error: evil, ...outcomeExtras(evil) })),
-    );
-    store.close();
+    const now = new Date().toISOString();
+    const run = { v: 1, type: 'run', startedAt: now, finishedAt: evil, catalog: 'servers.json', applied: true, aborted: null, observations: servers.length, summary: { total: servers.length, keep: evil, keepFailed: 0, review: 0, drop: 1, changed: 1 } };
+    const observations = servers.map((s, i) => ({
+      v: 1, type: 'observation', at: now, url: s.url, name: evil, verdict: i ? 'live' : evil, reason: evil, attempts: 1, httpStatus: 200, durationMs: 3, tools: [evil], error: evil,
+      ...outcomeExtras(evil), decision: i === 1 ? 'drop' : evil, dropStreak: 0, note: evil,
+    }));
+    const dir = join(dirname(catalogPath), 'history');
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, `${now.slice(0, 7)}.jsonl`), [run, ...observations].map((l) => JSON.stringify(l)).join('\n') + '\n');
     const r = await runCli(['report', '--markdown', '--catalog', catalogPath, '--state', statePath]);
     assert.equal(r.code, 0, r.stderr);
     assertInert(r.stdout, 'report --markdown');
-    assert.match(r.stdout, /⟨U\+202E⟩/);
+    assert.match(r.stdout, /⟨U\+202E⟩/, 'the hostile history was read (and its bidi control shown, not applied)');
+    assert.match(r.stdout, /`@octocat`/);
   });
 });

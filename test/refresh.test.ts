@@ -67,12 +67,12 @@ describe('refresh', () => {
     assert.ok(existsSync(join(dir, 'generated', 'PopularMcpServers.kt')) && existsSync(join(dir, 'generated', 'popular-servers.ts')));
   });
 
-  it('without --write nothing but the history store changes', async () => {
+  it('without --write or --record a run leaves no trace anywhere (no history line, no store)', async () => {
     const ws = await workspace(catalogOf([server('Dead', fleet.url('http-410')), server('A', fleet.url('ok-json'))]));
-    const before = await snapshotDir(join(ws.dir, 'catalog'));
+    const before = await snapshotDir(ws.dir);
     const r = await refresh({ ...fast, catalogPath: ws.catalogPath, statePath: ws.statePath });
     assert.equal(r.plan.summary.drop, 1);
-    assert.deepEqual(await snapshotDir(join(ws.dir, 'catalog')), before);
+    assert.deepEqual(await snapshotDir(ws.dir), before);
     assert.deepEqual(r.written, []);
   });
 
@@ -84,7 +84,16 @@ describe('refresh', () => {
     const out = JSON.parse(r.stdout);
     assert.match(out.aborted, /local network looks down: 2 of 3/);
     assert.ok(out.plan.every((p: { decision: string }) => p.decision !== 'drop'));
-    assert.deepEqual(await snapshotDir(ws.dir), before, 'no file changed, no history store created');
+    // Nothing changed but the history: one line marked aborted (and its index, out of git).
+    const after = await snapshotDir(ws.dir);
+    const added = Object.keys(after).filter((f) => !(f in before)).map((f) => f.slice(ws.dir.length + 1));
+    const history = added.filter((f) => !f.startsWith('.onetap/'));
+    assert.equal(history.length, 1);
+    assert.match(history[0]!, /^catalog\/history\/\d{4}-\d{2}\.jsonl$/);
+    for (const f of Object.keys(before)) assert.equal(after[f], before[f], `${f} unchanged`);
+    const lines = (await readFile(join(ws.dir, history[0]!), 'utf8')).split('\n').filter(Boolean);
+    assert.equal(lines.length, 1);
+    assert.match(JSON.parse(lines[0]!).aborted, /local network looks down/);
   });
 
   it('a configured canary that answers lets a mass failure through', async () => {

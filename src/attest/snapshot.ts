@@ -54,13 +54,18 @@ export function snapshotHash(snapshot: ToolListSnapshot): string {
   return createHash('sha256').update(canonicalJson(snapshot)).digest('hex').slice(0, 16);
 }
 
-const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0, max)}…` : text);
+
 
 /** The copy kept in the history: hashed on the full text first, then clipped. */
 export function storedSnapshot(snapshot: ToolListSnapshot): StoredSnapshot {
   const hash = snapshotHash(snapshot);
   const L = SNAPSHOT_LIMITS;
   let clipped = snapshot.tools.length > L.tools;
+  const clip = (text: string, max: number) => {
+    if (text.length <= max) return text;
+    clipped = true;
+    return `${text.slice(0, max)}…`;
+  };
   const tools = snapshot.tools.slice(0, L.tools).map((t) => {
     const out: ToolDefinition = { name: clip(t.name, L.nameChars) };
     if (t.title !== undefined) out.title = clip(t.title, L.textChars);
@@ -68,9 +73,9 @@ export function storedSnapshot(snapshot: ToolListSnapshot): StoredSnapshot {
     for (const key of ['inputSchema', 'annotations'] as const) {
       if (t[key] === undefined) continue;
       const text = canonicalJson(t[key]);
+      if (text.length > L.schemaChars) clipped = true;
       out[key] = text.length > L.schemaChars ? { clipped: true, chars: text.length } : t[key];
     }
-    if (JSON.stringify(out) !== JSON.stringify(t)) clipped = true;
     return out;
   });
   const digests: Record<string, string> = {};

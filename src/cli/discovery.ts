@@ -105,7 +105,7 @@ export function registerDiscovery(program: Command): void {
     .option('--port <n>', 'port, 0 to 65535 (0 picks a free one)', '8787')
     .option('--host <address>', 'address to listen on', '127.0.0.1')
     .option('--catalog <file>', 'catalog file', DEFAULT_CATALOG)
-    .option('--state <path>', 'history store for the status page', DEFAULT_STATE)
+    .option('--state <path>', 'history index for the status page (rebuilt from <catalog dir>/history/)', DEFAULT_STATE)
     .option('--base-url <url>', 'absolute base for the URLs in the catalogs (default: this server\'s origin)')
     .option('--allow-http', 'accept http:// server URLs on loopback addresses (local fixtures and demos only)')
     .action(async (opts: { port: string; host: string; catalog: string; state: string; baseUrl?: string; allowHttp?: boolean }) => {
@@ -116,7 +116,7 @@ export function registerDiscovery(program: Command): void {
       const { catalog } = await loadCatalog(opts.catalog); // fail early, with the catalog's own error
       if (!publishable(opts.catalog, catalog, { allowHttp: opts.allowHttp })) return;
       const running = await startServer({
-        catalogPath: opts.catalog, host: opts.host, port, baseUrl, lint: { allowHttp: opts.allowHttp }, routes: statusRoutes({ statePath: opts.state }),
+        catalogPath: opts.catalog, host: opts.host, port, baseUrl, lint: { allowHttp: opts.allowHttp }, routes: statusRoutes({ statePath: opts.state, catalogPath: opts.catalog }),
       });
       process.stdout.write(`serving ${running.url}/ (status page), ${running.url}/.well-known/ai-catalog.json; Ctrl-C stops\n`);
       await new Promise<void>((resolve) => {

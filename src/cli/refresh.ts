@@ -13,7 +13,7 @@ const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 export const DEFAULT_STATE = '.onetap/history.db';
 
 export interface RefreshFlags {
-  catalog: string; state: string; write?: boolean; json?: boolean; concurrency: number; timeout?: number;
+  catalog: string; state: string; write?: boolean; record?: boolean; json?: boolean; concurrency: number; timeout?: number;
   allowHttp?: boolean; confirmDrops?: number; out?: string; kotlinPackage?: string; profile?: string; matrix?: boolean;
 }
 
@@ -22,8 +22,9 @@ export function registerRefresh(program: Command): void {
     .command('refresh')
     .description('probe every catalog entry, decide per row, print the plan; --write applies it atomically')
     .option('--catalog <file>', 'catalog file', DEFAULT_CATALOG)
-    .option('--state <path>', 'history store (SQLite file)', DEFAULT_STATE)
-    .option('--write', 'apply the plan: catalog, runtime lists, snapshot, log (atomically)')
+    .option('--state <path>', 'history index (SQLite file, out of git; rebuilt from <catalog dir>/history/)', DEFAULT_STATE)
+    .option('--write', 'apply the plan: catalog, runtime lists, snapshot, log (atomically); the run is recorded in the history')
+    .option('--record', 'record this plan-only run in the history (<catalog dir>/history/YYYY-MM.jsonl) so it counts')
     .option('--json', 'print one JSON object {plan, summary, aborted}')
     .option('--concurrency <n>', 'probes in flight at once', positiveInt, 16)
     .option('--timeout <ms>', 'per-request time limit override (default: policy.timeoutMs, else the profile\'s own: 60000 for the app)', timeoutMs)
@@ -41,7 +42,7 @@ export function registerRefresh(program: Command): void {
 export async function runRefresh(flags: RefreshFlags, out: NodeJS.WriteStream | { write: (s: string) => unknown; isTTY?: boolean }): Promise<number> {
   const color = useColor(out as NodeJS.WriteStream);
   const result: RefreshResult = await refresh({
-    catalogPath: flags.catalog, statePath: flags.state, write: flags.write, concurrency: flags.concurrency, timeoutMs: flags.timeout,
+    catalogPath: flags.catalog, statePath: flags.state, write: flags.write, record: flags.write || flags.record ? true : undefined, concurrency: flags.concurrency, timeoutMs: flags.timeout,
     allowHttp: flags.allowHttp, confirmDrops: flags.confirmDrops, outDir: flags.out, kotlinPackage: flags.kotlinPackage,
     profile: flags.profile, matrix: flags.matrix,
     onPlan: (plan) => { if (!flags.json) out.write(renderPlan(plan, flags.catalog, color) + '\n'); },
@@ -49,11 +50,11 @@ export async function runRefresh(flags: RefreshFlags, out: NodeJS.WriteStream | 
   if (flags.json) {
     out.write(JSON.stringify({ ...planJson(result.plan), probedAt: result.probedAt, written: result.written }, null, 2) + '\n');
   } else if (result.exitCode === 3) {
-    out.write(`\nABORTED by the outage guard: ${result.plan.aborted}\nNo file was written.\n`);
+    out.write(`\nABORTED by the outage guard: ${result.plan.aborted}\nNo file was written${flags.write || flags.record ? ' (the aborted run is recorded in the history)' : ''}.\n`);
   } else if (result.written.length) {
     out.write(`\nWrote:\n${result.written.map((p) => `  ${p}`).join('\n')}\n`);
   } else {
-    out.write('\nNothing written (run with --write to apply this plan).\n');
+    out.write(flags.record ? '\nRecorded in the history; nothing else written (run with --write to apply this plan).\n' : '\nNothing written (run with --write to apply this plan).\n');
   }
   return result.exitCode;
 }

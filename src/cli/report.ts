@@ -1,7 +1,6 @@
-import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { loadCatalog } from '../catalog/model.js';
-import { SqliteHistoryStore } from '../history/sqlite.js';
+import { openHistory } from '../history/open.js';
 import { buildStatus } from '../status/routes.js';
 import { overviewPage } from '../status/page.js';
 import { markdownReport } from '../status/report.js';
@@ -19,16 +18,16 @@ export function registerReport(program: Command): void {
     .option('--markdown', 'print the status as Markdown on stdout')
     .option('--json', 'print the status as one JSON object on stdout (the shape of GET /api/servers)')
     .option('--catalog <file>', 'catalog file', DEFAULT_CATALOG)
-    .option('--state <path>', 'history store', DEFAULT_STATE)
+    .option('--state <path>', 'history index (rebuilt from <catalog dir>/history/ when missing or behind)', DEFAULT_STATE)
     .action(async (opts: { html?: string; markdown?: boolean; json?: boolean; catalog: string; state: string }) => {
       if (!opts.html && !opts.markdown && !opts.json) throw new UsageError('report needs --html <file>, --markdown or --json');
       if (opts.markdown && opts.json) throw new UsageError('--markdown and --json both print on stdout: choose one');
       const { catalog } = await loadCatalog(opts.catalog);
-      let store: SqliteHistoryStore | null = null;
+      let store: Awaited<ReturnType<typeof openHistory>>;
       try {
-        if (existsSync(opts.state)) store = new SqliteHistoryStore(opts.state, { readonly: true });
+        store = await openHistory(opts.catalog, opts.state);
       } catch (err) {
-        throw new Error(`${opts.state}: cannot open the history store (${(err as Error).message})`);
+        throw new Error(`${opts.state}: cannot open the history (${(err as Error).message})`);
       }
       try {
         const model = buildStatus(catalog, store, new Date());

@@ -1,7 +1,6 @@
-import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { loadCatalog } from '../catalog/model.js';
-import { SqliteHistoryStore } from '../history/sqlite.js';
+import { openHistory } from '../history/open.js';
 import { siteFiles, writeSite } from '../site/site.js';
 import { UsageError } from './args.js';
 import { DEFAULT_CATALOG } from './catalog.js';
@@ -13,14 +12,14 @@ export function registerSite(program: Command): void {
     .description('write what serve serves as files for any static host: status pages, discovery documents, cards, JSON API')
     .requiredOption('--out <dir>', 'directory to write the site into')
     .option('--catalog <file>', 'catalog file', DEFAULT_CATALOG)
-    .option('--state <path>', 'history store', DEFAULT_STATE)
+    .option('--state <path>', 'history index (rebuilt from <catalog dir>/history/ when missing or behind)', DEFAULT_STATE)
     .option('--base-url <url>', 'absolute base for the URLs in the catalogs, e.g. https://owner.github.io/repo (default: root-relative paths)')
     .option('--publisher <domain>', 'publisher domain in urn:air identifiers (default: the base URL\'s host)')
     .action(async (opts: { out: string; catalog: string; state: string; baseUrl?: string; publisher?: string }) => {
       if (opts.baseUrl !== undefined && !/^https?:\/\/[^/]+/.test(opts.baseUrl)) throw new UsageError(`--base-url must be an absolute http(s) URL: ${opts.baseUrl}`);
       if (!opts.out.trim()) throw new UsageError('--out needs a directory');
       const { catalog } = await loadCatalog(opts.catalog);
-      const store = existsSync(opts.state) ? new SqliteHistoryStore(opts.state, { readonly: true }) : null;
+      const store = await openHistory(opts.catalog, opts.state);
       try {
         const files = siteFiles(catalog, store, { baseUrl: opts.baseUrl, publisher: opts.publisher });
         await writeSite(opts.out, files);

@@ -36,7 +36,15 @@ CREATE INDEX IF NOT EXISTS observations_by_url ON observations (url, at);
  */
 const MIGRATIONS: string[] = [
   'ALTER TABLE observations ADD COLUMN details TEXT',
+  // 2: the store becomes an index of the text history. `sources` says which month files (and which bytes of
+  // them) it was built from; `meta.legacy` marks a store that held runs before, to be carried into the text once.
+  `CREATE TABLE sources (file TEXT PRIMARY KEY, bytes INTEGER NOT NULL, sha256 TEXT NOT NULL);
+   CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+   INSERT INTO meta (key, value) SELECT 'legacy', '1' WHERE EXISTS (SELECT 1 FROM runs);`,
 ];
+
+/** The index's source files: name, bytes indexed, and their SHA-256. */
+export interface IndexSource { file: string; bytes: number; sha256: string }
 
 function migrate(db: Database.Database): void {
   const from = db.pragma('user_version', { simple: true }) as number;
@@ -123,6 +131,41 @@ export class SqliteHistoryStore implements HistoryStore {
   latestRun(): RunRecord | null {
     const r = this.latestRunStmt.get() as { id: number; started_at: string; finished_at: string; catalog: string; applied: number; plan: string } | undefined;
     return r ? { id: r.id, startedAt: r.started_at, finishedAt: r.finished_at, catalog: r.catalog, applied: r.applied === 1, plan: JSON.parse(r.plan) } : null;
+  }
+
+  /** The month files this index was built from (empty for a store that is not an index yet). */
+  sources(): IndexSource[] {
+    return this.db.prepare('SELECT file, bytes, sha256 FROM sources ORDER BY file').all() as IndexSource[];
+  }
+
+  /** True while the store holds runs recorded before the text history existed (not yet carried into it). */
+  isLegacy(): boolean {
+    return this.db.prepare("SELECT 1 FROM meta WHERE key = 'legacy'").get() !== undefined;
+  }
+
+  /** Every run with its observations, oldest first (to carry a legacy store into the text history). */
+  allRuns(): Array<{ run: RunRecord; observations: ObservationRecord[] }> {
+    const runs = this.db.prepare('SELECT * FROM runs ORDER BY id').all() as Array<{ id: number; started_at: string; finished_at: string; catalog: string; applied: number; plan: string }>;
+    const obs = this.db.prepare('SELECT * FROM observations WHERE run_id = ? ORDER BY id');
+    return runs.map((r) => ({
+      run: { id: r.id, startedAt: r.started_at, finishedAt: r.finished_at, catalog: r.catalog, applied: r.applied === 1, plan: JSON.parse(r.plan) },
+      observations: (obs.all(r.id) as Row[]).map(fromRow),
+    }));
+  }
+
+  /** Replaces everything with these runs (ids from 1, in order) in one transaction; clears the legacy mark. */
+  replaceAll(runs: Array<{ run: Omit<RunRecord, 'id'>; observations: ObservationRecord[] }>, sources: IndexSource[]): void {
+    this.db.transaction(() => {
+      this.db.exec("DELETE FROM observations; DELETE FROM runs; DELETE FROM sources; DELETE FROM meta WHERE key = 'legacy';");
+      for (const r of runs) this.recordRun(r.run, r.observations);
+      const insert = this.db.prepare('INSERT INTO sources (file, bytes, sha256) VALUES (?, ?, ?)');
+      for (const s of sources) insert.run(s.file, s.bytes, s.sha256);
+    }).immediate();
+  }
+
+  /** A consistent copy of the whole store in one file (a backup before it is rebuilt). */
+  copyTo(path: string): void {
+    this.db.prepare('VACUUM INTO ?').run(path);
   }
 
   close(): void {

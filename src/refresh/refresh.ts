@@ -12,8 +12,12 @@ import { probeOutcome } from '../attest/result.js';
 import { CatalogError, loadCatalog } from '../catalog/model.js';
 import { isLoopbackUrl } from '../catalog/url.js';
 import { buildPlan, type Plan } from '../decide/decide.js';
+import { planJson } from '../decide/plan-json.js';
+
+export { planJson };
 import type { HistoryStore, ObservationRecord } from '../history/store.js';
-import { SqliteHistoryStore } from '../history/sqlite.js';
+import { HistoryIndex, openHistory } from '../history/open.js';
+import { appendRuns, historyDir } from '../history/text.js';
 import { acquireLock, writeAllAtomic, type FileWrite } from '../util/atomic.js';
 import { lockPath, readLock, readSnapshot, serializeLock, snapshotFile, snapshotPath, type LockEntry, type ToolsLock } from '../catalog/lock.js';
 import { identityChanged, NO_TOOL_REVIEW, toolChanges, type ToolReview } from '../decide/drift.js';
@@ -22,11 +26,18 @@ import { nextCatalog, outputPaths, refreshFiles } from './apply.js';
 
 export interface RefreshOptions {
   catalogPath: string;
-  /** History store path (SQLite file); ignored when `store` is given. */
+  /**
+   * The history index (SQLite file, default `.onetap/history.db`) of the text history in
+   * `<catalog dir>/history/`; ignored when `store` is given.
+   */
   statePath?: string;
+  /** Another history store (e.g. a server database): read and recorded instead of the text history. */
   store?: HistoryStore;
   write?: boolean;
-  /** Record the run in the history (default true; false never touches the store, e.g. for agents). */
+  /**
+   * Record the run in the history. Default: only a `write` run records; `true` also records a plan-only run
+   * (one that should count); `false` never touches any history or store (e.g. for agents).
+   */
   record?: boolean;
   /** Also run every client profile and record the matrix (informational: only the deciding profile decides). */
   matrix?: boolean;
@@ -65,10 +76,10 @@ export async function refresh(opts: RefreshOptions): Promise<RefreshResult> {
   const { catalog, text } = await loadCatalog(opts.catalogPath);
   const insecure = catalog.servers.filter((s) => !s.url.startsWith('https://') && !(opts.allowHttp && s.url.startsWith('http://') && isLoopbackUrl(s.url)));
   if (insecure.length) throw new CatalogError(`${opts.catalogPath}: HTTPS only (--allow-http opens http:// on loopback only): ${insecure.map((s) => s.url).join(', ')}`);
-  // The store is opened to read only when it exists, and created only when a run is recorded:
-  // an aborted run must leave no file behind.
+  // A run that is not recorded reads the history without touching any file (not even the index).
+  const recorded = opts.record ?? !!opts.write;
   const statePath = opts.statePath ?? '.onetap/history.db';
-  let store = opts.store ?? (existsSync(statePath) ? new SqliteHistoryStore(statePath) : null);
+  let store = opts.store ?? (await openHistory(opts.catalogPath, statePath, { readonly: !recorded }));
   let release: (() => Promise<void>) | null = null;
   try {
     const confirmDrops = opts.confirmDrops ?? catalog.policy.confirmDrops ?? 1;
@@ -87,21 +98,30 @@ export async function refresh(opts: RefreshOptions): Promise<RefreshResult> {
     })));
     const plan = buildPlan(rows, { confirmDrops, canaries });
     opts.onPlan?.(plan);
-    if (plan.aborted) return { plan, probedAt: startedAt, written: [], exitCode: 3 };
-
-    // An outage run records nothing: its observations are about this machine, not the servers.
-    // Every observation carries the run's time: the history is a series of runs.
-    const observations: ObservationRecord[] = plan.rows.map(({ decision: _d, previous: _p, changed: _c, dropStreak: _s, note: _n, toolChanges: _t, acceptedHash: _a, firstUse: _f, heldOut: _h, ...outcome }) => ({ ...outcome, at: startedAt }));
-    if (opts.record === false) return { plan, probedAt: startedAt, written: [], exitCode: 0 };
-    // The tool lists of a recorded run, content-addressed beside the catalog (what `accept` accepts).
-    await writeAllAtomic(await newSnapshotFiles(opts.catalogPath, results.map((r) => r.snapshot)));
-    store ??= new SqliteHistoryStore(statePath);
-    store.recordRun({ startedAt, finishedAt: now().toISOString(), catalog: opts.catalogPath, applied: !!opts.write, plan: planJson(plan) }, observations);
-    if (!opts.write) return { plan, probedAt: startedAt, written: [], exitCode: 0 };
+    const exitCode = plan.aborted ? 3 : 0;
+    if (!recorded) return { plan, probedAt: startedAt, written: [], exitCode };
 
     // One writer at a time, and the catalog must not have changed since it was read (another refresh, an editor).
+    // The history is appended under the same lock, so its order is the order the catalog was written in.
     release = await acquireLock(opts.catalogPath, 10_000);
-    if ((await readFile(opts.catalogPath, 'utf8')) !== text) throw new CatalogError(`${opts.catalogPath} changed during the refresh; nothing was written, run it again`);
+    const unchanged = (await readFile(opts.catalogPath, 'utf8')) === text;
+    // Every observation carries the run's time: the history is a series of runs. An outage run records one
+    // aborted line and no observation: what it saw describes this machine's network, not the servers.
+    const observations: ObservationRecord[] = plan.aborted ? [] : plan.rows.map(({ decision: _d, previous: _p, changed: _c, dropStreak: _s, note: _n, toolChanges: _t, acceptedHash: _a, firstUse: _f, heldOut: _h, ...outcome }) => ({ ...outcome, at: startedAt }));
+    const run = { startedAt, finishedAt: now().toISOString(), catalog: opts.catalogPath, applied: !!opts.write && unchanged && !plan.aborted, plan: planJson(plan) };
+    if (opts.store) {
+      opts.store.recordRun(run, observations);
+    } else {
+      await appendRuns(historyDir(opts.catalogPath), [{ run, observations }]);
+      store ??= await openHistory(opts.catalogPath, statePath);
+      if (store instanceof HistoryIndex) store.sync();
+    }
+    if (plan.aborted) return { plan, probedAt: startedAt, written: [], exitCode: 3 };
+    // The tool lists of a recorded run, content-addressed beside the catalog (what `accept` accepts).
+    await writeAllAtomic(await newSnapshotFiles(opts.catalogPath, results.map((r) => r.snapshot)));
+    if (!opts.write) return { plan, probedAt: startedAt, written: [], exitCode: 0 };
+    if (!unchanged) throw new CatalogError(`${opts.catalogPath} changed during the refresh; nothing was written, run it again`);
+
     const paths = outputPaths(opts.catalogPath, opts.outDir ?? dirname(opts.catalogPath));
     const staleAfter = new Date(Date.parse(startedAt) + STALE_AFTER_DAYS * 86_400_000).toISOString().slice(0, 10);
     const model = { catalog: nextCatalog(catalog, plan, startedAt), plan, probedAt: startedAt, staleAfter };
@@ -147,19 +167,4 @@ async function newSnapshotFiles(catalogPath: string, snapshots: Array<StoredSnap
 async function checkCanaries(urls: string[], timeoutMs: number) {
   const answers = await Promise.all(urls.map((u) => isReachable(u, timeoutMs)));
   return { configured: urls.length, reachable: answers.filter(Boolean).length };
-}
-
-/** The `refresh --json` shape: `{plan: [...], summary, aborted}`. */
-export function planJson(plan: Plan) {
-  return {
-    plan: plan.rows.map((r) => ({
-      name: r.name, url: r.url, decision: r.decision, verdict: r.verdict, reason: r.reason, attempts: r.attempts, previous: r.previous,
-      changed: r.changed, dropStreak: r.dropStreak, note: r.note, httpStatus: r.httpStatus, tools: r.tools, error: r.error, durationMs: r.durationMs,
-      profile: r.profile, reasons: r.reasons, appError: r.appError, location: r.location, ...(r.matrix ? { matrix: r.matrix } : {}),
-      toolsHash: r.toolsHash, acceptedHash: r.acceptedHash, toolChanges: r.toolChanges, firstUse: r.firstUse, heldOut: r.heldOut,
-      findings: r.findings, findingsSeen: r.findingsSeen,
-    })),
-    summary: plan.summary,
-    aborted: plan.aborted,
-  };
 }

@@ -6,8 +6,7 @@ import type { Catalog } from '../catalog/model.js';
 import { serverIds } from '../catalog/ids.js';
 import type { ObservationRecord, RunRecord } from '../history/store.js';
 import type { MatrixCell } from '../attest/result.js';
-import type { ToolChanges } from '../decide/drift.js';
-import type { Finding } from '../screen/types.js';
+import type { PlanRowJson } from '../decide/plan-json.js';
 import { REASON_TEXT, type Reason, type VerdictName } from '../policy/policy.js';
 import type { Decision } from '../decide/decide.js';
 
@@ -46,13 +45,8 @@ export interface ServerStatus {
   days90: DayBar[];
 }
 
-export interface PlanRowView {
-  name: string; url: string; decision: Decision; verdict: VerdictName; reason: Reason; attempts: number;
-  previous: { verdict: VerdictName; reason: Reason; at: string } | null; changed: boolean; error: string | null;
-  /** Tool review (absent in plans recorded before it existed). */
-  toolsHash?: string | null; acceptedHash?: string | null; toolChanges?: ToolChanges | null; firstUse?: boolean; heldOut?: boolean;
-  findings?: Finding[]; findingsSeen?: number;
-}
+/** A plan row as recorded (`refresh --json`). */
+export type PlanRowView = PlanRowJson;
 
 export interface RefreshView {
   startedAt: string;
@@ -104,7 +98,7 @@ export function refreshView(run: RunRecord | null): RefreshView | null {
     startedAt: run.startedAt, finishedAt: run.finishedAt, applied: run.applied,
     summary: p.summary ?? { total: 0, keep: 0, keepFailed: 0, review: 0, drop: 0, changed: 0 },
     aborted: p.aborted ?? null,
-    plan: (p.plan ?? []).map((r) => ({ name: r.name, url: r.url, decision: r.decision, verdict: r.verdict, reason: r.reason, attempts: r.attempts, previous: r.previous, changed: r.changed, error: r.error })),
+    plan: p.plan ?? [],
   };
 }
 

@@ -6,6 +6,7 @@ import { existsSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Catalog } from '../catalog/model.js';
 import type { HistoryStore } from '../history/store.js';
+import { HistoryIndex, openHistory } from '../history/open.js';
 import { SqliteHistoryStore } from '../history/sqlite.js';
 import { ServiceUnavailable, type ServeContext } from '../serve/server.js';
 import { sendDocument, sendJson } from '../serve/http.js';
@@ -14,6 +15,8 @@ import { CONTENT_SECURITY_POLICY, overviewPage, serverPage } from './page.js';
 
 export interface StatusOptions {
   statePath: string;
+  /** The catalog whose text history the index follows (synced on each request); without it the store is only read. */
+  catalogPath?: string;
   now?: () => Date;
   refreshMs?: number;
   /**
@@ -25,12 +28,18 @@ export interface StatusOptions {
 
 const DAY = 86_400_000;
 
-/** The history store, opened read-only once it exists (a refresh may create it while we serve). */
-function lazyStore(path: string): () => HistoryStore | null {
+/**
+ * The history, opened once it exists (a refresh may create it while we serve). With the catalog path it is
+ * the index of the text history, synced before each use (a pull may have brought new runs); else read-only.
+ */
+function lazyStore(path: string, catalogPath?: string): () => Promise<HistoryStore | null> {
   let store: HistoryStore | null = null;
-  return () => {
+  return async () => {
     try {
-      return (store ??= existsSync(path) ? new SqliteHistoryStore(path, { readonly: true }) : null);
+      if (catalogPath === undefined) return (store ??= existsSync(path) ? new SqliteHistoryStore(path, { readonly: true }) : null);
+      store ??= await openHistory(catalogPath, path);
+      if (store instanceof HistoryIndex) store.sync();
+      return store;
     } catch (err) {
       throw new ServiceUnavailable('the history store cannot be opened', { cause: err });
     }
@@ -65,7 +74,7 @@ export function buildStatus(catalog: Catalog, store: HistoryStore | null, now: D
 }
 
 export function statusRoutes(opts: StatusOptions): Array<(req: IncomingMessage, res: ServerResponse, url: URL, ctx: ServeContext) => Promise<boolean>> {
-  const store = lazyStore(opts.statePath);
+  const store = lazyStore(opts.statePath, opts.catalogPath);
   const now = opts.now ?? (() => new Date());
   const stepMs = opts.clockStepMs ?? 5 * 60_000;
   const page = (req: IncomingMessage, res: ServerResponse, body: string) => {
@@ -75,7 +84,7 @@ export function statusRoutes(opts: StatusOptions): Array<(req: IncomingMessage, 
   };
   return [async (req, res, url, ctx) => {
     const path = url.pathname;
-    const model = () => ctx.catalog().then((c) => steppedModel(c, store(), now(), stepMs));
+    const model = async () => steppedModel(await ctx.catalog(), await store(), now(), stepMs);
     if (path === '/' || path === '/index.html') {
       page(req, res, overviewPage(await model(), { refreshMs: opts.refreshMs }));
       return true;
@@ -85,7 +94,7 @@ export function statusRoutes(opts: StatusOptions): Array<(req: IncomingMessage, 
       return true;
     }
     if (path === '/api/refreshes/latest') {
-      const latest = refreshView(store()?.latestRun() ?? null);
+      const latest = refreshView((await store())?.latestRun() ?? null);
       if (latest) sendJson(req, res, latest);
       else sendJson(req, res, { error: 'no refresh recorded yet' }, 404);
       return true;
@@ -106,7 +115,7 @@ export function statusRoutes(opts: StatusOptions): Array<(req: IncomingMessage, 
     }
     if (serverMatch) {
       const since = new Date(now().getTime() - 89 * DAY).toISOString().slice(0, 10);
-      page(req, res, serverPage(server, store()?.since(server.url, since) ?? [], m.generatedAt, { refreshMs: opts.refreshMs }));
+      page(req, res, serverPage(server, (await store())?.since(server.url, since) ?? [], m.generatedAt, { refreshMs: opts.refreshMs }));
       return true;
     }
     const days = url.searchParams.has('days') ? Number(url.searchParams.get('days')) : 90;
@@ -115,7 +124,7 @@ export function statusRoutes(opts: StatusOptions): Array<(req: IncomingMessage, 
       return true;
     }
     const since = new Date(now().getTime() - (days - 1) * DAY).toISOString().slice(0, 10);
-    const observations = store()?.since(server.url, since) ?? [];
+    const observations = (await store())?.since(server.url, since) ?? [];
     sendJson(req, res, { id: server.id, name: server.name, url: server.url, days, observations, daily: dayBars(observations, days, now()) });
     return true;
   }];
