@@ -154,7 +154,8 @@ output history-branch "$BRANCH"
 
 # 4. The pull request's content and body, and the site.
 OUT_DIR=$CATALOG_DIR
-PR_PATHS=("$CATALOG" "$OUT_DIR/generated" "$OUT_DIR/servers.md" "$OUT_DIR/log.md")
+# tools.lock.json (acceptances on first use) goes with the catalog: a maintainer reviews it in the pull request.
+PR_PATHS=("$CATALOG" "$CATALOG_DIR/tools.lock.json" "$OUT_DIR/generated" "$OUT_DIR/servers.md" "$OUT_DIR/log.md")
 CHANGED=false
 if [[ $WRITE == true && $OUTAGE == false && -n $(git status --porcelain --untracked-files=all -- "${PR_PATHS[@]}") ]]; then CHANGED=true; fi
 output changed "$CHANGED"

@@ -48,6 +48,14 @@ const SERVERS: ServerSpec[] = [
   { package: '@sentry/mcp-server', args: ['--access-token', DUMMY] },
   { package: '@shopify/dev-mcp' },
   { package: 'tavily-mcp', env: { TAVILY_API_KEY: DUMMY } },
+  // desktop-commander reads its config from HOME (the temp dir here): telemetry off there before capturing.
+  { package: '@wonderwhy-er/desktop-commander' },
+  { package: 'exa-mcp-server', env: { EXA_API_KEY: DUMMY } },
+  { package: '@cyanheads/git-mcp-server', env: { MCP_TRANSPORT_TYPE: 'stdio', MCP_LOG_LEVEL: 'error' } },
+  { package: 'figma-developer-mcp', args: ['--stdio'], env: { FIGMA_API_KEY: DUMMY } },
+  { package: '@executeautomation/playwright-mcp-server' },
+  { package: 'mcp-server-commands' },
+  { package: '@browserbasehq/mcp-server-browserbase', env: { BROWSERBASE_API_KEY: DUMMY, BROWSERBASE_PROJECT_ID: DUMMY } },
   // Not capturable without a live backend (they call it before answering tools/list or exit without it):
   // server-redis, server-gdrive, @supabase/mcp-server-supabase, @stripe/mcp, @heroku/mcp-server.
 ];
@@ -71,6 +79,7 @@ async function capture(prefix: string, spec: ServerSpec, outDir: string): Promis
     command: process.execPath,
     args: [join(root, binOf(pkg)), ...(spec.args ?? [])],
     env: { PATH: process.env.PATH ?? '', HOME: tmpdir(), ...(spec.env ?? {}) },
+    cwd: tmpdir(), // some servers print their working directory into descriptions
     stderr: 'ignore',
   });
   const client = new Client({ name: 'onetap-capture', version: '0' });

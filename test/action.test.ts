@@ -159,7 +159,7 @@ describe('action/run.sh: weekly refresh in fresh clones', () => {
     const r1 = await runAction('run.sh', week1, inputs);
     assert.equal(r1.code, 0, r1.stdout + r1.stderr);
     assert.deepEqual([r1.outputs.changed, r1.outputs.outage, r1.outputs.total, r1.outputs.keep, r1.outputs['keep-failed'], r1.outputs.review, r1.outputs.drop], ['true', 'false', '2', '2', '0', '0', '0']);
-    assert.deepEqual(r1.outputs['pr-paths']!.split('\n'), ['catalog/servers.json', 'catalog/generated', 'catalog/servers.md', 'catalog/log.md']);
+    assert.deepEqual(r1.outputs['pr-paths']!.split('\n'), ['catalog/servers.json', 'catalog/tools.lock.json', 'catalog/generated', 'catalog/servers.md', 'catalog/log.md']);
     assert.match(await readFile(r1.outputs['report-path']!, 'utf8'), /\| Steady \|/);
     assert.ok(existsSync(join(week1, '_site', 'index.html')) && existsSync(join(week1, '_site', '.well-known', 'ai-catalog.json')));
     assert.equal(r1.outputs['site-path'], '_site');
@@ -172,7 +172,8 @@ describe('action/run.sh: weekly refresh in fresh clones', () => {
       assert.match(r1.outputs['history-commit']!, /^[0-9a-f]{40}$/);
       assert.equal(git(remote, 'rev-parse', 'main'), r1.outputs['history-commit']);
       assert.equal(git(remote, 'rev-parse', 'main^'), mainBefore);
-      assert.deepEqual(git(remote, 'diff', '--name-only', 'main^', 'main').split('\n').every((f) => /^catalog\/history\/[^/]+$/.test(f)), true);
+      // The month files and the tool snapshots (history/snapshots/<hash>.json) are history.
+      assert.deepEqual(git(remote, 'diff', '--name-only', 'main^', 'main').split('\n').every((f) => /^catalog\/history\//.test(f)), true);
       assert.equal(git(week1, 'rev-parse', 'HEAD'), r1.outputs['history-commit'], 'the checkout stands on the pushed history');
     }
 

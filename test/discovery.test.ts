@@ -179,16 +179,18 @@ describe('discover: every document shape found in the wild', () => {
     const r = await runCli(['discover', `${origin}/multi/.well-known/ai-catalog.json`, '--json', '--allow-private', '--catalog', 'catalog/servers.json']);
     assert.equal(r.code, 0, r.stderr);
     const out = JSON.parse(r.stdout);
-    assert.deepEqual(Object.keys(out), ['source', 'catalogs', 'candidates']);
+    assert.deepEqual(Object.keys(out), ['source', 'catalogs', 'candidates', 'unread', 'unreadCount']);
     for (const k of ['name', 'title', 'url', 'cardUrl', 'valid', 'errors', 'eligible', 'why', 'verdict', 'reason']) assert.ok(k in out.candidates[0], k);
   });
 });
 
 describe('validate', () => {
+  // Upstream's verdicts under the current (card-only) schema: every `server-card.invalid.*` example is invalid,
+  // `wrong-schema-name` (a v1 `server.schema.json` $schema) included.
   const expectations: Record<string, boolean> = {};
   for (const f of readdirSync(new URL('../../test/examples/', import.meta.url))) {
     if (f.startsWith('server-card.valid')) expectations[f] = true;
-    else if (f.startsWith('server-card.invalid') && f !== 'server-card.invalid.wrong-schema-name.json') expectations[f] = false;
+    else if (f.startsWith('server-card.invalid')) expectations[f] = false;
     else if (/^registry-server\.(remote|npm)/.test(f)) expectations[f] = true;
   }
   for (const [file, valid] of Object.entries(expectations)) {
@@ -199,8 +201,23 @@ describe('validate', () => {
       if (file.startsWith('registry')) assert.match(r.stdout, /registry server\.json/);
     });
   }
-  it('the shared spec schema accepts a v1 `server.schema.json` $schema (it still names the superset)', () => {
-    assert.equal(validateDocument(JSON.parse(example('server-card.invalid.wrong-schema-name.json'))).valid, true);
+  it('a card only the earlier (seed-era) schema accepts: invalid by default, valid with a warning under the legacy reading', async () => {
+    const card = JSON.parse(example('server-card.invalid.wrong-schema-name.json'));
+    const strict = validateDocument(card);
+    assert.deepEqual([strict.valid, strict.schema], [false, 'legacy']);
+    assert.match(strict.errors[0]!.message, /must match pattern/);
+    const lenient = validateDocument(card, { legacy: true });
+    assert.deepEqual([lenient.valid, lenient.schema, lenient.errors], [true, 'legacy', []]);
+    assert.match(lenient.warnings[0]!, /passes only the earlier \(seed-era\) Server Card schema.*\/\$schema: must match pattern/);
+    const cli = await runCli(['validate', 'test/examples/server-card.invalid.wrong-schema-name.json']);
+    assert.equal(cli.code, 1);
+    assert.match(cli.stdout, /invalid Server Card\n {2}\/\$schema: must match pattern[^\n]*\n {2}warning: passes only the earlier/);
+    const legacy = await runCli(['validate', 'test/examples/server-card.invalid.wrong-schema-name.json', '--legacy', '--json']);
+    assert.equal(legacy.code, 0, legacy.stdout);
+    const out = JSON.parse(legacy.stdout);
+    assert.deepEqual([out.valid, out.schema, out.errors, out.warnings.length], [true, 'legacy', [], 1]);
+    // Neither schema accepts a card without a name: no legacy reading then.
+    assert.equal(validateDocument(JSON.parse(example('server-card.invalid.missing-name.json')), { legacy: true }).schema, null);
   });
   it('a URL, and a URL refused without --allow-private', async () => {
     assert.equal((await runCli(['validate', `${origin}/example/mcp/server-card`, '--allow-private'])).code, 0);

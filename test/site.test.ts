@@ -121,7 +121,7 @@ describe('onetap site: the files', () => {
     const store = new SqliteHistoryStore(ws.statePath, { readonly: true });
     const files = new Map(siteFiles(catalog, store, { baseUrl: BASE, now }).map((f) => [f.path, f.content]));
     store.close();
-    const served = await startServer({ catalogPath: ws.catalogPath, port: 0, baseUrl: BASE, routes: statusRoutes({ statePath: ws.statePath, now: () => now }) });
+    const served = await startServer({ catalogPath: ws.catalogPath, port: 0, baseUrl: BASE, routes: statusRoutes({ statePath: ws.statePath, now: () => now, clockStepMs: 1 }) });
     try {
       const pairs: Array<[string, string]> = [
         ['.well-known/ai-catalog.json', '/.well-known/ai-catalog.json'],

@@ -2,14 +2,15 @@ import { readFile } from 'node:fs/promises';
 import { existsSync, statSync } from 'node:fs';
 import type { Command } from 'commander';
 import { loadCatalog, parseCatalog, type Catalog } from '../catalog/model.js';
-import { validateDocument } from '../discover/card.js';
-import { discover, type DiscoverResult } from '../discover/discover.js';
+import { validateDocument, type Validation } from '../discover/card.js';
+import { discover, DISCOVERY_LIMITS, NO_CARD_READ, type DiscoverResult } from '../discover/discover.js';
+import { addCommand } from '../discover/eligibility.js';
 import { FetchRefused, guardedGet } from '../discover/fetcher.js';
 import { MEDIA } from '../discover/documents.js';
 import { publication, publishProblems, UnpublishableCatalog, writePublication } from '../publish/publish.js';
 import { formatProblems, type LintOptions } from '../catalog/lint.js';
 import { startServer } from '../serve/server.js';
-import { positiveInt, UsageError } from './args.js';
+import { positiveInt, timeoutMs, UsageError } from './args.js';
 import { DEFAULT_CATALOG } from './catalog.js';
 import { inert, paint, table, useColor } from './render.js';
 import { statusRoutes } from '../status/routes.js';
@@ -27,57 +28,61 @@ export function registerDiscovery(program: Command): void {
     .command('discover')
     .description('find candidate servers through AI Catalog, MCP Catalog and Server Cards; validate, judge, optionally probe')
     .argument('<source>', 'a domain (example.com), an origin (https://host[:port]) or a URL (catalog, card or MCP endpoint)')
-    .option('--json', 'print one JSON object {source, catalogs, candidates}')
-    .option('--probe', 'attest each eligible remote with the prober')
+    .option('--json', 'print one JSON object {source, catalogs, candidates, unread, unreadCount}')
+    .option('--probe', 'attest each eligible remote with the prober; only live ones stay eligible')
     .option('--allow-private', 'permit http:// and loopback/private addresses (local testing only)')
     .option('--catalog <file>', 'the curated catalog (removed list, duplicate hosts)', DEFAULT_CATALOG)
-    .option('--timeout <ms>', 'time limit per document', positiveInt, 10_000)
-    .action(async (source: string, opts: { json?: boolean; probe?: boolean; allowPrivate?: boolean; catalog: string; timeout: number }) => {
+    .option('--timeout <ms>', 'time limit per document (fetching and validating)', timeoutMs, 10_000)
+    .option('--max-documents <n>', 'documents (catalogs and cards) read in one run', countFlag('--max-documents'), DISCOVERY_LIMITS.maxDocuments)
+    .option('--max-per-origin <n>', 'documents fetched from one origin in one run', countFlag('--max-per-origin'), DISCOVERY_LIMITS.maxPerOrigin)
+    .action(async (source: string, opts: { json?: boolean; probe?: boolean; allowPrivate?: boolean; catalog: string; timeout: number; maxDocuments: number; maxPerOrigin: number }) => {
+      const catalog = await curatedOrEmpty(opts.catalog);
       let result: DiscoverResult;
       try {
-        result = await discover(source, { catalog: await curatedOrEmpty(opts.catalog), probe: opts.probe, allowPrivate: opts.allowPrivate, timeoutMs: opts.timeout, probeTimeoutMs: 15_000 });
+        result = await discover(source, {
+          catalog, probe: opts.probe, allowPrivate: opts.allowPrivate, timeoutMs: opts.timeout,
+          maxDocuments: opts.maxDocuments, maxPerOrigin: opts.maxPerOrigin,
+        });
       } catch (err) {
         if (!(err instanceof FetchRefused)) throw err;
         process.stderr.write(`onetap: refused: ${err.message}\n`);
         process.exitCode = 1;
         return;
       }
-      process.stdout.write(opts.json ? JSON.stringify(result, null, 2) + '\n' : renderDiscovery(result, useColor(process.stdout)) + '\n');
-      const found = result.candidates.length > 0 || result.catalogs.some((c) => !c.error);
-      process.exitCode = found ? 0 : 1;
+      // The proposed command adds to the same catalog discovery judged against.
+      if (opts.catalog !== DEFAULT_CATALOG) for (const c of result.candidates) if (c.addCommand) c.addCommand = addCommand(c, ['--catalog', opts.catalog]);
+      process.stdout.write(opts.json ? JSON.stringify(result, null, 2) + '\n' : renderDiscovery(result, useColor(process.stdout), !!opts.probe) + '\n');
+      process.exitCode = result.candidates.some(cardWasRead) ? 0 : 1;
     });
 
   program
     .command('validate')
     .description('validate a Server Card (or a registry server.json, by its $schema); print each error with its JSON pointer')
     .argument('<file-or-url>', 'a file path or an http(s) URL')
+    .option('--json', 'print one JSON object {target, kind, valid, schema, errors, errorCount, errorsComplete, warnings}')
+    .option('--legacy', 'accept a card that passes only the earlier (seed-era) schema, with a warning')
     .option('--allow-private', 'permit http:// and loopback/private addresses for a URL')
-    .action(async (target: string, opts: { allowPrivate?: boolean }) => {
+    .action(async (target: string, opts: { json?: boolean; legacy?: boolean; allowPrivate?: boolean }) => {
       let text: string;
-      if (/^https?:\/\//i.test(target)) {
-        try {
-          const got = await guardedGet(target, `${MEDIA.serverCard}, application/json;q=0.9`, { allowPrivate: opts.allowPrivate, maxBytes: 256 * 1024 });
-          if (got.status !== 200) throw new FetchRefused('http', `HTTP ${got.status} for ${target}`, got.status);
-          text = got.text;
-        } catch (err) {
-          if (!(err instanceof FetchRefused)) throw err;
-          process.stderr.write(`onetap: ${err.code === 'http' ? '' : 'refused: '}${err.message}\n`);
-          process.exitCode = 1;
-          return;
-        }
-      } else {
-        text = await readFile(target, 'utf8').catch((err: NodeJS.ErrnoException) => { throw new Error(`cannot read ${target} (${err.code})`); }); // exit 1, as the README says
-      }
-      let value: unknown;
-      try { value = JSON.parse(text); } catch (err) {
-        process.stdout.write(`${inert(target)}: not JSON (${(err as Error).message})\n`);
+      try {
+        text = await readTarget(target, !!opts.allowPrivate);
+      } catch (err) {
+        if (!(err instanceof Unreadable)) throw err;
+        process.stderr.write(`onetap: ${err.message}\n`);
         process.exitCode = 1;
         return;
       }
-      const v = validateDocument(value);
-      const label = v.kind === 'server-card' ? 'Server Card' : 'registry server.json';
-      if (v.valid) process.stdout.write(`${inert(target)}: valid ${label}\n`);
-      else process.stdout.write(`${inert(target)}: invalid ${label}\n${v.errors.map((e) => `  ${inert(e.pointer)}: ${inert(e.message)}`).join('\n')}\n`);
+      let v: Validation;
+      try {
+        v = validateDocument(JSON.parse(text), { legacy: opts.legacy });
+      } catch (err) {
+        // Not JSON is a finding about the document, reported like a schema error.
+        v = { kind: 'server-card', valid: false, schema: null, errors: [{ pointer: '/', message: `not JSON (${(err as Error).message})` }], errorCount: 1, errorsComplete: true, warnings: [], elapsedMs: 0 };
+      }
+      if (opts.json) {
+        const { elapsedMs: _elapsed, ...data } = v;
+        process.stdout.write(JSON.stringify({ target, ...data }, null, 2) + '\n');
+      } else process.stdout.write(renderValidation(target, v) + '\n');
       process.exitCode = v.valid ? 0 : 1;
     });
 
@@ -166,16 +171,70 @@ function statePathFlag(path: string): void {
   if (existsSync(path) && statSync(path).isDirectory()) throw new UsageError(`--state must be a file, but ${inert(path)} is a directory`);
 }
 
-function renderDiscovery(r: DiscoverResult, color: boolean): string {
+/** A positive whole number; the usage error names the flag. */
+const countFlag = (flag: string) => (value: string): number => {
+  try { return positiveInt(value); } catch (err) { throw new UsageError(`${flag}: ${(err as Error).message}`); }
+};
+
+class Unreadable extends Error {}
+
+/** The document's text from a file or (through the guarded fetcher) a URL; Unreadable when it cannot be had. */
+async function readTarget(target: string, allowPrivate: boolean): Promise<string> {
+  if (/^https?:\/\//i.test(target)) {
+    try {
+      const got = await guardedGet(target, `${MEDIA.serverCard}, application/json;q=0.9`, { allowPrivate, maxBytes: 256 * 1024 });
+      if (got.status !== 200) throw new Unreadable(`HTTP ${got.status} for ${inert(target)}`);
+      return got.text;
+    } catch (err) {
+      if (err instanceof FetchRefused) throw new Unreadable(`refused: ${inert(err.message)}`);
+      throw err;
+    }
+  }
+  return readFile(target, 'utf8').catch((err: NodeJS.ErrnoException) => {
+    throw new Unreadable(`cannot read ${inert(target)}: ${err.code === 'ENOENT' ? 'no such file' : err.code === 'EISDIR' ? 'a directory' : err.code ?? err.message}`);
+  });
+}
+
+const KIND_LABEL: Record<Validation['kind'], string> = { 'server-card': 'Server Card', 'registry-server': 'registry server.json' };
+
+function renderValidation(target: string, v: Validation): string {
+  const label = KIND_LABEL[v.kind];
+  const verdict = v.valid ? (v.schema === 'legacy' ? `valid ${label} (legacy: the earlier seed-era schema)` : `valid ${label}`) : `invalid ${label}`;
+  const lines = [`${inert(target)}: ${verdict}`, ...v.errors.map((e) => `  ${inert(e.pointer)}: ${inert(e.message)}`)];
+  const more = v.errorCount - v.errors.length;
+  if (more > 0) lines.push(`  … ${more} more error${more === 1 ? '' : 's'} (${v.errorCount} found, the first ${v.errors.length} shown)`);
+  for (const w of v.warnings) lines.push(`  warning: ${inert(w)}`);
+  if (!v.valid && v.schema === 'legacy') lines.push('  (it passes the earlier seed-era schema: --legacy accepts it, with this warning)');
+  return lines.join('\n');
+}
+
+/** A candidate whose Server Card was actually read (valid or not), not only looked for. */
+const cardWasRead = (c: DiscoverResult['candidates'][number]) => c.why !== NO_CARD_READ;
+
+function renderDiscovery(r: DiscoverResult, color: boolean, probed: boolean): string {
   const lines = [`Discovery from ${inert(r.source)}`, '', 'Documents read:'];
   for (const c of r.catalogs) lines.push(`  ${c.error ? 'x' : '✓'} ${inert(c.url)} (${c.kind}${c.specVersion ? ` ${inert(c.specVersion)}` : ''}, ${c.entries} entries)${c.error ? `: ${inert(c.error)}` : ''}`);
-  if (!r.candidates.length) return [...lines, '', 'No Server Card found.'].join('\n');
+  if (r.unreadCount) {
+    lines.push('', `Left unread: ${r.unreadCount} document${r.unreadCount === 1 ? '' : 's'}${r.unreadCount > r.unread.length ? ` (the first ${r.unread.length} listed)` : ''}`);
+    for (const u of r.unread) lines.push(`  - ${inert(u.url)}: ${inert(u.why)}`);
+  }
+  if (!r.candidates.some(cardWasRead)) lines.push('', 'No Server Card found.');
+  if (!r.candidates.length) return lines.join('\n');
   const rows = r.candidates.map((c) => [
-    inert(c.title ?? c.name ?? '?'), c.valid ? 'valid' : 'invalid', c.eligible ? (c.curated ? 'curated' : 'eligible') : 'no', c.verdict ? `${c.verdict}/${c.reason}` : '-', inert(c.url ?? c.cardUrl ?? '-'),
+    inert(c.title ?? c.name ?? '?'), c.valid ? (c.schema === 'legacy' ? 'legacy' : 'valid') : cardWasRead(c) ? 'invalid' : 'none',
+    c.eligible ? (c.curated ? 'curated' : 'eligible') : 'no', c.verdict ? `${c.verdict}/${c.reason}` : '-', inert(c.url ?? c.cardUrl ?? '-'),
   ]);
   lines.push('', table(['NAME', 'CARD', 'ONE-TAP', 'PROBE', 'URL'], rows, (text, row, col) => (col === 2 ? paint(text, r.candidates[row]!.eligible ? 'live' : 'drop', color) : text)));
-  lines.push('', ...r.candidates.map((c) => `  ${inert(c.title ?? c.name ?? '?')}: ${inert(c.why)}${c.errors.length ? `\n    ${c.errors.slice(0, 5).map(inert).join('\n    ')}` : ''}`));
-  const fresh = r.candidates.filter((c) => c.eligible && !c.curated).length;
-  lines.push('', `${r.candidates.length} candidates, ${fresh} new and eligible. Nothing was added: use onetap add <url> --decision "who: why".`);
+  lines.push('', ...r.candidates.map((c) => {
+    const more = c.errorCount - Math.min(c.errors.length, 5);
+    const details = [...c.errors.slice(0, 5), ...(more > 0 ? [`… ${more} more error${more === 1 ? '' : 's'}`] : []), ...c.warnings.map((w) => `warning: ${w}`)];
+    return `  ${inert(c.title ?? c.name ?? '?')}: ${inert(c.why)}${details.length ? `\n    ${details.map(inert).join('\n    ')}` : ''}`;
+  }));
+  const fresh = r.candidates.filter((c) => c.addCommand);
+  lines.push('', `${r.candidates.length} candidates, ${fresh.length} new and eligible${probed ? ' (attested live)' : ''}. Nothing was added.`);
+  if (fresh.length) {
+    lines.push(`To propose one, write your decision into its command and run it${probed ? '' : ' (add probes it live first)'}:`);
+    for (const c of fresh) lines.push(`  ${inert(c.addCommand!)}`);
+  }
   return lines.join('\n');
 }

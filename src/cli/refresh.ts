@@ -79,6 +79,7 @@ function renderPlan(plan: Plan, catalogPath: string, color: boolean): string {
     const accept = r.decision === 'review' && r.toolsHash ? ` — after review: onetap accept ${shellQuote(r.name)} --decision "who: why" --snapshot ${r.toolsHash}` : '';
     return [`${inert(r.name)}: ${line}${accept}`, ...r.findings.slice(0, 5).map((f) => `    ${inert(f.tool)} ${inert(f.field)} [${f.rule}]: ${inert(f.excerpt)}`)];
   }));
+  section('Card vs runtime (advisory)', plan.rows.filter((r) => r.cardMismatches?.length).map((r) => `${inert(r.name)}: ${r.cardMismatches!.map((m) => `${m.field}: card says ${inert(JSON.stringify(m.card))}, the server ${inert(JSON.stringify(m.live))}`).join('; ')}`));
   section('Client matrix', plan.rows.filter((r) => r.matrix).map((r) => `${inert(r.name)}: ${matrixLine(r.matrix!)}`));
   section('Recovered on the retry (a flake, not a failure)', plan.rows.filter((r) => r.attempts > 1 && r.verdict === 'live').map((r) => inert(r.name)));
   section('Changed since the last run', plan.rows.filter((r) => r.changed).map((r) => `${inert(r.name)}: ${r.previous ? `${r.previous.verdict}/${r.previous.reason}` : 'first probe'} → ${r.verdict}/${r.reason}`));

@@ -4,6 +4,7 @@
  */
 import type { Reason, VerdictName } from '../policy/policy.js';
 import type { ObservationRecord, ProbeOutcome } from '../history/store.js';
+import type { Mismatch } from '../discover/consistency.js';
 import { HELD_OUT, NO_TOOL_REVIEW, reviewTools, type ToolChanges, type ToolReview } from './drift.js';
 
 export type Decision = 'keep' | 'keep-failed' | 'review' | 'drop';
@@ -13,6 +14,8 @@ export interface ProbedRow extends ProbeOutcome {
   history: ObservationRecord[];
   /** The tools against their acceptance (default: nothing to review). */
   toolReview?: ToolReview;
+  /** Where the server's own card disagrees with it (null: no card). Advisory. */
+  cardMismatches?: Mismatch[] | null;
 }
 
 /** A plan row: the probe's outcome and what happens to the row. */
@@ -34,6 +37,8 @@ export interface PlanRow extends ProbeOutcome {
   firstUse: boolean;
   /** Held out of the generated runtime lists until accepted (identity-changed, suspicious-tools). */
   heldOut: boolean;
+  /** Where the server's own Server Card disagrees with it (null: it serves no card). Advisory, never a drop. */
+  cardMismatches: Mismatch[] | null;
 }
 
 export interface PlanSummary {
@@ -92,7 +97,7 @@ export function decideRow(row: ProbedRow, confirmDrops: number, outage: boolean)
 
 export function buildPlan(rows: readonly ProbedRow[], opts: { confirmDrops: number; canaries: CanaryCheck }): Plan {
   const aborted = detectOutage(rows, opts.canaries);
-  const planRows = rows.map(({ history, toolReview: review = NO_TOOL_REVIEW, ...probed }): PlanRow => {
+  const planRows = rows.map(({ history, toolReview: review = NO_TOOL_REVIEW, cardMismatches = null, ...probed }): PlanRow => {
     const outcome = { ...probed, ...reviewTools(probed, review) };
     const last = history[0];
     const previous = last ? { verdict: last.verdict, reason: last.reason, at: last.at } : null;
@@ -105,6 +110,7 @@ export function buildPlan(rows: readonly ProbedRow[], opts: { confirmDrops: numb
       acceptedHash: review.acceptedHash,
       firstUse: review.firstUse && outcome.toolsHash !== null && outcome.reason !== 'suspicious-tools',
       heldOut: outcome.verdict === 'review' && HELD_OUT.has(outcome.reason),
+      cardMismatches,
     };
   });
   const count = (d: Decision) => planRows.filter((r) => r.decision === d).length;

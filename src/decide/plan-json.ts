@@ -4,6 +4,7 @@ import type { Reason, VerdictName } from '../policy/policy.js';
 import type { Finding } from '../screen/types.js';
 import type { Decision, Plan, PlanSummary } from './decide.js';
 import type { ToolChanges } from './drift.js';
+import type { Mismatch } from '../discover/consistency.js';
 
 /** A plan row as `refresh --json` prints it. Fields after `location` were added later: older history may lack them. */
 export interface PlanRowJson {
@@ -12,7 +13,7 @@ export interface PlanRowJson {
   httpStatus: number | null; tools: string[] | null; error: string | null; durationMs: number;
   profile: string; reasons: Reason[]; appError: string | null; location: string | null; matrix?: Record<string, MatrixCell>;
   toolsHash?: string | null; acceptedHash?: string | null; toolChanges?: ToolChanges | null; firstUse?: boolean; heldOut?: boolean;
-  findings?: Finding[]; findingsSeen?: number;
+  findings?: Finding[]; findingsSeen?: number; cardMismatches?: Mismatch[] | null;
 }
 
 export interface PlanJson {
@@ -29,7 +30,7 @@ export function planJson(plan: Plan): PlanJson {
       changed: r.changed, dropStreak: r.dropStreak, note: r.note, httpStatus: r.httpStatus, tools: r.tools, error: r.error, durationMs: r.durationMs,
       profile: r.profile, reasons: r.reasons, appError: r.appError, location: r.location, ...(r.matrix ? { matrix: r.matrix } : {}),
       toolsHash: r.toolsHash, acceptedHash: r.acceptedHash, toolChanges: r.toolChanges, firstUse: r.firstUse, heldOut: r.heldOut,
-      findings: r.findings, findingsSeen: r.findingsSeen,
+      findings: r.findings, findingsSeen: r.findingsSeen, cardMismatches: r.cardMismatches,
     })),
     summary: plan.summary,
     aborted: plan.aborted,

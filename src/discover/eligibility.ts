@@ -59,3 +59,27 @@ export function judgeCard(card: { remotes?: CardRemote[] }, catalog: Catalog, op
   if (sameHost && !gateways.has(host)) return no(`duplicate host of the curated ${sameHost.name} (${host})`, url);
   return { eligible: true, why: requiresAuth ? 'one-tap eligible as auth-optional (an allowed host; the user may add a key)' : 'one-tap eligible', remoteUrl: url, requiresAuth, curated: false };
 }
+
+/** POSIX shell quoting: bare when only safe characters, else single quotes (a `'` becomes `'\''`). */
+export function shellQuote(value: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
+}
+
+/** Card text in a command line: control, line-separator and bidi characters become spaces (Trojan Source). */
+const printable = (text: string) => text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, ' ').replace(/\s+/g, ' ').trim();
+
+export interface AddCommandInput { url: string | null; title: string | null; name: string | null; description: string | null; requiresAuth: boolean }
+
+/**
+ * The complete `onetap add` command for a discovered candidate: every required flag, each value shell-quoted.
+ * The decision is the maintainer's to write; the placeholder says so. `extra` carries flags such as `--catalog`.
+ */
+export function addCommand(c: AddCommandInput, extra: string[] = []): string {
+  const name = printable(c.title ?? c.name ?? '') || 'NAME';
+  const description = printable(c.description ?? '') || 'what the server does for a user';
+  const args = ['onetap', 'add', shellQuote(c.url ?? ''), '--name', shellQuote(name), '--description', shellQuote(description),
+    '--decision', shellQuote('YOUR NAME: why this server belongs in the list')];
+  if (c.requiresAuth) args.push('--requires-auth');
+  if (c.url?.startsWith('http:')) args.push('--allow-http'); // a loopback fixture found with --allow-private
+  return [...args, ...extra.map(shellQuote)].join(' ');
+}

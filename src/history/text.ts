@@ -65,9 +65,15 @@ function observationLine(o: ObservationRecord, row: PlanRowJson | null, tools: s
     v: HISTORY_LINE_VERSION, type: 'observation', at: o.at, name: o.name, url: o.url, verdict: o.verdict, reason: o.reason, reasons: o.reasons,
     attempts: o.attempts, httpStatus: o.httpStatus, durationMs: o.durationMs, tools, error: o.error, profile: o.profile,
     appError: o.appError, location: o.location, matrix: o.matrix,
-    toolsHash: o.toolsHash, findings: o.findings, findingsSeen: o.findingsSeen,
+    toolsHash: o.toolsHash,
     decision: row?.decision ?? null, dropStreak: row?.dropStreak ?? null, note: row?.note ?? null,
-    acceptedHash: row?.acceptedHash ?? null, toolChanges: row?.toolChanges ?? null, firstUse: row?.firstUse ?? false, heldOut: row?.heldOut ?? false,
+    // Tool review, written only when it says something (most weeks it does not): the history stays small.
+    ...(o.findingsSeen ? { findings: o.findings, findingsSeen: o.findingsSeen } : {}),
+    ...(row && o.toolsHash !== null && (row.acceptedHash ?? null) !== o.toolsHash ? { acceptedHash: row.acceptedHash ?? null } : {}),
+    ...(row?.toolChanges && (row.toolChanges.added.length || row.toolChanges.removed.length || row.toolChanges.changed.length) ? { toolChanges: row.toolChanges } : {}),
+    ...(row?.firstUse ? { firstUse: true } : {}),
+    ...(row?.heldOut ? { heldOut: true } : {}),
+    ...(row?.cardMismatches?.length ? { cardMismatches: row.cardMismatches } : {}),
   };
 }
 
@@ -143,8 +149,8 @@ export function parseHistory(text: string): ParsedHistory {
         name: o.name, url: o.url, decision: o.decision as Decision, verdict: o.verdict, reason: o.reason, attempts: o.attempts, previous: null,
         changed: true, dropStreak: o.dropStreak ?? 0, note: o.note, httpStatus: o.httpStatus, tools: o.tools as string[] | null, error: o.error,
         durationMs: o.durationMs, profile: o.profile, reasons: o.reasons, appError: o.appError, location: o.location, ...(o.matrix ? { matrix: o.matrix } : {}),
-        toolsHash: o.toolsHash ?? null, acceptedHash: o.acceptedHash, toolChanges: o.toolChanges, firstUse: o.firstUse, heldOut: o.heldOut,
-        findings: o.findings ?? [], findingsSeen: o.findingsSeen ?? 0,
+        toolsHash: o.toolsHash ?? null, acceptedHash: 'acceptedHash' in o ? o.acceptedHash ?? null : o.toolsHash ?? null, toolChanges: o.toolChanges ?? null, firstUse: o.firstUse ?? false, heldOut: o.heldOut ?? false,
+        findings: o.findings ?? [], findingsSeen: o.findingsSeen ?? 0, cardMismatches: o.cardMismatches ?? null,
       }));
     } else {
       skipped++;

@@ -9,6 +9,10 @@ import { probeMany } from '../attest/probe-many.js';
 import type { ProbeOptions } from '../attest/probe.js';
 import { isReachable } from '../attest/reachable.js';
 import { probeOutcome } from '../attest/result.js';
+import type { ProbeResult } from '../attest/probe.js';
+import { profileById } from '../attest/profile.js';
+import { curatedCard } from '../discover/discover.js';
+import { cardMismatches, type Mismatch } from '../discover/consistency.js';
 import { CatalogError, loadCatalog } from '../catalog/model.js';
 import { isLoopbackUrl } from '../catalog/url.js';
 import { buildPlan, type Plan } from '../decide/decide.js';
@@ -95,6 +99,7 @@ export async function refresh(opts: RefreshOptions): Promise<RefreshResult> {
       ...probeOutcome(s.name, results[i]!),
       history: store?.recent(s.url, confirmDrops + 1) ?? [],
       toolReview: await toolReview(opts.catalogPath, lock.servers[s.url], results[i]!.snapshot),
+      cardMismatches: await cardCheck(s.url, results[i]!, !!opts.allowHttp),
     })));
     const plan = buildPlan(rows, { confirmDrops, canaries });
     opts.onPlan?.(plan);
@@ -107,7 +112,7 @@ export async function refresh(opts: RefreshOptions): Promise<RefreshResult> {
     const unchanged = (await readFile(opts.catalogPath, 'utf8')) === text;
     // Every observation carries the run's time: the history is a series of runs. An outage run records one
     // aborted line and no observation: what it saw describes this machine's network, not the servers.
-    const observations: ObservationRecord[] = plan.aborted ? [] : plan.rows.map(({ decision: _d, previous: _p, changed: _c, dropStreak: _s, note: _n, toolChanges: _t, acceptedHash: _a, firstUse: _f, heldOut: _h, ...outcome }) => ({ ...outcome, at: startedAt }));
+    const observations: ObservationRecord[] = plan.aborted ? [] : plan.rows.map(({ decision: _d, previous: _p, changed: _c, dropStreak: _s, note: _n, toolChanges: _t, acceptedHash: _a, firstUse: _f, heldOut: _h, cardMismatches: _m, ...outcome }) => ({ ...outcome, at: startedAt }));
     const run = { startedAt, finishedAt: now().toISOString(), catalog: opts.catalogPath, applied: !!opts.write && unchanged && !plan.aborted, plan: planJson(plan) };
     if (opts.store) {
       opts.store.recordRun(run, observations);
@@ -137,6 +142,18 @@ export async function refresh(opts: RefreshOptions): Promise<RefreshResult> {
     if (!opts.store) store?.close();
     await release?.();
   }
+}
+
+/** The server's own card (`<url>/server-card`) against what answered; null without a card. */
+async function cardCheck(url: string, r: ProbeResult, allowPrivate: boolean): Promise<Mismatch[] | null> {
+  if (r.verdict === 'drop' || r.verdict === 'failed') return null;
+  const card = await curatedCard(url, { allowPrivate: allowPrivate && isLoopbackUrl(url) });
+  if (card === null) return null;
+  const eras = Object.fromEntries(Object.entries(r.matrix ?? {}).flatMap(([id, cell]) => {
+    const p = profileById(id);
+    return p && p.handshake !== 'app-fallback' ? [[p.protocolVersion, cell.works]] : [];
+  }));
+  return cardMismatches(card, { url, serverVersion: r.serverVersion, protocolVersion: r.protocolVersion, eras });
 }
 
 /** The row's tools against their acceptance: drift and identity against the accepted snapshot. */

@@ -3,7 +3,7 @@
  * would show the model (name, title, description, annotations, and every string in inputSchema: property
  * descriptions, titles, enum/const/default/examples values) in full, and reports each rule once per field.
  */
-import { RULES, type CharRule, type Clause, type Rule, type TextRule } from './rules.js';
+import { RULES, type CharRule, type Clause, type TextRule } from './rules.js';
 import type { Finding, ScreenRuleDoc, ToolSnapshot } from './types.js';
 
 export type { Finding, ToolSnapshot, ScreenRuleDoc } from './types.js';
@@ -105,15 +105,26 @@ function segment(key: string): string {
 /** Values of these parameters are meant to be prose for a model (a default system prompt), not tokens. */
 const PROSE_EXPECTED = /prompt|instruction|template/i;
 
+/**
+ * Every character a character rule looks at or normalization drops, as one plain class (astral ones by their
+ * lead surrogate: U+110BD, U+1343x, U+1BCAx, U+1D17x, U+E00xx tags and selectors). Must stay a superset of
+ * both; most text has none, and then both are skipped.
+ */
+const ODD_CHARACTER = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u034f\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u115f\u1160\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb\ud804\ud80d\ud82f\ud834\udb40]/;
+
 type Report = (field: string, rule: string, excerpt: string) => void;
 
 function screenText(raw: string, field: string, kind: FieldKind, toolName: string, report: Report): void {
-  for (const rule of CHAR_RULES) {
-    const hit = rule.scan(raw);
-    if (hit) report(field, rule.id, excerptAround(raw, hit.index, hit.length));
+  // One fast scan decides whether any character rule can fire (almost never, on honest text).
+  const odd = ODD_CHARACTER.test(raw);
+  if (odd) {
+    for (const rule of CHAR_RULES) {
+      const hit = rule.scan(raw);
+      if (hit) report(field, rule.id, excerptAround(raw, hit.index, hit.length));
+    }
   }
   if (kind === 'key') return;
-  const normalized = normalize(raw);
+  const normalized = normalize(raw, odd);
   for (const { rule, at, sentence } of textHits(normalized, kind === 'value' && !PROSE_EXPECTED.test(field), toolName)) {
     report(field, rule.id, excerptAround(sentence, at, 0));
   }
@@ -123,30 +134,133 @@ function screenText(raw: string, field: string, kind: FieldKind, toolName: strin
 
 /** Each text rule that fires on the text, once, with the sentence and the place where it fired. */
 function textHits(normalized: string, isValue: boolean, toolName: string): Array<{ rule: TextRule; at: number; sentence: string }> {
-  const lower = normalized.toLowerCase();
   const hits: Array<{ rule: TextRule; at: number; sentence: string }> = [];
-  let sentences: Array<{ original: string; lower: string }> | undefined;
+  const lower = normalized.toLowerCase();
+  // Lowercasing keeps offsets for nearly all text; when it does not, quote the lowercased sentence.
+  const quoted = lower.length === normalized.length ? normalized : lower;
+  const words = gateWordsIn(lower);
+  if (words.size === 0 && !isValue) return hits; // most short strings ("string", "Path to the file")
+  const paragraphs = new Map<number, Paragraph>(); // split once, shared by every clause
   for (const rule of TEXT_RULES) {
     if (rule.scope === 'values' && !isValue) continue;
-    const clauses = rule.clauses.filter((c) => present(c, lower));
-    if (clauses.length === 0) continue;
-    sentences ??= sentencesOf(normalized).map((original) => ({ original, lower: original.toLowerCase() }));
-    found: for (const s of sentences) {
-      for (const clause of clauses) {
-        const at = matchClause(clause, s.lower, rule, toolName);
-        if (at === undefined) continue;
-        // Lowercasing keeps offsets for nearly all text; when it does not, quote the lowercased sentence.
-        hits.push({ rule, at, sentence: s.lower.length === s.original.length ? s.original : s.lower });
-        break found;
-      }
+    for (const clause of rule.clauses) {
+      if (!gatesOpen(clause, words)) continue;
+      const hit = firstHit(clause, rule, lower, quoted, paragraphs, toolName);
+      if (hit === undefined) continue;
+      hits.push({ rule, ...hit });
+      break;
     }
   }
   return hits;
 }
 
-/** The clause's gate words are in the text (every group has one). */
-function present(clause: Clause, lower: string): boolean {
-  return clause.needs.every((group) => group.some((word) => lower.includes(word)));
+/** Every group of the clause's gate words has one present (plain loops: this runs per clause per field). */
+function gatesOpen(clause: Clause, words: Set<string>): boolean {
+  for (const group of clause.needs) {
+    let open = false;
+    for (const w of group) if (words.has(w)) { open = true; break; }
+    if (!open) return false;
+  }
+  return true;
+}
+
+/**
+ * The first sentence where the clause matches, and the index in it. The clause's first pattern scans the whole
+ * text in one call (per-call overhead dominated when patterns ran per sentence); a candidate's paragraph is then
+ * split into sentences and checked one by one, so a match can never span two sentences.
+ */
+function firstHit(clause: Clause, rule: TextRule, lower: string, quoted: string, paragraphs: Map<number, Paragraph>, toolName: string): { at: number; sentence: string } | undefined {
+  const scan = wholeTextVersion(clause.all[0]!);
+  scan.lastIndex = 0;
+  for (let m = scan.exec(lower); m; m = scan.exec(lower)) {
+    const [start, end] = paragraphAround(lower, m.index);
+    let paragraph = paragraphs.get(start);
+    if (!paragraph) paragraphs.set(start, (paragraph = { sentences: sentencesOf(lower.slice(start, end)) }));
+    const { sentences } = paragraph;
+    for (let i = 0; i < sentences.length; i++) {
+      const at = matchClause(clause, sentences[i]!, rule, toolName);
+      if (at === undefined) continue;
+      const originals = sentencesOf(quoted.slice(start, end));
+      return { at, sentence: originals.length === sentences.length && originals[i]!.length === sentences[i]!.length ? originals[i]! : sentences[i]! };
+    }
+    if (end >= lower.length) return undefined;
+    scan.lastIndex = end; // that paragraph is settled; a bogus match may have run past its end
+  }
+  return undefined;
+}
+
+interface Paragraph { sentences: string[] }
+
+/** The paragraph (between blank lines) that holds `index`: [start, end). */
+function paragraphAround(text: string, index: number): [number, number] {
+  let start = 0;
+  for (let nl = text.lastIndexOf('\n', index - 1); nl > 0; nl = text.lastIndexOf('\n', nl - 1)) {
+    if (text[nl - 1] === '\n' || (text[nl - 1] === ' ' && text[nl - 2] === '\n')) { start = nl + 1; break; }
+  }
+  let end = text.length;
+  for (let nl = text.indexOf('\n', index); nl >= 0; nl = text.indexOf('\n', nl + 1)) {
+    if (text[nl + 1] === '\n' || (text[nl + 1] === ' ' && text[nl + 2] === '\n')) { end = nl; break; }
+  }
+  return [start, end];
+}
+
+const WHOLE_TEXT = new Map<RegExp, RegExp>();
+/** The same pattern for the whole text: global, and ^ matching at every line start. */
+function wholeTextVersion(re: RegExp): RegExp {
+  let g = WHOLE_TEXT.get(re);
+  if (!g) WHOLE_TEXT.set(re, (g = new RegExp(re.source, re.flags + 'gm')));
+  return g;
+}
+
+/**
+ * The gate words (Clause.needs), in two one-pass scans. Words that start with a letter are looked for only at
+ * word starts (three times faster; every pattern that needs such a word has it after a \\b), the others
+ * ('.ssh', '<', '@', 'http' which may follow anything in a URL, …) anywhere.
+ */
+const GATE_WORDS = [...new Set(TEXT_RULES.flatMap((r) => r.clauses.flatMap((c) => c.needs.flat())))];
+const AT_WORD_START = GATE_WORDS.filter((w) => /^[a-z]/.test(w) && w !== 'http');
+const ANYWHERE = GATE_WORDS.filter((w) => !AT_WORD_START.includes(w));
+const GATE_SCANS = [new RegExp(`\\b(${trieSource(AT_WORD_START)})`, 'g'), new RegExp(`(${trieSource(ANYWHERE)})`, 'g')];
+/** Each gate word with the shorter gate words it starts with (a longer word hides them at the same place). */
+const GATE_PREFIXES = new Map(GATE_WORDS.map((w) => [w, GATE_WORDS.filter((v) => w.startsWith(v))]));
+
+/**
+ * A pattern for a set of words as a trie, so each position costs one branch per character instead of one try
+ * per word; optional tails are greedy, so the longest word at a position matches.
+ */
+function trieSource(words: readonly string[]): string {
+  interface Node { end: boolean; next: Map<string, Node> }
+  const root: Node = { end: false, next: new Map() };
+  for (const w of words) {
+    let node = root;
+    for (const ch of w) {
+      let child = node.next.get(ch);
+      if (!child) node.next.set(ch, (child = { end: false, next: new Map() }));
+      node = child;
+    }
+    node.end = true;
+  }
+  const escape = (ch: string) => ch.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+  const build = (node: Node): string => {
+    const branches = [...node.next].sort(([a], [b]) => (a < b ? -1 : 1)).map(([ch, child]) => escape(ch) + build(child));
+    if (branches.length === 0) return '';
+    const alternation = branches.length === 1 ? branches[0]! : `(?:${branches.join('|')})`;
+    return node.end ? `(?:${alternation})?` : alternation;
+  };
+  return build(root);
+}
+
+/** The gate words present. */
+function gateWordsIn(lower: string): Set<string> {
+  const found = new Set<string>();
+  for (const scan of GATE_SCANS) {
+    scan.lastIndex = 0;
+    for (let m = scan.exec(lower); m; m = scan.exec(lower)) {
+      for (const w of GATE_PREFIXES.get(m[1]!)!) found.add(w);
+      scan.lastIndex = m.index + 1;
+    }
+  }
+  return found;
 }
 
 function matchClause(clause: Clause, sentence: string, rule: TextRule, toolName: string): number | undefined {
@@ -174,38 +288,38 @@ const ANSI_SEQUENCE = /(?:\u001b\[|\u009b)[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u00
 const FORMAT_OR_SELECTOR = /[\p{Cf}\ufe00-\ufe0f\u{e0100}-\u{e01ef}\u034f\u115f\u1160\u3164\uffa0]/gu;
 const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/gu;
 
-export function normalize(raw: string): string {
-  return raw
-    .normalize('NFKC')
-    .replace(ANSI_SEQUENCE, ' ')
-    .replace(FORMAT_OR_SELECTOR, '')
-    .replace(CONTROL, ' ')
-    .replace(/\r\n?/g, '\n')
-    .replace(/[^\S\n]+/g, ' ');
+function normalize(raw: string, odd = ODD_CHARACTER.test(raw)): string {
+  // Printable ASCII and newlines: nothing to normalize but spaces (the common case, and the fast one).
+  if (!/[^\x20-\x7e\n]/.test(raw)) return raw.replace(/ {2,}/g, ' ');
+  let text = raw.normalize('NFKC');
+  // Without any odd character (NFKC creates none) there are no escapes, format or control characters to drop.
+  if (odd) text = text.replace(ANSI_SEQUENCE, ' ').replace(FORMAT_OR_SELECTOR, '').replace(CONTROL, ' ');
+  return text.replace(/\r\n?/g, '\n').replace(/[^\S\n]+/g, ' ');
 }
 
 /**
- * Sentences: paragraphs split at blank lines, wrapped lines rejoined (a list item or table row starts its own),
- * then split after sentence-ending punctuation. A path such as ~/.ssh/id_rsa stays whole.
+ * The text one sentence per line: paragraphs split at blank lines, wrapped lines rejoined (a list item, heading,
+ * table row or quote starts its own), then split after sentence-ending punctuation. ~/.ssh/id_rsa stays whole.
  */
-export function sentencesOf(text: string): string[] {
-  const out: string[] = [];
-  for (const paragraph of text.split(/\n[ ]?\n/)) {
-    const joined = paragraph.replace(/\n(?![ ]?(?:[-*•+]\s|\d+[.)]\s|#|\||>|```))/g, ' ');
-    for (const line of joined.split('\n')) {
-      for (const s of line.split(/(?<=[.!?。！？])\s+/u)) {
-        const t = s.trim();
-        if (t) out.push(t);
-      }
-    }
-  }
-  return out;
+function sentenceLines(text: string): string {
+  return text
+    .replace(/\n[ ]?\n|\n(?![ ]?(?:[-*•+]\s|\d+[.)]\s|#|\||>|```))/g, (m) => (m.length > 1 ? '\n' : ' '))
+    .replace(/([.!?。！？])\s+/g, '$1\n')
+    .replace(/ *\n[ \n]*/g, '\n')
+    .trim();
+}
+
+/** The sentences of a text, in order. */
+function sentencesOf(text: string): string[] {
+  const lines = sentenceLines(text);
+  return lines === '' ? [] : lines.split('\n');
 }
 
 // ---------------------------------------------------------------------------------------------------------
 // Base64 blobs.
 
-const BASE64_BLOB = /(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/_=-])/g;
+/** A whole run of 24+ base64 characters (attempts start only after a delimiter, which keeps the scan fast). */
+const BASE64_BLOB = /(?:^|[^A-Za-z0-9+/_-])([A-Za-z0-9+/_-]{24,}={0,2})/g;
 const CUE_WORDS = /\b(ignore|disregard|instructions?|must|always|never|read|send|pass|include|secret|password|ssh|system|assistant|user|tool|parameter|argument|conversation|hidden)\b/gi;
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -214,7 +328,7 @@ function encodedInstructions(text: string, toolName: string): string | undefined
   BASE64_BLOB.lastIndex = 0;
   let m: RegExpExecArray | null;
   while ((m = BASE64_BLOB.exec(text))) {
-    const blob = m[0];
+    const blob = m[1]!;
     if (!/[A-Z]/.test(blob) || !/[a-z]/.test(blob) || !/\d|[+/]/.test(blob)) continue; // identifiers and words are not base64
     const decoded = decodeText(blob);
     if (decoded === undefined) continue;
@@ -265,7 +379,7 @@ const UNSAFE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\ufe00-\ufe0f\u{e0100}-\u{e01ef}\u034f\
  * Text safe to print anywhere: tag-character runs shown decoded, every control, format, bidi, invisible or
  * separator character shown as [U+XXXX] (newline and tab as a space), clipped to `max` characters.
  */
-export function inert(text: string, max: number): string {
+function inert(text: string, max: number): string {
   const decodedTags = text.replace(TAG_RUN, (run) => `[hidden: "${Array.from(run, (c) => String.fromCodePoint(c.codePointAt(0)! - 0xe0000)).join('')}"]`);
   let out = '';
   let count = 0;
@@ -279,9 +393,4 @@ export function inert(text: string, max: number): string {
     count += size;
   }
   return out;
-}
-
-/** For tests and docs: the rule with this id. */
-export function ruleById(id: string): Rule | undefined {
-  return RULES.find((r) => r.id === id);
 }

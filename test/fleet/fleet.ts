@@ -286,7 +286,8 @@ export async function startFleet(extra: Record<string, Handler> = {}): Promise<F
     if (!handler) { res.writeHead(404); res.end('no such scenario'); return; }
     const state = states.get(name) ?? {};
     states.set(name, state);
-    if (req.method === 'GET' && name !== 'legacy-sse' && name !== 'legacy-sse-404' && name !== '.well-known') { res.writeHead(405); res.end(); return; }
+    const cardRequest = req.method === 'GET' && (req.url ?? '').split('?')[0]!.endsWith('/server-card');
+    if (req.method === 'GET' && !cardRequest && name !== 'legacy-sse' && name !== 'legacy-sse-404' && name !== '.well-known') { res.writeHead(405); res.end(); return; }
     handler({ req, res, msg, state, hits: h.POST });
   });
   const sockets = new Set<import('node:net').Socket>();
