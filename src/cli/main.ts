@@ -16,13 +16,23 @@ import { CatalogError } from '../catalog/model.js';
 import { LockBusyError } from '../util/atomic.js';
 import { errorLines } from './render.js';
 
+/**
+ * Commander's message in onetap's words: `error: ` dropped, and a rejected flag value as
+ * `--timeout: <why>` (commander says "option '--timeout <ms>' argument 'x' is invalid. <why>").
+ */
+export function commanderMessage(text: string): string {
+  const bad = /^error: option '(-[^' ,]+(?:, --[^' ]+)?)[^']*' argument '[\s\S]*' is invalid\. ([\s\S]*)$/.exec(text);
+  if (bad) return `${bad[1]!.split(', ').at(-1)}: ${bad[2]}`;
+  return text.replace(/^error: /, '');
+}
+
 export async function main(argv: string[]): Promise<number> {
   const program = new Command('onetap')
     .description('keeps a curated list of one-tap remote MCP servers honest')
     .version('0.1.0')
     .exitOverride()
     // Commander's own messages ("error: unknown option '--x'") read like every other error.
-    .configureOutput({ outputError: (text, write) => write(errorLines(text.replace(/^error: /, ''))) });
+    .configureOutput({ outputError: (text, write) => write(errorLines(commanderMessage(text))) });
   registerProbe(program);
   registerCatalogCommands(program);
   registerRefresh(program);
