@@ -69,7 +69,7 @@ describe('lint', () => {
     assert.equal(good.code, 0, good.stdout + good.stderr);
   });
   it('a catalog that is not JSON, or lacks required fields, is a clear error (exit 1)', async () => {
-    assert.throws(() => parseCatalog('{"servers":[{"name":"x"}]}'), /servers\[0\]: "url" must be a non-empty string/);
+    assert.throws(() => parseCatalog('{"servers":[{"name":"x"}]}'), /servers\[0\] \(x\)\.url: is required/);
     const { catalogPath } = await workspace(catalogOf([]));
     await writeFile(catalogPath, '{ nope');
     const r = await runCli(['lint', '--catalog', catalogPath]);

@@ -20,7 +20,13 @@ const HOSTILE = [
   '*/ /* comment */ </script><img src=x onerror=alert(1)>',
   'separators \u2028 \u2029 and nul \u0000 and bell \u0007',
   'emoji 🚀 and ünïcödé | pipe',
+  // Trojan Source: bidi controls that reorder what a reviewer sees, and invisible characters.
+  'access = "user\u202E \u2066// admin only\u2069 \u2066"',
+  'all bidi \u202A\u202B\u202C\u202D\u202E\u2066\u2067\u2068\u2069\u200E\u200F\u061C zero-width \u200B\u200C\u200D\u2060\uFEFF',
 ];
+
+/** Bidi controls and zero-width characters: never raw in a generated file. */
+const RAW_INVISIBLE = /[\u202A-\u202E\u2066-\u2069\u200E\u200F\u061C\u200B-\u200D\u2060\uFEFF\u2028\u2029]/;
 
 const servers: PopularMcpServer[] = HOSTILE.map((text, i) => ({
   name: text, url: `https://h${i}.example/mcp?q=${encodeURIComponent(text)}`, description: text,
@@ -29,11 +35,15 @@ const servers: PopularMcpServer[] = HOSTILE.map((text, i) => ({
 
 describe('generated runtime lists', () => {
   it('JSON round-trips exactly', () => {
-    assert.deepEqual(JSON.parse(runtimeJson(servers)), servers);
+    const json = runtimeJson(servers);
+    assert.ok(!RAW_INVISIBLE.test(json), 'no raw bidi or invisible character in the JSON');
+    assert.deepEqual(JSON.parse(json), servers);
   });
 
   it('TypeScript parses without diagnostics and evaluates to exactly the same values', async () => {
     const source = runtimeTypeScript(servers);
+    assert.ok(!RAW_INVISIBLE.test(source), 'no raw bidi or invisible character in the TypeScript');
+    assert.match(source, /\\u202e/);
     const parsed = ts.transpileModule(source, { reportDiagnostics: true, compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } });
     assert.deepEqual(parsed.diagnostics, []);
     const mod = await import(`data:text/javascript;base64,${Buffer.from(parsed.outputText).toString('base64')}`);
@@ -47,7 +57,10 @@ describe('generated runtime lists', () => {
       return;
     }
     const dir = await mkdtemp(join(tmpdir(), 'onetap-kt-'));
-    await writeFile(join(dir, 'PopularMcpServers.kt'), runtimeKotlin(servers, 'app.generated'));
+    const kotlin = runtimeKotlin(servers, 'app.generated');
+    assert.ok(!RAW_INVISIBLE.test(kotlin), 'no raw bidi or invisible character in the Kotlin');
+    assert.match(kotlin, /\\u202e/);
+    await writeFile(join(dir, 'PopularMcpServers.kt'), kotlin);
     await writeFile(join(dir, 'Main.kt'), `package app.generated
 fun main() {
     for (s in popularMcpServers) {

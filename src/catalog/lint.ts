@@ -6,7 +6,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { readPackageJson } from '../util/package-file.js';
 import { once } from '../util/once.js';
-import type { Catalog, CatalogServer } from './model.js';
+import { placeOf, type Catalog, type CatalogServer } from './model.js';
 import { hostOf, isLoopbackUrl, normalizeUrl } from './url.js';
 
 export interface LintProblem { where: string; message: string }
@@ -40,7 +40,8 @@ export function lintCatalog(catalog: Catalog, opts: LintOptions = {}): LintProbl
   if (!shape.valid) {
     for (const e of shape.errors) {
       const m = /^\/(servers|removed)\/(\d+)(.*)$/.exec(e.instancePath);
-      const place = m ? where(m[1] as 'servers', Number(m[2]), (catalog as unknown as Record<string, Array<{ name?: unknown }>>)[m[1]!]?.[Number(m[2])]?.name) : e.instancePath || '(root)';
+      const place = m ? where(m[1] as 'servers', Number(m[2]), (catalog as unknown as Record<string, Array<{ name?: unknown }>>)[m[1]!]?.[Number(m[2])]?.name)
+        : placeOf(catalog, e.instancePath.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~')));
       problems.push({ where: place, message: `${m?.[3] ? `${m[3].slice(1)} ` : ''}${e.message ?? 'is invalid'}${e.params && 'additionalProperty' in e.params ? `: "${e.params.additionalProperty}"` : ''}` });
     }
   }

@@ -1,8 +1,12 @@
 /**
  * The curated catalog file (default `catalog/servers.json`, schema `catalog/servers.schema.json`).
- * Loading checks only what every command needs; `lint` enforces the rest.
+ * Loading checks the structure every command relies on (types, and name/url/description/requiresAuth);
+ * `lint` enforces the curation rules.
  */
 import { readFile } from 'node:fs/promises';
+import { once } from '../util/once.js';
+import { readPackageJson } from '../util/package-file.js';
+import { jsonInvisibleEscaped } from '../outputs/escape.js';
 
 export interface DecisionRecord {
   /** Who decided (a person or a tool). */
@@ -58,7 +62,15 @@ export interface Catalog {
   removed: RemovedEntry[];
 }
 
-export class CatalogError extends Error {}
+/** One problem in a catalog file: where (`servers[2] (Name).headers.X`, `policy.canaries[0]`) and what. */
+export interface CatalogProblem { where: string; message: string }
+
+/** The catalog cannot be used: unreadable, not JSON, or of the wrong structure (then `problems` lists each). */
+export class CatalogError extends Error {
+  constructor(message: string, readonly problems: CatalogProblem[] = []) {
+    super(message);
+  }
+}
 
 const DEFAULT_POLICY: CatalogPolicy = { authOptionalHosts: [], sharedGatewayHosts: [] };
 
@@ -72,7 +84,12 @@ export async function loadCatalog(path: string): Promise<{ catalog: Catalog; tex
   return { catalog: parseCatalog(text, path), text };
 }
 
-/** Parses a catalog, requiring only name, url, description and requiresAuth per server. */
+/**
+ * Parses a catalog and checks its structure against `catalog/servers.schema.json`: every field that is
+ * present has the schema's type (so no command meets a number where it reads a string), and each server has
+ * at least name, url, description and requiresAuth. The curation rules (required decision records, no
+ * unknown fields, URL formats, …) are `lint`'s.
+ */
 export function parseCatalog(text: string, path = 'catalog'): Catalog {
   let raw: unknown;
   try {
@@ -80,26 +97,112 @@ export function parseCatalog(text: string, path = 'catalog'): Catalog {
   } catch (err) {
     throw new CatalogError(`${path}: not JSON (${(err as Error).message})`);
   }
-  if (!isObject(raw) || !Array.isArray(raw.servers)) throw new CatalogError(`${path}: expected an object with a "servers" array`);
-  const problems: string[] = [];
-  raw.servers.forEach((s: unknown, i: number) => {
-    if (!isObject(s)) return problems.push(`servers[${i}]: not an object`);
-    for (const key of ['name', 'url', 'description'] as const) {
-      if (typeof s[key] !== 'string' || (s[key] as string).trim() === '') problems.push(`servers[${i}]: "${key}" must be a non-empty string`);
-    }
-    if (typeof s.requiresAuth !== 'boolean') problems.push(`servers[${i}]: "requiresAuth" must be true or false`);
-    return undefined;
-  });
-  if (raw.removed !== undefined && !Array.isArray(raw.removed)) problems.push('"removed" must be an array');
-  if (raw.policy !== undefined && !isObject(raw.policy)) problems.push('"policy" must be an object');
-  if (problems.length) throw new CatalogError(problems.map((p) => `${path}: ${p}`).join('\n'));
-  const policy = { ...DEFAULT_POLICY, ...(raw.policy as Partial<CatalogPolicy> | undefined) };
-  return { ...(raw as object), policy, servers: raw.servers as CatalogServer[], removed: (raw.removed as RemovedEntry[] | undefined) ?? [] } as Catalog;
+  const problems = structureProblems(raw);
+  if (problems.length) throw new CatalogError(problems.map((p) => `${path}: ${p.where}: ${p.message}`).join('\n'), problems);
+  const catalog = raw as Record<string, unknown>;
+  const policy = { ...DEFAULT_POLICY, ...(catalog.policy as Partial<CatalogPolicy> | undefined) };
+  return { ...catalog, policy, servers: catalog.servers as CatalogServer[], removed: (catalog.removed as RemovedEntry[] | undefined) ?? [] } as Catalog;
 }
 
-/** The catalog as written to disk: stable key order, two-space indent, trailing newline. */
+/** At most this many problems are listed; the rest are counted (a broken file must not flood the terminal). */
+const MAX_PROBLEMS = 50;
+
+/**
+ * The schema's type rules, checked by a small walker rather than ajv: compiling the schema costs ~130 ms
+ * at every CLI start, and loading needs only `type`, `properties`, `items`, `additionalProperties` (a
+ * schema), `$ref`, `required`, `minimum`, `maximum` and `minLength`. `lint` checks the whole schema with ajv.
+ */
+interface SchemaNode {
+  type?: string | string[]; properties?: Record<string, SchemaNode>; items?: SchemaNode; additionalProperties?: boolean | SchemaNode;
+  $ref?: string; required?: string[]; minimum?: number; maximum?: number; minLength?: number;
+}
+
+const structureSchema = once((): SchemaNode & { $defs: Record<string, SchemaNode> } => {
+  const schema = readPackageJson<SchemaNode & { $defs: Record<string, SchemaNode> }>('catalog/servers.schema.json');
+  // Required here: what every command reads. A partial decision record is lint's "no decision record".
+  return { ...schema, $defs: { ...schema.$defs, server: { ...schema.$defs.server, required: ['name', 'url', 'description', 'requiresAuth'] }, decision: { ...schema.$defs.decision, required: [] } } };
+});
+
+const TYPE_CHECK: Record<string, (v: unknown) => boolean> = {
+  string: (v) => typeof v === 'string', boolean: (v) => typeof v === 'boolean', null: (v) => v === null,
+  number: (v) => typeof v === 'number' && Number.isFinite(v), integer: (v) => Number.isSafeInteger(v),
+  array: Array.isArray, object: (v) => isObject(v),
+};
+
+function checkNode(node: SchemaNode, value: unknown, segments: string[], out: Array<{ segments: string[]; message: string }>): void {
+  const root = structureSchema();
+  while (node.$ref) node = root.$defs[node.$ref.replace('#/$defs/', '')]!;
+  const types = node.type === undefined ? [] : Array.isArray(node.type) ? node.type : [node.type];
+  if (types.length && !types.some((t) => TYPE_CHECK[t]?.(value))) {
+    out.push({ segments, message: `must be ${types.map((t) => (/^[aeio]/.test(t) ? `an ${t}` : `a ${t}`)).join(' or ')} (got ${describe(value)})` });
+    return;
+  }
+  if (typeof value === 'number') {
+    if (node.minimum !== undefined && value < node.minimum) out.push({ segments, message: `must be >= ${node.minimum} (got ${describe(value)})` });
+    if (node.maximum !== undefined && value > node.maximum) out.push({ segments, message: `must be <= ${node.maximum} (got ${describe(value)})` });
+  }
+  if (typeof value === 'string' && node.minLength !== undefined && [...value].length < node.minLength) out.push({ segments, message: 'must not be empty' });
+  if (Array.isArray(value) && node.items) value.forEach((item, i) => checkNode(node.items!, item, [...segments, String(i)], out));
+  if (isObject(value)) {
+    for (const key of node.required ?? []) if (!Object.hasOwn(value, key)) out.push({ segments: [...segments, key], message: 'is required' });
+    for (const [key, child] of Object.entries(value)) {
+      const schema = node.properties && Object.hasOwn(node.properties, key) ? node.properties[key]! : typeof node.additionalProperties === 'object' ? node.additionalProperties : null;
+      if (schema) checkNode(schema, child, [...segments, key], out);
+    }
+  }
+}
+
+/** Structure problems, each place named like lint's (`servers[2] (Name).headers.X`). */
+export function structureProblems(raw: unknown): CatalogProblem[] {
+  const found: Array<{ segments: string[]; message: string }> = [];
+  checkNode(structureSchema(), raw, [], found);
+  const problems: CatalogProblem[] = found.map((f) => ({ where: placeOf(raw, f.segments), message: f.message }));
+  // Blank strings pass minLength; a server without a real name, URL or description is unusable anyway.
+  if (isObject(raw) && Array.isArray(raw.servers)) {
+    raw.servers.forEach((s: unknown, i: number) => {
+      if (!isObject(s)) return;
+      for (const key of ['name', 'url', 'description'] as const) {
+        if (typeof s[key] === 'string' && (s[key] as string).trim() === '') problems.push({ where: placeOf(raw, ['servers', String(i), key]), message: 'must not be blank' });
+      }
+    });
+  }
+  const seen = new Set<string>();
+  const unique = problems.filter((p) => !seen.has(`${p.where}\0${p.message}`) && !!seen.add(`${p.where}\0${p.message}`));
+  return unique.length > MAX_PROBLEMS ? [...unique.slice(0, MAX_PROBLEMS), { where: '…', message: `and ${unique.length - MAX_PROBLEMS} more problems` }] : unique;
+}
+
+/** A JSON location as a reader names it: `servers[2] (Name).headers.X`, `policy.canaries[0]`, `(root)`. */
+export function placeOf(raw: unknown, segments: string[]): string {
+  if (!segments.length) return '(root)';
+  let place = '';
+  let node: unknown = raw;
+  segments.forEach((seg, i) => {
+    const parent = node;
+    node = Array.isArray(parent) ? parent[Number(seg)] : isObject(parent) ? parent[seg] : undefined;
+    if (Array.isArray(parent)) {
+      place += `[${seg}]`;
+      // Entries are named as lint names them: servers[i] (name), removed[i] (name).
+      if (i === 1 && (segments[0] === 'servers' || segments[0] === 'removed')) place += ` (${isObject(node) && typeof node.name === 'string' ? clip(node.name) : '?'})`;
+    } else {
+      place += /^[A-Za-z_$][\w$-]*$/.test(seg) ? `${place ? '.' : ''}${seg}` : `[${JSON.stringify(clip(seg))}]`;
+    }
+  });
+  return place;
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object') return 'an object';
+  if (typeof value === 'string') return `the string ${JSON.stringify(clip(value))}`;
+  return `${typeof value} ${String(value)}`;
+}
+
+const clip = (text: string) => (text.length > 60 ? `${text.slice(0, 60)}…` : text);
+
+/** The catalog as written to disk: stable key order, two-space indent, trailing newline, no raw bidi control. */
 export function serializeCatalog(catalog: Catalog): string {
-  return JSON.stringify(catalog, null, 2) + '\n';
+  return jsonInvisibleEscaped(JSON.stringify(catalog, null, 2)) + '\n';
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

@@ -1,30 +1,44 @@
+/**
+ * Argument parsers shared by commands. A parser throws commander's InvalidArgumentError, which main.ts
+ * prints naming the flag (`onetap: --timeout: expected a positive whole number, got "abc"`, exit 2); a
+ * UsageError thrown by an action is printed as `onetap: …` and exits 2 too.
+ */
+import { InvalidArgumentError } from 'commander';
 import { CLIENT_PROFILES } from '../attest/profile.js';
-/** Argument parsers shared by commands; a UsageError exits 2. */
+
 export class UsageError extends Error {}
+
+/** The largest delay Node's timers accept (2^31-1 ms, about 24.8 days); a larger one fires at once with a warning. */
+export const MAX_TIMER_MS = 2_147_483_647;
 
 export function positiveInt(value: string): number {
   const n = Number(value);
-  if (!Number.isInteger(n) || n <= 0) throw new UsageError(`expected a positive whole number, got "${value}"`);
+  if (!/^\s*\d+\s*$/.test(value) || !Number.isSafeInteger(n) || n <= 0) throw new InvalidArgumentError(`expected a positive whole number, got "${value}"`);
   return n;
+}
+
+/** A time limit in ms: a positive whole number no larger than Node's largest timer. */
+export function timeoutMs(value: string): number {
+  const n = positiveInt(value);
+  if (n > MAX_TIMER_MS) throw new InvalidArgumentError(`at most ${MAX_TIMER_MS} ms (the largest timer Node allows), got "${value}"`);
+  return n;
+}
+
+export function profileId(value: string): string {
+  if (!Object.hasOwn(CLIENT_PROFILES, value)) throw new InvalidArgumentError(`unknown profile "${value}" (known: ${Object.keys(CLIENT_PROFILES).join(', ')})`);
+  return value;
 }
 
 export function parseHeader(line: string, previous: Record<string, string>): Record<string, string> {
   const at = line.indexOf(':');
   const name = at > 0 ? line.slice(0, at).trim() : '';
-  if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) throw new UsageError(`a header is "Name: value", got "${line}"`);
+  if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) throw new InvalidArgumentError(`a header is "Name: value", got "${line}"`);
   return { ...previous, [name]: line.slice(at + 1).trim() };
 }
 
-/** The largest timer Node allows (2^31 - 1 ms); a larger one fires at once with a warning. */
-export const MAX_TIMER_MS = 2 ** 31 - 1;
-
-export function timeoutMs(value: string): number {
-  const n = positiveInt(value);
-  if (n > MAX_TIMER_MS) throw new UsageError(`--timeout: at most ${MAX_TIMER_MS} ms, got "${value}"`);
+/** A TCP port to listen on: 0 (any free port) to 65535. */
+export function portNumber(value: string): number {
+  const n = Number(value);
+  if (!/^\s*\d+\s*$/.test(value) || n > 65_535) throw new InvalidArgumentError(`expected a port number from 0 to 65535, got "${value}"`);
   return n;
-}
-
-export function profileId(value: string): string {
-  if (!Object.hasOwn(CLIENT_PROFILES, value)) throw new UsageError(`--profile: unknown profile "${value}" (known: ${Object.keys(CLIENT_PROFILES).join(', ')})`);
-  return value;
 }

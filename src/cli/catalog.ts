@@ -1,11 +1,52 @@
 import type { Command } from 'commander';
 import { addServer, AddRefused } from '../catalog/add.js';
-import { formatProblems, lintCatalog } from '../catalog/lint.js';
-import { loadCatalog } from '../catalog/model.js';
+import { formatProblems, lintCatalog, type LintProblem } from '../catalog/lint.js';
+import { CatalogError, loadCatalog, type Catalog } from '../catalog/model.js';
+import type { ProbeResult } from '../attest/probe.js';
 import { timeoutMs } from './args.js';
-import { inert } from './render.js';
+import { inert, printJson } from './render.js';
 
 export const DEFAULT_CATALOG = 'catalog/servers.json';
+
+/** `lint --json`: the findings as data. */
+export interface LintJson {
+  catalog: string;
+  /** Entry counts, or null when the file's structure is broken (the problems say where). */
+  servers: number | null;
+  removed: number | null;
+  problems: LintProblem[];
+}
+
+/** `add --json`: what happened, as data. */
+export interface AddJson {
+  added: boolean;
+  url: string;
+  /** The entry as written (null when refused). */
+  entry: Catalog['servers'][number] | null;
+  /** Why it was refused: lint rules, the decision format, or the probe's verdict. Empty when added. */
+  problems: string[];
+  /** The live probe, or null when a rule refused the entry before probing. */
+  probe: ProbeSummary | null;
+}
+
+export interface ProbeSummary {
+  verdict: string; reason: string; attempts: number; httpStatus: number | null; tools: string[] | null; durationMs: number; error: string | null;
+}
+
+const probeSummary = (r: ProbeResult): ProbeSummary => ({
+  verdict: r.verdict, reason: r.reason, attempts: r.attempts, httpStatus: r.httpStatus, tools: r.tools, durationMs: r.durationMs, error: r.error,
+});
+
+/** Lint findings, including a catalog whose structure is wrong (those are findings too, not a crash). */
+async function lintFile(path: string, allowHttp: boolean | undefined): Promise<LintJson> {
+  try {
+    const { catalog } = await loadCatalog(path);
+    return { catalog: path, servers: catalog.servers.length, removed: catalog.removed.length, problems: lintCatalog(catalog, { allowHttp }) };
+  } catch (err) {
+    if (err instanceof CatalogError && err.problems.length) return { catalog: path, servers: null, removed: null, problems: err.problems };
+    throw err; // unreadable or not JSON: an error (stderr, exit 1), not a finding
+  }
+}
 
 export function registerCatalogCommands(program: Command): void {
   program
@@ -13,15 +54,16 @@ export function registerCatalogCommands(program: Command): void {
     .description('check the catalog against the curation rules; exit 1 when any problem is found')
     .option('--catalog <file>', 'catalog file', DEFAULT_CATALOG)
     .option('--allow-http', 'permit http:// URLs on loopback addresses (local fixtures and demos only)')
-    .action(async (opts: { catalog: string; allowHttp?: boolean }) => {
-      const { catalog } = await loadCatalog(opts.catalog);
-      const problems = lintCatalog(catalog, { allowHttp: opts.allowHttp });
-      if (problems.length) {
-        process.stdout.write(formatProblems(opts.catalog, problems).split('\n').map(inert).join('\n') + '\n');
-        process.stderr.write(`${problems.length} problem(s)\n`);
-        process.exitCode = 1;
+    .option('--json', 'print one JSON object {catalog, servers, removed, problems: [{where, message}]}')
+    .action(async (opts: { catalog: string; allowHttp?: boolean; json?: boolean }) => {
+      const result = await lintFile(opts.catalog, opts.allowHttp);
+      process.exitCode = result.problems.length ? 1 : 0;
+      if (opts.json) return printJson(result);
+      if (result.problems.length) {
+        process.stdout.write(formatProblems(opts.catalog, result.problems).split('\n').map(inert).join('\n') + '\n');
+        process.stderr.write(`onetap: ${result.problems.length} problem(s) in ${inert(opts.catalog)}\n`);
       } else {
-        process.stdout.write(`${opts.catalog}: ${catalog.servers.length} servers, ${catalog.removed.length} removed, no problems\n`);
+        process.stdout.write(`${inert(opts.catalog)}: ${result.servers} servers, ${result.removed} removed, no problems\n`);
       }
     });
 
@@ -36,17 +78,25 @@ export function registerCatalogCommands(program: Command): void {
     .option('--catalog <file>', 'catalog file', DEFAULT_CATALOG)
     .option('--timeout <ms>', 'per-request time limit override (default: policy.timeoutMs, else the profile\'s own)', timeoutMs)
     .option('--allow-http', 'permit http:// URLs on loopback addresses (local fixtures and demos only)')
-    .action(async (url: string, opts: { name: string; description: string; decision: string; requiresAuth?: boolean; catalog: string; timeout?: number; allowHttp?: boolean }) => {
+    .option('--json', 'print one JSON object {added, url, entry, problems, probe}')
+    .action(async (url: string, opts: { name: string; description: string; decision: string; requiresAuth?: boolean; catalog: string; timeout?: number; allowHttp?: boolean; json?: boolean }) => {
+      let result: AddJson;
       try {
         const { entry, probe } = await addServer({
           catalogPath: opts.catalog, url, name: opts.name, description: opts.description, decision: opts.decision,
           requiresAuth: opts.requiresAuth, allowHttp: opts.allowHttp, probe: { timeoutMs: opts.timeout },
         });
-        process.stdout.write(`added ${inert(entry.name)} (${inert(entry.url)}): ${probe.verdict}/${probe.reason}, ${probe.tools?.length ?? 0} tools\n`);
+        result = { added: true, url, entry, problems: [], probe: probeSummary(probe) };
       } catch (err) {
         if (!(err instanceof AddRefused)) throw err;
-        process.stderr.write(`refused ${inert(url)}:\n${err.problems.map((p) => `  - ${inert(p)}`).join('\n')}\n`);
-        process.exitCode = 1;
+        result = { added: false, url, entry: null, problems: err.problems, probe: err.probeResult ? probeSummary(err.probeResult) : null };
+      }
+      process.exitCode = result.added ? 0 : 1;
+      if (opts.json) return printJson(result);
+      if (result.added) {
+        process.stdout.write(`added ${inert(result.entry!.name)} (${inert(result.entry!.url)}): ${result.probe!.verdict}/${result.probe!.reason}, ${result.probe!.tools?.length ?? 0} tools\n`);
+      } else {
+        process.stderr.write(result.problems.map((p) => `onetap: refused ${inert(url)}: ${inert(p)}\n`).join(''));
       }
     });
 }

@@ -1,4 +1,7 @@
-/** The CLI: wires arguments to library calls. Exit codes: 0 ok, 1 a finding or an error, 2 usage. */
+/**
+ * The CLI: wires arguments to library calls. Exit codes: 0 ok, 1 a finding or an error, 2 usage (3 is
+ * refresh's outage guard). Every error reaches stderr as `onetap: …`, commander's own messages included.
+ */
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { registerProbe } from './probe.js';
 import { registerCatalogCommands } from './catalog.js';
@@ -12,13 +15,25 @@ import { runDemo } from '../demo/demo.js';
 import { UsageError } from './args.js';
 import { CatalogError } from '../catalog/model.js';
 import { LockBusyError } from '../util/atomic.js';
+import { errorLines } from './render.js';
+
+/**
+ * Commander's message in onetap's words: `error: ` dropped, and a rejected flag value as
+ * `--timeout: <why>` (commander says "option '--timeout <ms>' argument 'x' is invalid. <why>").
+ */
+export function commanderMessage(text: string): string {
+  const bad = /^error: option '(-[^' ,]+(?:, --[^' ]+)?)[^']*' argument '[\s\S]*' is invalid\. ([\s\S]*)$/.exec(text);
+  if (bad) return `${bad[1]!.split(', ').at(-1)}: ${bad[2]}`;
+  return text.replace(/^error: /, '');
+}
 
 export async function main(argv: string[]): Promise<number> {
   const program = new Command('onetap')
     .description('keeps a curated list of one-tap remote MCP servers honest')
     .version('0.1.0')
     .exitOverride()
-    .configureOutput({ outputError: (text, write) => write(text) });
+    // Commander's own messages ("error: unknown option '--x'") read like every other error.
+    .configureOutput({ outputError: (text, write) => write(errorLines(commanderMessage(text))) });
   registerProbe(program);
   registerCatalogCommands(program);
   registerRefresh(program);
@@ -31,23 +46,30 @@ export async function main(argv: string[]): Promise<number> {
     .command('demo')
     .description('refresh the shipped catalog against a loopback fleet that plays it, in a temporary workspace (offline)')
     .action(async () => { process.exitCode = await runDemo(); });
+  if (argv.length === 0) {
+    process.stderr.write(program.helpInformation() + '\n' + errorLines('a command is needed (onetap --help lists them)'));
+    return 2;
+  }
   try {
     await program.parseAsync(argv, { from: 'user' });
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (err) {
+    if (err instanceof InvalidArgumentError) {
+      // Commander turns a parser's InvalidArgumentError into a printed CommanderError; this one came from an action.
+      process.stderr.write(errorLines(err.message));
+      return 2;
+    }
     if (err instanceof CommanderError) {
-      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return 0;
+      // Commander printed its message through outputError already; only the exit code is left.
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version') return 0;
+      return err.code === 'commander.help' && err.exitCode === 0 ? 0 : 2;
+    }
+    if (err instanceof UsageError) {
+      process.stderr.write(errorLines(err.message));
       return 2;
     }
-    if (err instanceof CatalogError || err instanceof LockBusyError) {
-      process.stderr.write(`onetap: ${err.message}\n`);
-      return 1;
-    }
-    if (err instanceof UsageError || err instanceof InvalidArgumentError) {
-      process.stderr.write(`onetap: ${err.message}\n`);
-      return 2;
-    }
-    process.stderr.write(`onetap: ${err instanceof Error ? err.message : String(err)}\n`);
+    // CatalogError, LockBusyError and anything unexpected: an error, exit 1.
+    process.stderr.write(errorLines(err instanceof CatalogError || err instanceof LockBusyError || err instanceof Error ? err.message : String(err)));
     return 1;
   }
 }

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { PROBE_MANY_DEFAULTS, probeMany } from '../attest/probe-many.js';
+import { jsonInvisibleEscaped } from '../outputs/escape.js';
 import type { ProbeResult } from '../attest/probe.js';
 import { probeResultJson } from '../attest/result.js';
 import { CLIENT_PROFILES, DEFAULT_PROFILE_ID } from '../attest/profile.js';
@@ -39,7 +40,7 @@ export function registerProbe(program: Command): void {
         onResult: (r, i) => {
           progress.done(i);
           allLive &&= r.verdict === 'live';
-          out?.put(i, JSON.stringify(probeResultJson(r), null, 2));
+          out?.put(i, jsonInvisibleEscaped(JSON.stringify(probeResultJson(r), null, 2)));
         },
       });
       progress.clear();

@@ -1,5 +1,6 @@
 /** Terminal rendering helpers: colour only on a TTY without NO_COLOR, untrusted text made inert. */
 import type { VerdictName } from '../policy/policy.js';
+import { jsonInvisibleEscaped } from '../outputs/escape.js';
 export { matrixLine } from '../attest/profile.js';
 
 export function useColor(stream: NodeJS.WriteStream): boolean {
@@ -13,10 +14,10 @@ export function paint(text: string, verdict: VerdictName | string, color: boolea
   return color && code ? `\x1b[${code}m${text}\x1b[0m` : text;
 }
 
-/** Server-supplied text must not drive the terminal: control characters become U+FFFD. */
+/** Server-supplied text must not drive or reorder the terminal: control and bidi characters become U+FFFD. */
 export function inert(text: string): string {
   // eslint-disable-next-line no-control-regex
-  return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, '\uFFFD');
+  return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202A-\u202E\u2066-\u2069\u200E\u200F\u061C]/g, '\uFFFD');
 }
 
 /** A plain text table; widths count code points of the text before colouring. */
@@ -88,4 +89,14 @@ export class Progress {
   clear(): void {
     if (this.on) this.stream.write('\r\x1b[K');
   }
+}
+
+/** One JSON document on stdout (`--json`): two-space indent, no raw bidi or invisible character. */
+export function printJson(value: unknown): void {
+  process.stdout.write(jsonInvisibleEscaped(JSON.stringify(value, null, 2)) + '\n');
+}
+
+/** An error for stderr: every line `onetap: …`, control characters made inert. */
+export function errorLines(message: string): string {
+  return message.split('\n').filter((l) => l !== '').map((l) => `onetap: ${inert(l)}`).join('\n') + '\n';
 }

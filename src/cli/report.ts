@@ -8,26 +8,35 @@ import { writeFileAtomic } from '../util/atomic.js';
 import { UsageError } from './args.js';
 import { DEFAULT_CATALOG } from './catalog.js';
 import { DEFAULT_STATE } from './refresh.js';
+import { printJson } from './render.js';
 
 export function registerReport(program: Command): void {
   program
     .command('report')
-    .description('the status page as one self-contained HTML file (--html) and/or Markdown for a pull request (--markdown)')
+    .description('the status as one self-contained HTML file (--html), Markdown for a pull request (--markdown) or JSON (--json)')
     .option('--html <file>', 'write the status page as one static file (no network needed to open it)')
     .option('--markdown', 'print the status as Markdown on stdout')
+    .option('--json', 'print the status as one JSON object on stdout (the shape of GET /api/servers)')
     .option('--catalog <file>', 'catalog file', DEFAULT_CATALOG)
     .option('--state <path>', 'history index (rebuilt from <catalog dir>/history/ when missing or behind)', DEFAULT_STATE)
-    .action(async (opts: { html?: string; markdown?: boolean; catalog: string; state: string }) => {
-      if (!opts.html && !opts.markdown) throw new UsageError('report needs --html <file> or --markdown (or both)');
+    .action(async (opts: { html?: string; markdown?: boolean; json?: boolean; catalog: string; state: string }) => {
+      if (!opts.html && !opts.markdown && !opts.json) throw new UsageError('report needs --html <file>, --markdown or --json');
+      if (opts.markdown && opts.json) throw new UsageError('--markdown and --json both print on stdout: choose one');
       const { catalog } = await loadCatalog(opts.catalog);
-      const store = await openHistory(opts.catalog, opts.state);
+      let store: Awaited<ReturnType<typeof openHistory>>;
+      try {
+        store = await openHistory(opts.catalog, opts.state);
+      } catch (err) {
+        throw new Error(`${opts.state}: cannot open the history (${(err as Error).message})`);
+      }
       try {
         const model = buildStatus(catalog, store, new Date());
         if (opts.html) {
           await writeFileAtomic(opts.html, overviewPage(model, { standalone: true }));
-          process.stderr.write(`wrote ${opts.html}\n`);
+          if (!opts.json) process.stderr.write(`wrote ${opts.html}\n`);
         }
         if (opts.markdown) process.stdout.write(markdownReport(model));
+        if (opts.json) printJson(model);
       } finally {
         store?.close();
       }

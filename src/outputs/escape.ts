@@ -1,6 +1,20 @@
-/** String escaping per output language. Untrusted text (names, descriptions, tool names) goes through here. */
+/**
+ * String escaping per output language: one function per format, applied to every untrusted string (names,
+ * descriptions, URLs, tool names, errors, anything read back from the history store).
+ *
+ * Invisible characters that reorder or hide text (bidi controls: the "Trojan Source" trick) never reach a
+ * generated file raw: code gets `\u` escapes (the value round-trips), Markdown gets a visible `⟨U+XXXX⟩`.
+ */
 
-/** A Kotlin string literal: `"…"` with `\`, `"`, `$` and every control character escaped. */
+/**
+ * Characters that must not appear raw in generated code: bidi controls, zero-width and other invisible
+ * format characters, and the two line separators (JavaScript treats them as line ends in some places).
+ */
+const INVISIBLE_IN_CODE = /[\u061C\u180E\u200B-\u200F\u2028-\u202E\u2060-\u2069\uFEFF]/g;
+
+const uEscape = (ch: string) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`;
+
+/** A Kotlin string literal: `"…"` with `\`, `"`, `$`, every control and invisible format character escaped. */
 export function kotlinString(text: string): string {
   let out = '"';
   for (const ch of text) {
@@ -11,25 +25,120 @@ export function kotlinString(text: string): string {
     else if (ch === '\n') out += '\\n';
     else if (ch === '\r') out += '\\r';
     else if (ch === '\t') out += '\\t';
-    else if (c < 0x20 || (c >= 0x7f && c <= 0x9f) || c === 0x2028 || c === 0x2029) out += `\\u${c.toString(16).padStart(4, '0')}`;
+    else if (c < 0x20 || (c >= 0x7f && c <= 0x9f)) out += uEscape(ch);
+    else if (ch.length === 1 && ch.replace(INVISIBLE_IN_CODE, '') === '') out += uEscape(ch);
     else out += ch;
   }
   return out + '"';
 }
 
-/** A TypeScript/JavaScript string literal (JSON's escaping, plus the two line separators). */
+/** A TypeScript/JavaScript string literal: JSON's escaping, plus `\u` for line separators and invisible characters. */
 export function tsString(text: string): string {
-  return JSON.stringify(text).replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+  return jsonInvisibleEscaped(JSON.stringify(text));
 }
 
-/** Text inside a Markdown table cell: inert Markdown and HTML, one line, pipes escaped. */
+/**
+ * JSON text with invisible format characters written as `\u` escapes. Such characters only occur inside
+ * JSON strings, where `\uXXXX` means the same character, so the value is unchanged.
+ */
+export function jsonInvisibleEscaped(json: string): string {
+  return json.replace(INVISIBLE_IN_CODE, uEscape);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Markdown (GitHub Flavored, as github.com renders servers.md, log.md and pull request bodies)
+
+/**
+ * A word GitHub would turn into a link or a notification: a URL (`://`), a `www.` name, an email or
+ * `@mention` (GitHub links mentions after rendering, so a backslash does not stop them), an issue reference
+ * (`#12`, `GH-12`, `owner/repo#12`), a commit hash. Such words are written as code spans, which nothing links.
+ */
+const LINKISH = /[@\uFF20]|:\/\/|www\.|#\d|\bgh-\d|(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])\b[0-9a-f]{7,40}\b/i;
+
+/** Characters that end a code-span run inside a link-like word (they cannot sit inside one). */
+const CODE_BREAK = /[`|\\]/;
+
+/** Markdown-visible form of an invisible character: `⟨U+202E⟩` (plain text, inert, easy to spot in review). */
+function visibleCodePoint(ch: string): string {
+  return `⟨U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}⟩`;
+}
+
+/** Bidi controls and zero-width characters are shown as `⟨U+XXXX⟩`; other control characters as U+FFFD. */
+const MD_INVISIBLE = /[\u061C\u180E\u200B\u200C\u200E\u200F\u202A-\u202E\u2060-\u2069\uFEFF]/;
+// eslint-disable-next-line no-control-regex
+const MD_CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
+function escapeMdChar(ch: string, prev: string, next: string): string {
+  if (MD_INVISIBLE.test(ch)) return visibleCodePoint(ch);
+  if (MD_CONTROL.test(ch)) return '\uFFFD';
+  switch (ch) {
+    case '&': return '&amp;';
+    case '<': return '&lt;';
+    case '>': return '&gt;';
+    case '_': return /[\p{L}\p{N}]/u.test(prev) && /[\p{L}\p{N}]/u.test(next) ? '_' : '\\_'; // intraword _ never emphasises
+    case '\\': case '`': case '*': case '[': case ']': case '|': case '~': case '$': case '#': case '@':
+      return `\\${ch}`;
+    default: return ch;
+  }
+}
+
+function escapeMdRun(text: string): string {
+  const chars = [...text];
+  return chars.map((ch, i) => escapeMdChar(ch, chars[i - 1] ?? '', chars[i + 1] ?? '')).join('');
+}
+
+/** A link-like word as code spans; the characters a code span cannot hold are escaped between them. */
+function codeWord(word: string): string {
+  let out = '';
+  let run = '';
+  const flush = () => { if (run) out += `\`${run}\``; run = ''; };
+  for (const ch of word) {
+    if (CODE_BREAK.test(ch) || MD_INVISIBLE.test(ch) || MD_CONTROL.test(ch)) { flush(); out += escapeMdChar(ch, '', ''); } else run += ch;
+  }
+  flush();
+  return out;
+}
+
+/**
+ * Inline Markdown text that renders as exactly these characters and nothing else: on one line (safe in a
+ * table cell and a list item), no HTML, no emphasis, links, images, math, headings, lists or table breaks,
+ * no autolinked URL/`www.`/email, no `@mention` or issue reference, and no invisible bidi control.
+ */
 export function mdText(text: string): string {
-  return text
-    .replace(/[\r\n\u2028\u2029]+/g, ' ')
-    // eslint-disable-next-line no-control-regex
-    .replace(/[\u0000-\u001f\u007f]/g, '')
-    .replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
-    .replace(/([\\`*_{}[\]()#+!|~])/g, '\\$1');
+  const line = text.replace(/[\r\n\t\u000b\u000c\u0085\u2028\u2029]+/g, ' ').trim();
+  let out = line.split(/( +)/).map((word, i) => (i % 2 ? ' ' : LINKISH.test(word) ? codeWord(word) : escapeMdRun(word))).join('');
+  // Block markers only count at the start of a line; an interpolated value may start one.
+  out = out.replace(/^([-+=])/, '\\$1').replace(/^(\d{1,9})([.)])(?= |$)/, '$1\\$2');
+  return out;
+}
+
+/** Markdown that is already safe: constants of this code base, or the result of `md`. */
+export class Md {
+  constructor(readonly value: string) {}
+  toString(): string { return this.value; }
+}
+
+/** Trusted Markdown (only for constants written in this code base). */
+export const mdTrusted = (markdown: string) => new Md(markdown);
+
+/** A tagged template that escapes every interpolation with `mdText` unless it is already `Md`. */
+export function md(strings: TemplateStringsArray, ...values: unknown[]): Md {
+  let out = strings[0]!;
+  values.forEach((v, i) => { out += renderMd(v) + strings[i + 1]!; });
+  return new Md(out);
+}
+
+function renderMd(v: unknown): string {
+  if (v instanceof Md) return v.value;
+  if (Array.isArray(v)) return v.map(renderMd).join('');
+  if (v === null || v === undefined || v === false) return '';
+  return mdText(String(v));
+}
+
+/** A short machine word (`live/ok`, `keep-failed`) as inline code when it is plainly one; anything else as text. */
+export function mdCodeWord(text: unknown): Md {
+  const s = String(text);
+  return new Md(/^[a-z0-9][a-z0-9/._-]{0,63}$/i.test(s) && !LINKISH.test(s) ? `\`${s}\`` : mdText(s));
 }
 
 /** HTML text and attribute values. */

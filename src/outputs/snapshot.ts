@@ -2,7 +2,7 @@
 import type { Catalog } from '../catalog/model.js';
 import type { Plan, PlanRow } from '../decide/decide.js';
 import { REASON_TEXT } from '../policy/policy.js';
-import { mdText } from './escape.js';
+import { md, mdTrusted, type Md } from './escape.js';
 
 export interface RefreshModel {
   /** The catalog as it is after this refresh. */
@@ -15,39 +15,45 @@ export interface RefreshModel {
 
 const MARK: Record<PlanRow['decision'], string> = { keep: '✅ kept', 'keep-failed': '⚠️ kept, probe failed', review: '🔎 review', drop: '❌ dropped' };
 
-function probeCell(r: PlanRow): string {
-  return `${MARK[r.decision]} · ${r.verdict}/${r.reason}${r.attempts > 1 ? ` (${r.attempts} tries)` : ''}`;
+/** The decision's mark and words; anything unknown (a history store is untrusted) as escaped text. */
+const mark = (decision: string) => (Object.hasOwn(MARK, decision) ? mdTrusted(MARK[decision as PlanRow['decision']]) : md`${decision}`);
+const verdictReason = (verdict: string, reason: string) => md`${verdict}/${reason}`;
+
+function probeCell(r: PlanRow): Md {
+  return md`${mark(r.decision)} · ${verdictReason(r.verdict, r.reason)}${r.attempts > 1 ? md` (${r.attempts} tries)` : ''}`;
 }
 
+/** Every interpolation below goes through `md` (escaped unless it is already Markdown). */
 export function snapshotMarkdown(m: RefreshModel): string {
   const byUrl = new Map(m.plan.rows.map((r) => [r.url, r]));
-  const lines = [
-    '# One-tap MCP servers — snapshot',
-    '',
-    `- generated: ${m.probedAt}`,
-    `- stale_after: ${m.staleAfter}`,
-    `- servers: ${m.catalog.servers.length} (kept ${m.plan.summary.keep}, probe failed ${m.plan.summary.keepFailed}, review ${m.plan.summary.review}, dropped this run ${m.plan.summary.drop})`,
-    '',
-    '| Name | URL | Auth | Probe | Tools |',
-    '|---|---|---|---|---|',
+  const s = m.plan.summary;
+  const lines: Md[] = [
+    md`# One-tap MCP servers — snapshot`,
+    md``,
+    md`- generated: ${m.probedAt}`,
+    md`- stale_after: ${m.staleAfter}`,
+    md`- servers: ${m.catalog.servers.length} (kept ${s.keep}, probe failed ${s.keepFailed}, review ${s.review}, dropped this run ${s.drop})`,
+    md``,
+    md`| Name | URL | Auth | Probe | Tools |`,
+    md`|---|---|---|---|---|`,
   ];
-  for (const s of m.catalog.servers) {
-    const r = byUrl.get(s.url);
-    lines.push(`| ${mdText(s.name)} | ${mdText(s.url)} | ${s.requiresAuth ? 'optional key' : 'none'} | ${r ? mdText(probeCell(r)) : 'not probed'} | ${r?.tools ? mdToolList(r.tools) : '—'} |`);
+  for (const server of m.catalog.servers) {
+    const r = byUrl.get(server.url);
+    lines.push(md`| ${server.name} | ${server.url} | ${server.requiresAuth ? 'optional key' : 'none'} | ${r ? probeCell(r) : 'not probed'} | ${r?.tools ? mdToolList(r.tools) : '—'} |`);
   }
   const dropped = m.plan.rows.filter((r) => r.decision === 'drop');
-  lines.push('', '## Dropped this run', '');
-  lines.push(...(dropped.length ? dropped.map((r) => `- ${mdText(r.name)} (${mdText(r.url)}): ${r.reason}, ${mdText(REASON_TEXT[r.reason])}${r.error ? `; ${mdText(r.error)}` : ''}`) : ['None.']));
+  lines.push(md``, md`## Dropped this run`, md``);
+  lines.push(...(dropped.length ? dropped.map((r) => md`- ${r.name} (${r.url}): ${r.reason}, ${REASON_TEXT[r.reason] ?? ''}${r.error ? md`; ${r.error}` : ''}`) : [md`None.`]));
   const attention = m.plan.rows.filter((r) => r.decision === 'keep-failed' || r.decision === 'review');
   if (attention.length) {
-    lines.push('', '## Needs attention (kept)', '');
-    lines.push(...attention.map((r) => `- ${mdText(r.name)}: ${r.decision}, ${r.verdict}/${r.reason}${r.note ? ` (${mdText(r.note)})` : ''}${r.error ? `; ${mdText(r.error)}` : ''}`));
+    lines.push(md``, md`## Needs attention (kept)`, md``);
+    lines.push(...attention.map((r) => md`- ${r.name}: ${r.decision}, ${verdictReason(r.verdict, r.reason)}${r.note ? md` (${r.note})` : ''}${r.error ? md`; ${r.error}` : ''}`));
   }
   return lines.join('\n') + '\n';
 }
 
-function mdToolList(tools: string[]): string {
-  return `${tools.length}: ${tools.map(mdText).join(', ')}`;
+function mdToolList(tools: string[]): Md {
+  return md`${tools.length}: ${tools.map((t, i) => (i ? md`, ${t}` : md`${t}`))}`;
 }
 
 const LOG_HEADER = '# Refresh log\n\nNewest first. One entry per applied `onetap refresh --write`.\n';
@@ -56,12 +62,13 @@ const LOG_HEADER = '# Refresh log\n\nNewest first. One entry per applied `onetap
 export function logMarkdown(m: RefreshModel, existing: string | null): string {
   const s = m.plan.summary;
   const entry = [
-    `## ${m.probedAt.slice(0, 10)} (${m.probedAt})`,
-    '',
-    `${s.total} probed: ${s.keep} kept, ${s.keepFailed} probe failed (kept), ${s.review} review, ${s.drop} dropped; ${s.changed} changed since the last run.`,
-    ...m.plan.rows.filter((r) => r.decision === 'drop').map((r) => `- dropped ${mdText(r.name)} (${mdText(r.url)}): ${r.reason}`),
-    ...m.plan.rows.filter((r) => r.changed && r.decision !== 'drop').map((r) => `- ${mdText(r.name)}: ${r.previous ? `${r.previous.verdict}/${r.previous.reason}` : 'first probe'} → ${r.verdict}/${r.reason}`),
-    '',
+    md`## ${m.probedAt.slice(0, 10)} (${m.probedAt})`,
+    md``,
+    md`${s.total} probed: ${s.keep} kept, ${s.keepFailed} probe failed (kept), ${s.review} review, ${s.drop} dropped; ${s.changed} changed since the last run.`,
+    ...m.plan.rows.filter((r) => r.decision === 'drop').map((r) => md`- dropped ${r.name} (${r.url}): ${r.reason}`),
+    // `previous` comes from the history store: escaped like any other text.
+    ...m.plan.rows.filter((r) => r.changed && r.decision !== 'drop').map((r) => md`- ${r.name}: ${r.previous ? verdictReason(r.previous.verdict, r.previous.reason) : 'first probe'} → ${verdictReason(r.verdict, r.reason)}`),
+    md``,
   ].join('\n');
   const body = existing?.startsWith(LOG_HEADER) ? existing.slice(LOG_HEADER.length) : existing ? `\n${existing}` : '';
   return `${LOG_HEADER}\n${entry}${body.replace(/^\n+/, '\n')}`;

@@ -1,5 +1,9 @@
-/** `report --markdown`: the status for a pull request body (pure). */
-import { mdText } from '../outputs/escape.js';
+/**
+ * `report --markdown`: the status for a pull request body (pure). The history store is untrusted input like
+ * any remote text (a server wrote the tool names and errors; anyone with the file can write the rest), so
+ * every value goes through the `md` template and unknown enum values print as escaped text.
+ */
+import { md, mdCodeWord, mdTrusted, type Md } from '../outputs/escape.js';
 import { matrixLine } from '../attest/profile.js';
 import { toolReviewLine } from '../decide/drift.js';
 import type { DayBar, StatusModel } from './model.js';
@@ -7,40 +11,52 @@ import type { DayBar, StatusModel } from './model.js';
 const SQUARE: Record<string, string> = { live: '🟩', review: '🟨', failed: '🟧', drop: '🟥', none: '⬜' };
 const DECISION: Record<string, string> = { keep: '✅ kept', 'keep-failed': '⚠️ kept, probe failed', review: '🔎 review', drop: '❌ dropped' };
 
-const strip = (days: DayBar[]) => days.map((d) => SQUARE[d.verdict ?? 'none']).join('');
-const pct = (v: number | null) => (v === null ? '—' : `${(Math.floor(v * 1000) / 10).toFixed(1)}%`);
+const known = (table: Record<string, string>, key: unknown): Md | null =>
+  typeof key === 'string' && Object.hasOwn(table, key) ? mdTrusted(table[key]!) : null;
+
+const strip = (days: DayBar[]) => mdTrusted(days.map((d) => SQUARE[typeof d.verdict === 'string' && Object.hasOwn(SQUARE, d.verdict) ? d.verdict : 'none']).join(''));
+const pct = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? `${(Math.floor(v * 1000) / 10).toFixed(1)}%` : '—');
+const count = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? String(v) : '?');
+const verdictReason = (verdict: unknown, reason: unknown) => mdCodeWord(`${String(verdict)}/${String(reason)}`);
+
+/** A line computed from store records of any shape: a record that does not fit gives a placeholder, not a crash. */
+function untrustedLine(make: () => string | null): string | null {
+  try { return make(); } catch { return '(an unreadable record in the history store)'; }
+}
 
 export function markdownReport(m: StatusModel): string {
   const r = m.lastRefresh;
-  const lines = ['## One-tap MCP servers: status', ''];
+  const lines: Md[] = [md`## One-tap MCP servers: status`, md``];
   if (r) {
-    const s = r.summary;
-    lines.push(`Last refresh ${r.startedAt} (${r.applied ? 'applied' : 'plan only'}): ${s.keep} kept, ${s.keepFailed} probe failed (kept), ${s.review} review, ${s.drop} dropped; ${s.changed} changed.`, '');
-    if (r.aborted) lines.push(`> **Outage guard:** ${mdText(r.aborted)}`, '');
-    const dropped = r.plan.filter((x) => x.decision === 'drop');
-    if (dropped.length) lines.push('**Dropped**', '', ...dropped.map((x) => `- ${mdText(x.name)} (${mdText(x.url)}): \`${x.reason}\``), '');
-    const changed = r.plan.filter((x) => x.changed && x.decision !== 'drop');
-    if (changed.length) lines.push('**Changed**', '', ...changed.map((x) => `- ${mdText(x.name)}: ${x.previous ? `\`${x.previous.verdict}/${x.previous.reason}\`` : 'first probe'} → \`${x.verdict}/${x.reason}\``), '');
+    const s = r.summary ?? {};
+    lines.push(md`Last refresh ${r.startedAt} (${r.applied === true ? 'applied' : 'plan only'}): ${count(s.keep)} kept, ${count(s.keepFailed)} probe failed (kept), ${count(s.review)} review, ${count(s.drop)} dropped; ${count(s.changed)} changed.`, md``);
+    if (r.aborted) lines.push(md`> **Outage guard:** ${r.aborted}`, md``);
+    const plan = Array.isArray(r.plan) ? r.plan : [];
+    const dropped = plan.filter((x) => x.decision === 'drop');
+    if (dropped.length) lines.push(md`**Dropped**`, md``, ...dropped.map((x) => md`- ${x.name} (${x.url}): ${mdCodeWord(x.reason)}`), md``);
+    const changed = plan.filter((x) => x.changed === true && x.decision !== 'drop');
+    if (changed.length) lines.push(md`**Changed**`, md``, ...changed.map((x) => md`- ${x.name}: ${x.previous ? verdictReason(x.previous.verdict, x.previous.reason) : 'first probe'} → ${verdictReason(x.verdict, x.reason)}`), md``);
   } else {
-    lines.push('No refresh recorded yet.', '');
+    lines.push(md`No refresh recorded yet.`, md``);
   }
-  lines.push('| Server | Status | Reason | Tools | 30 days | Uptime 30 d | Uptime 90 d |', '|---|---|---|---|---|---|---|');
+  lines.push(md`| Server | Status | Reason | Tools | 30 days | Uptime 30 d | Uptime 90 d |`, md`|---|---|---|---|---|---|---|`);
   for (const s of m.servers) {
-    const status = s.decision ? DECISION[s.decision] : s.verdict ?? 'not probed';
-    lines.push(`| ${mdText(s.name)} | ${status} | ${s.reason ? `\`${s.verdict}/${s.reason}\`` : '—'} | ${s.tools ? s.tools.length : '—'} | ${strip(s.days30)} | ${pct(s.uptime30)} | ${pct(s.uptime90)} |`);
+    const status = s.decision ? known(DECISION, s.decision) ?? md`${s.decision}` : md`${s.verdict ?? 'not probed'}`;
+    const tools = Array.isArray(s.tools) ? String(s.tools.length) : '—';
+    lines.push(md`| ${s.name} | ${status} | ${s.reason ? verdictReason(s.verdict, s.reason) : '—'} | ${tools} | ${strip(s.days30)} | ${pct(s.uptime30)} | ${pct(s.uptime90)} |`);
   }
-  const toolRows = (r?.plan ?? []).flatMap((x) => { const line = toolReviewLine(x); return line === null ? [] : [{ x, line }]; });
+  const toolRows = (r && Array.isArray(r.plan) ? r.plan : []).flatMap((x) => { const line = untrustedLine(() => toolReviewLine(x)); return line === null ? [] : [{ x, line }]; });
   if (toolRows.length) {
-    lines.push('', '**Tools to review** (accept after review: `onetap accept <name> --decision "who: why" --snapshot <hash>`)', '');
+    lines.push(md``, md`**Tools to review** (accept after review: \`onetap accept <name> --decision "who: why" --snapshot <hash>\`)`, md``);
     for (const { x, line } of toolRows) {
-      lines.push(`- ${mdText(x.name)}: \`${x.reason}\`; ${mdText(line)}`);
-      for (const f of (x.findings ?? []).slice(0, 5)) lines.push(`  - ${mdText(f.tool)} ${mdText(f.field)} \`${f.rule}\`: ${mdText(f.excerpt)}`);
+      lines.push(md`- ${x.name}: ${mdCodeWord(x.reason)}; ${line}`);
+      for (const f of (Array.isArray(x.findings) ? x.findings : []).slice(0, 5)) lines.push(md`  - ${f.tool} ${f.field} ${mdCodeWord(f.rule)}: ${f.excerpt}`);
     }
   }
-  const matrices = m.servers.filter((s) => s.matrix);
-  if (matrices.length) lines.push('', '**Clients** (would connect and list tools)', '', ...matrices.map((s) => `- ${mdText(s.name)}: ${matrixLine(s.matrix!)}`));
+  const matrices = m.servers.filter((s) => s.matrix && typeof s.matrix === 'object');
+  if (matrices.length) lines.push(md``, md`**Clients** (would connect and list tools)`, md``, ...matrices.map((s) => md`- ${s.name}: ${untrustedLine(() => matrixLine(s.matrix!)) ?? '?'}`));
   const appErrors = m.servers.filter((s) => s.appError && s.verdict !== 'live');
-  if (appErrors.length) lines.push('', '**What the app would say**', '', ...appErrors.map((s) => `- ${mdText(s.name)}: ${mdText(s.appError!)}`));
-  lines.push('', `🟩 live · 🟨 review · 🟧 probe failed · 🟥 must drop · ⬜ no probe (one square per day, the worst verdict of the day). Generated ${m.generatedAt}.`);
+  if (appErrors.length) lines.push(md``, md`**What the app would say**`, md``, ...appErrors.map((s) => md`- ${s.name}: ${s.appError}`));
+  lines.push(md``, md`🟩 live · 🟨 review · 🟧 probe failed · 🟥 must drop · ⬜ no probe (one square per day, the worst verdict of the day). Generated ${m.generatedAt}.`);
   return lines.join('\n') + '\n';
 }

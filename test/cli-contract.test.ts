@@ -1,0 +1,185 @@
+/**
+ * The CLI's contract with scripts and people: a catalog of the wrong types is a `file: place: message`
+ * error (exit 1) in every command that loads it, never a TypeError; `--json` on lint, add and report;
+ * every error on stderr as `onetap: …` (commander's own included); exit codes as the README states.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { catalogOf, runCli, server, workspace, type RunResult } from './helpers.js';
+import { startFleet, type Fleet } from './fleet/fleet.js';
+
+type Raw = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+const shipped = async (): Promise<Raw> => JSON.parse(await readFile('catalog/servers.json', 'utf8'));
+
+/** Each broken catalog, the place the error must name, and the message. */
+const WRONG_TYPES: Array<{ label: string; edit: (c: Raw) => void; place: string; message: RegExp }> = [
+  { label: 'removed[].url: 42', edit: (c) => { c.removed[0].url = 42; }, place: 'removed[0] (Fetch).url', message: /must be a string \(got number 42\)/ },
+  { label: 'policy.sharedGatewayHosts: "x"', edit: (c) => { c.policy.sharedGatewayHosts = 'x'; }, place: 'policy.sharedGatewayHosts', message: /must be an array \(got the string "x"\)/ },
+  { label: 'a non-string header value', edit: (c) => { c.servers[0].headers = { 'X-Client': 5 }; }, place: 'servers[0] (Context7).headers.X-Client', message: /must be a string \(got number 5\)/ },
+  { label: 'canaries: [1]', edit: (c) => { c.policy.canaries = [1]; }, place: 'policy.canaries[0]', message: /must be a string/ },
+  { label: 'authOptionalHosts: [null]', edit: (c) => { c.policy.authOptionalHosts = [null]; }, place: 'policy.authOptionalHosts[0]', message: /must be a string \(got null\)/ },
+  { label: 'decision.by: 3', edit: (c) => { c.servers[1].decision.by = 3; }, place: 'servers[1] (MDN).decision.by', message: /must be a string/ },
+  { label: 'requiresAuth: "yes"', edit: (c) => { c.servers[2].requiresAuth = 'yes'; }, place: 'servers[2] (DeepWiki).requiresAuth', message: /must be a boolean/ },
+  { label: 'servers: {}', edit: (c) => { c.servers = {}; }, place: 'servers', message: /must be an array \(got an object\)/ },
+  { label: 'removed[] without url', edit: (c) => { delete c.removed[1].url; }, place: 'removed[1] (Sequential Thinking).url', message: /is required/ },
+  { label: 'policy.timeoutMs beyond Node timers', edit: (c) => { c.policy.timeoutMs = 1e12; }, place: 'policy.timeoutMs', message: /must be <= 2147483647/ },
+  { label: 'name: 5', edit: (c) => { c.servers[3].name = 5; }, place: 'servers[3] (?).name', message: /must be a string/ },
+];
+
+/** Every command that loads a catalog, run so that it could do nothing else first (no network). */
+const COMMANDS: Array<{ name: string; args: (catalog: string, dir: string) => string[] }> = [
+  { name: 'lint', args: (c) => ['lint', '--catalog', c] },
+  { name: 'lint --json', args: (c) => ['lint', '--json', '--catalog', c] },
+  { name: 'add', args: (c) => ['add', 'https://new.example/mcp', '--name', 'N', '--description', 'd', '--decision', 'me: why', '--catalog', c] },
+  { name: 'refresh', args: (c, d) => ['refresh', '--catalog', c, '--state', join(d, 'h.db')] },
+  { name: 'discover', args: (c) => ['discover', 'https://127.0.0.1:9/never', '--catalog', c] },
+  { name: 'publish', args: (c, d) => ['publish', '--out', join(d, 'site'), '--catalog', c] },
+  { name: 'serve', args: (c, d) => ['serve', '--port', '0', '--catalog', c, '--state', join(d, 'h.db')] },
+  { name: 'report', args: (c, d) => ['report', '--markdown', '--catalog', c, '--state', join(d, 'h.db')] },
+];
+
+const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+async function brokenCatalog(edit: (c: Raw) => void): Promise<{ dir: string; catalogPath: string }> {
+  const c = await shipped();
+  edit(c);
+  const { dir, catalogPath } = await workspace(catalogOf([]));
+  await writeFile(catalogPath, JSON.stringify(c, null, 2));
+  return { dir, catalogPath };
+}
+
+/** Runs the jobs a few at a time: fast, yet gentle on a loaded two-core machine. */
+async function inBatches<T>(jobs: Array<() => Promise<T>>, size = 4): Promise<T[]> {
+  const out: T[] = [];
+  for (let i = 0; i < jobs.length; i += size) out.push(...await Promise.all(jobs.slice(i, i + size).map((j) => j())));
+  return out;
+}
+
+const everyStderrLine = (r: RunResult) => r.stderr.split('\n').filter((l) => l !== '');
+
+describe('a catalog of the wrong types', () => {
+  it('is `file: place: message`, exit 1, in every command that loads it (never a TypeError)', { timeout: 120_000 }, async () => {
+    const jobs: Array<() => Promise<void>> = [];
+    WRONG_TYPES.forEach((example, i) => {
+      // The issue's four examples through every command; the rest through lint and two others in turn.
+      const commands = i < 4 ? COMMANDS : [COMMANDS[0]!, COMMANDS[2 + (i % 6)]!, COMMANDS[2 + ((i + 3) % 6)]!];
+      for (const command of commands) {
+        jobs.push(async () => {
+          const { dir, catalogPath } = await brokenCatalog(example.edit);
+          const r = await runCli(command.args(catalogPath, dir), { killAfterMs: 20_000 });
+          const label = `${example.label} / ${command.name}`;
+          assert.equal(r.code, 1, `${label}: exit ${r.code}\n${r.stdout}\n${r.stderr}`);
+          assert.doesNotMatch(r.stdout + r.stderr, /TypeError|Cannot read|is not a function|at .*\.js:\d+/, label);
+          if (command.name === 'lint --json') {
+            const json = JSON.parse(r.stdout);
+            assert.equal(json.servers, null);
+            assert.ok(json.problems.some((p: { where: string; message: string }) => p.where === example.place && example.message.test(p.message)), `${label}: ${r.stdout}`);
+          } else {
+            const stream = command.name === 'lint' ? r.stdout : r.stderr;
+            const prefix = command.name === 'lint' ? '' : 'onetap: ';
+            assert.match(stream, new RegExp(`^${esc(prefix)}${esc(catalogPath)}: ${esc(example.place)}: ${example.message.source}`, 'm'), `${label}:\n${stream}`);
+          }
+          if (command.name !== 'lint --json') for (const line of everyStderrLine(r)) assert.match(line, /^onetap: /, label);
+        });
+      }
+    });
+    await inBatches(jobs);
+  });
+});
+
+describe('--json', () => {
+  let fleet: Fleet;
+  before(async () => { fleet = await startFleet(); });
+  after(async () => { await fleet.close(); });
+
+  it('lint --json: findings as data; clean is exit 0 with no problems', async () => {
+    const clean = await runCli(['lint', '--json']);
+    assert.equal(clean.code, 0, clean.stderr);
+    assert.deepEqual(JSON.parse(clean.stdout), { catalog: 'catalog/servers.json', servers: 13, removed: 3, problems: [] });
+    const { catalogPath } = await workspace(catalogOf([server('A', 'http://a.example/mcp'), server('B', 'https://a.example/mcp', { headers: { Authorization: 'Bearer sk-1' } })]));
+    const bad = await runCli(['lint', '--json', '--catalog', catalogPath]);
+    assert.equal(bad.code, 1);
+    assert.equal(bad.stderr, '');
+    const json = JSON.parse(bad.stdout);
+    assert.deepEqual(Object.keys(json), ['catalog', 'servers', 'removed', 'problems']);
+    assert.equal(json.servers, 2);
+    assert.ok(json.problems.some((p: { where: string; message: string }) => p.where === 'servers[0] (A)' && /HTTPS only/.test(p.message)));
+    assert.ok(json.problems.some((p: { where: string; message: string }) => p.where === 'servers[1] (B)' && /"Authorization" looks secret/.test(p.message)));
+  });
+
+  it('add --json: refused (rules, before any probe), not live (with the probe), and added', async () => {
+    const base = catalogOf([server('Existing', 'https://existing.example/mcp')]);
+    const { catalogPath } = await workspace(base);
+    const refused = await runCli(['add', 'https://existing.example/other', '--name', 'N', '--description', 'd', '--decision', 'me: why', '--catalog', catalogPath, '--json']);
+    assert.equal(refused.code, 1);
+    const r1 = JSON.parse(refused.stdout);
+    assert.deepEqual({ added: r1.added, entry: r1.entry, probe: r1.probe }, { added: false, entry: null, probe: null });
+    assert.ok(r1.problems.some((p: string) => /duplicate host/.test(p)));
+
+    const dead = await runCli(['add', fleet.url('http-404'), '--name', 'N', '--description', 'd', '--decision', 'me: why', '--catalog', catalogPath, '--allow-http', '--json']);
+    assert.equal(dead.code, 1);
+    const r2 = JSON.parse(dead.stdout);
+    assert.equal(r2.added, false);
+    assert.deepEqual({ verdict: r2.probe.verdict, reason: r2.probe.reason, httpStatus: r2.probe.httpStatus }, { verdict: 'drop', reason: 'http-404', httpStatus: 404 });
+    assert.match(r2.problems[0], /not attested live: drop\/http-404/);
+
+    const ok = await runCli(['add', fleet.url('ok-json'), '--name', 'Search', '--description', 'Searches', '--decision', 'Ada: users asked', '--catalog', catalogPath, '--allow-http', '--json']);
+    assert.equal(ok.code, 0, ok.stderr);
+    const r3 = JSON.parse(ok.stdout);
+    assert.equal(r3.added, true);
+    assert.deepEqual(r3.problems, []);
+    assert.equal(r3.entry.url, fleet.url('ok-json'));
+    assert.equal(r3.entry.decision.by, 'Ada');
+    assert.equal(r3.probe.verdict, 'live');
+    assert.ok(r3.probe.tools.length > 0);
+    assert.equal(JSON.parse(await readFile(catalogPath, 'utf8')).servers.length, 2);
+  });
+
+  it('report --json: the status model (the shape of GET /api/servers)', async () => {
+    const { catalogPath, statePath } = await workspace(catalogOf([server('A', 'https://a.example/mcp')]));
+    const r = await runCli(['report', '--json', '--catalog', catalogPath, '--state', statePath]);
+    assert.equal(r.code, 0, r.stderr);
+    const json = JSON.parse(r.stdout);
+    assert.deepEqual(Object.keys(json), ['generatedAt', 'lastRefresh', 'servers']);
+    assert.equal(json.lastRefresh, null);
+    assert.equal(json.servers[0].name, 'A');
+    assert.equal(json.servers[0].days30.length, 30);
+  });
+});
+
+describe('errors and exit codes', () => {
+  const cases: Array<{ args: string[]; code: number; stderr: RegExp }> = [
+    { args: [], code: 2, stderr: /^onetap: a command is needed/m },
+    { args: ['nope'], code: 2, stderr: /^onetap: unknown command 'nope'$/m },
+    { args: ['lint', '--nope'], code: 2, stderr: /^onetap: unknown option '--nope'$/m },
+    { args: ['probe'], code: 2, stderr: /^onetap: missing required argument 'url'$/m },
+    { args: ['lint', '--catalog'], code: 2, stderr: /^onetap: option '--catalog <file>' argument missing$/m },
+    { args: ['add', 'https://x.example/mcp'], code: 2, stderr: /^onetap: required option '--name <name>' not specified$/m },
+    { args: ['probe', '--timeout', 'abc', 'https://x.example/mcp'], code: 2, stderr: /^onetap: --timeout: expected a positive whole number, got "abc"$/m },
+    { args: ['add', 'https://x.example/mcp', '--name', 'n', '--description', 'd', '--decision', 'a: b', '--timeout', '99999999999'], code: 2, stderr: /^onetap: --timeout: at most 2147483647 ms .*largest timer/m },
+    { args: ['probe', '--header', 'no colon', 'https://x.example/mcp'], code: 2, stderr: /^onetap: --header: a header is "Name: value", got "no colon"$/m },
+    { args: ['report'], code: 2, stderr: /^onetap: report needs --html <file>, --markdown or --json$/m },
+    { args: ['report', '--json', '--markdown'], code: 2, stderr: /^onetap: --markdown and --json/m },
+    { args: ['lint', '--catalog', '/nonexistent/servers.json'], code: 1, stderr: /^onetap: \/nonexistent\/servers\.json: cannot read the catalog \(ENOENT\)$/m },
+    { args: ['validate', '/nonexistent/card.json'], code: 1, stderr: /^onetap: cannot read \/nonexistent\/card\.json/m },
+  ];
+  it('every error is `onetap: …` on stderr with the README exit code; help and version exit 0', { timeout: 60_000 }, async () => {
+    await inBatches(cases.map((c) => async () => {
+      const r = await runCli(c.args);
+      const label = `onetap ${c.args.join(' ')}`;
+      assert.equal(r.code, c.code, `${label}: ${r.stderr}`);
+      assert.match(r.stderr, c.stderr, label);
+      assert.doesNotMatch(r.stderr, /^error:/m, label);
+      if (c.args.length) for (const line of everyStderrLine(r)) assert.match(line, /^onetap: /, `${label}: ${line}`);
+      assert.equal(r.stdout, '', label);
+    }));
+    for (const args of [['--help'], ['--version'], ['help'], ['lint', '--help']]) {
+      const r = await runCli(args);
+      assert.equal(r.code, 0, args.join(' '));
+      assert.ok(r.stdout.length > 0);
+    }
+  });
+});
