@@ -20,7 +20,7 @@ if (mode === 'many') {
     return i % 31 === 0 ? `${refused}/mcp?n=${i}` : `${origin}/${fault}?n=${i}`;
   });
   const t0 = performance.now();
-  const results = await probeMany(urls.map((url) => ({ url })), { concurrency: 256, timeoutMs: 2_000, retryDelayMs: 100 });
+  const results = await probeMany(urls.map((url) => ({ url })), { concurrency: 256, perHost: 256, timeoutMs: 2_000, retryDelayMs: 100 });
   const wallMs = performance.now() - t0;
   const byVerdict: Record<string, number> = {};
   for (const r of results) byVerdict[`${r.verdict}/${r.reason}`] = (byVerdict[`${r.verdict}/${r.reason}`] ?? 0) + 1;

@@ -6,15 +6,30 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { answer, startFleet } from '../test/fleet/fleet.js';
+import { answer, startFleet, type Ctx } from '../test/fleet/fleet.js';
 
 const [kind = 'fast', mode = 'json'] = process.argv.slice(2);
+
+/** Writes `head`, then `fill` forever (until the client goes away). */
+function endless(c: Ctx, type: string, head: string, fill: string): void {
+  c.res.writeHead(200, { 'content-type': type });
+  c.res.write(head);
+  const chunk = Buffer.from(fill.repeat(64 * 1024));
+  const pump = () => { while (!c.res.destroyed && c.res.write(chunk)); };
+  c.res.on('drain', pump);
+  c.res.on('close', () => c.res.off('drain', pump));
+  pump();
+}
 
 if (kind === 'fleet') {
   const fleet = await startFleet({
     // Every request answered after `?delay=` ms (default 250, an internet round trip and some work):
     // a handshake takes three of them, so serial work would show at once.
     slow: (c) => { setTimeout(() => answer(c), Number(new URL(c.req.url ?? '', 'http://x').searchParams.get('delay') ?? 250)); },
+    // Endless bodies that stay valid as far as they go: a JSON object that never closes, and one SSE data line
+    // that never ends. A reader that buffers them (as the app does) needs the memory budget.
+    'endless-json': (c) => endless(c, 'application/json', '{"jsonrpc":"2.0","id":1,"result":{"padding":"', 'a'),
+    'endless-sse': (c) => endless(c, 'text/event-stream', 'event: message\ndata: {"jsonrpc":"2.0","id":1,"result":{"padding":"', 'a'),
     // 512 MiB of SSE comments and never a response: the probe must stop reading at its cap.
     'huge-stream': (c) => {
       c.res.writeHead(200, { 'content-type': 'text/event-stream' });

@@ -37,3 +37,7 @@ export { toolChanges, identityChanged, reviewTools, type ToolChanges, type ToolR
 export { acceptTools, NothingToAccept, type AcceptOptions } from './catalog/accept.js';
 export { readLock, serializeLock, type ToolsLock, type LockEntry } from './catalog/lock.js';
 export { screenTools, SCREEN_RULES, type Finding } from './screen/screen.js';
+export { createMcpServer, serveStdio, serveHttp, requestRefusal, MCP_PATH, type McpServeOptions, type RunningMcp } from './mcp/server.js';
+export { TOOLS as MCP_TOOLS, ToolRefused, type ToolSpec, type ToolContext } from './mcp/tools.js';
+export { MCP_LIMITS, type McpLimits } from './mcp/limits.js';
+export { confinedPath, PathRefused } from './mcp/confine.js';

@@ -11,6 +11,7 @@
  * The fork's chain (§4.4, `kai-fallback`) reuses the same requests and reader.
  */
 import type { Dispatcher } from 'undici';
+import type { BodyBudget } from './budget.js';
 import { decodeAppTools } from './app-reader.js';
 import { addQuirk, emptyRun, type ClientRun, type StepName } from './observation.js';
 import type { ClientProfile } from './profile.js';
@@ -25,6 +26,8 @@ export interface ClientOptions {
   dispatcher: Dispatcher;
   /** Replaces the profile's User-Agent (a diagnostic override). */
   userAgent?: string;
+  /** Shared across a run's probes (src/attest/budget.ts). */
+  budget?: BodyBudget;
 }
 
 /** Thrown inside a handshake with the client's own words; ends the run as a failure. */
@@ -63,6 +66,7 @@ class AppConnection {
       signal: AbortSignal.timeout(this.opts.requestTimeoutMs),
       maxBodyBytes: this.opts.maxBodyBytes,
       dispatcher: this.opts.dispatcher,
+      budget: this.opts.budget,
       gunzip: this.profile.acceptEncoding?.includes('gzip') ?? false,
     });
     this.run.steps.push(out.exchange);

@@ -125,6 +125,16 @@ export class AppSseReader {
 
   constructor(private readonly maxLineChars: number) {}
 
+  /** The data of a `data: ` line not yet ended (its first `max` characters), or null. */
+  pendingData(max: number): string | null {
+    return this.winner === null && this.partial.startsWith('data: ') ? this.partial.slice(6, 6 + max) : null;
+  }
+
+  /** Characters held for a line not yet ended. */
+  get buffered(): number {
+    return this.partial.length;
+  }
+
   feed(text: string): void {
     let start = 0;
     for (let i = 0; i < text.length; i++) {

@@ -1,34 +1,52 @@
-import { mapConcurrent } from '../util/pool.js';
+import { mapConcurrentPerKey } from '../util/pool.js';
+import { BodyBudget } from './budget.js';
 import { probe, probeDispatcher, type ProbeOptions, type ProbeResult } from './probe.js';
 
 export interface ProbeTarget { url: string; requiresAuth?: boolean; headers?: Record<string, string> }
 
-export interface ProbeManyOptions extends Omit<ProbeOptions, 'requiresAuth' | 'dispatcher'> {
+export const PROBE_MANY_DEFAULTS = {
+  concurrency: 16,
+  /** Probes in flight per host (`host:port`): shared gateways serve many catalog rows. */
+  perHost: 4,
+} as const;
+
+export interface ProbeManyOptions extends Omit<ProbeOptions, 'requiresAuth' | 'dispatcher' | 'budget'> {
   concurrency?: number;
-  /** Called as each probe ends (for progress lines). */
+  perHost?: number;
+  /** Called as each probe ends (for progress lines and streamed output). */
   onResult?: (result: ProbeResult, index: number) => void;
+  /** Called as each probe starts. */
+  onStart?: (index: number) => void;
+  /** Keep every result for the returned array (default true); false returns [] and delivers through `onResult` only. */
+  retain?: boolean;
   /** A DNS lookup for the pool's connections (discovery passes one that refuses private addresses). */
   lookup?: unknown;
 }
 
+const hostOf = (url: string) => { try { return new URL(url).host.toLowerCase(); } catch { return url; } };
+
 /**
- * Probes many servers concurrently through one connection pool that is closed afterwards.
- * Each target's own headers go to its own URL only.
+ * Probes many servers concurrently through one connection pool (closed afterwards) and one memory budget for
+ * body reads. Each target's own headers go to its own URL only.
  */
 export async function probeMany(targets: readonly ProbeTarget[], options: ProbeManyOptions = {}): Promise<ProbeResult[]> {
-  const { concurrency = 16, onResult, lookup, ...probeOptions } = options;
+  const { concurrency = PROBE_MANY_DEFAULTS.concurrency, perHost = PROBE_MANY_DEFAULTS.perHost, onResult, onStart, retain = true, lookup, ...probeOptions } = options;
   const dispatcher = probeDispatcher(probeOptions.timeoutMs, lookup);
+  const budget = new BodyBudget();
   try {
-    return await mapConcurrent(targets, concurrency, async (t, i) => {
+    const results = await mapConcurrentPerKey(targets, concurrency, perHost, (t) => hostOf(t.url), async (t, i) => {
+      onStart?.(i);
       const result = await probe(t.url, {
         ...probeOptions,
         requiresAuth: t.requiresAuth,
         headers: { ...probeOptions.headers, ...t.headers },
         dispatcher,
+        budget,
       });
       onResult?.(result, i);
-      return result;
+      return retain ? result : null;
     });
+    return retain ? (results as ProbeResult[]) : [];
   } finally {
     // Every probe has ended: the idle sockets are torn down in the background, not on the caller's clock
     // (closing a thousand of them takes about 100 ms).

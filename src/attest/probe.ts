@@ -15,6 +15,7 @@ import { screenTools } from '../screen/screen.js';
 import type { Finding } from '../screen/types.js';
 import { storedSnapshot, toolListSnapshot, type StoredSnapshot } from './snapshot.js';
 import type { MatrixCell } from './result.js';
+import type { BodyBudget } from './budget.js';
 import { withDefaults } from '../util/defaults.js';
 
 export interface ProbeOptions {
@@ -36,6 +37,8 @@ export interface ProbeOptions {
   retryDelayMs?: number;
   /** A 429's Retry-After is honoured up to this long; a longer one is not retried. */
   maxRetryAfterMs?: number;
+  /** Bounds the bytes all body reads of a run hold together (probeMany shares one). */
+  budget?: BodyBudget;
   /** Permit private addresses for URLs a server supplies (auth metadata on another origin); tests only. */
   allowPrivate?: boolean;
   dispatcher?: Dispatcher;
@@ -157,8 +160,10 @@ async function observe(url: string, profile: ClientProfile, opts: Resolved): Pro
   if (appUsable && !opts.matrix) return o;
   // A failure before any HTTP answer (DNS, refused, connect timeout, TLS) reads the same for every client,
   // and a passing one (5xx, 429) is retried: neither needs the diagnosis.
+  // An answer over the cap is judged on its start alone (review/oversize or drop/not-mcp): no second read.
   const first = deciding.steps[0];
-  if (!appUsable && !opts.matrix && ((first && first.status === null && deciding.steps.length === 1) || isTransient(deciding.steps.at(-1)))) return o;
+  const last = deciding.steps.at(-1);
+  if (!appUsable && !opts.matrix && ((first && first.status === null && deciding.steps.length === 1) || isTransient(last) || last?.problem === 'oversize')) return o;
   o.diagnosis = await runProfile(url, DIAGNOSIS, opts);
   if (appUsable) return o;
   if (o.diagnosis.works && isAppLike(profile) && (stepOf(deciding, 'initialize')?.status ?? 0) >= 400) {
@@ -190,6 +195,7 @@ function runProfile(url: string, profile: ClientProfile, opts: Resolved, userAge
     maxBodyBytes: opts.maxBodyBytes,
     dispatcher: opts.dispatcher,
     userAgent,
+    budget: opts.budget,
   };
   switch (profile.handshake) {
     case 'app': return runAppClient(url, profile, client);

@@ -8,9 +8,12 @@ import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { request, type Dispatcher } from 'undici';
 import { createParser } from 'eventsource-parser';
 import { isTlsCode, type AppReading, type BodyKind, type BodyProblem, type Exchange, type JsonRpcResponse, type Quirk, type StepName } from './observation.js';
+import type { BodyBudget, BodyHold } from './budget.js';
 import { AppSseReader, decodeAppResponse, NO_SSE_RESPONSE, type AppResponse, type Decoded } from './app-reader.js';
 
 export interface PostOptions {
+  /** Shared across the probes of one run: bounds the bytes held by all body reads together. */
+  budget?: BodyBudget;
   /** Request headers; a flat [name, value, ...] list keeps duplicates and order, as the app appends them. */
   headers: Record<string, string> | string[];
   signal: AbortSignal;
@@ -51,7 +54,8 @@ export async function postJsonRpc(url: string, step: StepName, message: unknown,
     if (id === null) {
       await discard(res.body, exchange.contentType);
     } else {
-      const read = await readResponse(res.body, exchange.contentType, exchange.headers['content-encoding'], id, opts.maxBodyBytes, quirks);
+      const hold = opts.budget?.reader();
+      const read = await readResponse(res.body, exchange.contentType, exchange.headers['content-encoding'], id, opts.maxBodyBytes, quirks, hold).finally(() => hold?.release());
       exchange.body = read.body;
       exchange.response = read.response;
       exchange.problem = read.problem;
@@ -115,7 +119,8 @@ export async function appPost(url: string, step: StepName, message: unknown, exp
     const rawType = headerValue(res.headers['content-type']);
     const source = opts.gunzip && /^\s*(x-)?gzip\s*$/i.test(exchange.headers['content-encoding'] ?? '') ? decompress(res.body, 'gzip') : res.body;
     const sse = rawType !== null && rawType.includes('text/event-stream');
-    const read = await readForApp(source, sse, expectAnswer, opts.maxBodyBytes);
+    const hold = opts.budget?.reader();
+    const read = await readForApp(source, sse, expectAnswer, opts.maxBodyBytes, hold).finally(() => hold?.release());
     exchange.app = read.reading;
     exchange.body = read.kind;
     exchange.bodySnippet = read.snippet;
@@ -141,13 +146,13 @@ interface AppRead {
   failure: unknown;
 }
 
-async function readForApp(source: Readable, sse: boolean, expectAnswer: boolean, maxBytes: number): Promise<AppRead> {
+async function readForApp(source: Readable, sse: boolean, expectAnswer: boolean, maxBytes: number, hold?: BodyHold): Promise<AppRead> {
   const reading: AppReading = { read: sse ? 'sse' : 'json', winner: null, winnerId: null, spacelessDataLines: 0, undecodedDataLines: 0, ended: false, stoppedEarly: false, validPrefix: false };
   const decoder = new TextDecoder();
   let total = 0;
   let oversize = false;
   let head = '';
-  const keepHead = (text: string) => { if (head.length < SNIPPET_CHARS) head += text.slice(0, SNIPPET_CHARS - head.length); };
+  const keepHead = (text: string) => { if (head.length < SNIPPET_CHARS) head += snippet(text, SNIPPET_CHARS - head.length); };
   let failure: unknown = null;
   const fail = (err: unknown) => { failure = err; return true; };
   if (sse) {
@@ -158,15 +163,16 @@ async function readForApp(source: Readable, sse: boolean, expectAnswer: boolean,
       const text = decoder.decode(chunk, { stream: true });
       keepHead(text);
       reader.feed(text);
-      return false;
+      return wait(hold, reader.buffered);
     }).catch(fail);
-    reader.end();
+    // Over the cap the stream has not ended: its last line is unfinished, judged on its start only.
+    if (oversize) reading.validPrefix = reader.winner !== null || isValidJsonPrefix(reader.pendingData(PREFIX_CHECK_BYTES) ?? '');
+    else reader.end();
     reading.ended = !stopped;
     reading.spacelessDataLines = reader.spacelessDataLines;
     reading.undecodedDataLines = reader.undecodedDataLines;
     reading.winner = reader.winner?.kind ?? null;
     reading.winnerId = reader.winner?.id ?? null;
-    reading.validPrefix = reader.winner !== null;
     const decoded: Decoded<AppResponse> = reader.winner ? { ok: true, value: reader.winner } : { ok: false, error: NO_SSE_RESPONSE };
     return { kind: 'sse', reading, decoded: expectAnswer ? decoded : null, snippet: head || null, oversize, failure };
   }
@@ -183,13 +189,19 @@ async function readForApp(source: Readable, sse: boolean, expectAnswer: boolean,
       // Not an object in its first bytes: the app cannot decode it whatever follows.
       if (firstChar !== null && firstChar !== '{') { reading.stoppedEarly = true; return true; }
     }
-    return false;
+    return wait(hold, total);
   }).catch(fail);
   reading.ended = !stopped;
   if (!expectAnswer) return { kind: total === 0 ? 'empty' : 'other', reading, decoded: null, snippet: null, oversize, failure };
+  if (oversize) {
+    // Over the cap the app's outcome cannot be known; whether the body is still valid JSON so far is judged on its
+    // first bytes (decoding megabytes to learn what their start already says would cost every hostile probe).
+    const head = Buffer.concat(parts).subarray(0, PREFIX_CHECK_BYTES).toString('utf8');
+    reading.validPrefix = isValidJsonPrefix(head);
+    return { kind: 'json', reading, decoded: null, snippet: snippet(head) || null, oversize, failure };
+  }
   const text = Buffer.concat(parts).toString('utf8');
-  const snippetText = text.length > SNIPPET_CHARS ? text.slice(0, SNIPPET_CHARS) : text;
-  if (oversize) reading.validPrefix = isValidJsonPrefix(text);
+  const snippetText = snippet(text);
   const decoded = decodeAppResponse(text);
   if (decoded.ok) { reading.winner = decoded.value.kind; reading.winnerId = decoded.value.id; }
   const kind: BodyKind = text.trim() === '' ? 'empty' : firstChar === '{' || firstChar === '[' ? 'json' : 'other';
@@ -197,6 +209,9 @@ async function readForApp(source: Readable, sse: boolean, expectAnswer: boolean,
 }
 
 
+
+/** How much of an oversize body is read to tell "still valid JSON so far" (`review/oversize`) from "not JSON-RPC". */
+const PREFIX_CHECK_BYTES = 256 * 1024;
 
 /** True when `text` is the start of some valid JSON object (V8 reports the error at the very end). */
 function isValidJsonPrefix(text: string): boolean {
@@ -266,16 +281,16 @@ interface ReadResult {
   text: string | null;
 }
 
-async function readResponse(body: Readable, contentType: string | null, encoding: string | undefined, id: number, maxBytes: number, quirks: Quirk[]): Promise<ReadResult> {
+async function readResponse(body: Readable, contentType: string | null, encoding: string | undefined, id: number, maxBytes: number, quirks: Quirk[], hold?: BodyHold): Promise<ReadResult> {
   const source = decompress(body, encoding);
-  if (contentType === 'text/event-stream') return readSse(source, id, maxBytes, quirks);
+  if (contentType === 'text/event-stream') return readSse(source, id, maxBytes, quirks, hold);
   const parts: Buffer[] = [];
   let total = 0;
   const oversize = await readChunks(source, (chunk) => {
     total += chunk.length;
     if (total > maxBytes) return true;
     parts.push(chunk);
-    return false;
+    return wait(hold, total);
   });
   if (oversize) return { body: 'other', response: null, problem: 'oversize', text: snippet(Buffer.concat(parts).toString('utf8')) };
   const text = Buffer.concat(parts, total).toString('utf8');
@@ -291,7 +306,9 @@ async function readResponse(body: Readable, contentType: string | null, encoding
   return { body: 'json', ...pickResponse(value, id, quirks), text: snippet(text) };
 }
 
-async function readSse(source: Readable, id: number, maxBytes: number, quirks: Quirk[]): Promise<ReadResult> {
+async function readSse(source: Readable, id: number, maxBytes: number, quirks: Quirk[], hold?: BodyHold): Promise<ReadResult> {
+  // What the parser may hold: the bytes since the last whole event.
+  let sinceEvent = 0;
   let response: JsonRpcResponse | null = null;
   let problem: BodyProblem | null = null;
   let sawResponse = false;
@@ -300,10 +317,11 @@ async function readSse(source: Readable, id: number, maxBytes: number, quirks: Q
   const seen: string[] = [];
   const parser = createParser({
     onEvent(event) {
+      sinceEvent = 0;
       if (response || problem) return;
       if (event.event === 'endpoint') { problem = 'endpoint-event'; return; }
       if (event.data.trim() === '') return; // priming event or keep-alive
-      if (seen.length < 4) seen.push(event.data.slice(0, 256));
+      if (seen.length < 4) seen.push(snippet(event.data, 256));
       let value: unknown;
       try { value = JSON.parse(event.data); } catch { return; }
       const picked = pickResponse(value, id, quirks);
@@ -320,8 +338,10 @@ async function readSse(source: Readable, id: number, maxBytes: number, quirks: Q
     if (total > maxBytes) { problem = 'oversize'; return true; }
     const text = decoder.decode(chunk, { stream: true });
     if (!dataWithoutSpace && /(?:^|[\r\n])data:[^ \r\n]/.test(text)) dataWithoutSpace = true;
+    sinceEvent += chunk.length;
     parser.feed(text);
-    return response !== null || problem !== null;
+    if (response !== null || problem !== null) return true;
+    return wait(hold, sinceEvent);
   });
   if (dataWithoutSpace) quirks.push('sse-data-without-space');
   if (otherMessages > 0 && response) quirks.push('messages-before-response');
@@ -335,17 +355,24 @@ async function readSse(source: Readable, id: number, maxBytes: number, quirks: Q
  * On a stop the body gets one turn of the event loop to end by itself, so that a finished response
  * keeps its connection for reuse; a body still open after that is destroyed.
  */
-function readChunks(source: Readable, onChunk: (chunk: Buffer) => boolean): Promise<boolean> {
+function readChunks(source: Readable, onChunk: (chunk: Buffer) => boolean | Promise<boolean>): Promise<boolean> {
   return new Promise((resolve, reject) => {
     let stopped = false;
-    const onData = (chunk: Buffer) => {
-      if (!onChunk(chunk)) return;
+    const stop = () => {
       stopped = true;
       source.off('data', onData);
       setImmediate(() => {
         if (!source.readableEnded) source.destroy();
         resolve(true);
       });
+    };
+    const onData = (chunk: Buffer) => {
+      const go = onChunk(chunk);
+      if (go === false) return;
+      if (go === true) return stop();
+      // Waiting for memory: the stream pauses (backpressure) until the budget allows more.
+      source.pause();
+      go.then((halt) => (halt ? stop() : source.resume()), reject);
     };
     source.on('data', onData);
     source.once('end', () => resolve(stopped));
@@ -380,6 +407,12 @@ function isResponse(m: unknown): m is JsonRpcResponse {
   return typeof error === 'object' && error !== null && typeof (error as { code?: unknown }).code === 'number';
 }
 
+/** Keep reading (false), or wait for the budget when a read holds more than it may on its own. */
+function wait(hold: BodyHold | undefined, held: number): false | Promise<boolean> {
+  const pending = hold?.need(held);
+  return pending ? pending.then(() => false) : false;
+}
+
 /** A notification's answer is not read; drain small bodies so the connection can be reused. */
 async function discard(body: Readable & { dump?: (o: { limit: number }) => Promise<void> }, contentType: string | null): Promise<void> {
   if (contentType === 'text/event-stream' || !body.dump) body.destroy();
@@ -404,8 +437,12 @@ function headerValue(value: string | string[] | undefined): string | null {
   return Array.isArray(value) ? value.join(', ') : value;
 }
 
-function snippet(text: string): string {
-  return text.length > SNIPPET_CHARS ? text.slice(0, SNIPPET_CHARS) : text;
+/**
+ * The start of a body, as its own string: a plain slice would keep the whole body alive (V8 slices share their
+ * parent), and an observation outlives the read.
+ */
+function snippet(text: string, chars = SNIPPET_CHARS): string {
+  return Buffer.from(text.length > chars ? text.slice(0, chars) : text, 'utf8').toString('utf8');
 }
 
 function lowLevelCode(err: unknown, aborted: boolean): string {

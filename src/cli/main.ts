@@ -10,6 +10,7 @@ import { registerDiscovery } from './discovery.js';
 import { registerReport } from './report.js';
 import { registerAccept } from './accept.js';
 import { registerSite } from './site.js';
+import { registerMcp } from './mcp.js';
 import { runDemo } from '../demo/demo.js';
 import { UsageError } from './args.js';
 import { CatalogError } from '../catalog/model.js';
@@ -40,6 +41,7 @@ export async function main(argv: string[]): Promise<number> {
   registerReport(program);
   registerAccept(program);
   registerSite(program);
+  registerMcp(program);
   program
     .command('demo')
     .description('refresh the shipped catalog against a loopback fleet that plays it, in a temporary workspace (offline)')

@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
-import { probeMany } from '../attest/probe-many.js';
+import { PROBE_MANY_DEFAULTS, probeMany } from '../attest/probe-many.js';
 import type { ProbeResult } from '../attest/probe.js';
 import { probeResultJson } from '../attest/result.js';
 import { CLIENT_PROFILES, DEFAULT_PROFILE_ID } from '../attest/profile.js';
-import { inert, matrixLine, paint, table, useColor } from './render.js';
+import { inert, matrixLine, OrderedJsonArray, paint, Progress, table, useColor } from './render.js';
 import { parseHeader, positiveInt, profileId, timeoutMs, UsageError } from './args.js';
 
 export function registerProbe(program: Command): void {
@@ -17,28 +17,41 @@ export function registerProbe(program: Command): void {
     .option('--matrix', 'also run every other profile; --json adds matrix: {profile: {works, verdict, reason, tools}}')
     .option('--timeout <ms>', 'per-request time limit override (default: the profile\'s own, 60000 for the app)', timeoutMs)
     .option('--header <line>', 'extra request header "Name: value" (repeatable)', parseHeader, {} as Record<string, string>)
-    .option('--concurrency <n>', 'probes in flight at once', positiveInt, 16)
+    .option('--concurrency <n>', 'probes in flight at once', positiveInt, PROBE_MANY_DEFAULTS.concurrency)
+    .option('--per-host <n>', 'probes in flight per host (politeness towards shared gateways)', positiveInt, PROBE_MANY_DEFAULTS.perHost)
     .option('--user-agent <ua>', 'User-Agent override for the deciding profile (diagnostic; the app sends "Ktor client")')
-    .action(async (urls: string[], opts: { json?: boolean; requiresAuth?: boolean; timeout?: number; header: Record<string, string>; concurrency: number; userAgent?: string; profile: string; matrix?: boolean }) => {
+    .action(async (urls: string[], opts: ProbeFlags) => {
       for (const url of urls) checkUrl(url);
-      const showProgress = !opts.json && urls.length > 1 && !!process.stderr.isTTY;
-      let done = 0;
+      const progress = new Progress(urls, !opts.json && urls.length > 1 && !!process.stderr.isTTY);
+      // --json streams the array in input order as results arrive: nothing is kept but what still waits its turn.
+      const out = opts.json ? new OrderedJsonArray((text) => process.stdout.write(text)) : null;
+      let allLive = true;
       const results = await probeMany(urls.map((url) => ({ url, requiresAuth: opts.requiresAuth })), {
         timeoutMs: opts.timeout,
         profile: opts.profile,
         matrix: opts.matrix,
         headers: opts.header,
         concurrency: opts.concurrency,
+        perHost: opts.perHost,
         userAgent: opts.userAgent,
-        onResult: () => {
-          done++;
-          if (showProgress) process.stderr.write(`\rprobed ${done}/${urls.length}`);
+        retain: !opts.json,
+        onStart: (i) => progress.start(i),
+        onResult: (r, i) => {
+          progress.done(i);
+          allLive &&= r.verdict === 'live';
+          out?.put(i, JSON.stringify(probeResultJson(r), null, 2));
         },
       });
-      if (showProgress) process.stderr.write('\r\x1b[K');
-      process.stdout.write(opts.json ? JSON.stringify(results.map(probeResultJson), null, 2) + '\n' : renderProbeTable(results, useColor(process.stdout)) + '\n');
-      process.exitCode = results.every((r) => r.verdict === 'live') ? 0 : 1;
+      progress.clear();
+      if (out) out.end();
+      else process.stdout.write(renderProbeTable(results, useColor(process.stdout)) + '\n');
+      process.exitCode = allLive ? 0 : 1;
     });
+}
+
+interface ProbeFlags {
+  json?: boolean; requiresAuth?: boolean; timeout?: number; header: Record<string, string>; concurrency: number; perHost: number;
+  userAgent?: string; profile: string; matrix?: boolean;
 }
 
 function checkUrl(url: string): void {

@@ -40,3 +40,62 @@ export function printJson(value: unknown): void {
 export function errorLines(message: string): string {
   return message.split('\n').filter((l) => l !== '').map((l) => `onetap: ${inert(l)}`).join('\n') + '\n';
 }
+
+/**
+ * A JSON array written as its items arrive, in index order: an item waits only for the ones before it. The text
+ * is what `JSON.stringify(items, null, 2)` gives for items already stringified with an indent of 2.
+ */
+export class OrderedJsonArray {
+  private readonly waiting = new Map<number, string>();
+  private next = 0;
+
+  constructor(private readonly write: (text: string) => void) {}
+
+  put(index: number, itemJson: string): void {
+    this.waiting.set(index, itemJson);
+    while (this.waiting.has(this.next)) {
+      const item = this.waiting.get(this.next)!;
+      this.waiting.delete(this.next);
+      this.write(`${this.next === 0 ? '[\n' : ',\n'}${item.replace(/^/gm, '  ')}`);
+      this.next++;
+    }
+  }
+
+  end(): void {
+    this.write(this.next === 0 ? '[]\n' : '\n]\n');
+  }
+}
+
+/** The progress line on a terminal: done of total, and the slowest still pending (its URL and how long). */
+export class Progress {
+  private readonly started = new Map<number, number>();
+  private finished = 0;
+  private last = 0;
+
+  constructor(private readonly labels: readonly string[], private readonly on: boolean, private readonly stream: NodeJS.WriteStream = process.stderr) {}
+
+  start(i: number): void {
+    this.started.set(i, Date.now());
+  }
+
+  done(i: number): void {
+    this.started.delete(i);
+    this.finished++;
+    this.draw();
+  }
+
+  private draw(): void {
+    if (!this.on) return;
+    const now = Date.now();
+    if (now - this.last < 100 && this.finished < this.labels.length) return;
+    this.last = now;
+    let slowest: [number, number] | null = null;
+    for (const [i, t] of this.started) if (slowest === null || t < slowest[1]) slowest = [i, t];
+    const pending = slowest ? ` · slowest pending ${Math.round((now - slowest[1]) / 1000)} s: ${inert(this.labels[slowest[0]]!).slice(0, 60)}` : '';
+    this.stream.write(`\r\x1b[K${this.finished}/${this.labels.length} done${pending}`);
+  }
+
+  clear(): void {
+    if (this.on) this.stream.write('\r\x1b[K');
+  }
+}

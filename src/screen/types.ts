@@ -1,13 +1,7 @@
 /** What screening reads (a tool as `tools/list` returned it) and what it reports. */
 
-/** One tool as the app's client saw it; the full text, before any clipping for storage. */
-export interface ToolSnapshot {
-  name: string;
-  title?: string;
-  description?: string;
-  inputSchema?: unknown;
-  annotations?: unknown;
-}
+/** One tool as the client saw it, the full text before any clipping: the one tool type (src/attest/observation.ts). */
+export type { ToolDefinition as ToolSnapshot } from '../attest/observation.js';
 
 /**
  * One suspicious place in one tool. `field` is 'name', 'title', 'description', or a path into the tool such as

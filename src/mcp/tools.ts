@@ -1,0 +1,394 @@
+/**
+ * The tools of `onetap mcp`: each a thin call into the library, with JSON Schemas for input and output, a text
+ * summary for the model and `structuredContent` carrying what the matching `--json` prints.
+ * Nothing here writes: no catalog write, no history record, no add, no accept.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadCatalog, parseCatalog, type Catalog } from '../catalog/model.js';
+import { lintCatalog } from '../catalog/lint.js';
+import { discover, DISCOVERY_LIMITS } from '../discover/discover.js';
+import { addCommand } from '../discover/eligibility.js';
+import { assertPublicTarget, FetchRefused, guardedLookup } from '../discover/fetcher.js';
+import { POLICY_TABLE, REASON_TEXT, type Reason } from '../policy/policy.js';
+import { planJson, refresh } from '../refresh/refresh.js';
+import type { ProbeResult } from '../attest/probe.js';
+import { probeMany } from '../attest/probe-many.js';
+import { CLIENT_PROFILES, DEFAULT_PROFILE_ID, matrixLine } from '../attest/profile.js';
+import { probeResultJson } from '../attest/result.js';
+import { inert } from '../cli/render.js';
+import { confinedPath } from './confine.js';
+import { ProgressCounter, withinTime, type McpLimits } from './limits.js';
+
+/** A refusal the model should read and can act on (bad input, a forbidden target, a limit). */
+export class ToolRefused extends Error {}
+
+export interface ToolContext {
+  /** Real path of the directory the server was started in; catalog paths stay inside it. */
+  root: string;
+  allowPrivate: boolean;
+  limits: McpLimits;
+  /** Reports progress when the caller asked for it (a progressToken); a no-op otherwise. */
+  progress: (progress: number, total: number | undefined, message: string) => void;
+}
+
+export interface ToolOutcome { summary: string; structured: Record<string, unknown> }
+
+export interface ToolSpec {
+  name: string;
+  title: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+  outputSchema: Record<string, unknown>;
+  annotations: { title: string; readOnlyHint: true; openWorldHint: boolean };
+  run: (args: Record<string, unknown>, ctx: ToolContext) => Promise<ToolOutcome>;
+}
+
+const DEFAULT_CATALOG = 'catalog/servers.json';
+const str = { type: 'string' } as const;
+const strOrNull = { type: ['string', 'null'] } as const;
+const intOrNull = { type: ['integer', 'null'] } as const;
+
+/** The per-URL object of `probe --json`: the contract fields; later fields pass through. */
+const probeResultSchema = {
+  type: 'object',
+  required: ['url', 'verdict', 'reason', 'attempts', 'httpStatus', 'tools', 'error', 'detail'],
+  properties: {
+    url: str,
+    verdict: { enum: ['live', 'review', 'drop', 'failed'] },
+    reason: str,
+    attempts: { type: 'integer' },
+    httpStatus: intOrNull,
+    protocolVersion: strOrNull,
+    serverName: strOrNull,
+    tools: { type: ['array', 'null'], items: str },
+    error: strOrNull,
+    detail: str,
+    quirks: { type: 'array', items: str },
+  },
+};
+
+const catalogPathSchema = { type: 'string', minLength: 1, description: `Path of a catalog file inside the directory the server was started in (default ${DEFAULT_CATALOG}).` };
+
+/** Runs `work` under the call's time limit with a progress heartbeat. */
+async function timed<T>(ctx: ToolContext, counter: ProgressCounter, label: () => string, work: Promise<T>) {
+  const started = Date.now();
+  const heartbeat = setInterval(() => {
+    ctx.progress(counter.beat(), counter.total, `${label()}; ${Math.round((Date.now() - started) / 1000)} s so far`);
+  }, ctx.limits.heartbeatMs);
+  try {
+    return await withinTime(work, ctx.limits.callTimeMs);
+  } finally {
+    clearInterval(heartbeat);
+  }
+}
+
+/**
+ * Every network target must pass discovery's address rule unless the server was started with --allow-private:
+ * checked up front (IP literals, `localhost`, and the addresses names resolve to), so a refused call contacts
+ * nothing; the probes' own lookups check again on every connection (a name may answer differently later).
+ */
+async function refuseTargets(urls: string[], ctx: ToolContext, what: string): Promise<void> {
+  const refusals = await Promise.all(urls.map((u) => assertPublicTarget(u, { allowPrivate: ctx.allowPrivate }).then(
+    () => null,
+    (err: unknown) => `${inert(u)}: ${err instanceof Error ? err.message : String(err)}`,
+  )));
+  const refused = refusals.filter((r) => r !== null);
+  if (refused.length) throw new ToolRefused(`refused, nothing was contacted (${what}):\n${refused.map((r) => `- ${r}`).join('\n')}`);
+}
+
+const lookupFor = (ctx: ToolContext) => (ctx.allowPrivate ? undefined : guardedLookup());
+
+const seconds = (ms: number) => `${Math.round(ms / 1000)} s`;
+
+function probeLine(r: ProbeResult): string {
+  const tools = r.tools === null ? '' : `, ${r.tools.length} tools`;
+  const notes = [
+    r.error ? inert(r.error) : null,
+    r.appError && r.appError !== r.error ? `the app would say: ${inert(r.appError)}` : null,
+    r.matrix ? matrixLine(r.matrix) : null,
+  ].filter((n) => n !== null);
+  return `- ${inert(r.url)}: ${r.verdict}/${r.reason}${tools} (${r.detail})${notes.map((n) => `; ${n}`).join('')}`;
+}
+
+const probeTool: ToolSpec = {
+  name: 'probe',
+  title: 'Attest MCP servers the way the app connects',
+  description: [
+    'Use to check whether remote MCP servers (Streamable HTTP URLs) work for the app: it runs the app\'s own client handshake',
+    '(initialize, notifications/initialized, tools/list) against each URL and returns the verdict (live, review, drop, failed),',
+    'the reason, the tools the app would see, and the evidence (HTTP status, steps, quirks). Use `explain` on a reason for its meaning.',
+    'Slow: each URL may take up to minutes (the app waits 60 s per request); progress is reported while it runs.',
+    'It never writes anything and never adds a server to the catalog. It only contacts the URLs given, which must be public https',
+    'addresses (loopback and private addresses are refused unless the server was started with --allow-private).',
+  ].join(' '),
+  inputSchema: {
+    type: 'object',
+    required: ['urls'],
+    properties: {
+      urls: { type: 'array', minItems: 1, items: { type: 'string', minLength: 1 }, description: 'MCP endpoint URLs, e.g. https://mcp.example.com/mcp.' },
+      profile: { type: 'string', enum: Object.keys(CLIENT_PROFILES), default: DEFAULT_PROFILE_ID, description: `Client profile that decides the verdict (default ${DEFAULT_PROFILE_ID}, the app's own client): ${Object.values(CLIENT_PROFILES).map((p) => `${p.id} (${p.label})`).join(', ')}.` },
+      requiresAuth: { type: 'boolean', default: false, description: 'Treat every URL as auth-optional: initialize without a key is enough.' },
+      matrix: { type: 'boolean', default: false, description: 'Also run every client profile per URL: each result gets matrix {profileId: {works, verdict, reason, tools}} (which clients would work, e.g. after an app upgrade). Slower.' },
+    },
+    additionalProperties: false,
+  },
+  outputSchema: {
+    type: 'object',
+    required: ['results'],
+    properties: {
+      results: { type: 'array', items: probeResultSchema, description: 'One object per finished URL, in input order: what `onetap probe --json` prints.' },
+      unfinished: { type: 'array', items: str, description: 'URLs still probing when the per-call time limit ran out.' },
+    },
+  },
+  annotations: { title: 'Attest MCP servers', readOnlyHint: true, openWorldHint: true },
+  async run(args, ctx) {
+    const urls = args.urls as string[];
+    if (urls.length > ctx.limits.maxUrls) throw new ToolRefused(`at most ${ctx.limits.maxUrls} URLs per call, got ${urls.length}: split them over several calls`);
+    await refuseTargets(urls, ctx, 'probe');
+    const counter = new ProgressCounter(urls.length);
+    const finished: (ProbeResult | undefined)[] = new Array(urls.length);
+    // The options `onetap probe` uses when given no flags, so the JSON is the CLI's.
+    const work = probeMany(urls.map((url) => ({ url, requiresAuth: args.requiresAuth === true })), {
+      profile: (args.profile as string | undefined) ?? DEFAULT_PROFILE_ID,
+      matrix: args.matrix === true,
+      headers: {},
+      concurrency: 16,
+      allowPrivate: ctx.allowPrivate,
+      lookup: lookupFor(ctx),
+      onResult: (r, i) => {
+        finished[i] = r;
+        ctx.progress(counter.complete(), urls.length, `${counter.finished}/${urls.length} probed; ${inert(r.url)}: ${r.verdict}/${r.reason}`);
+      },
+    });
+    const outcome = await timed(ctx, counter, () => `${counter.finished}/${urls.length} probed`, work);
+    const results = outcome.done ? outcome.value : finished.filter((r): r is ProbeResult => r !== undefined);
+    const unfinished = outcome.done ? [] : urls.filter((_, i) => finished[i] === undefined);
+    const live = results.filter((r) => r.verdict === 'live').length;
+    const summary = [
+      `${live}/${urls.length} live.`,
+      ...results.map(probeLine),
+      ...(unfinished.length ? [`Not finished within the per-call limit of ${seconds(ctx.limits.callTimeMs)} (probe them in a smaller call): ${unfinished.map(inert).join(', ')}`] : []),
+    ].join('\n');
+    return { summary, structured: { results: results.map(probeResultJson), ...(unfinished.length ? { unfinished } : {}) } };
+  },
+};
+
+async function readCatalogArg(args: Record<string, unknown>, ctx: ToolContext): Promise<{ catalog: Catalog; label: string; path: string | null }> {
+  if (args.catalog !== undefined) {
+    if (args.catalogPath !== undefined) throw new ToolRefused('give either catalogPath or catalog, not both');
+    return { catalog: parseCatalog(JSON.stringify(args.catalog), 'inline catalog'), label: 'inline catalog', path: null };
+  }
+  const label = (args.catalogPath as string | undefined) ?? DEFAULT_CATALOG;
+  const path = await confinedPath(ctx.root, label);
+  return { catalog: (await loadCatalog(path)).catalog, label, path };
+}
+
+const lintTool: ToolSpec = {
+  name: 'lint',
+  title: 'Check a catalog against the curation rules',
+  description: [
+    'Use to check a curated catalog of one-tap MCP servers against the curation rules (HTTPS Streamable HTTP only, no secret',
+    'default headers, a decision record per entry, no duplicate hosts, nothing previously removed, ...) before proposing a change.',
+    'Give a catalogPath inside the directory the server was started in, or an inline catalog object to check a draft.',
+    'Returns one finding per problem (empty when clean). It contacts no server and never writes.',
+  ].join(' '),
+  inputSchema: {
+    type: 'object',
+    properties: {
+      catalogPath: catalogPathSchema,
+      catalog: { type: 'object', description: 'An inline catalog ({policy, servers, removed}) instead of a file.' },
+      allowHttp: { type: 'boolean', default: false, description: 'Permit http:// URLs on loopback addresses (local fixtures only).' },
+    },
+    additionalProperties: false,
+  },
+  outputSchema: {
+    type: 'object',
+    required: ['results', 'servers', 'removed'],
+    properties: {
+      results: { type: 'array', items: { type: 'object', required: ['where', 'message'], properties: { where: str, message: str } }, description: 'The findings `onetap lint` prints, one per problem.' },
+      catalog: str,
+      servers: { type: 'integer' },
+      removed: { type: 'integer' },
+    },
+  },
+  annotations: { title: 'Lint a catalog', readOnlyHint: true, openWorldHint: false },
+  async run(args, ctx) {
+    const { catalog, label } = await readCatalogArg(args, ctx);
+    const problems = lintCatalog(catalog, { allowHttp: args.allowHttp === true });
+    const head = `${inert(label)}: ${catalog.servers.length} servers, ${catalog.removed.length} removed, ${problems.length ? `${problems.length} problem(s)` : 'no problems'}`;
+    return {
+      summary: [head, ...problems.map((p) => `- ${inert(p.where)}: ${inert(p.message)}`)].join('\n'),
+      structured: { results: problems, catalog: label, servers: catalog.servers.length, removed: catalog.removed.length },
+    };
+  },
+};
+
+const planTool: ToolSpec = {
+  name: 'plan_refresh',
+  title: 'Plan a catalog refresh (never applied)',
+  description: [
+    'Use to see what a refresh of a curated catalog would decide per server (keep, keep-failed, review, drop) and why: it probes',
+    'every entry the way the app connects and applies the written policy, the history of earlier runs and the outage guard.',
+    'It only plans: it never writes the catalog or any generated file and never records the run in the history.',
+    'The catalog path must be inside the directory the server was started in; its server URLs must be public https addresses',
+    'unless the server was started with --allow-private. Slow (minutes for a slow server); progress is reported while it runs.',
+  ].join(' '),
+  inputSchema: {
+    type: 'object',
+    properties: {
+      catalogPath: catalogPathSchema,
+      profile: { type: 'string', enum: Object.keys(CLIENT_PROFILES), description: `The deciding client profile (default: the catalog's policy.clientProfile, else ${DEFAULT_PROFILE_ID}).` },
+      matrix: { type: 'boolean', default: false, description: 'Also run every client profile per server: each row gets matrix {profileId: {works, verdict, reason, tools}}, to see which servers survive an app upgrade. Informational: only the deciding profile decides. Slower.' },
+    },
+    additionalProperties: false,
+  },
+  outputSchema: {
+    type: 'object',
+    required: ['plan', 'summary', 'aborted'],
+    properties: {
+      plan: {
+        type: 'array',
+        description: 'One row per catalog server: what `onetap refresh --json` prints.',
+        items: { type: 'object', required: ['name', 'url', 'decision', 'verdict', 'reason'], properties: { name: str, url: str, decision: { enum: ['keep', 'keep-failed', 'review', 'drop'] }, verdict: str, reason: str } },
+      },
+      summary: { type: 'object' },
+      aborted: strOrNull,
+      probedAt: str,
+      written: { type: 'array', items: str, maxItems: 0 },
+    },
+  },
+  annotations: { title: 'Plan a refresh', readOnlyHint: true, openWorldHint: true },
+  async run(args, ctx) {
+    const label = (args.catalogPath as string | undefined) ?? DEFAULT_CATALOG;
+    const path = await confinedPath(ctx.root, label);
+    const { catalog } = await loadCatalog(path);
+    if (catalog.servers.length > ctx.limits.maxCatalogServers) throw new ToolRefused(`at most ${ctx.limits.maxCatalogServers} servers per catalog, ${label} has ${catalog.servers.length}`);
+    await refuseTargets([...catalog.servers.map((s) => s.url), ...(catalog.policy.canaries ?? [])], ctx, `servers and canaries of ${inert(label)}`);
+    const counter = new ProgressCounter();
+    // refresh() hands its `probe` options to probeMany, which takes the address-checking lookup.
+    const probe = { lookup: lookupFor(ctx) } as NonNullable<Parameters<typeof refresh>[0]['probe']>;
+    const outcome = await timed(ctx, counter, () => `probing ${catalog.servers.length} servers`,
+      refresh({ catalogPath: path, write: false, record: false, allowHttp: ctx.allowPrivate, probe, profile: args.profile as string | undefined, matrix: args.matrix === true }));
+    if (!outcome.done) throw new ToolRefused(`the plan did not finish within the per-call limit of ${seconds(ctx.limits.callTimeMs)}; nothing was written`);
+    const { plan, probedAt } = outcome.value;
+    const s = plan.summary;
+    const summary = [
+      `Refresh plan for ${inert(label)} (not applied, nothing written): ${s.keep} keep, ${s.keepFailed} keep-failed, ${s.review} review, ${s.drop} drop.`,
+      ...(plan.aborted ? [`OUTAGE GUARD: ${inert(plan.aborted)} (a real refresh would change nothing)`] : []),
+      ...plan.rows.map((r) => `- ${inert(r.name)} (${inert(r.url)}): ${r.decision}, ${r.verdict}/${r.reason}${r.note ? `; ${inert(r.note)}` : ''}${r.error ? `; ${inert(r.error)}` : ''}${r.matrix ? `; ${matrixLine(r.matrix)}` : ''}`),
+    ].join('\n');
+    return { summary, structured: { ...planJson(plan), probedAt, written: [] } };
+  },
+};
+
+const discoverTool: ToolSpec = {
+  name: 'discover',
+  title: 'Find candidate MCP servers from a domain or URL',
+  description: [
+    'Use to find candidate one-tap MCP servers a site publishes: from a domain or origin it reads the AI Catalog',
+    '(/.well-known/ai-catalog.json, else the MCP Catalog); from a URL it reads that catalog, Server Card or the card of that',
+    'MCP endpoint. Each card is validated and judged for one-tap eligibility against the curated catalog (removed entries,',
+    'duplicate hosts); with probe=true each eligible remote is also attested. It proposes only: it never adds anything and',
+    'never writes. Sources and remotes must be public https addresses unless the server was started with --allow-private.',
+  ].join(' '),
+  inputSchema: {
+    type: 'object',
+    required: ['source'],
+    properties: {
+      source: { type: 'string', minLength: 1, description: 'A domain (example.com), an origin (https://host[:port]) or a URL.' },
+      probe: { type: 'boolean', default: false, description: 'Attest each eligible remote as the app would connect (slower).' },
+      catalogPath: { ...catalogPathSchema, description: `The curated catalog to judge against (default ${DEFAULT_CATALOG} when it exists, else none).` },
+    },
+    additionalProperties: false,
+  },
+  outputSchema: {
+    type: 'object',
+    required: ['source', 'catalogs', 'candidates'],
+    properties: {
+      source: str,
+      catalogs: { type: 'array', items: { type: 'object' }, description: 'Documents read, with errors.' },
+      unread: { type: 'array', items: { type: 'object' }, description: 'Documents known but not read (limits, depth), with why.' },
+      unreadCount: { type: 'integer' },
+      candidates: {
+        type: 'array',
+        description: 'What `onetap discover --json` prints per Server Card; addCommand is a suggestion for a human, never run here.',
+        items: { type: 'object', required: ['url', 'valid', 'eligible', 'why'], properties: { url: strOrNull, valid: { type: 'boolean' }, eligible: { type: 'boolean' }, curated: { type: 'boolean' }, why: str, verdict: strOrNull, reason: strOrNull } },
+      },
+    },
+  },
+  annotations: { title: 'Discover servers', readOnlyHint: true, openWorldHint: true },
+  async run(args, ctx) {
+    const useCatalog = args.catalogPath !== undefined || existsSync(join(ctx.root, DEFAULT_CATALOG));
+    const curated = useCatalog ? await readCatalogArg({ catalogPath: args.catalogPath }, ctx) : null;
+    const catalog = curated?.catalog ?? parseCatalog('{"servers":[]}');
+    const source = args.source as string;
+    const counter = new ProgressCounter();
+    let outcome;
+    try {
+      // The options `onetap discover` uses; with probing, every document read may become a probe, so the
+      // per-call URL limit caps the documents.
+      outcome = await timed(ctx, counter, () => `discovering from ${inert(source)}`, discover(source, {
+        catalog, probe: args.probe === true, allowPrivate: ctx.allowPrivate, timeoutMs: 10_000,
+        maxDocuments: args.probe === true ? Math.min(ctx.limits.maxUrls, DISCOVERY_LIMITS.maxDocuments) : DISCOVERY_LIMITS.maxDocuments,
+        maxPerOrigin: DISCOVERY_LIMITS.maxPerOrigin,
+      }));
+    } catch (err) {
+      if (err instanceof FetchRefused) throw new ToolRefused(`refused, nothing was contacted: ${err.message}`);
+      throw err;
+    }
+    if (!outcome.done) throw new ToolRefused(`discovery did not finish within the per-call limit of ${seconds(ctx.limits.callTimeMs)}`);
+    // The proposed `onetap add` adds to the catalog discovery judged against, as the CLI's does.
+    if (curated && curated.label !== DEFAULT_CATALOG) for (const c of outcome.value.candidates) if (c.addCommand) c.addCommand = addCommand(c, ['--catalog', curated.label]);
+    const r = outcome.value;
+    const fresh = r.candidates.filter((c) => c.eligible && !c.curated).length;
+    const summary = [
+      `Discovery from ${inert(r.source)}: ${r.candidates.length} candidates, ${fresh} new and eligible (nothing was added).`,
+      ...r.catalogs.map((c) => `- read ${inert(c.url)} (${c.kind}, ${c.entries} entries)${c.error ? `: ${inert(c.error)}` : ''}`),
+      ...r.candidates.map((c) => `- ${inert(c.title ?? c.name ?? '?')} ${inert(c.url ?? c.cardUrl ?? '-')}: ${c.valid ? 'valid' : 'invalid'} card, ${c.eligible ? (c.curated ? 'already curated' : 'eligible') : 'not eligible'}; ${inert(c.why)}${c.verdict ? `; probe ${c.verdict}/${c.reason}` : ''}${c.mismatches.length ? `; ${c.mismatches.length} card/server mismatch(es)` : ''}`),
+      ...(r.unreadCount ? [`${r.unreadCount} document(s) known but not read, e.g. ${r.unread.slice(0, 3).map((u) => `${inert(u.url)} (${inert(u.why)})`).join(', ')}`] : []),
+    ].join('\n');
+    return { summary, structured: r as unknown as Record<string, unknown> };
+  },
+};
+
+const explainTool: ToolSpec = {
+  name: 'explain',
+  title: 'Explain a verdict reason',
+  description: [
+    'Use when a probe, plan or discovery result carries a reason (e.g. "zero-tools", "auth-required" or "drop/http-404") and you need',
+    'its plain-language meaning and the sentence of the written one-tap policy behind it, with the verdict each rule gives.',
+    'It contacts nothing and never writes.',
+  ].join(' '),
+  inputSchema: {
+    type: 'object',
+    required: ['reason'],
+    properties: { reason: { type: 'string', minLength: 1, description: `A reason, optionally as verdict/reason: ${Object.keys(REASON_TEXT).join(', ')}.` } },
+    additionalProperties: false,
+  },
+  outputSchema: {
+    type: 'object',
+    required: ['reason', 'meaning', 'rules'],
+    properties: {
+      reason: str,
+      meaning: str,
+      rules: {
+        type: 'array',
+        description: 'Every policy rule that gives this reason, in the order the policy tries them.',
+        items: { type: 'object', required: ['verdict', 'stage', 'policy'], properties: { verdict: str, stage: { type: 'string', description: 'Where the policy applies it: live (the deciding client lists tools), app-trip (alive, but the app trips), review, initialize or tools/list.' }, policy: str } },
+      },
+    },
+  },
+  annotations: { title: 'Explain a reason', readOnlyHint: true, openWorldHint: false },
+  async run(args) {
+    const given = (args.reason as string).trim();
+    const reason = given.includes('/') ? given.slice(given.indexOf('/') + 1) : given;
+    if (!Object.hasOwn(REASON_TEXT, reason)) throw new ToolRefused(`unknown reason "${inert(given)}"; known reasons: ${Object.keys(REASON_TEXT).join(', ')}`);
+    const meaning = REASON_TEXT[reason as Reason];
+    const rules = POLICY_TABLE.filter((r) => r.reason === reason).map((r) => ({ verdict: r.verdict, stage: r.stage, policy: r.policy }));
+    const summary = [`${reason}: ${meaning}.`, ...rules.map((r) => `- ${r.verdict} (stage ${r.stage}): ${r.policy}`)].join('\n');
+    return { summary, structured: { reason, meaning, rules } };
+  },
+};
+
+export const TOOLS: readonly ToolSpec[] = [probeTool, lintTool, planTool, discoverTool, explainTool];
