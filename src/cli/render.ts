@@ -31,6 +31,15 @@ export function table(header: string[], rows: string[][], paintCell?: (text: str
   return [line(header, -1), ...rows.map((r, i) => line(r, i))].join('\n');
 }
 
+/** One JSON document on stdout (`--json`): two-space indent, no raw bidi or invisible character. */
+export function printJson(value: unknown): void {
+  process.stdout.write(jsonInvisibleEscaped(JSON.stringify(value, null, 2)) + '\n');
+}
+
+/** An error for stderr: every line `onetap: …`, control characters made inert. */
+export function errorLines(message: string): string {
+  return message.split('\n').filter((l) => l !== '').map((l) => `onetap: ${inert(l)}`).join('\n') + '\n';
+}
 
 /**
  * A JSON array written as its items arrive, in index order: an item waits only for the ones before it. The text
@@ -89,14 +98,4 @@ export class Progress {
   clear(): void {
     if (this.on) this.stream.write('\r\x1b[K');
   }
-}
-
-/** One JSON document on stdout (`--json`): two-space indent, no raw bidi or invisible character. */
-export function printJson(value: unknown): void {
-  process.stdout.write(jsonInvisibleEscaped(JSON.stringify(value, null, 2)) + '\n');
-}
-
-/** An error for stderr: every line `onetap: …`, control characters made inert. */
-export function errorLines(message: string): string {
-  return message.split('\n').filter((l) => l !== '').map((l) => `onetap: ${inert(l)}`).join('\n') + '\n';
 }
