@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
-import { existsSync } from 'node:fs';
 import { acceptTools, NothingToAccept } from '../catalog/accept.js';
-import { SqliteHistoryStore } from '../history/sqlite.js';
+import { openHistory } from '../history/open.js';
 import { DEFAULT_CATALOG } from './catalog.js';
 import { DEFAULT_STATE } from './refresh.js';
 import { inert } from './render.js';
@@ -19,7 +18,8 @@ export function registerAccept(program: Command): void {
     .action(async (server: string, opts: { decision: string; snapshot?: string; catalog: string; state: string }) => {
       if (opts.snapshot !== undefined && !/^[0-9a-f]{16}$/.test(opts.snapshot)) throw new UsageError(`--snapshot: expected 16 hex digits, got "${opts.snapshot}"`);
       if (!/^[^:]+:.+$/.test(opts.decision.trim())) throw new UsageError('--decision must read "who: why"');
-      const store = existsSync(opts.state) ? new SqliteHistoryStore(opts.state, { readonly: true }) : null;
+      // The index as the history in git says (a fresh clone rebuilds it in memory; no file is touched).
+      const store = await openHistory(opts.catalog, opts.state, { readonly: true });
       try {
         const { url, entry, previous } = await acceptTools({ catalogPath: opts.catalog, store, server, decision: opts.decision, snapshot: opts.snapshot });
         process.stdout.write(`accepted ${inert(entry.name)} (${inert(url)}): tools ${entry.hash}${previous ? ` (was ${previous.hash})` : ''} by ${inert(entry.by)}: ${inert(entry.why)}\n`);

@@ -2,9 +2,18 @@ import type { Command } from 'commander';
 import type { Plan } from '../decide/decide.js';
 import { REASON_TEXT } from '../policy/policy.js';
 import { planJson, refresh, type RefreshResult } from '../refresh/refresh.js';
-import { positiveInt, profileId, timeoutMs } from './args.js';
+import { positiveInt, profileId, timeoutMs, UsageError } from './args.js';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { PROBE_MANY_DEFAULTS } from '../attest/probe-many.js';
+import { KOTLIN_PACKAGE } from '../refresh/refresh.js';
+import { jsonInvisibleEscaped } from '../outputs/escape.js';
+
+/** The catalog's names for the progress line (the catalog is read again, and checked, by the refresh itself). */
+function catalogLabels(path: string): string[] {
+  try { return (JSON.parse(readFileSync(path, 'utf8')) as { servers: Array<{ name: string }> }).servers.map((s) => String(s.name)); } catch { return []; }
+}
 import { DEFAULT_CATALOG } from './catalog.js';
-import { inert, matrixLine, paint, table, useColor } from './render.js';
+import { inert, matrixLine, paint, Progress, table, useColor } from './render.js';
 import { toolReviewLine } from '../decide/drift.js';
 
 /** A name as one shell word (POSIX single quotes). */
@@ -14,7 +23,7 @@ export const DEFAULT_STATE = '.onetap/history.db';
 
 export interface RefreshFlags {
   catalog: string; state: string; write?: boolean; record?: boolean; json?: boolean; concurrency: number; timeout?: number;
-  allowHttp?: boolean; confirmDrops?: number; out?: string; kotlinPackage?: string; profile?: string; matrix?: boolean;
+  allowHttp?: boolean; confirmDrops?: number; out?: string; kotlinPackage?: string; profile?: string; matrix?: boolean; perHost?: number;
 }
 
 export function registerRefresh(program: Command): void {
@@ -26,7 +35,8 @@ export function registerRefresh(program: Command): void {
     .option('--write', 'apply the plan: catalog, runtime lists, snapshot, log (atomically); the run is recorded in the history')
     .option('--record', 'record this plan-only run in the history (<catalog dir>/history/YYYY-MM.jsonl) so it counts')
     .option('--json', 'print one JSON object {plan, summary, aborted}')
-    .option('--concurrency <n>', 'probes in flight at once', positiveInt, 16)
+    .option('--concurrency <n>', 'probes in flight at once', positiveInt, PROBE_MANY_DEFAULTS.concurrency)
+    .option('--per-host <n>', 'probes in flight per host (politeness towards shared gateways)', positiveInt, PROBE_MANY_DEFAULTS.perHost)
     .option('--timeout <ms>', 'per-request time limit override (default: policy.timeoutMs, else the profile\'s own: 60000 for the app)', timeoutMs)
     .option('--profile <id>', 'the deciding client profile (default: policy.clientProfile, else kai-9000)', profileId)
     .option('--matrix', 'also run every client profile and record the matrix (informational)')
@@ -39,16 +49,32 @@ export function registerRefresh(program: Command): void {
     });
 }
 
+/** Paths and names checked before the first probe (exit 2 naming the flag). */
+function checkFlags(flags: RefreshFlags): void {
+  if (flags.kotlinPackage !== undefined && !KOTLIN_PACKAGE.test(flags.kotlinPackage)) throw new UsageError(`--kotlin-package: not a Kotlin package name, got "${flags.kotlinPackage}"`);
+  if (flags.out !== undefined && existsSync(flags.out) && !statSync(flags.out).isDirectory()) throw new UsageError(`--out: ${flags.out} exists and is not a directory`);
+  if (existsSync(flags.state) && statSync(flags.state).isDirectory()) throw new UsageError(`--state: ${flags.state} is a directory (the history index is a file)`);
+  if (!existsSync(flags.catalog)) throw new UsageError(`--catalog: no such file: ${flags.catalog}`);
+}
+
 export async function runRefresh(flags: RefreshFlags, out: NodeJS.WriteStream | { write: (s: string) => unknown; isTTY?: boolean }): Promise<number> {
+  checkFlags(flags);
   const color = useColor(out as NodeJS.WriteStream);
+  // A progress line on a terminal (silent with --json or off a TTY), as probe shows it.
+  let progress: Progress | null = null;
   const result: RefreshResult = await refresh({
     catalogPath: flags.catalog, statePath: flags.state, write: flags.write, record: flags.write || flags.record ? true : undefined, concurrency: flags.concurrency, timeoutMs: flags.timeout,
     allowHttp: flags.allowHttp, confirmDrops: flags.confirmDrops, outDir: flags.out, kotlinPackage: flags.kotlinPackage,
-    profile: flags.profile, matrix: flags.matrix,
-    onPlan: (plan) => { if (!flags.json) out.write(renderPlan(plan, flags.catalog, color) + '\n'); },
+    profile: flags.profile, matrix: flags.matrix, perHost: flags.perHost,
+    onProbeStart: (i) => {
+      progress ??= new Progress(catalogLabels(flags.catalog), !flags.json && !!process.stderr.isTTY);
+      progress.start(i);
+    },
+    onProbeResult: (i) => progress?.done(i),
+    onPlan: (plan) => { progress?.clear(); if (!flags.json) out.write(renderPlan(plan, flags.catalog, color) + '\n'); },
   });
   if (flags.json) {
-    out.write(JSON.stringify({ ...planJson(result.plan), probedAt: result.probedAt, written: result.written }, null, 2) + '\n');
+    out.write(jsonInvisibleEscaped(JSON.stringify({ ...planJson(result.plan), probedAt: result.probedAt, written: result.written }, null, 2)) + '\n');
   } else if (result.exitCode === 3) {
     out.write(`\nABORTED by the outage guard: ${result.plan.aborted}\nNo file was written${flags.write || flags.record ? ' (the aborted run is recorded in the history)' : ''}.\n`);
   } else if (result.written.length) {

@@ -89,7 +89,7 @@ export function decideRow(row: ProbedRow, confirmDrops: number, outage: boolean)
         streak++;
       }
       if (outage) return { decision: 'keep-failed', dropStreak: streak, note: 'not dropped: outage guard' };
-      if (streak < confirmDrops) return { decision: 'keep-failed', dropStreak: streak, note: `drop-class ${streak} of ${confirmDrops} consecutive runs needed` };
+      if (streak < confirmDrops) return { decision: 'keep-failed', dropStreak: streak, note: `would drop (${streak} of ${confirmDrops} consecutive runs)` };
       return { decision: 'drop', dropStreak: streak, note: null };
     }
   }

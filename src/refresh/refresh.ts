@@ -2,10 +2,10 @@
  * `refresh`: probe every catalog entry, decide per row, show the plan, then (with `write`) record and
  * apply atomically. The order is the contract: nothing is written before `onPlan` has been called.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { probeMany } from '../attest/probe-many.js';
+import { PROBE_MANY_DEFAULTS, probeMany } from '../attest/probe-many.js';
 import type { ProbeOptions } from '../attest/probe.js';
 import { isReachable } from '../attest/reachable.js';
 import { probeOutcome } from '../attest/result.js';
@@ -48,6 +48,11 @@ export interface RefreshOptions {
   /** The deciding client profile (default: the catalog's `policy.clientProfile`, else `kai-9000`). */
   profile?: string;
   concurrency?: number;
+  /** Probes in flight per host (default 4). */
+  perHost?: number;
+  /** Progress: a row's probe started / ended (by catalog index). */
+  onProbeStart?: (index: number) => void;
+  onProbeResult?: (index: number) => void;
   /** Per-request time limit override (default: the catalog's `policy.timeoutMs`, else the profile's own). */
   timeoutMs?: number;
   allowHttp?: boolean;
@@ -75,8 +80,14 @@ export const STALE_AFTER_DAYS = 14;
 /** Canaries only say whether this machine reaches the internet: a short limit is enough. */
 const CANARY_TIMEOUT_MS = 15_000;
 
+/** A Kotlin package name: dot-separated identifiers (the generated file declares it). */
+export const KOTLIN_PACKAGE = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/;
+
 export async function refresh(opts: RefreshOptions): Promise<RefreshResult> {
   const now = opts.now ?? (() => new Date());
+  // What would make the write fail is checked before the first probe.
+  if (opts.kotlinPackage !== undefined && !KOTLIN_PACKAGE.test(opts.kotlinPackage)) throw new CatalogError(`--kotlin-package: not a Kotlin package name: "${opts.kotlinPackage}"`);
+  if (opts.outDir !== undefined && existsSync(opts.outDir) && !statSync(opts.outDir).isDirectory()) throw new CatalogError(`--out: ${opts.outDir} exists and is not a directory`);
   const { catalog, text } = await loadCatalog(opts.catalogPath);
   const insecure = catalog.servers.filter((s) => !s.url.startsWith('https://') && !(opts.allowHttp && s.url.startsWith('http://') && isLoopbackUrl(s.url)));
   if (insecure.length) throw new CatalogError(`${opts.catalogPath}: HTTPS only (--allow-http opens http:// on loopback only): ${insecure.map((s) => s.url).join(', ')}`);
@@ -91,7 +102,10 @@ export async function refresh(opts: RefreshOptions): Promise<RefreshResult> {
     const profile = opts.profile ?? catalog.policy.clientProfile;
     const startedAt = now().toISOString();
     const [results, canaries] = await Promise.all([
-      probeMany(catalog.servers.map((s) => ({ url: s.url, requiresAuth: s.requiresAuth, headers: s.headers })), { ...opts.probe, concurrency: opts.concurrency ?? 16, timeoutMs, profile, matrix: opts.matrix }),
+      probeMany(catalog.servers.map((s) => ({ url: s.url, requiresAuth: s.requiresAuth, headers: s.headers })), {
+        ...opts.probe, concurrency: opts.concurrency ?? PROBE_MANY_DEFAULTS.concurrency, perHost: opts.perHost, timeoutMs, profile, matrix: opts.matrix,
+        onStart: opts.onProbeStart, onResult: opts.onProbeResult ? (_, i) => opts.onProbeResult!(i) : undefined,
+      }),
       checkCanaries(catalog.policy.canaries ?? [], Math.min(timeoutMs ?? CANARY_TIMEOUT_MS, CANARY_TIMEOUT_MS)),
     ]);
     const lock = await readLock(opts.catalogPath);
@@ -113,19 +127,23 @@ export async function refresh(opts: RefreshOptions): Promise<RefreshResult> {
     // Every observation carries the run's time: the history is a series of runs. An outage run records one
     // aborted line and no observation: what it saw describes this machine's network, not the servers.
     const observations: ObservationRecord[] = plan.aborted ? [] : plan.rows.map(({ decision: _d, previous: _p, changed: _c, dropStreak: _s, note: _n, toolChanges: _t, acceptedHash: _a, firstUse: _f, heldOut: _h, cardMismatches: _m, ...outcome }) => ({ ...outcome, at: startedAt }));
-    const run = { startedAt, finishedAt: now().toISOString(), catalog: opts.catalogPath, applied: !!opts.write && unchanged && !plan.aborted, plan: planJson(plan) };
-    if (opts.store) {
-      opts.store.recordRun(run, observations);
-    } else {
+    // The run is recorded as it happened: `applied` only once every file was written.
+    const record = async (applied: boolean) => {
+      const run = { startedAt, finishedAt: now().toISOString(), catalog: opts.catalogPath, applied, plan: planJson(plan) };
+      if (opts.store) return opts.store.recordRun(run, observations);
       await appendRuns(historyDir(opts.catalogPath), [{ run, observations }]);
       store ??= await openHistory(opts.catalogPath, statePath);
       if (store instanceof HistoryIndex) store.sync();
-    }
-    if (plan.aborted) return { plan, probedAt: startedAt, written: [], exitCode: 3 };
+    };
+    if (plan.aborted) { await record(false); return { plan, probedAt: startedAt, written: [], exitCode: 3 }; }
     // The tool lists of a recorded run, content-addressed beside the catalog (what `accept` accepts).
-    await writeAllAtomic(await newSnapshotFiles(opts.catalogPath, results.map((r) => r.snapshot)));
-    if (!opts.write) return { plan, probedAt: startedAt, written: [], exitCode: 0 };
-    if (!unchanged) throw new CatalogError(`${opts.catalogPath} changed during the refresh; nothing was written, run it again`);
+    const snapshots = await newSnapshotFiles(opts.catalogPath, results.map((r) => r.snapshot));
+    if (!opts.write || !unchanged) {
+      await writeAllAtomic(snapshots);
+      await record(false);
+      if (!opts.write) return { plan, probedAt: startedAt, written: [], exitCode: 0 };
+      throw new CatalogError(`${opts.catalogPath} changed during the refresh; nothing was written, run it again`);
+    }
 
     const paths = outputPaths(opts.catalogPath, opts.outDir ?? dirname(opts.catalogPath));
     const staleAfter = new Date(Date.parse(startedAt) + STALE_AFTER_DAYS * 86_400_000).toISOString().slice(0, 10);
@@ -136,7 +154,13 @@ export async function refresh(opts: RefreshOptions): Promise<RefreshResult> {
     const files = refreshFiles(model, paths, existingLog, opts.kotlinPackage, heldOut);
     // The acceptances go in before the catalog, which stays last.
     if (nextLock !== lock) files.splice(files.length - 1, 0, { path: lockPath(opts.catalogPath), content: serializeLock(nextLock) });
-    await writeAllAtomic(files);
+    try {
+      await writeAllAtomic([...snapshots, ...files]);
+    } catch (err) {
+      await record(false);
+      throw err;
+    }
+    await record(true);
     return { plan, probedAt: startedAt, written: files.map((f) => f.path), exitCode: 0 };
   } finally {
     if (!opts.store) store?.close();
