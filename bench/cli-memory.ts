@@ -18,7 +18,7 @@ const urls = Array.from({ length: count }, (_, i) => (mode === 'hostile' && i < 
 
 const args = [BIN, 'probe', '--json', '--concurrency', '256', '--per-host', '256', '--timeout', '2000', ...(mode === 'matrix' ? ['--matrix'] : []), ...urls];
 const t0 = performance.now();
-const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'ignore'] });
+const child = spawn(process.execPath, [...(process.env.BENCH_NODE_FLAGS ? process.env.BENCH_NODE_FLAGS.split(' ') : []), ...args], { stdio: ['ignore', 'pipe', 'ignore'] });
 let peakKb = 0;
 let bytes = 0;
 const sample = () => {

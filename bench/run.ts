@@ -90,6 +90,16 @@ try {
   say('## A server streaming 512 MiB');
   say();
   say(`verdict ${huge.verdict} (${huge.problem}), probe ended in ${Math.round(huge.durationMs)} ms (target < 2,000), RSS rise ${huge.rssRiseMb} MB (target < 50)`);
+  say();
+  say('## Peak RSS of a whole `onetap probe --json` process (concurrency 256, timeout 2 s)');
+  say();
+  say('| run | URLs | wall ms | peak RSS MB | output MB |');
+  say('|---|---|---|---|---|');
+  for (const mode of ['hostile', 'plain', 'matrix']) {
+    const m = runNode('./cli-memory.js', [fleet.origin, mode]);
+    const label = mode === 'hostile' ? '512 endless bodies first (every probe in flight reads one), then the scale mix (target <= 200 MB)' : mode === 'matrix' ? 'the scale mix with --matrix (every profile per URL)' : 'the scale mix';
+    say(`| ${label} | ${m.urls} | ${m.wallMs} | ${m.peakRssMb} | ${m.outputMb} |`);
+  }
 } finally {
   fleet.stop();
 }
