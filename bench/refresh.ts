@@ -23,7 +23,7 @@ await writeFile(catalogPath, JSON.stringify({
 /** One refresh of the whole catalog (a fresh store each time, so every run is a first run). */
 async function measure(round: number) {
   const t0 = performance.now();
-  const result = await refresh({ catalogPath, statePath: join(dir, `history-${round}.db`), concurrency: N, allowHttp: true, write: true });
+  const result = await refresh({ catalogPath, statePath: join(dir, `history-${round}.db`), concurrency: N, perHost: N, allowHttp: true, write: true });
   const wallMs = performance.now() - t0;
   const slowestProbeMs = Math.max(...result.plan.rows.map((r) => r.durationMs));
   return { wallMs, slowestProbeMs, ratio: wallMs / slowestProbeMs, live: result.plan.rows.filter((r) => r.verdict === 'live').length };

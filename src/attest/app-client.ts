@@ -63,7 +63,7 @@ class AppConnection {
   private async post(step: StepName, message: unknown, accept: string | null, extra: string[], expectAnswer: boolean): Promise<AppPostOutcome> {
     const out = await appPost(this.url, step, message, expectAnswer, {
       headers: this.headers(accept, extra),
-      signal: AbortSignal.timeout(this.opts.requestTimeoutMs),
+      timeoutMs: this.opts.requestTimeoutMs,
       maxBodyBytes: this.opts.maxBodyBytes,
       dispatcher: this.opts.dispatcher,
       budget: this.opts.budget,

@@ -40,15 +40,15 @@ function missing(field: string, type: string, path: string): string {
 }
 
 function tokenName(text: string): string {
-  const c = text.trimStart()[0];
-  return c === undefined ? 'EOF' : c;
+  const at = text.search(/\S/);
+  return at < 0 ? 'EOF' : text[at]!;
 }
 
 /** `json.decodeFromString(JsonRpcResponse.serializer(), text)` */
 export function decodeAppResponse(text: string): Decoded<AppResponse> {
   const start = tokenName(text);
   if (start !== '{') {
-    return { ok: false, error: `Unexpected JSON token at offset ${text.length - text.trimStart().length}: Expected start of the object '{', but had '${start}' instead at path: $` };
+    return { ok: false, error: `Unexpected JSON token at offset ${Math.max(0, text.search(/\S/))}: Expected start of the object '{', but had '${start}' instead at path: $` };
   }
   let value: unknown;
   try {

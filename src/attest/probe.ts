@@ -226,6 +226,10 @@ function summarize(url: string, profile: ClientProfile, o: Observation, v: Retur
   const app = run.profile === KAI_9000.id ? run : o.others[KAI_9000.id];
   const live = v.verdict === 'live';
   const serverInfo = run.serverInfo ?? o.diagnosis?.serverInfo ?? null;
+  // The full definitions were screened and hashed; from here on the (clipped) snapshot stands for them, so a
+  // run of thousands of probes keeps one bounded copy per server.
+  const snapshot = run.toolDefinitions ? storedSnapshot(toolListSnapshot(run.serverInfo, run.toolDefinitions)) : null;
+  for (const r of [run, o.diagnosis, ...Object.values(o.others)]) if (r) r.toolDefinitions = null;
   return {
     url,
     profile: profile.id,
@@ -239,7 +243,7 @@ function summarize(url: string, profile: ClientProfile, o: Observation, v: Retur
     serverName: serverInfo?.name ?? null,
     serverVersion: serverInfo?.version ?? null,
     tools: run.tools,
-    toolDefinitions: run.toolDefinitions,
+    toolDefinitions: snapshot?.tools ?? null,
     sessionId: run.sessionId,
     durationMs,
     error: live && v.reason === 'ok' ? null : errorText(o, v.reason),
@@ -251,7 +255,7 @@ function summarize(url: string, profile: ClientProfile, o: Observation, v: Retur
     location: init?.status !== null && init !== undefined && init.status >= 300 && init.status < 400 ? init.headers.location ?? null : null,
     matrix,
     findings: o.findings,
-    snapshot: run.toolDefinitions ? storedSnapshot(toolListSnapshot(run.serverInfo, run.toolDefinitions)) : null,
+    snapshot,
     observation: o,
   };
 }

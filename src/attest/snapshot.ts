@@ -3,7 +3,10 @@
  * tool its name, title, description, inputSchema and annotations). Pure. The hash is taken over the full
  * text; the stored copy is clipped (a hostile server cannot make the history large), and says how much was seen.
  */
-import { createHash } from 'node:crypto';
+import { hash as digestOf } from 'node:crypto';
+
+/** sha256 in hex, one shot (no Hash object per call: a probe hashes each tool). */
+const sha256 = (text: string) => digestOf('sha256', text, 'hex');
 import type { ToolDefinition } from './observation.js';
 
 export interface ToolListSnapshot {
@@ -50,15 +53,16 @@ export function toolListSnapshot(serverInfo: { name: string; version: string | n
   return { serverInfo: { name: serverInfo?.name ?? null, version: serverInfo?.version ?? null }, tools: canonical };
 }
 
+/** The snapshot's keys are already sorted (toolListSnapshot builds it so): its JSON is canonical as it stands. */
 export function snapshotHash(snapshot: ToolListSnapshot): string {
-  return createHash('sha256').update(canonicalJson(snapshot)).digest('hex').slice(0, 16);
+  return sha256(JSON.stringify(snapshot)).slice(0, 16);
 }
-
-
 
 /** The copy kept in the history: hashed on the full text first, then clipped. */
 export function storedSnapshot(snapshot: ToolListSnapshot): StoredSnapshot {
-  const hash = snapshotHash(snapshot);
+  // One serialisation per tool, shared by the list's hash, the tool's digest and the size checks.
+  const texts = snapshot.tools.map((t) => JSON.stringify(t));
+  const hash = sha256(`{"serverInfo":${JSON.stringify(snapshot.serverInfo)},"tools":[${texts.join(',')}]}`).slice(0, 16);
   const L = SNAPSHOT_LIMITS;
   let clipped = snapshot.tools.length > L.tools;
   const clip = (text: string, max: number) => {
@@ -66,19 +70,20 @@ export function storedSnapshot(snapshot: ToolListSnapshot): StoredSnapshot {
     clipped = true;
     return `${text.slice(0, max)}…`;
   };
-  const tools = snapshot.tools.slice(0, L.tools).map((t) => {
+  const tools = snapshot.tools.slice(0, L.tools).map((t, i) => {
+    if (texts[i]!.length <= L.textChars && t.name.length <= L.nameChars) return t; // small: nothing to clip
     const out: ToolDefinition = { name: clip(t.name, L.nameChars) };
     if (t.title !== undefined) out.title = clip(t.title, L.textChars);
     if (t.description !== undefined) out.description = clip(t.description, L.textChars);
     for (const key of ['inputSchema', 'annotations'] as const) {
       if (t[key] === undefined) continue;
-      const text = canonicalJson(t[key]);
+      const text = JSON.stringify(t[key]);
       if (text.length > L.schemaChars) clipped = true;
       out[key] = text.length > L.schemaChars ? { clipped: true, chars: text.length } : t[key];
     }
     return out;
   });
   const digests: Record<string, string> = {};
-  for (const t of snapshot.tools.slice(0, L.digests)) digests[t.name] = createHash('sha256').update(canonicalJson(t)).digest('hex').slice(0, 12);
+  snapshot.tools.slice(0, L.digests).forEach((t, i) => { digests[t.name] = sha256(texts[i]!).slice(0, 12); });
   return { hash, digests, serverInfo: snapshot.serverInfo, tools, toolsSeen: snapshot.tools.length, clipped };
 }

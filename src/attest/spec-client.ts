@@ -32,7 +32,7 @@ function baseHeaders(profile: ClientProfile, opts: ClientOptions): Record<string
 
 async function post(url: string, s: Session, profile: ClientProfile, opts: ClientOptions, step: StepName, message: unknown, id: number | null, headers = s.headers): Promise<PostOutcome> {
   const out = await postJsonRpc(url, step, message, id, {
-    headers, signal: AbortSignal.timeout(opts.requestTimeoutMs), maxBodyBytes: opts.maxBodyBytes, dispatcher: opts.dispatcher, budget: opts.budget,
+    headers, timeoutMs: opts.requestTimeoutMs, maxBodyBytes: opts.maxBodyBytes, dispatcher: opts.dispatcher, budget: opts.budget,
   });
   s.run.steps.push(out.exchange);
   for (const q of out.quirks) addQuirk(s.run, q);

@@ -1,6 +1,6 @@
 /**
  * The only module that speaks HTTP for MCP. One POST in, one recorded exchange out.
- * Bounded: the caller's abort signal bounds time, `maxBodyBytes` bounds the (decompressed) body,
+ * Bounded: `timeoutMs` bounds each request, body included; `maxBodyBytes` bounds the (decompressed) body,
  * and redirects are never followed (the app's client does not follow them for POST either).
  */
 import { pipeline, type Readable } from 'node:stream';
@@ -16,7 +16,8 @@ export interface PostOptions {
   budget?: BodyBudget;
   /** Request headers; a flat [name, value, ...] list keeps duplicates and order, as the app appends them. */
   headers: Record<string, string> | string[];
-  signal: AbortSignal;
+  /** The request's time limit, headers and body together. */
+  timeoutMs: number;
   maxBodyBytes: number;
   dispatcher?: Dispatcher;
 }
@@ -42,20 +43,14 @@ export async function postJsonRpc(url: string, step: StepName, message: unknown,
   const quirks: Quirk[] = [];
   let sessionId: string | null = null;
   try {
-    const res = await request(url, {
-      method: 'POST',
-      headers: opts.headers,
-      body: JSON.stringify(message),
-      signal: opts.signal,
-      dispatcher: opts.dispatcher,
-    });
+    const res = await timedPost(url, opts.headers, message, opts.timeoutMs, opts.dispatcher);
     recordHead(exchange, res);
     sessionId = headerValue(res.headers['mcp-session-id']);
     if (id === null) {
-      await discard(res.body, exchange.contentType);
+      await discard(res.body, exchange.contentType).finally(res.done);
     } else {
       const hold = opts.budget?.reader();
-      const read = await readResponse(res.body, exchange.contentType, exchange.headers['content-encoding'], id, opts.maxBodyBytes, quirks, hold).finally(() => hold?.release());
+      const read = await readResponse(res.body, exchange.contentType, exchange.headers['content-encoding'], id, opts.maxBodyBytes, quirks, hold).finally(() => { hold?.release(); res.done(); });
       exchange.body = read.body;
       exchange.response = read.response;
       exchange.problem = read.problem;
@@ -63,11 +58,25 @@ export async function postJsonRpc(url: string, step: StepName, message: unknown,
       if (res.statusCode >= 300 || !read.response) exchange.bodySnippet = read.text;
     }
   } catch (err) {
-    exchange.errorCode = lowLevelCode(err, opts.signal.aborted);
+    exchange.errorCode = lowLevelCode(err);
     exchange.error = describeError(exchange.errorCode, err);
   }
   exchange.durationMs = Math.round(performance.now() - started);
   return { exchange, sessionId, quirks };
+}
+
+/**
+ * POST with one time limit for the whole request: undici's headers timeout until the answer starts, then a timer
+ * that ends the body (the app's `requestTimeoutMillis` covers both). No AbortSignal: a listener per request
+ * was a tenth of the prober's CPU. Call `done()` once the body is read.
+ */
+async function timedPost(url: string, headers: PostOptions['headers'], message: unknown, timeoutMs: number, dispatcher?: Dispatcher): Promise<Dispatcher.ResponseData & { done: () => void }> {
+  const started = performance.now();
+  const res = await request(url, { method: 'POST', headers, body: JSON.stringify(message), dispatcher, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+  const left = Math.max(0, timeoutMs - (performance.now() - started));
+  const timer = setTimeout(() => res.body.destroy(Object.assign(new Error('request timed out'), { code: 'TIMEOUT' })), left);
+  timer.unref(); // a body that ended on an error path must not keep the process alive
+  return Object.assign(res, { done: () => clearTimeout(timer) });
 }
 
 function newExchange(step: StepName): Exchange {
@@ -112,7 +121,7 @@ export async function appPost(url: string, step: StepName, message: unknown, exp
   let decoded: Decoded<AppResponse> | null = null;
   let sessionId: string | null = null;
   try {
-    const res = await request(url, { method: 'POST', headers: opts.headers, body: JSON.stringify(message), signal: opts.signal, dispatcher: opts.dispatcher });
+    const res = await timedPost(url, opts.headers, message, opts.timeoutMs, opts.dispatcher);
     recordHead(exchange, res);
     const first = res.headers['mcp-session-id'];
     sessionId = (Array.isArray(first) ? first[0] : first) ?? null;
@@ -120,7 +129,7 @@ export async function appPost(url: string, step: StepName, message: unknown, exp
     const source = opts.gunzip && /^\s*(x-)?gzip\s*$/i.test(exchange.headers['content-encoding'] ?? '') ? decompress(res.body, 'gzip') : res.body;
     const sse = rawType !== null && rawType.includes('text/event-stream');
     const hold = opts.budget?.reader();
-    const read = await readForApp(source, sse, expectAnswer, opts.maxBodyBytes, hold).finally(() => hold?.release());
+    const read = await readForApp(source, sse, expectAnswer, opts.maxBodyBytes, hold).finally(() => { hold?.release(); res.done(); });
     exchange.app = read.reading;
     exchange.body = read.kind;
     exchange.bodySnippet = read.snippet;
@@ -129,7 +138,7 @@ export async function appPost(url: string, step: StepName, message: unknown, exp
     if (read.failure !== null) throw read.failure;
     decoded = read.decoded;
   } catch (err) {
-    exchange.errorCode = lowLevelCode(err, opts.signal.aborted);
+    exchange.errorCode = lowLevelCode(err);
     exchange.error = describeError(exchange.errorCode, err);
   }
   exchange.durationMs = Math.round(performance.now() - started);
@@ -445,8 +454,7 @@ function snippet(text: string, chars = SNIPPET_CHARS): string {
   return Buffer.from(text.length > chars ? text.slice(0, chars) : text, 'utf8').toString('utf8');
 }
 
-function lowLevelCode(err: unknown, aborted: boolean): string {
-  if (aborted) return 'TIMEOUT';
+function lowLevelCode(err: unknown): string {
   const e = err as { code?: unknown; cause?: { code?: unknown } };
   const code = typeof e?.code === 'string' ? e.code : typeof e?.cause?.code === 'string' ? e.cause.code : 'ERROR';
   return TIMEOUT_CODES.has(code) ? 'TIMEOUT' : code;

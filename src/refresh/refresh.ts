@@ -101,10 +101,17 @@ export async function refresh(opts: RefreshOptions): Promise<RefreshResult> {
     const timeoutMs = opts.timeoutMs ?? catalog.policy.timeoutMs;
     const profile = opts.profile ?? catalog.policy.clientProfile;
     const startedAt = now().toISOString();
+    // Each row's own card is fetched while the row is probed (no added wall time), compared once both are in.
+    const cards: Array<Promise<unknown | null>> = [];
     const [results, canaries] = await Promise.all([
       probeMany(catalog.servers.map((s) => ({ url: s.url, requiresAuth: s.requiresAuth, headers: s.headers })), {
         ...opts.probe, concurrency: opts.concurrency ?? PROBE_MANY_DEFAULTS.concurrency, perHost: opts.perHost, timeoutMs, profile, matrix: opts.matrix,
-        onStart: opts.onProbeStart, onResult: opts.onProbeResult ? (_, i) => opts.onProbeResult!(i) : undefined,
+        onStart: (i) => {
+          const url = catalog.servers[i]!.url;
+          cards[i] = curatedCard(url, { allowPrivate: !!opts.allowHttp && isLoopbackUrl(url) });
+          opts.onProbeStart?.(i);
+        },
+        onResult: opts.onProbeResult ? (_, i) => opts.onProbeResult!(i) : undefined,
       }),
       checkCanaries(catalog.policy.canaries ?? [], Math.min(timeoutMs ?? CANARY_TIMEOUT_MS, CANARY_TIMEOUT_MS)),
     ]);
@@ -113,7 +120,7 @@ export async function refresh(opts: RefreshOptions): Promise<RefreshResult> {
       ...probeOutcome(s.name, results[i]!),
       history: store?.recent(s.url, confirmDrops + 1) ?? [],
       toolReview: await toolReview(opts.catalogPath, lock.servers[s.url], results[i]!.snapshot),
-      cardMismatches: await cardCheck(s.url, results[i]!, !!opts.allowHttp),
+      cardMismatches: cardCheck(s.url, results[i]!, await cards[i]),
     })));
     const plan = buildPlan(rows, { confirmDrops, canaries });
     opts.onPlan?.(plan);
@@ -169,10 +176,8 @@ export async function refresh(opts: RefreshOptions): Promise<RefreshResult> {
 }
 
 /** The server's own card (`<url>/server-card`) against what answered; null without a card. */
-async function cardCheck(url: string, r: ProbeResult, allowPrivate: boolean): Promise<Mismatch[] | null> {
-  if (r.verdict === 'drop' || r.verdict === 'failed') return null;
-  const card = await curatedCard(url, { allowPrivate: allowPrivate && isLoopbackUrl(url) });
-  if (card === null) return null;
+function cardCheck(url: string, r: ProbeResult, card: unknown | null): Mismatch[] | null {
+  if (card === null || r.verdict === 'drop' || r.verdict === 'failed') return null;
   const eras = Object.fromEntries(Object.entries(r.matrix ?? {}).flatMap(([id, cell]) => {
     const p = profileById(id);
     return p && p.handshake !== 'app-fallback' ? [[p.protocolVersion, cell.works]] : [];
