@@ -10,7 +10,7 @@ import { HistoryIndex, openHistory } from '../history/open.js';
 import { SqliteHistoryStore } from '../history/sqlite.js';
 import { ServiceUnavailable, type ServeContext } from '../serve/server.js';
 import { sendDocument, sendJson } from '../serve/http.js';
-import { dayBars, refreshView, statusModel, type StatusModel } from './model.js';
+import { historyAnswer, refreshView, statusModel, type StatusModel } from './model.js';
 import { CONTENT_SECURITY_POLICY, overviewPage, serverPage } from './page.js';
 
 export interface StatusOptions {
@@ -125,7 +125,7 @@ export function statusRoutes(opts: StatusOptions): Array<(req: IncomingMessage, 
     }
     const since = new Date(now().getTime() - (days - 1) * DAY).toISOString().slice(0, 10);
     const observations = (await store())?.since(server.url, since) ?? [];
-    sendJson(req, res, { id: server.id, name: server.name, url: server.url, days, observations, daily: dayBars(observations, days, now()) });
+    sendJson(req, res, historyAnswer(server, observations, days, now()));
     return true;
   }];
 }
