@@ -201,7 +201,7 @@ describe('onetap site in a real browser, from file://', () => {
     assert.equal(await page.locator('.server').count(), 3);
     assert.equal(await page.locator('#server-steady .pill').innerText(), '✓ Kept');
     assert.equal(await page.locator('#server-switch .pill').innerText(), '! Kept, probe failed');
-    const verdicts = await page.locator('#server-switch .bars:not(.thin) .bar').evaluateAll((bars) => bars.map((b) => (b as HTMLElement).dataset.verdict));
+    const verdicts = await page.locator('#server-switch .bars:not(.thin) .bar').evaluateAll((bars) => bars.map((b) => /\bv-(\w+)/.exec((b as HTMLElement).className)?.[1]));
     assert.equal(verdicts.length, 30);
     assert.deepEqual(verdicts.slice(-7), ['live', 'live', 'live', 'failed', 'live', 'live', 'failed']);
     const hostile = page.locator('.server', { hasText: 'Hostile' });

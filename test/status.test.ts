@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import { refresh } from '../src/index.js';
 import { startServer, type RunningServer } from '../src/serve/server.js';
 import { statusRoutes } from '../src/status/routes.js';
@@ -16,6 +16,7 @@ import { catalogOf, runCli, server, workspace } from './helpers.js';
 
 const HOSTILE_TOOL = '<img src=x onerror=alert(1)>';
 const HOSTILE_NAME = 'Hostile <script>window.__xss=1</script>';
+const HOSTILE_ID = 'hostile-script-window-xss-1-script';
 const DAY = 86_400_000;
 const NOW = new Date('2026-11-30T12:00:00Z');
 const ARTIFACTS = new URL('../../test-artifacts/', import.meta.url);
@@ -69,6 +70,32 @@ const needBrowser = (t: { skip: (m: string) => void }) => {
   return false;
 };
 
+/** The page's in-place refresh stamp (`data-refreshed-at`), '' before the first. */
+const refreshedAt = (page: Page) => page.evaluate(() => document.documentElement.dataset.refreshedAt ?? '');
+
+/**
+ * Makes the page refresh itself in place once more and waits until it has: the server's clock moves one
+ * page-clock step (5 minutes, same day), so the next poll gets a new page (an unchanged one is a 304 and
+ * swaps nothing), and the stamp must change. Returns the new stamp.
+ */
+async function nextRefresh(page: Page): Promise<string> {
+  const before = await refreshedAt(page);
+  clock = new Date(clock.getTime() + 5 * 60_000);
+  await page.waitForFunction((b) => (document.documentElement.dataset.refreshedAt ?? '') !== b, before, { timeout: 10_000 });
+  const after = await refreshedAt(page);
+  assert.notEqual(after, before, 'the page refreshed itself');
+  return after;
+}
+
+/**
+ * Reads the page after an in-place refresh, in one evaluate: the page replaces `#live` when it refreshes,
+ * and a read split over several locators could land on both sides of a swap. One evaluate runs between swaps.
+ */
+async function readAfterRefresh<T>(page: Page, read: () => T): Promise<T> {
+  await nextRefresh(page);
+  return page.evaluate(read);
+}
+
 describe('status page in a real browser', () => {
   it('shows each server\'s decision and verdict in words, history bars with the right count and colours', async (t) => {
     if (!needBrowser(t)) return;
@@ -76,29 +103,64 @@ describe('status page in a real browser', () => {
     const dialogs: string[] = [];
     page.on('dialog', (d) => { dialogs.push(d.message()); void d.dismiss(); });
     await page.goto(site.url + '/');
-    const row = (id: string) => page.locator(`#server-${id}`);
-    assert.equal(await row('steady').locator('.pill').innerText(), '✓ Kept');
-    assert.equal(await row('switch').locator('.pill').innerText(), '! Kept, probe failed');
-    assert.equal(await row('quiet').locator('.pill').innerText(), '? Review');
-    assert.match(await row('switch').locator('.reason').innerText(), /failed\/retryable-5xx: a server error, also on the retry/);
-    for (const id of ['steady', 'switch', 'quiet']) {
-      assert.equal(await row(id).locator('.bars:not(.thin) .bar').count(), 30);
-      assert.equal(await row(id).locator('.bars.thin .bar').count(), 90);
-    }
+    const seen = await readAfterRefresh(page, () => {
+      const row = (id: string) => document.getElementById(`server-${id}`)!;
+      const text = (id: string, sel: string) => (row(id).querySelector(sel) as HTMLElement).innerText;
+      const bars = (id: string) => [...row(id).querySelectorAll('.bars .bar')].map((b) => (b as HTMLElement).className.replace('bar v-', ''));
+      const colour = (id: string, sel: string) => getComputedStyle(row(id).querySelector(sel)!).backgroundColor;
+      return {
+        pills: ['steady', 'switch', 'quiet'].map((id) => text(id, '.pill')),
+        reason: text('switch', '.reason'),
+        barCounts: ['steady', 'switch', 'quiet'].map((id) => bars(id).length),
+        thinBars: document.querySelectorAll('.server .bars.thin').length,
+        switchBars: bars('switch'),
+        colours: ['.bar.v-live', '.bar.v-failed', '.bar.v-none'].map((sel) => colour('switch', sel)),
+        steadyLabel: text('steady', '.barlabel'),
+        plan: (document.getElementById('plan') as HTMLElement).innerText,
+      };
+    });
+    assert.deepEqual(seen.pills, ['✓ Kept', '! Kept, probe failed', '? Review']);
+    assert.match(seen.reason, /failed\/retryable-5xx: a server error, also on the retry/);
+    assert.deepEqual(seen.barCounts, [30, 30, 30]);
+    assert.equal(seen.thinBars, 0, 'the overview draws the 30-day bars only; the 90 days are a figure');
     // Switch: the last ten days read up,up,up,up,up,up,flaky,up,up,flaky; older days have no probe.
-    const verdicts = await row('switch').locator('.bars:not(.thin) .bar').evaluateAll((bars) => bars.map((b) => (b as HTMLElement).dataset.verdict));
-    assert.deepEqual(verdicts.slice(20), ['live', 'live', 'live', 'live', 'live', 'live', 'failed', 'live', 'live', 'failed']);
-    assert.ok(verdicts.slice(0, 20).every((v) => v === 'none'));
-    const colour = (sel: string) => row('switch').locator(sel).first().evaluate((b) => getComputedStyle(b).backgroundColor);
-    assert.equal(await colour('.bars:not(.thin) .bar.v-live'), 'rgb(26, 127, 55)');
-    assert.equal(await colour('.bars:not(.thin) .bar.v-failed'), 'rgb(188, 76, 0)');
-    assert.equal(await colour('.bars:not(.thin) .bar.v-none'), 'rgb(208, 215, 222)');
-    assert.equal(await row('switch').locator('.bars:not(.thin) .bar').nth(26).getAttribute('title'), '2026-11-27: probe failed (1 probe)');
-    assert.match(await row('steady').locator('.barlabel').first().innerText(), /100\.0% live/);
-    assert.match(await page.locator('#plan').innerText(), /Probe failed \(kept\)\s+Switch: failed\/retryable-5xx/i);
+    assert.deepEqual(seen.switchBars.slice(20), ['live', 'live', 'live', 'live', 'live', 'live', 'failed', 'live', 'live', 'failed']);
+    assert.ok(seen.switchBars.slice(0, 20).every((v) => v === 'none'));
+    assert.deepEqual(seen.colours, ['rgb(26, 127, 55)', 'rgb(188, 76, 0)', 'rgb(208, 215, 222)']);
+    assert.match(seen.steadyLabel, /30 days: 100\.0% live\s+90 days: 100\.0% live/);
+    assert.match(seen.plan, /Probe failed \(kept\) \(1\)\s+Switch: failed\/retryable-5xx/i);
     await mkdir(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: new URL('status.png', ARTIFACTS).pathname, fullPage: true });
     assert.deepEqual(dialogs, []);
+    await page.close();
+  });
+
+  it('rows that need attention come first: review, probe failed, then kept, in catalog order within each', async (t) => {
+    if (!needBrowser(t)) return;
+    const page = await browser!.newPage();
+    await page.goto(site.url + '/');
+    const order = await readAfterRefresh(page, () => [...document.querySelectorAll('.server')].map((r) => `${(r as HTMLElement).dataset.id}:${(r as HTMLElement).dataset.filter}`));
+    assert.deepEqual(order, ['quiet:review', 'switch:keep-failed', 'steady:keep', HOSTILE_ID + ':keep']);
+    await page.close();
+  });
+
+  it('filters by decision without a reload, and the filter holds across in-place refreshes', async (t) => {
+    if (!needBrowser(t)) return;
+    const page = await browser!.newPage();
+    await page.goto(site.url + '/');
+    const visible = () => page.evaluate(() => [...document.querySelectorAll('.server')].filter((r) => (r as HTMLElement).offsetParent !== null).map((r) => (r as HTMLElement).dataset.id));
+    assert.deepEqual(await visible(), ['quiet', 'switch', 'steady', HOSTILE_ID]);
+    await page.locator('label[data-show="review"]').click();
+    assert.deepEqual(await visible(), ['quiet']);
+    await nextRefresh(page);
+    assert.deepEqual(await visible(), ['quiet'], 'after a refresh the filter still applies');
+    await page.locator('label[data-show="attention"]').click();
+    assert.deepEqual(await visible(), ['quiet', 'switch']);
+    await page.locator('label[data-show="keep"]').click();
+    assert.deepEqual(await visible(), ['steady', HOSTILE_ID]);
+    await page.locator('label[data-show="all"]').click();
+    assert.deepEqual(await visible(), ['quiet', 'switch', 'steady', HOSTILE_ID]);
+    assert.deepEqual(await page.locator('.counts label').allInnerTexts(), ['4 all', '2 need attention', '1 review', '1 kept, probe failed', '2 kept']);
     await page.close();
   });
 
@@ -112,40 +174,35 @@ describe('status page in a real browser', () => {
     assert.equal(await row.locator('a.name').innerText(), HOSTILE_NAME);
     await row.locator('details summary').click();
     assert.deepEqual(await row.locator('.tools li').allInnerTexts(), [HOSTILE_TOOL, '"><svg onload=alert(2)>']);
-    await page.waitForTimeout(700); // two in-place refreshes later, the list the reader opened is still open
-    assert.equal(await row.locator('details').getAttribute('open'), '');
-    assert.deepEqual(await row.locator('.tools li').allInnerTexts(), [HOSTILE_TOOL, '"><svg onload=alert(2)>']);
+    // Two in-place refreshes later (checked, not assumed), the list the reader opened is still open.
+    await nextRefresh(page);
+    await nextRefresh(page);
+    const after = await page.evaluate(() => {
+      const r = [...document.querySelectorAll('.server')].find((e) => (e as HTMLElement).innerText.includes('Hostile'))!;
+      return { open: r.querySelector('details')!.open, tools: [...r.querySelectorAll('.tools li')].map((li) => (li as HTMLElement).innerText) };
+    });
+    assert.deepEqual(after, { open: true, tools: [HOSTILE_TOOL, '"><svg onload=alert(2)>'] });
     assert.equal(await page.locator('.server img, .server svg, .server script, .server b').count(), 0);
     assert.equal(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss), undefined);
-    await page.waitForTimeout(200);
     assert.deepEqual(dialogs, []);
     await page.close();
   });
 
-  it('the server page opens from the overview and lists every probe', async (t) => {
+  it('the server page opens from the overview and lists every probe, with a title per day', async (t) => {
     if (!needBrowser(t)) return;
     const page = await browser!.newPage();
     await page.goto(site.url + '/');
     await page.locator('#server-switch a.name').click();
     await page.waitForURL(/\/servers\/switch$/);
-    assert.equal(await page.locator('h1').innerText(), 'Switch');
-    assert.equal(await page.locator('#observations tbody tr').count(), 10);
-    assert.deepEqual(await page.locator('#observations tbody tr').first().locator('td').allInnerTexts().then((c) => c.slice(0, 4)), ['2026-11-30 12:00:00', '! probe failed', 'retryable-5xx', '2']);
+    const seen = await readAfterRefresh(page, () => ({
+      h1: (document.querySelector('h1') as HTMLElement).innerText,
+      rows: document.querySelectorAll('#observations tbody tr').length,
+      first: [...document.querySelectorAll('#observations tbody tr:first-child td')].slice(0, 4).map((c) => (c as HTMLElement).innerText),
+      bars: [...document.querySelectorAll('.bars')].map((b) => b.querySelectorAll('.bar').length),
+      title26: document.querySelectorAll('.bars:not(.thin) .bar')[26]!.getAttribute('title'),
+    }));
+    assert.deepEqual(seen, { h1: 'Switch', rows: 10, first: ['2026-11-30 12:00:00', '! probe failed', 'retryable-5xx', '2'], bars: [30, 90], title26: '2026-11-27: probe failed' });
     await page.screenshot({ path: new URL('server.png', ARTIFACTS).pathname, fullPage: true });
-    await page.close();
-  });
-
-  it('refreshes itself without a full reload', async (t) => {
-    if (!needBrowser(t)) return;
-    const page = await browser!.newPage();
-    await page.goto(site.url + '/');
-    await page.evaluate(() => { (window as unknown as { __marker: number }).__marker = 42; });
-    assert.equal(await page.locator('#server-switch .pill').innerText(), '! Kept, probe failed');
-    fleet.state('switch').mode = 'up';
-    clock = new Date(NOW.getTime() + 60_000);
-    await refresh({ catalogPath: ws.catalogPath, statePath: ws.statePath, write: true, allowHttp: true, timeoutMs: 2_000, now: () => clock });
-    await page.waitForFunction(() => document.querySelector('#server-switch .pill')?.textContent === '✓ Kept', undefined, { timeout: 5_000 });
-    assert.equal(await page.evaluate(() => (window as unknown as { __marker?: number }).__marker), 42, 'same document: no reload');
     await page.close();
   });
 });
@@ -157,9 +214,8 @@ describe('JSON API', () => {
     assert.equal(res.headers.get('content-type'), 'application/json');
     const body = await res.json() as { generatedAt: string; lastRefresh: { summary: object; plan: unknown[] }; servers: Array<Record<string, unknown>> };
     assert.deepEqual(Object.keys(body), ['generatedAt', 'lastRefresh', 'servers']);
-    assert.deepEqual(Object.keys(body.servers[0]!), ['id', 'name', 'url', 'description', 'requiresAuth', 'decision', 'verdict', 'reason', 'reasonText', 'tools', 'lastProbeAt', 'attempts', 'durationMs', 'httpStatus', 'error', 'appError', 'location', 'matrix', 'uptime30', 'uptime90', 'days30', 'days90']);
+    assert.deepEqual(Object.keys(body.servers[0]!), ['id', 'name', 'url', 'description', 'requiresAuth', 'decision', 'verdict', 'reason', 'reasonText', 'tools', 'toolCount', 'lastProbeAt', 'attempts', 'durationMs', 'httpStatus', 'error', 'appError', 'location', 'matrix', 'uptime30', 'uptime90', 'days30']);
     assert.equal((body.servers[0]!.days30 as unknown[]).length, 30);
-    assert.equal((body.servers[0]!.days90 as unknown[]).length, 90);
     const today = (body.servers[0]!.days30 as Array<{ date: string; verdict: string; observations: number }>)[29]!;
     assert.deepEqual([today.date, today.verdict], ['2026-11-30', 'live']);
     assert.ok(today.observations >= 1);
@@ -168,7 +224,7 @@ describe('JSON API', () => {
     const body = await (await fetch(`${site.url}/api/servers/switch/history?days=5`)).json() as { observations: Array<Record<string, unknown>>; daily: unknown[] };
     assert.deepEqual(Object.keys(body), ['id', 'name', 'url', 'days', 'observations', 'daily']);
     assert.equal(body.daily.length, 5);
-    assert.deepEqual(Object.keys(body.observations[0]!), ['url', 'name', 'at', 'verdict', 'reason', 'attempts', 'httpStatus', 'durationMs', 'tools', 'error', 'profile', 'reasons', 'appError', 'location', 'matrix', 'toolsHash', 'findings', 'findingsSeen']);
+    assert.deepEqual(Object.keys(body.observations[0]!), ['url', 'name', 'at', 'verdict', 'reason', 'attempts', 'httpStatus', 'durationMs', 'tools', 'error', 'profile', 'reasons', 'appError', 'location', 'matrix', 'toolsHash', 'findings', 'findingsSeen', 'toolCount']);
     assert.equal((await fetch(`${site.url}/api/servers/switch/history?days=0`)).status, 400);
     assert.equal((await fetch(`${site.url}/api/servers/nope/history`)).status, 404);
   });
@@ -205,9 +261,29 @@ describe('onetap report', () => {
   it('--markdown prints the PR body; no flag is a usage error', async () => {
     const r = await runCli(['report', '--markdown', '--catalog', ws.catalogPath, '--state', ws.statePath]);
     assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stdout, /\| Switch \| (✅ kept|⚠️ kept, probe failed) \| `(live\/ok|failed\/retryable-5xx)` \|/);
+    // The in-place refresh test (last in this file) changes Switch; here it is still as the ten days left it.
+    assert.match(r.stdout, /\| Switch \| ⚠️ kept, probe failed \| `failed\/retryable-5xx` \|/);
     assert.match(r.stdout, /🟩🟩🟩🟩🟩🟩🟧🟩🟩/);
     assert.match(r.stdout, /Hostile &lt;script&gt;/);
     assert.equal((await runCli(['report'])).code, 2);
+  });
+});
+
+// Last: it records one more refresh (Switch comes back), so every test above sees the ten simulated days.
+describe('status page refresh', () => {
+  it('refreshes itself without a full reload', async (t) => {
+    if (!needBrowser(t)) return;
+    const page = await browser!.newPage();
+    await page.goto(site.url + '/');
+    await page.evaluate(() => { (window as unknown as { __marker: number }).__marker = 42; });
+    assert.equal(await page.locator('#server-switch .pill').innerText(), '! Kept, probe failed');
+    const before = await refreshedAt(page);
+    fleet.state('switch').mode = 'up';
+    clock = new Date(NOW.getTime() + 60_000);
+    await refresh({ catalogPath: ws.catalogPath, statePath: ws.statePath, write: true, allowHttp: true, timeoutMs: 2_000, now: () => clock });
+    await page.waitForFunction(() => document.querySelector('#server-switch .pill')?.textContent === '✓ Kept', undefined, { timeout: 10_000 });
+    assert.notEqual(await refreshedAt(page), before, 'the new state came by an in-place refresh');
+    assert.equal(await page.evaluate(() => (window as unknown as { __marker?: number }).__marker), 42, 'same document: no reload');
+    await page.close();
   });
 });

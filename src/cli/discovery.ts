@@ -15,6 +15,7 @@ import { DEFAULT_CATALOG } from './catalog.js';
 import { inert, paint, table, useColor } from './render.js';
 import { statusRoutes } from '../status/routes.js';
 import { DEFAULT_STATE } from './refresh.js';
+import { RETENTION_OPTION } from './report.js';
 
 /** The curated catalog when there is one; discovery still works without it (nothing curated, nothing removed). */
 async function curatedOrEmpty(path: string): Promise<Catalog> {
@@ -113,7 +114,8 @@ export function registerDiscovery(program: Command): void {
     .option('--state <path>', 'history index for the status page (rebuilt from <catalog dir>/history/)', DEFAULT_STATE)
     .option('--base-url <url>', 'absolute base for the URLs in the catalogs (default: this server\'s origin)')
     .option('--allow-http', 'accept http:// server URLs on loopback addresses (local fixtures and demos only)')
-    .action(async (opts: { port: string; host: string; catalog: string; state: string; baseUrl?: string; allowHttp?: boolean }) => {
+    .option(...RETENTION_OPTION)
+    .action(async (opts: { port: string; host: string; catalog: string; state: string; baseUrl?: string; allowHttp?: boolean; retentionDays: number }) => {
       const port = portFlag(opts.port);
       const baseUrl = opts.baseUrl === undefined ? undefined : baseUrlFlag(opts.baseUrl);
       if (!opts.host.trim()) throw new UsageError('--host must name an address to listen on');
@@ -121,7 +123,7 @@ export function registerDiscovery(program: Command): void {
       const { catalog } = await loadCatalog(opts.catalog); // fail early, with the catalog's own error
       if (!publishable(opts.catalog, catalog, { allowHttp: opts.allowHttp })) return;
       const running = await startServer({
-        catalogPath: opts.catalog, host: opts.host, port, baseUrl, lint: { allowHttp: opts.allowHttp }, routes: statusRoutes({ statePath: opts.state, catalogPath: opts.catalog }),
+        catalogPath: opts.catalog, host: opts.host, port, baseUrl, lint: { allowHttp: opts.allowHttp }, routes: statusRoutes({ statePath: opts.state, catalogPath: opts.catalog, retentionDays: opts.retentionDays }),
       });
       process.stdout.write(`serving ${running.url}/ (status page), ${running.url}/.well-known/ai-catalog.json; Ctrl-C stops\n`);
       await new Promise<void>((resolve) => {

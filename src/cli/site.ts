@@ -3,6 +3,7 @@ import { loadCatalog } from '../catalog/model.js';
 import { openHistory } from '../history/open.js';
 import { siteFiles, writeSite } from '../site/site.js';
 import { UsageError } from './args.js';
+import { RETENTION_OPTION } from './report.js';
 import { DEFAULT_CATALOG } from './catalog.js';
 import { DEFAULT_STATE } from './refresh.js';
 
@@ -15,11 +16,12 @@ export function registerSite(program: Command): void {
     .option('--state <path>', 'history index (rebuilt from <catalog dir>/history/ when missing or behind)', DEFAULT_STATE)
     .option('--base-url <url>', 'absolute base for the URLs in the catalogs, e.g. https://owner.github.io/repo (default: root-relative paths)')
     .option('--publisher <domain>', 'publisher domain in urn:air identifiers (default: the base URL\'s host)')
-    .action(async (opts: { out: string; catalog: string; state: string; baseUrl?: string; publisher?: string }) => {
+    .option(...RETENTION_OPTION)
+    .action(async (opts: { out: string; catalog: string; state: string; baseUrl?: string; publisher?: string; retentionDays: number }) => {
       if (opts.baseUrl !== undefined && !/^https?:\/\/[^/]+/.test(opts.baseUrl)) throw new UsageError(`--base-url must be an absolute http(s) URL: ${opts.baseUrl}`);
       if (!opts.out.trim()) throw new UsageError('--out needs a directory');
       const { catalog } = await loadCatalog(opts.catalog);
-      const store = await openHistory(opts.catalog, opts.state);
+      const store = await openHistory(opts.catalog, opts.state, { retention: { days: opts.retentionDays } });
       try {
         const files = siteFiles(catalog, store, { baseUrl: opts.baseUrl, publisher: opts.publisher });
         await writeSite(opts.out, files);

@@ -16,29 +16,54 @@ export interface OpenHistoryOptions {
   readonly?: boolean;
   /** Where warnings go (a legacy store carried into the text); default stderr. */
   warn?: (message: string) => void;
+  /** What the index keeps; without it, every run (the commands that show history pass `DEFAULT_RETENTION_DAYS`). */
+  retention?: Retention;
+}
+
+/**
+ * How far back the index (and so the status pages and API) keeps runs: `days` UTC days up to today. Only the
+ * index is bounded: the text history in git is never pruned (compact it deliberately), and accepted tool
+ * snapshots (`history/snapshots/`) are files the index never holds.
+ */
+export interface Retention { days?: number; now?: () => Date }
+
+/** The default of `--retention-days` (serve, report, site). */
+export const DEFAULT_RETENTION_DAYS = 400;
+
+/** The first UTC day kept (runs that started before it are left out of the index), or null to keep all. */
+export function keptFromDay(retention: Retention = {}): string | null {
+  if (retention.days === undefined) return null;
+  return new Date((retention.now?.() ?? new Date()).getTime() - (retention.days - 1) * 86_400_000).toISOString().slice(0, 10);
 }
 
 /** The SQLite index of a catalog's text history; `sync()` brings it up to date with the files. */
 export class HistoryIndex extends SqliteHistoryStore {
   private seen = '';
 
-  constructor(path: string, readonly historyDir: string) {
+  constructor(path: string, readonly historyDir: string, readonly retention: Retention = {}) {
     super(path);
   }
 
   /**
-   * Rebuilds the index if the month files differ from what it was built from. Cheap when nothing changed
-   * since the last call in this process (file sizes and times only); otherwise hashes the files.
+   * Rebuilds the index if the month files differ from what it was built from, or if it must keep more days
+   * than it holds; drops the runs that fell out of the retention window. Cheap when nothing changed since the
+   * last call in this process (file sizes and times, and the day); otherwise hashes the files.
    */
   sync(): boolean {
-    const stamp = statStamp(this.historyDir);
+    const keptFrom = keptFromDay(this.retention);
+    const stamp = `${statStamp(this.historyDir)}|${keptFrom}`;
     if (stamp === this.seen) return false;
     const files = readHistoryFiles(this.historyDir);
     const indexed = this.sources();
     const same = indexed.length === files.length && files.every((f, i) => indexed[i]!.file === f.file && indexed[i]!.sha256 === f.sha256 && indexed[i]!.bytes === f.bytes);
-    if (!same) this.replaceAll(readHistory(this.historyDir, files), files.map(({ file, bytes, sha256 }) => ({ file, bytes, sha256 })));
+    const held = this.keptFrom();
+    // To keep more than it holds, the index is rebuilt; to keep less, it forgets the oldest runs.
+    const rebuild = !same || (held !== null && (keptFrom === null || keptFrom < held));
+    // All runs are read, so the first kept run's `previous` is still the run before it.
+    if (rebuild) this.replaceAll(readHistory(this.historyDir, files).filter((r) => keptFrom === null || r.run.startedAt >= keptFrom), files.map(({ file, bytes, sha256 }) => ({ file, bytes, sha256 })), keptFrom);
+    else if (keptFrom !== null && (held === null || keptFrom > held)) this.pruneBefore(keptFrom);
     this.seen = stamp;
-    return !same;
+    return rebuild;
   }
 }
 
@@ -64,14 +89,14 @@ export async function openHistory(catalogPath: string, statePath: string, opts: 
   const hasText = readHistoryFiles(dir).length > 0;
   if (opts.readonly) {
     if (hasText) {
-      const memory = new HistoryIndex(':memory:', dir);
+      const memory = new HistoryIndex(':memory:', dir, opts.retention);
       memory.sync();
       return memory;
     }
     return existsSync(statePath) ? new SqliteHistoryStore(statePath, { readonly: true }) : null;
   }
   if (!hasText && !existsSync(statePath)) return null;
-  const index = new HistoryIndex(statePath, dir);
+  const index = new HistoryIndex(statePath, dir, opts.retention);
   try {
     if (index.isLegacy()) await carryLegacy(index, catalogPath, statePath, opts.warn ?? ((m) => process.stderr.write(`onetap: ${m}\n`)));
     index.sync();

@@ -153,13 +153,31 @@ export class SqliteHistoryStore implements HistoryStore {
     }));
   }
 
-  /** Replaces everything with these runs (ids from 1, in order) in one transaction; clears the legacy mark. */
-  replaceAll(runs: Array<{ run: Omit<RunRecord, 'id'>; observations: ObservationRecord[] }>, sources: IndexSource[]): void {
+  /**
+   * Replaces everything with these runs (ids from 1, in order) in one transaction; clears the legacy mark.
+   * `keptFrom` (a UTC day) records the retention cut the runs were chosen by (see `HistoryIndex`).
+   */
+  replaceAll(runs: Array<{ run: Omit<RunRecord, 'id'>; observations: ObservationRecord[] }>, sources: IndexSource[], keptFrom: string | null = null): void {
     this.db.transaction(() => {
-      this.db.exec("DELETE FROM observations; DELETE FROM runs; DELETE FROM sources; DELETE FROM meta WHERE key = 'legacy';");
+      this.db.exec("DELETE FROM observations; DELETE FROM runs; DELETE FROM sources; DELETE FROM meta WHERE key IN ('legacy', 'kept-from');");
       for (const r of runs) this.recordRun(r.run, r.observations);
       const insert = this.db.prepare('INSERT INTO sources (file, bytes, sha256) VALUES (?, ?, ?)');
       for (const s of sources) insert.run(s.file, s.bytes, s.sha256);
+      if (keptFrom !== null) this.db.prepare("INSERT INTO meta (key, value) VALUES ('kept-from', ?)").run(keptFrom);
+    }).immediate();
+  }
+
+  /** The retention cut the index holds runs from (a UTC day), or null when it was built without one. */
+  keptFrom(): string | null {
+    return (this.db.prepare("SELECT value FROM meta WHERE key = 'kept-from'").get() as { value: string } | undefined)?.value ?? null;
+  }
+
+  /** Forgets the runs started before `day` (and their observations): the index only, never the text history. */
+  pruneBefore(day: string): void {
+    this.db.transaction(() => {
+      this.db.prepare('DELETE FROM observations WHERE run_id IN (SELECT id FROM runs WHERE started_at < ?)').run(day);
+      this.db.prepare('DELETE FROM runs WHERE started_at < ?').run(day);
+      this.db.prepare("INSERT INTO meta (key, value) VALUES ('kept-from', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(day);
     }).immediate();
   }
 

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { Catalog } from '../catalog/model.js';
 import type { HistoryStore } from '../history/store.js';
 import { publication, publishedDocuments, type PublishOptions } from '../publish/publish.js';
-import { dayBars, refreshView } from '../status/model.js';
+import { historyAnswer, refreshView } from '../status/model.js';
 import { overviewPage, serverPage } from '../status/page.js';
 import { buildStatus } from '../status/routes.js';
 import { writeAllAtomic } from '../util/atomic.js';
@@ -46,7 +46,7 @@ export function siteFiles(catalog: Catalog, store: HistoryStore | null, opts: Si
       const observations = store?.since(server.url, since(days)) ?? [];
       files.push({
         path: `api/servers/${server.id}/history-${days}.json`,
-        content: json({ id: server.id, name: server.name, url: server.url, days, observations, daily: dayBars(observations, days, now) }),
+        content: json(historyAnswer(server, observations, days, now)),
       });
     }
   }

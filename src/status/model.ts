@@ -26,7 +26,9 @@ export interface ServerStatus {
   verdict: VerdictName | null;
   reason: Reason | null;
   reasonText: string | null;
+  /** The first tool names (clipped, see `LIMITS`); `toolCount` says how many the server listed. */
   tools: string[] | null;
+  toolCount: number | null;
   lastProbeAt: string | null;
   attempts: number | null;
   durationMs: number | null;
@@ -42,11 +44,70 @@ export interface ServerStatus {
   uptime30: number | null;
   uptime90: number | null;
   days30: DayBar[];
-  days90: DayBar[];
 }
 
-/** A plan row as recorded (`refresh --json`). */
-export type PlanRowView = PlanRowJson;
+/** A plan row as recorded (`refresh --json`), its remote text clipped (`toolCount`: the tools the server listed). */
+export type PlanRowView = PlanRowJson & { toolCount?: number | null };
+
+/**
+ * What one server may cost in the pages and the API, whatever it sends: at 2,000 servers the overview and
+ * `/api/servers` stay a few MB. Text is clipped with "…"; a clipped list keeps its full count beside it.
+ */
+export const LIMITS = {
+  /** Tool names per server in the overview, `/api/servers` and plan rows. */
+  toolsListed: 10,
+  /** Tool names on a server's own page. */
+  toolsOnServerPage: 500,
+  /** Characters of a tool name. */
+  toolNameChars: 64,
+  /** Characters of a tool name on a server's own page. */
+  toolNameCharsOnServerPage: 200,
+  /** Characters of an error, the app's error, a redirect target or a note. */
+  textChars: 300,
+  /** Names per list of tool changes (added, changed, removed) and screening findings per row. */
+  changesListed: 20,
+  findingsListed: 5,
+} as const;
+
+/** `text` cut to `max` characters (the last one "…"), never splitting a surrogate pair. */
+export function clipText(text: string, max: number = LIMITS.textChars): string {
+  if (text.length <= max) return text;
+  let cut = text.slice(0, max - 1);
+  if (/[\uD800-\uDBFF]$/.test(cut)) cut = cut.slice(0, -1);
+  return cut + '…';
+}
+
+const clipNullable = (text: string | null | undefined, max?: number) => (typeof text === 'string' ? clipText(text, max) : text ?? null);
+
+/** The first `count` names, each clipped. */
+export function clipTools(tools: readonly string[] | null | undefined, count: number = LIMITS.toolsListed, chars: number = LIMITS.toolNameChars): string[] | null {
+  return Array.isArray(tools) ? tools.slice(0, count).map((t) => clipText(String(t), chars)) : null;
+}
+
+/** An observation as the history API answers it: tools and remote text clipped, `toolCount` beside the tools. */
+export function observationView(o: ObservationRecord): ObservationRecord & { toolCount: number | null } {
+  return {
+    ...o, tools: clipTools(o.tools), toolCount: o.tools?.length ?? null, error: clipNullable(o.error), appError: clipNullable(o.appError), location: clipNullable(o.location),
+    findings: (o.findings ?? []).slice(0, LIMITS.findingsListed).map((f) => ({ ...f, tool: clipText(String(f.tool), LIMITS.toolNameChars), excerpt: clipNullable(f.excerpt) as string })),
+  };
+}
+
+/** The answer of `/api/servers/<id>/history?days=N` (and the static site's `history-N.json`). */
+export function historyAnswer(s: Pick<ServerStatus, 'id' | 'name' | 'url'>, observations: readonly ObservationRecord[], days: number, now: Date) {
+  return { id: s.id, name: s.name, url: s.url, days, observations: observations.map(observationView), daily: dayBars(observations, days, now) };
+}
+
+function clipPlanRow(r: PlanRowJson): PlanRowView {
+  const changes = r.toolChanges && typeof r.toolChanges === 'object'
+    ? Object.fromEntries(Object.entries(r.toolChanges).map(([k, v]) => [k, Array.isArray(v) ? clipTools(v, LIMITS.changesListed) : v])) as unknown as PlanRowJson['toolChanges']
+    : r.toolChanges;
+  return {
+    ...r, tools: clipTools(r.tools), toolCount: Array.isArray(r.tools) ? r.tools.length : null,
+    error: clipNullable(r.error), appError: clipNullable(r.appError), location: clipNullable(r.location), note: clipNullable(r.note),
+    ...(r.toolChanges === undefined ? {} : { toolChanges: changes }),
+    ...(Array.isArray(r.findings) ? { findings: r.findings.slice(0, LIMITS.findingsListed).map((f) => (f && typeof f === 'object' ? { ...f, tool: clipNullable(f.tool, LIMITS.toolNameChars) as string, excerpt: clipNullable(f.excerpt) as string } : f)) } : {}),
+  };
+}
 
 export interface RefreshView {
   startedAt: string;
@@ -98,7 +159,7 @@ export function refreshView(run: RunRecord | null): RefreshView | null {
     startedAt: run.startedAt, finishedAt: run.finishedAt, applied: run.applied,
     summary: p.summary ?? { total: 0, keep: 0, keepFailed: 0, review: 0, drop: 0, changed: 0 },
     aborted: p.aborted ?? null,
-    plan: p.plan ?? [],
+    plan: Array.isArray(p.plan) ? p.plan.map(clipPlanRow) : [],
   };
 }
 
@@ -121,11 +182,11 @@ export function statusModel(catalog: Catalog, history: (url: string) => Observat
         id: ids[i]!, name: s.name, url: s.url, description: s.description, requiresAuth: s.requiresAuth,
         decision: planByUrl.get(s.url)?.decision ?? null,
         verdict: last?.verdict ?? null, reason: last?.reason ?? null, reasonText: last ? REASON_TEXT[last.reason] ?? last.reason : null,
-        tools: last?.tools ?? null, lastProbeAt: last?.at ?? null, attempts: last?.attempts ?? null, durationMs: last?.durationMs ?? null,
-        httpStatus: last?.httpStatus ?? null, error: last?.error ?? null,
-        appError: last?.appError ?? null, location: last?.location ?? null, matrix: last?.matrix ?? null,
+        tools: clipTools(last?.tools), toolCount: last?.tools?.length ?? null, lastProbeAt: last?.at ?? null, attempts: last?.attempts ?? null, durationMs: last?.durationMs ?? null,
+        httpStatus: last?.httpStatus ?? null, error: clipNullable(last?.error),
+        appError: clipNullable(last?.appError), location: clipNullable(last?.location), matrix: last?.matrix ?? null,
         uptime30: uptime(observations, since30), uptime90: uptime(observations, since90),
-        days30: dayBars(observations, 30, now), days90: dayBars(observations, 90, now),
+        days30: dayBars(observations, 30, now),
       };
     }),
   };

@@ -10,12 +10,38 @@ import { matrixLine } from '../attest/profile.js';
 import { toolReviewLine } from '../decide/drift.js';
 import type { Decision } from '../decide/decide.js';
 import { html, trusted, type Html } from './html.js';
-import type { DayBar, RefreshView, ServerStatus, StatusModel } from './model.js';
+import { clipText, clipTools, dayBars, LIMITS, type DayBar, type RefreshView, type ServerStatus, type StatusModel } from './model.js';
 
 const VERDICT_WORD: Record<VerdictName, string> = { live: 'live', review: 'needs review', failed: 'probe failed', drop: 'must drop' };
 const DECISION_WORD: Record<Decision, string> = { keep: 'Kept', 'keep-failed': 'Kept, probe failed', review: 'Review', drop: 'Dropped' };
 const DECISION_TONE: Record<Decision, VerdictName> = { keep: 'live', 'keep-failed': 'failed', review: 'review', drop: 'drop' };
 const MARK: Record<VerdictName | 'none', string> = { live: '✓', review: '?', failed: '!', drop: '✕', none: '·' };
+
+/** The filters of the overview: every decision, "needs attention" (all but kept), and all. */
+const FILTERS = ['all', 'attention', 'drop', 'review', 'keep-failed', 'none', 'keep'] as const;
+type Filter = (typeof FILTERS)[number];
+
+/**
+ * Filtering is CSS only (a radio per filter, outside the region the page refreshes, and \`:has()\`): it works
+ * without script, in the static site and the standalone report, and survives each in-place refresh.
+ */
+const FILTER_CSS = FILTERS.filter((f) => f !== 'all').map((f) =>
+  `body:has(#show-${f}:checked) .server${f === 'attention' ? '[data-filter=keep]' : `:not([data-filter=${f}])`}{display:none}` +
+  `body:has(#show-${f}:checked) label[for=show-${f}]{background:var(--card);box-shadow:0 0 0 2px currentColor}`).join('\n') +
+  '\nbody:has(#show-all:checked) label[for=show-all]{background:var(--card);box-shadow:0 0 0 2px currentColor}';
+
+/** Rows that need attention first: dropped, review, probe failed, not probed yet, then kept. */
+const ATTENTION: Record<Exclude<Filter, 'all' | 'attention'>, number> = { drop: 0, review: 1, 'keep-failed': 2, none: 3, keep: 4 };
+
+const FILTER_WORD: Record<Filter, string> = { all: 'all', attention: 'need attention', drop: 'dropped', review: 'review', 'keep-failed': 'kept, probe failed', none: 'not probed yet', keep: 'kept' };
+
+const filterOf = (s: Pick<ServerStatus, 'decision'>): Exclude<Filter, 'all' | 'attention'> => s.decision ?? 'none';
+
+/** The overview's order: attention first, the catalog's order within each group (a stable sort). */
+export function attentionOrder<T extends Pick<ServerStatus, 'decision'>>(servers: readonly T[]): T[] {
+  const rank = (s: T) => ATTENTION[filterOf(s)] ?? ATTENTION.none;
+  return [...servers].sort((a, b) => rank(a) - rank(b));
+}
 
 const CSS = `
 :root{--live:#1a7f37;--review:#9a6700;--failed:#bc4c00;--drop:#cf222e;--none:#d0d7de;--fg:#1f2328;--muted:#59636e;--line:#d1d9e0;--bg:#f6f8fa;--card:#fff}
@@ -45,6 +71,11 @@ details{font-size:13px}summary{cursor:pointer;color:var(--muted)}.tools{margin:4
 table{width:100%;border-collapse:collapse;background:var(--card);border:1px solid var(--line);border-radius:10px;overflow:hidden;font-size:14px}
 th,td{text-align:left;padding:7px 10px;border-bottom:1px solid var(--line);vertical-align:top}th{background:var(--bg);font-weight:600}
 footer{margin-top:32px;color:var(--muted);font-size:13px}
+.more{color:var(--muted);font-size:12px;margin:4px 0 0}
+.show{position:absolute;opacity:0;width:1px;height:1px;margin:0}
+.counts label{cursor:pointer}.counts label:hover{text-decoration:underline}
+body:has(.show:focus-visible) .counts{outline:2px solid var(--muted);outline-offset:4px;border-radius:8px}
+${FILTER_CSS}
 `;
 
 /** Refresh in place: fetch this page again (revalidating with its ETag) and swap the live region. */
@@ -114,19 +145,29 @@ function statusPill(s: Pick<ServerStatus, 'decision' | 'verdict'>): Html {
   return html`<span class="pill t-none">${MARK.none} not probed yet</span>`;
 }
 
-export function bars(days: DayBar[], thin = false): Html {
+/**
+ * A day per bar, its verdict in the class, the counts in the label. Lean on purpose: the overview draws one
+ * per server and day, so only a server's own page (`titles`) says each day's date and verdict on hover.
+ */
+export function bars(days: DayBar[], thin = false, titles = true): Html {
   const counts = { live: 0, review: 0, failed: 0, drop: 0, none: 0 };
   for (const d of days) counts[d.verdict ?? 'none']++;
   const label = `${days.length}-day history: ${counts.live} live, ${counts.review} review, ${counts.failed} failed, ${counts.drop} drop, ${counts.none} without data`;
-  return html`<div class="bars${thin ? ' thin' : ''}" role="img" aria-label="${label}" data-days="${days.length}">${days.map((d) => {
-    const word = d.verdict ? VERDICT_WORD[d.verdict] : 'no probe';
-    return html`<span class="bar v-${d.verdict ?? 'none'}" data-date="${d.date}" data-verdict="${d.verdict ?? 'none'}" title="${d.date}: ${word}${d.observations ? ` (${d.observations} probe${d.observations > 1 ? 's' : ''})` : ''}"></span>`;
-  })}</div>`;
+  return html`<div class="bars${thin ? ' thin' : ''}" role="img" aria-label="${label}" data-days="${days.length}">${days.map((d) => !titles ? trusted(`<i class="bar v-${d.verdict ?? 'none'}"></i>`) : d.verdict
+    ? html`<i class="bar v-${d.verdict}" title="${d.date}: ${VERDICT_WORD[d.verdict]}${d.observations > 1 ? ` (${d.observations} probes)` : ''}"></i>`
+    : trusted('<i class="bar v-none"></i>'))}</div>`;
+}
+
+/** The first names the model kept, and how many more the server listed (on its own page, more are shown). */
+function toolList(s: ServerStatus, tools: string[], more: string | null): Html {
+  const count = s.toolCount ?? tools.length;
+  const rest = count - tools.length;
+  return html`<details data-key="${s.id}"><summary><span class="tool-count">${count}</span> tool${count === 1 ? '' : 's'}</summary><ul class="tools">${tools.map((t) => html`<li>${t}</li>`)}</ul>${rest > 0 ? html`<p class="more">and ${rest} more${more ? html` (<a href="${more}">the server's page</a> lists up to ${LIMITS.toolsOnServerPage})` : ''}</p>` : ''}</details>`;
 }
 
 function serverRow(s: ServerStatus, now: string, standalone: boolean, links: Links): Html {
   const tools = s.tools;
-  return html`<article class="server" id="server-${s.id}" data-id="${s.id}">
+  return html`<article class="server" id="server-${s.id}" data-id="${s.id}" data-filter="${filterOf(s)}">
   <div>
     <a class="name" href="${standalone ? `#server-${s.id}` : links.server(s.id)}">${s.name}</a>
     <div class="url">${s.url}${s.requiresAuth ? ' · optional API key' : ''}</div>
@@ -137,21 +178,22 @@ function serverRow(s: ServerStatus, now: string, standalone: boolean, links: Lin
     <p class="reason">${s.verdict ? html`<strong>${s.verdict}/${s.reason}</strong>: ${s.reasonText}` : 'No probe recorded yet.'}${s.error && s.verdict !== 'live' && s.reason !== 'zero-tools' ? html`<br><span class="meta">${s.error}</span>` : ''}${s.appError && s.appError !== s.error ? html`<br><span class="meta">The app says: ${s.appError}</span>` : ''}${s.location ? html`<br><span class="meta">Redirects to ${s.location}</span>` : ''}</p>
     ${s.matrix ? html`<p class="meta matrix" title="which clients would connect and list tools">${matrixLine(s.matrix)}</p>` : ''}
     <div class="meta">Last probe: <time datetime="${s.lastProbeAt ?? ''}" title="${s.lastProbeAt ?? ''}">${ago(s.lastProbeAt, now)}</time>${s.attempts && s.attempts > 1 ? ` · ${s.attempts} tries` : ''}${s.durationMs !== null ? ` · ${s.durationMs} ms` : ''}</div>
-    ${tools ? html`<details data-key="${s.id}"><summary><span class="tool-count">${tools.length}</span> tool${tools.length === 1 ? '' : 's'}</summary><ul class="tools">${tools.map((t) => html`<li>${t}</li>`)}</ul></details>` : html`<div class="meta">Tools: unknown</div>`}
+    ${tools ? toolList(s, tools, standalone ? null : links.server(s.id)) : html`<div class="meta">Tools: unknown</div>`}
   </div>
   <div>
-    ${bars(s.days30)}
-    <div class="barlabel"><span>30 days</span><span>${pct(s.uptime30)}</span></div>
-    ${bars(s.days90, true)}
-    <div class="barlabel"><span>90 days</span><span>${pct(s.uptime90)}</span></div>
+    ${bars(s.days30, false, false)}
+    <div class="barlabel"><span>30 days: ${pct(s.uptime30)}</span><span>90 days: ${pct(s.uptime90)}</span></div>
   </div>
 </article>`;
 }
 
+/** Rows per list of the last refresh's plan (the rows themselves are above, attention first). */
+const PLAN_ROWS_LISTED = 50;
+
 function planSection(r: RefreshView | null, now: string): Html {
   if (!r) return html`<section class="plan" id="plan"><h2>Last refresh</h2><p>No refresh recorded yet. Run <code>onetap refresh</code>.</p></section>`;
   const list = (title: string, rows: RefreshView['plan'], line: (x: RefreshView['plan'][number]) => Html) =>
-    rows.length ? html`<h3>${title}</h3><ul>${rows.map((x) => html`<li>${line(x)}</li>`)}</ul>` : '';
+    rows.length ? html`<h3>${title} (${rows.length})</h3><ul>${rows.slice(0, PLAN_ROWS_LISTED).map((x) => html`<li>${line(x)}</li>`)}</ul>${rows.length > PLAN_ROWS_LISTED ? html`<p class="more">and ${rows.length - PLAN_ROWS_LISTED} more (the servers above, or /api/refreshes/latest)</p>` : ''}` : '';
   const s = r.summary;
   return html`<section class="plan" id="plan">
   <h2>Last refresh: <time datetime="${r.startedAt}" title="${r.startedAt}">${ago(r.startedAt, now)}</time> ${r.applied ? '(applied)' : '(plan only)'}</h2>
@@ -180,14 +222,18 @@ export interface PageOptions {
 }
 
 export function overviewPage(m: StatusModel, opts: PageOptions = {}): string {
-  const counts = new Map<Decision | 'none', number>();
-  for (const s of m.servers) counts.set(s.decision ?? 'none', (counts.get(s.decision ?? 'none') ?? 0) + 1);
+  const counts = new Map<Filter, number>();
+  for (const s of m.servers) counts.set(filterOf(s), (counts.get(filterOf(s)) ?? 0) + 1);
+  const attention = m.servers.length - (counts.get('keep') ?? 0);
   const links = opts.static ? staticLinks('') : SERVED_LINKS;
-  const body = html`<div id="live">
+  // Outside #live: the in-place refresh replaces #live, and the reader's filter stays chosen.
+  const radios = FILTERS.map((f) => html`<input type="radio" class="show" name="show" id="show-${f}" value="${f}"${f === 'all' ? trusted(' checked') : ''} aria-label="show ${FILTER_WORD[f]}">`);
+  const filter = (f: Filter, n: number, tone: string) => html`<label for="show-${f}" class="pill t-${tone}" data-show="${f}">${n} ${FILTER_WORD[f]}</label>`;
+  const body = html`${radios}<div id="live">
 <header class="top"><h1>One-tap MCP servers</h1><span class="sub">${m.servers.length} curated remote servers · checked with the app's own handshake · updated <time datetime="${m.generatedAt}">${m.generatedAt.slice(0, 16).replace('T', ' ')} UTC</time></span></header>
-<div class="counts">${(['keep', 'keep-failed', 'review', 'drop'] as const).filter((d) => counts.get(d)).map((d) => html`<span class="pill t-${DECISION_TONE[d]}">${counts.get(d)} ${DECISION_WORD[d].toLowerCase()}</span>`)}${counts.get('none') ? html`<span class="pill t-none">${counts.get('none')} not probed yet</span>` : ''}</div>
+<div class="counts" aria-label="Show">${filter('all', m.servers.length, 'none')}${attention ? filter('attention', attention, 'drop') : ''}${(['drop', 'review', 'keep-failed', 'none', 'keep'] as const).filter((d) => counts.get(d)).map((d) => filter(d, counts.get(d)!, d === 'none' ? 'none' : DECISION_TONE[d]))}</div>
 ${m.lastRefresh?.aborted ? html`<div class="banner" role="alert">The last refresh was stopped by the outage guard: ${m.lastRefresh.aborted}</div>` : ''}
-<section class="servers" aria-label="Servers">${m.servers.map((s) => serverRow(s, m.generatedAt, !!opts.standalone, links))}</section>
+<section class="servers" aria-label="Servers">${attentionOrder(m.servers).map((s) => serverRow(s, m.generatedAt, !!opts.standalone, links))}</section>
 ${legend}
 ${planSection(m.lastRefresh, m.generatedAt)}
 ${opts.standalone ? html`<footer>A static report generated by onetap at ${m.generatedAt}.</footer>` : opts.static
@@ -200,6 +246,13 @@ ${opts.standalone ? html`<footer>A static report generated by onetap at ${m.gene
 export function serverPage(s: ServerStatus, observations: ObservationRecord[], generatedAt: string, opts: PageOptions = {}): string {
   const rows = [...observations].reverse();
   const links = opts.static ? staticLinks('../') : SERVED_LINKS;
+  const days30 = dayBars(observations, 30, new Date(generatedAt));
+  const days90 = dayBars(observations, 90, new Date(generatedAt));
+  // The latest probe's list, longer than the overview's (still bounded); else what the model kept.
+  const last = observations.at(-1);
+  const allTools = last && last.at === s.lastProbeAt ? last.tools : null;
+  const tools = allTools ? clipTools(allTools, LIMITS.toolsOnServerPage, LIMITS.toolNameCharsOnServerPage)! : s.tools;
+  const toolCount = allTools ? allTools.length : s.toolCount ?? s.tools?.length ?? 0;
   const history = opts.static ? `api/servers/${s.id}/history-90.json` : `api/servers/${s.id}/history?days=90`;
   const body = html`<div id="live">
 <p><a href="${links.home}">← All servers</a></p>
@@ -208,13 +261,13 @@ export function serverPage(s: ServerStatus, observations: ObservationRecord[], g
 <p class="reason">${s.verdict ? html`<strong>${s.verdict}/${s.reason}</strong>: ${s.reasonText}` : 'No probe recorded yet.'}${s.appError ? html`<br><span class="meta">The app says: ${s.appError}</span>` : ''}</p>
 ${s.matrix ? html`<p class="meta matrix">Clients: ${matrixLine(s.matrix)}</p>` : ''}
 <h2>History</h2>
-${bars(s.days30)}<div class="barlabel"><span>30 days</span><span>${pct(s.uptime30)}</span></div>
-${bars(s.days90, true)}<div class="barlabel"><span>90 days</span><span>${pct(s.uptime90)}</span></div>
+${bars(days30)}<div class="barlabel"><span>30 days</span><span>${pct(s.uptime30)}</span></div>
+${bars(days90, true)}<div class="barlabel"><span>90 days</span><span>${pct(s.uptime90)}</span></div>
 ${legend}
-${s.tools ? html`<h2>Tools (${s.tools.length})</h2><ul class="tools">${s.tools.map((t) => html`<li>${t}</li>`)}</ul>` : ''}
+${tools ? html`<h2>Tools (${toolCount})</h2><ul class="tools">${tools.map((t) => html`<li>${t}</li>`)}</ul>${toolCount > tools.length ? html`<p class="more">and ${toolCount - tools.length} more</p>` : ''}` : ''}
 <h2>Probes (last 90 days)</h2>
 <table id="observations"><thead><tr><th>Time (UTC)</th><th>Verdict</th><th>Reason</th><th>Tries</th><th>Duration</th><th>HTTP</th><th>Error</th></tr></thead>
-<tbody>${rows.length ? rows.map((o) => html`<tr data-verdict="${o.verdict}"><td><time datetime="${o.at}">${o.at.slice(0, 19).replace('T', ' ')}</time></td><td><span class="pill t-${o.verdict}">${MARK[o.verdict]} ${VERDICT_WORD[o.verdict]}</span></td><td>${o.reason}</td><td>${o.attempts}</td><td>${o.durationMs} ms</td><td>${o.httpStatus ?? '—'}</td><td>${o.error ?? ''}</td></tr>`) : html`<tr><td colspan="7">No probes recorded.</td></tr>`}</tbody></table>
+<tbody>${rows.length ? rows.map((o) => html`<tr data-verdict="${o.verdict}"><td><time datetime="${o.at}">${o.at.slice(0, 19).replace('T', ' ')}</time></td><td><span class="pill t-${o.verdict}">${MARK[o.verdict]} ${VERDICT_WORD[o.verdict]}</span></td><td>${o.reason}</td><td>${o.attempts}</td><td>${o.durationMs} ms</td><td>${o.httpStatus ?? '—'}</td><td>${o.error === null ? '' : clipText(o.error)}</td></tr>`) : html`<tr><td colspan="7">No probes recorded.</td></tr>`}</tbody></table>
 <footer>JSON: <a href="${opts.static ? links.file(history) : `/api/servers/${encodeURIComponent(s.id)}/history?days=90`}">${opts.static ? history : `/${history}`}</a> · generated ${generatedAt}</footer>
 </div>`;
   return layout(`${s.name}: status`, body, opts.live ?? !opts.static, opts.refreshMs ?? 30_000, links.file('.well-known/ai-catalog.json'));

@@ -6,11 +6,11 @@ import { existsSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Catalog } from '../catalog/model.js';
 import type { HistoryStore } from '../history/store.js';
-import { HistoryIndex, openHistory } from '../history/open.js';
+import { DEFAULT_RETENTION_DAYS, HistoryIndex, openHistory, type Retention } from '../history/open.js';
 import { SqliteHistoryStore } from '../history/sqlite.js';
 import { ServiceUnavailable, type ServeContext } from '../serve/server.js';
 import { sendDocument, sendJson } from '../serve/http.js';
-import { dayBars, refreshView, statusModel, type StatusModel } from './model.js';
+import { historyAnswer, refreshView, statusModel, type StatusModel } from './model.js';
 import { CONTENT_SECURITY_POLICY, overviewPage, serverPage } from './page.js';
 
 export interface StatusOptions {
@@ -24,6 +24,8 @@ export interface StatusOptions {
    * arrives, so an unchanged page keeps its bytes and its ETag and a poll gets 304.
    */
   clockStepMs?: number;
+  /** Days of runs the index keeps (default `DEFAULT_RETENTION_DAYS`); with `catalogPath` only (the index it builds). */
+  retentionDays?: number;
 }
 
 const DAY = 86_400_000;
@@ -32,12 +34,12 @@ const DAY = 86_400_000;
  * The history, opened once it exists (a refresh may create it while we serve). With the catalog path it is
  * the index of the text history, synced before each use (a pull may have brought new runs); else read-only.
  */
-function lazyStore(path: string, catalogPath?: string): () => Promise<HistoryStore | null> {
+function lazyStore(path: string, catalogPath: string | undefined, retention: Retention): () => Promise<HistoryStore | null> {
   let store: HistoryStore | null = null;
   return async () => {
     try {
       if (catalogPath === undefined) return (store ??= existsSync(path) ? new SqliteHistoryStore(path, { readonly: true }) : null);
-      store ??= await openHistory(catalogPath, path);
+      store ??= await openHistory(catalogPath, path, { retention });
       if (store instanceof HistoryIndex) store.sync();
       return store;
     } catch (err) {
@@ -74,8 +76,8 @@ export function buildStatus(catalog: Catalog, store: HistoryStore | null, now: D
 }
 
 export function statusRoutes(opts: StatusOptions): Array<(req: IncomingMessage, res: ServerResponse, url: URL, ctx: ServeContext) => Promise<boolean>> {
-  const store = lazyStore(opts.statePath, opts.catalogPath);
   const now = opts.now ?? (() => new Date());
+  const store = lazyStore(opts.statePath, opts.catalogPath, { days: opts.retentionDays ?? DEFAULT_RETENTION_DAYS, now });
   const stepMs = opts.clockStepMs ?? 5 * 60_000;
   const page = (req: IncomingMessage, res: ServerResponse, body: string) => {
     res.setHeader('content-security-policy', CONTENT_SECURITY_POLICY);
@@ -125,7 +127,7 @@ export function statusRoutes(opts: StatusOptions): Array<(req: IncomingMessage, 
     }
     const since = new Date(now().getTime() - (days - 1) * DAY).toISOString().slice(0, 10);
     const observations = (await store())?.since(server.url, since) ?? [];
-    sendJson(req, res, { id: server.id, name: server.name, url: server.url, days, observations, daily: dayBars(observations, days, now()) });
+    sendJson(req, res, historyAnswer(server, observations, days, now()));
     return true;
   }];
 }
