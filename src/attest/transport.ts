@@ -132,7 +132,10 @@ export async function appPost(url: string, step: StepName, message: unknown, exp
     const read = await readForApp(source, sse, expectAnswer, opts.maxBodyBytes, hold).finally(() => { hold?.release(); res.done(); });
     exchange.app = read.reading;
     exchange.body = read.kind;
-    exchange.bodySnippet = read.snippet;
+    // Keep the text of anything that is not a plain success (the policy and reports read it); a run of
+    // thousands of probes keeps nothing for the rest.
+    const plain = read.decoded?.ok === true && read.decoded.value.kind === 'response' && read.decoded.value.error === null && res.statusCode < 300;
+    exchange.bodySnippet = plain || read.snippet === null ? null : snippet(read.snippet);
     if (read.oversize) exchange.problem = 'oversize';
     // A body that timed out or broke is the app's failure, whatever it held so far (kept in `app`).
     if (read.failure !== null) throw read.failure;
@@ -149,6 +152,7 @@ interface AppRead {
   kind: BodyKind;
   reading: AppReading;
   decoded: Decoded<AppResponse> | null;
+  /** The body's text (or its start), for a snippet when the answer is not a plain success. */
   snippet: string | null;
   oversize: boolean;
   /** The body did not end well (time limit, reset): the reading so far is kept for the diagnosis. */
@@ -210,11 +214,10 @@ async function readForApp(source: Readable, sse: boolean, expectAnswer: boolean,
     return { kind: 'json', reading, decoded: null, snippet: snippet(head) || null, oversize, failure };
   }
   const text = Buffer.concat(parts).toString('utf8');
-  const snippetText = snippet(text);
   const decoded = decodeAppResponse(text);
   if (decoded.ok) { reading.winner = decoded.value.kind; reading.winnerId = decoded.value.id; }
   const kind: BodyKind = text.trim() === '' ? 'empty' : firstChar === '{' || firstChar === '[' ? 'json' : 'other';
-  return { kind, reading, decoded, snippet: snippetText || null, oversize, failure };
+  return { kind, reading, decoded, snippet: text || null, oversize, failure };
 }
 
 
