@@ -71,7 +71,7 @@ export async function runRefresh(flags: RefreshFlags, out: NodeJS.WriteStream | 
       progress.start(i);
     },
     onProbeResult: (i) => progress?.done(i),
-    onPlan: (plan) => { progress?.clear(); if (!flags.json) out.write(renderPlan(plan, flags.catalog, color) + '\n'); },
+    onPlan: (plan) => { progress?.clear(); if (!flags.json) out.write(renderPlan(plan, flags.catalog, color, !!flags.write) + '\n'); },
   });
   if (flags.json) {
     out.write(jsonInvisibleEscaped(JSON.stringify({ ...planJson(result.plan), probedAt: result.probedAt, written: result.written }, null, 2)) + '\n');
@@ -85,7 +85,7 @@ export async function runRefresh(flags: RefreshFlags, out: NodeJS.WriteStream | 
   return result.exitCode;
 }
 
-function renderPlan(plan: Plan, catalogPath: string, color: boolean): string {
+function renderPlan(plan: Plan, catalogPath: string, color: boolean, written: boolean): string {
   const rows = plan.rows.map((r) => [
     r.decision, `${r.verdict}/${r.reason}`, String(r.attempts), r.previous ? `${r.previous.verdict}/${r.previous.reason}` : '(first)', inert(r.name), inert(r.url),
   ]);
@@ -96,7 +96,7 @@ function renderPlan(plan: Plan, catalogPath: string, color: boolean): string {
     table(['DECISION', 'VERDICT/REASON', 'TRIES', 'PREVIOUS', 'NAME', 'URL'], rows, (text, row, col) => (col === 0 ? paint(text, plan.rows[row]!.decision, color) : text)),
   ];
   const section = (title: string, items: string[]) => { if (items.length) lines.push('', `${title}:`, ...items.map((i) => `  - ${i}`)); };
-  section('Dropped', plan.rows.filter((r) => r.decision === 'drop').map((r) => `${inert(r.name)}: ${r.reason}, ${REASON_TEXT[r.reason]}${r.error ? ` (${inert(r.error)})` : ''}`));
+  section(written ? 'Dropped' : 'Would drop (plan only: still in the catalog)', plan.rows.filter((r) => r.decision === 'drop').map((r) => `${inert(r.name)}: ${r.reason}, ${REASON_TEXT[r.reason]}${r.error ? ` (${inert(r.error)})` : ''}`));
   section('Probe failed (kept)', plan.rows.filter((r) => r.decision === 'keep-failed').map((r) => `${inert(r.name)}: ${r.verdict}/${r.reason}${r.note ? `; ${r.note}` : ''}${r.error ? ` (${inert(r.error)})` : ''}`));
   section('Review', plan.rows.filter((r) => r.decision === 'review').map((r) => `${inert(r.name)}: ${r.reason}, ${REASON_TEXT[r.reason]}${r.location ? ` → ${inert(r.location)}` : ''}${r.appError ? `; the app says: ${inert(r.appError)}` : r.error ? ` (${inert(r.error)})` : ''}`));
   section('Tools', plan.rows.flatMap((r) => {

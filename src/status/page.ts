@@ -199,7 +199,7 @@ function planSection(r: RefreshView | null, now: string): Html {
   <h2>Last refresh: <time datetime="${r.startedAt}" title="${r.startedAt}">${ago(r.startedAt, now)}</time> ${r.applied ? '(applied)' : '(plan only)'}</h2>
   ${r.aborted ? html`<div class="banner" role="alert">Outage guard: ${r.aborted}</div>` : ''}
   <p class="summary">${s.keep} kept · ${s.keepFailed} probe failed (kept) · ${s.review} review · ${s.drop} dropped · ${s.changed} changed</p>
-  ${list('Dropped', r.plan.filter((x) => x.decision === 'drop'), (x) => html`<strong>${x.name}</strong>: ${x.reason}, ${REASON_TEXT[x.reason] ?? ''}`)}
+  ${list(r.applied ? 'Dropped' : 'Would drop (plan only: still in the catalog)', r.plan.filter((x) => x.decision === 'drop'), (x) => html`<strong>${x.name}</strong>: ${x.reason}, ${REASON_TEXT[x.reason] ?? ''}`)}
   ${list('Probe failed (kept)', r.plan.filter((x) => x.decision === 'keep-failed'), (x) => html`<strong>${x.name}</strong>: ${x.verdict}/${x.reason}${x.error ? html` (${x.error})` : ''}`)}
   ${list('Review', r.plan.filter((x) => x.decision === 'review'), (x) => html`<strong>${x.name}</strong>: ${x.reason}, ${REASON_TEXT[x.reason] ?? ''}${toolReviewLine(x) ? html`<br><span class="meta">Tools: ${toolReviewLine(x)}</span>` : ''}${(x.findings ?? []).length ? html`<ul class="findings">${(x.findings ?? []).slice(0, 5).map((f) => html`<li><code>${f.tool}</code> ${f.field} [${f.rule}]: ${f.excerpt}</li>`)}</ul>` : ''}`)}
   ${list('Changed since the run before', r.plan.filter((x) => x.changed), (x) => html`<strong>${x.name}</strong>: ${x.previous ? `${x.previous.verdict}/${x.previous.reason}` : 'first probe'} → ${x.verdict}/${x.reason}`)}

@@ -33,7 +33,7 @@ export function markdownReport(m: StatusModel): string {
     if (r.aborted) lines.push(md`> **Outage guard:** ${r.aborted}`, md``);
     const plan = Array.isArray(r.plan) ? r.plan : [];
     const dropped = plan.filter((x) => x.decision === 'drop');
-    if (dropped.length) lines.push(md`**Dropped**`, md``, ...dropped.map((x) => md`- ${x.name} (${x.url}): ${mdCodeWord(x.reason)}`), md``);
+    if (dropped.length) lines.push(r.applied ? md`**Dropped**` : md`**Would drop** (plan only: still in the catalog)`, md``, ...dropped.map((x) => md`- ${x.name} (${x.url}): ${mdCodeWord(x.reason)}`), md``);
     const changed = plan.filter((x) => x.changed === true && x.decision !== 'drop');
     if (changed.length) lines.push(md`**Changed**`, md``, ...changed.map((x) => md`- ${x.name}: ${x.previous ? verdictReason(x.previous.verdict, x.previous.reason) : 'first probe'} → ${verdictReason(x.verdict, x.reason)}`), md``);
   } else {
