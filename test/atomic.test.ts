@@ -70,9 +70,9 @@ describe('refresh --write under faults (a child process)', () => {
     const ws = await workspace(catalog());
     const first = await runWithFault(args(ws), null);
     assert.equal(first.code, 0, first.stderr);
-    // A second run writes new content (another probe time, another log line); make it drop a row too.
+    // A second run would write new content into every file: a server added changes the runtime lists too.
     const text = JSON.parse(await readFile(ws.catalogPath, 'utf8'));
-    text.servers.push(server('Gone', fleet.url('http-404')));
+    text.servers.push(server('C', fleet.url('ok-json') + '?c'));
     await writeFile(ws.catalogPath, JSON.stringify(text, null, 2) + '\n');
     const before = await writtenFiles(ws.dir);
     const failed = await runWithFault(args(ws), { batchWith: 'servers.json', failRename: 3 });
