@@ -322,8 +322,11 @@ describe('publish and serve', () => {
     assert.equal(r.code, 0, r.stderr);
     const ai = JSON.parse(await readFile(join(out, '.well-known', 'ai-catalog.json'), 'utf8'));
     const mcp = JSON.parse(await readFile(join(out, '.well-known', 'mcp', 'catalog.json'), 'utf8'));
-    assert.equal(ai.entries.length, 13);
-    assert.deepEqual(mcp.entries, ai.entries);
+    // Written out by hand, not derived from the code under test: the id of each curated server.
+    const ids = ['context7', 'mdn', 'deepwiki', 'parallel-search', 'yahoo-finance', 'coingecko', 'jina-ai', 'open-meteo-weather', 'kiwi-com', 'malwarebytes', 'tldraw', 'find-a-domain', 'subwayinfo-nyc'];
+    const expected = ids.map((id) => ({ identifier: `urn:air:lists.example.org:mcp:${id}`, type: 'application/mcp-server-card+json', url: `https://lists.example.org/cards/${id}.json` }));
+    assert.deepEqual(ai, { specVersion: '1.0', host: { displayName: 'One-tap remote MCP servers (curated, attested)', identifier: 'lists.example.org' }, entries: expected });
+    assert.deepEqual(mcp, { specVersion: 'draft', entries: expected });
     for (const e of ai.entries) {
       assert.equal(e.type, 'application/mcp-server-card+json');
       assert.match(e.identifier, /^urn:air:lists\.example\.org:mcp:/);
@@ -371,10 +374,27 @@ describe('publish and serve', () => {
     } finally { await s.close(); }
   });
 
-  it('publication is pure and stable (same catalog, same documents)', async () => {
+  it('publication gives exactly the documents written out here, every time', async () => {
+    const small = catalogOf([
+      server('Ctx 7', 'https://mcp.context7.com/mcp', { description: 'Up-to-date docs', headers: { 'X-Client': 'kai' } }),
+      server('Jina', 'https://mcp.jina.ai/v1', { description: 'Search', requiresAuth: true, decision: { by: 't', at: '2026-01-05T10:00:00Z', why: 'w' } }),
+    ]);
+    const entry = (id: string) => ({ identifier: `urn:air:pub.example:mcp:${id}`, type: 'application/mcp-server-card+json', url: `https://pub.example/base/cards/${id}.json` });
+    const schema = 'https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json';
+    const expected = {
+      aiCatalog: { specVersion: '1.0', host: { displayName: 'One-tap remote MCP servers (curated, attested)', identifier: 'pub.example' }, entries: [entry('ctx-7'), entry('jina')] },
+      mcpCatalog: { specVersion: 'draft', entries: [entry('ctx-7'), entry('jina')] },
+      cards: [
+        { slug: 'ctx-7', path: '/cards/ctx-7.json', card: { $schema: schema, name: 'com.context7.mcp/ctx-7', version: '2026.11.30', title: 'Ctx 7', description: 'Up-to-date docs', remotes: [{ type: 'streamable-http', url: 'https://mcp.context7.com/mcp', headers: [{ name: 'X-Client', value: 'kai' }] }] } },
+        { slug: 'jina', path: '/cards/jina.json', card: { $schema: schema, name: 'ai.jina.mcp/jina', version: '2026.1.5', title: 'Jina', description: 'Search', remotes: [{ type: 'streamable-http', url: 'https://mcp.jina.ai/v1', headers: [{
+          name: 'Authorization', description: 'Optional free API key: initialize works without it, some tools need it.', isRequired: false, isSecret: true, value: 'Bearer {api_key}',
+          variables: { api_key: { description: 'Your API key', isRequired: false, isSecret: true } },
+        }] }] } },
+      ],
+    };
+    for (let i = 0; i < 2; i++) assert.deepEqual(publication(small, { baseUrl: 'https://pub.example/base/', publisher: 'pub.example' }), expected);
     const { catalog } = await loadCatalog('catalog/servers.json');
-    assert.deepEqual(publication(catalog), publication(catalog));
     const out = await mkdtemp(join(tmpdir(), 'onetap-pub-'));
-    assert.equal((await writePublication(publication(catalog), out)).length, 15);
+    assert.equal((await writePublication(publication(catalog), out)).written.length, 16, '13 cards, the manifest, 2 catalogs');
   });
 });

@@ -70,6 +70,10 @@ describe('Auth-optional hosts (requiresAuth: true)', () => {
     assert.equal(r.tools!.length, 2);
   });
   it('review/auth-required: 401 on initialize means the key is no longer optional', async () => void (await check('init-401', 'review', 'auth-required', { requiresAuth: true })));
+  it('failed/edge-blocked: an edge challenge page is a bot wall, not the key turning mandatory', async () => {
+    const r = await check('edge-challenge', 'failed', 'edge-blocked', { requiresAuth: true });
+    assert.equal(r.attempts, 1);
+  });
 });
 
 describe('Must drop', () => {
@@ -122,6 +126,11 @@ describe('Must drop', () => {
     assert.equal(r.observation.legacySse, true);
   });
   it('drop/not-streamable-http: legacy HTTP+SSE that answers POST with 404', async () => void (await check('legacy-sse-404', 'drop', 'not-streamable-http')));
+  it('drop/not-streamable-http: a bare 405 to the POST (no body, no endpoint event anywhere)', async () => {
+    const r = await check('post-405', 'drop', 'not-streamable-http');
+    assert.equal(r.attempts, 1, 'drop-class: not retried');
+    assert.equal(r.httpStatus, 405);
+  });
   it('drop/not-streamable-http: a POST answered with an endpoint event', async () => void (await check('endpoint-on-post', 'drop', 'not-streamable-http')));
   it('drop/origin-tls: edge 526', async () => void (await check('edge-526', 'drop', 'origin-tls')));
   it('drop/origin-dns: edge 530', async () => void (await check('edge-530', 'drop', 'origin-dns')));

@@ -96,6 +96,21 @@ describe('refresh', () => {
     assert.match(JSON.parse(lines[0]!).aborted, /local network looks down/);
   });
 
+  it('the outage guard\'s boundary: exactly half the entries failing at the network level is an outage, one fewer is not', async () => {
+    const refused = (n: number) => Array.from({ length: n }, (_, i) => server(`Down${i}`, `http://127.0.0.1:9/mcp?i=${i}`));
+    const live = (n: number) => Array.from({ length: n }, (_, i) => server(`Up${i}`, `${fleet.url('ok-json')}?i=${i}`));
+    const half = await workspace(catalogOf([...refused(3), ...live(3)]));
+    const atHalf = await refresh({ ...fast, catalogPath: half.catalogPath, statePath: half.statePath });
+    assert.match(atHalf.plan.aborted ?? 'not aborted', /local network looks down: 3 of 6 entries/);
+    assert.equal(atHalf.exitCode, 3);
+    assert.deepEqual(atHalf.plan.rows.filter((r) => r.verdict === 'drop').map((r) => r.decision), ['keep-failed', 'keep-failed', 'keep-failed'], 'nothing dropped');
+    const fewer = await workspace(catalogOf([...refused(2), ...live(4)]));
+    const belowHalf = await refresh({ ...fast, catalogPath: fewer.catalogPath, statePath: fewer.statePath });
+    assert.equal(belowHalf.plan.aborted, null);
+    assert.equal(belowHalf.exitCode, 0);
+    assert.deepEqual(belowHalf.plan.rows.filter((r) => r.verdict === 'drop').map((r) => `${r.name} ${r.decision}/${r.reason}`), ['Down0 drop/refused', 'Down1 drop/refused']);
+  });
+
   it('a configured canary that answers lets a mass failure through', async () => {
     const ws = await workspace(catalogOf([server('A', 'http://127.0.0.1:9/mcp'), server('B', fleet.url('ok-json'))], {
       policy: { authOptionalHosts: [], sharedGatewayHosts: [], canaries: [fleet.url('canary')] },

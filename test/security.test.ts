@@ -213,7 +213,7 @@ describe('publishing never carries a secret, credentials or a non-http(s) URL', 
     const r = await runCli(['publish', '--catalog', ws.catalogPath, '--out', out, '--base-url', 'https://lists.example.org/one-tap/']);
     assert.equal(r.code, 0, r.stderr);
     const files = await filesUnder(out);
-    assert.equal(files.length, 3);
+    assert.equal(files.length, 4, 'two catalogs, one card, the manifest of cards written (checked too)');
     for (const f of files) {
       const bytes = await readFile(f, 'utf8');
       assert.doesNotMatch(bytes, /javascript:|file:|data:|@|sk-|hunter2/i, f);

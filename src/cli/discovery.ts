@@ -101,8 +101,12 @@ export function registerDiscovery(program: Command): void {
       outDirFlag(opts.out);
       const { catalog } = await loadCatalog(opts.catalog);
       if (!publishable(opts.catalog, catalog, { allowHttp: opts.allowHttp })) return;
-      const written = await writePublication(publication(catalog, { baseUrl, publisher: opts.publisher }), opts.out);
-      process.stdout.write(`published ${catalog.servers.length} servers:\n${written.map((p) => `  ${inert(p)}`).join('\n')}\n`);
+      const { written, removed, kept } = await writePublication(publication(catalog, { baseUrl, publisher: opts.publisher }), opts.out);
+      const list = (paths: string[]) => paths.map((p) => `  ${inert(p)}`).join('\n');
+      let out = `published ${catalog.servers.length} servers:\n${list(written)}\n`;
+      if (removed.length) out += `removed ${removed.length} card${removed.length === 1 ? '' : 's'} of servers no longer in the catalog:\n${list(removed)}\n`;
+      if (kept.length) out += `kept ${kept.length} card${kept.length === 1 ? '' : 's'} of servers no longer in the catalog, changed since onetap wrote them (remove by hand):\n${list(kept)}\n`;
+      process.stdout.write(out);
     });
 
   program

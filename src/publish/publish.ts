@@ -2,13 +2,15 @@
  * `publish`: the curated list in the discovery standards' shapes (pure), and writing it to a directory.
  * An AI Catalog, the older MCP Catalog, and one Server Card per server.
  */
-import { join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { readFile, unlink } from 'node:fs/promises';
+import { basename, join } from 'node:path';
 import { lintCatalog, SECRET_HEADER, where, type LintOptions, type LintProblem } from '../catalog/lint.js';
 import type { Catalog, CatalogServer } from '../catalog/model.js';
 import { hostOf } from '../catalog/url.js';
 import { serverIds } from '../catalog/ids.js';
 import { MEDIA, WELL_KNOWN } from '../discover/documents.js';
-import { writeAllAtomic, type FileWrite } from '../util/atomic.js';
+import { writeAllAtomic, writeFileAtomic, type FileWrite } from '../util/atomic.js';
 
 export const CARD_SCHEMA = 'https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json';
 
@@ -131,8 +133,59 @@ export function publishedDocuments(p: Publication): Map<string, { mediaType: str
   return docs;
 }
 
-export async function writePublication(p: Publication, outDir: string): Promise<string[]> {
-  const files: FileWrite[] = [...publishedDocuments(p)].map(([path, doc]) => ({ path: join(outDir, ...path.split('/').filter(Boolean)), content: doc.body }));
-  await writeAllAtomic(files);
-  return files.map((f) => f.path);
+/** Where `publish --out` records the cards it wrote, so a later run removes only those (never anyone else's files). */
+export const CARD_MANIFEST = join('cards', '.onetap-manifest.json');
+
+/** What one `publish --out` did: files written, stale cards removed, stale cards kept because they changed since. */
+export interface PublishWrite { written: string[]; removed: string[]; kept: string[] }
+
+interface Manifest { writtenBy: string; cards: Record<string, string> }
+
+const sha256 = (text: string | Buffer) => createHash('sha256').update(text).digest('hex');
+/** A card file name as publish makes them: nothing a tampered manifest could use to reach outside cards/. */
+const CARD_FILE = /^[a-z0-9-]+\.json$/;
+
+function manifestText(cards: Record<string, string>): string {
+  const sorted = Object.fromEntries(Object.entries(cards).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  const m: Manifest = { writtenBy: 'onetap publish: the cards below were written by it; it removes them when their server leaves the catalog', cards: sorted };
+  return JSON.stringify(m, null, 2) + '\n';
+}
+
+/** The cards an earlier run wrote (name → sha256 of what it wrote); empty when there is no readable manifest. */
+async function readManifest(path: string): Promise<Record<string, string>> {
+  let parsed: unknown;
+  try { parsed = JSON.parse(await readFile(path, 'utf8')); } catch { return {}; }
+  const cards = (parsed as Partial<Manifest> | null)?.cards;
+  if (!cards || typeof cards !== 'object') return {};
+  return Object.fromEntries(Object.entries(cards).filter(([name, hash]) => CARD_FILE.test(name) && typeof hash === 'string'));
+}
+
+/**
+ * Writes every published document under `outDir` (cards first, the catalogs that point at them last), then
+ * removes the cards an earlier run wrote for servers no longer published. A card is removed only when the
+ * manifest lists it and its bytes are still what was written; files onetap did not write are never touched.
+ * The manifest lists the stale cards until they are gone, so a run killed halfway finishes on the next one.
+ */
+export async function writePublication(p: Publication, outDir: string): Promise<PublishWrite> {
+  const docs = [...publishedDocuments(p)].map(([path, doc]) => ({ urlPath: path, path: join(outDir, ...path.split('/').filter(Boolean)), content: doc.body }));
+  const cards = docs.filter((d) => d.urlPath.startsWith('/cards/'));
+  const catalogs = docs.filter((d) => !d.urlPath.startsWith('/cards/'));
+  const manifestPath = join(outDir, CARD_MANIFEST);
+  const previous = await readManifest(manifestPath);
+  const current = Object.fromEntries(cards.map((c) => [basename(c.path), sha256(c.content)]));
+  const stale = Object.entries(previous).filter(([name]) => !(name in current));
+  const files: FileWrite[] = [...cards, { path: manifestPath, content: manifestText({ ...Object.fromEntries(stale), ...current }) }, ...catalogs];
+  await writeAllAtomic(files.map(({ path, content }) => ({ path, content })));
+  const removed: string[] = [];
+  const kept: string[] = [];
+  for (const [name, hash] of stale) {
+    const path = join(outDir, 'cards', name);
+    const bytes = await readFile(path).catch(() => null);
+    if (bytes === null) continue;
+    if (sha256(bytes) !== hash) { kept.push(path); continue; }
+    await unlink(path);
+    removed.push(path);
+  }
+  if (stale.length) await writeFileAtomic(manifestPath, manifestText(current));
+  return { written: files.map((f) => f.path), removed, kept };
 }

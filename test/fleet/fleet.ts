@@ -257,6 +257,9 @@ export const scenarios: Record<string, Handler> = {
   'rate-limited': (c) => { c.res.writeHead(429, { 'retry-after': '0', 'content-type': 'text/plain' }); c.res.end('slow down'); },
   'rate-limited-long': (c) => { c.res.writeHead(429, { 'retry-after': '3600' }); c.res.end('slow down'); },
   'reset': (c) => { c.req.socket.destroy(); },
+  // ---- appended for the mutation review (issue 9)
+  // A bare 405 to the POST: no body, no JSON-RPC, and (as the fleet does for every scenario) 405 to GET too.
+  'post-405': (c) => { c.res.writeHead(405); c.res.end(); },
 };
 
 export interface Fleet {
