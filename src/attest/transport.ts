@@ -161,7 +161,6 @@ interface AppRead {
 
 async function readForApp(source: Readable, sse: boolean, expectAnswer: boolean, maxBytes: number, hold?: BodyHold): Promise<AppRead> {
   const reading: AppReading = { read: sse ? 'sse' : 'json', winner: null, winnerId: null, spacelessDataLines: 0, undecodedDataLines: 0, ended: false, stoppedEarly: false, validPrefix: false };
-  const decoder = new TextDecoder();
   let total = 0;
   let oversize = false;
   let head = '';
@@ -169,6 +168,7 @@ async function readForApp(source: Readable, sse: boolean, expectAnswer: boolean,
   let failure: unknown = null;
   const fail = (err: unknown) => { failure = err; return true; };
   if (sse) {
+    const decoder = new TextDecoder();
     const reader = new AppSseReader(maxBytes);
     const stopped = await readChunks(source, (chunk) => {
       total += chunk.length;
@@ -197,8 +197,8 @@ async function readForApp(source: Readable, sse: boolean, expectAnswer: boolean,
     if (!expectAnswer) return false; // a notification's answer is waited for, never kept
     parts.push(chunk);
     if (firstChar === null) {
-      const text = decoder.decode(chunk, { stream: true }).trimStart();
-      if (text !== '') firstChar = text[0]!;
+      const at = chunk.findIndex((b) => b !== 0x20 && b !== 0x09 && b !== 0x0a && b !== 0x0d);
+      if (at >= 0) firstChar = String.fromCharCode(chunk[at]!);
       // Not an object in its first bytes: the app cannot decode it whatever follows.
       if (firstChar !== null && firstChar !== '{') { reading.stoppedEarly = true; return true; }
     }
