@@ -137,16 +137,24 @@ export class AppSseReader {
 
   feed(text: string): void {
     let start = 0;
-    for (let i = 0; i < text.length; i++) {
-      const c = text.charCodeAt(i);
-      if (c === 10 && this.pendingCr && i === 0 && this.partial === '') { this.pendingCr = false; start = 1; continue; }
-      if (c === 10 || c === 13) {
-        this.line(this.partial + text.slice(start, i));
-        this.partial = '';
-        if (c === 13 && text.charCodeAt(i + 1) === 10) i++;
-        this.pendingCr = c === 13 && i === text.length - 1;
-        start = i + 1;
+    if (this.pendingCr && text.charCodeAt(0) === 10) start = 1; // the LF of a CRLF split across chunks
+    this.pendingCr = false;
+    // The next LF and the next CR, each searched again only once passed (a body without CR is scanned once).
+    let lf = text.indexOf('\n', start);
+    let cr = text.indexOf('\r', start);
+    for (;;) {
+      if (lf >= 0 && lf < start) lf = text.indexOf('\n', start);
+      if (cr >= 0 && cr < start) cr = text.indexOf('\r', start);
+      const i = cr < 0 ? lf : lf < 0 ? cr : Math.min(cr, lf);
+      if (i < 0) break;
+      this.line(this.partial + text.slice(start, i));
+      this.partial = '';
+      let next = i + 1;
+      if (text.charCodeAt(i) === 13) {
+        if (i === text.length - 1) this.pendingCr = true;
+        else if (text.charCodeAt(next) === 10) next++;
       }
+      start = next;
     }
     if (start < text.length) {
       this.pendingCr = false;

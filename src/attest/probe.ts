@@ -16,7 +16,7 @@ import type { Finding } from '../screen/types.js';
 import { storedSnapshot, toolListSnapshot, type StoredSnapshot } from './snapshot.js';
 import type { MatrixCell } from './result.js';
 import type { BodyBudget } from './budget.js';
-import { withDefaults } from '../util/defaults.js';
+
 
 export interface ProbeOptions {
   /** The entry is auth-optional (initialize without a key is enough). */
@@ -114,7 +114,7 @@ export function probeDispatcher(timeoutMs?: number, lookup?: unknown): Agent {
 
 export async function probe(url: string, options: ProbeOptions = {}): Promise<ProbeResult> {
   const own = options.dispatcher ? null : probeDispatcher(options.timeoutMs);
-  const opts: Resolved = { ...withDefaults(PROBE_DEFAULTS, options), dispatcher: options.dispatcher ?? own! };
+  const opts: Resolved = { ...PROBE_DEFAULTS, ...definedOnly(options), dispatcher: options.dispatcher ?? own! };
   try {
     return await attest(url, resolveProfile(options.profile), opts);
   } finally {
@@ -226,11 +226,19 @@ function summarize(url: string, profile: ClientProfile, o: Observation, v: Retur
   const app = run.profile === KAI_9000.id ? run : o.others[KAI_9000.id];
   const live = v.verdict === 'live';
   const serverInfo = run.serverInfo ?? o.diagnosis?.serverInfo ?? null;
-  // The full definitions were screened and hashed; from here on the (clipped) snapshot stands for them, so a
-  // run of thousands of probes keeps one bounded copy per server.
-  const snapshot = run.toolDefinitions ? storedSnapshot(toolListSnapshot(run.serverInfo, run.toolDefinitions)) : null;
+  // The full definitions were screened; the (clipped, hashed) snapshot stands for them from here on. It is made
+  // when first read (refresh and --json read it; a caller that only wants the verdict pays nothing for it).
+  let definitions = run.toolDefinitions;
+  let snapshot: StoredSnapshot | null | undefined;
+  const stored = () => {
+    if (snapshot === undefined) {
+      snapshot = definitions ? storedSnapshot(toolListSnapshot(serverInfo, definitions)) : null;
+      definitions = null;
+    }
+    return snapshot;
+  };
   for (const r of [run, o.diagnosis, ...Object.values(o.others)]) if (r) r.toolDefinitions = null;
-  return {
+  const result: ProbeResult = {
     url,
     profile: profile.id,
     verdict: v.verdict,
@@ -243,7 +251,7 @@ function summarize(url: string, profile: ClientProfile, o: Observation, v: Retur
     serverName: serverInfo?.name ?? null,
     serverVersion: serverInfo?.version ?? null,
     tools: run.tools,
-    toolDefinitions: snapshot?.tools ?? null,
+    toolDefinitions: null,
     sessionId: run.sessionId,
     durationMs,
     error: live && v.reason === 'ok' ? null : errorText(o, v.reason),
@@ -255,9 +263,13 @@ function summarize(url: string, profile: ClientProfile, o: Observation, v: Retur
     location: init?.status !== null && init !== undefined && init.status >= 300 && init.status < 400 ? init.headers.location ?? null : null,
     matrix,
     findings: o.findings,
-    snapshot,
+    snapshot: null,
     observation: o,
   };
+  return Object.defineProperties(result, {
+    snapshot: { get: stored, enumerable: true },
+    toolDefinitions: { get: () => stored()?.tools ?? null, enumerable: true },
+  });
 }
 
 /** The first thing that went wrong, as short text. */
@@ -285,3 +297,9 @@ function retryWait(o: Observation, opts: Resolved): number | null {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The options a caller set (an option left undefined keeps its default). */
+function definedOnly(options: ProbeOptions): ProbeOptions {
+  for (const key in options) if (options[key as keyof ProbeOptions] === undefined) return Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined));
+  return options;
+}

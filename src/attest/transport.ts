@@ -164,7 +164,8 @@ async function readForApp(source: Readable, sse: boolean, expectAnswer: boolean,
   let total = 0;
   let oversize = false;
   let head = '';
-  const keepHead = (text: string) => { if (head.length < SNIPPET_CHARS) head += snippet(text, SNIPPET_CHARS - head.length); };
+  // The start of the body, for a snippet when the answer is not a plain success (copied then, by appPost).
+  const keepHead = (text: string) => { if (head.length < SNIPPET_CHARS) head += text.length > SNIPPET_CHARS - head.length ? text.slice(0, SNIPPET_CHARS - head.length) : text; };
   let failure: unknown = null;
   const fail = (err: unknown) => { failure = err; return true; };
   if (sse) {
