@@ -114,7 +114,7 @@ export function probeDispatcher(timeoutMs?: number, lookup?: unknown): Agent {
 
 export async function probe(url: string, options: ProbeOptions = {}): Promise<ProbeResult> {
   const own = options.dispatcher ? null : probeDispatcher(options.timeoutMs);
-  const opts: Resolved = { ...PROBE_DEFAULTS, ...definedOnly(options), dispatcher: options.dispatcher ?? own! };
+  const opts = { ...PROBE_DEFAULTS, ...definedOnly(options), dispatcher: options.dispatcher ?? own! } as Resolved;
   try {
     return await attest(url, resolveProfile(options.profile), opts);
   } finally {
