@@ -1,7 +1,7 @@
 import { realpathSync } from 'node:fs';
 import type { Command } from 'commander';
 import { MCP_LIMITS } from '../mcp/limits.js';
-import { serveHttp, serveStdio, type RunningMcp } from '../mcp/server.js';
+import type { RunningMcp } from '../mcp/server.js';
 import { positiveInt, UsageError } from './args.js';
 
 interface McpFlags { http?: boolean; port?: number; host?: string; allowPrivate?: boolean; maxUrls: number; callTimeout: number; heartbeat: number }
@@ -32,6 +32,8 @@ export function registerMcp(program: Command): void {
         allowPrivate: flags.allowPrivate === true,
         limits: { maxUrls: flags.maxUrls, callTimeMs: flags.callTimeout, heartbeatMs: flags.heartbeat },
       };
+      // The MCP SDK is loaded only for this command: every other command starts without it.
+      const { serveHttp, serveStdio } = await import('../mcp/server.js');
       let running: RunningMcp;
       if (flags.http) {
         running = await serveHttp({ ...opts, host: flags.host ?? '127.0.0.1', port: flags.port ?? DEFAULT_MCP_PORT });
