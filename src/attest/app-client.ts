@@ -13,7 +13,7 @@
 import type { Dispatcher } from 'undici';
 import type { BodyBudget } from './budget.js';
 import { decodeAppTools } from './app-reader.js';
-import { addQuirk, emptyRun, type ClientRun, type StepName } from './observation.js';
+import { addQuirk, emptyRun, toolDefinition, type ClientRun, type StepName } from './observation.js';
 import type { ClientProfile } from './profile.js';
 import { appPost, type AppPostOutcome } from './transport.js';
 
@@ -153,13 +153,7 @@ async function listTools(conn: AppConnection, extra: string[]): Promise<string[]
 function toolDefinitions(result: unknown): ClientRun['toolDefinitions'] {
   const tools = (result as { tools?: unknown } | null)?.tools;
   if (!Array.isArray(tools)) return [];
-  return tools.map((t: Record<string, unknown>) => ({
-    name: String(t.name),
-    ...(typeof t.title === 'string' ? { title: t.title } : {}),
-    ...(typeof t.description === 'string' ? { description: t.description } : {}),
-    ...(t.inputSchema !== undefined ? { inputSchema: t.inputSchema } : {}),
-    ...(t.annotations !== undefined ? { annotations: t.annotations } : {}),
-  }));
+  return tools.map(toolDefinition);
 }
 
 function readServerInfo(run: ClientRun, result: unknown): void {

@@ -87,6 +87,17 @@ export interface ToolDefinition {
   annotations?: unknown;
 }
 
+/** One tool as a server listed it, its fields kept as sent (the name as text). */
+export function toolDefinition(t: Record<string, unknown>): ToolDefinition {
+  return {
+    name: String(t.name),
+    ...(typeof t.title === 'string' ? { title: t.title } : {}),
+    ...(typeof t.description === 'string' ? { description: t.description } : {}),
+    ...(t.inputSchema !== undefined ? { inputSchema: t.inputSchema } : {}),
+    ...(t.annotations !== undefined ? { annotations: t.annotations } : {}),
+  };
+}
+
 /** What one client (one profile) made of a server. */
 export interface ClientRun {
   profile: string;

@@ -11,6 +11,7 @@ import { stepOf, type AuthKind, type ClientRun, type Observation, type Quirk, ty
 import { BROWSER_USER_AGENT, CLIENT_PROFILES, DIAGNOSIS, KAI_9000, MCP_2025_11_25, MCP_2026_07_28, profileById, type ClientProfile } from './profile.js';
 import { exchangeError, runSpecClient, runStatelessClient } from './spec-client.js';
 import { firstSseEvent } from './transport.js';
+import { withDefaults } from '../util/defaults.js';
 import { screenTools } from '../screen/screen.js';
 import type { Finding } from '../screen/types.js';
 import { storedSnapshot, toolListSnapshot, type StoredSnapshot } from './snapshot.js';
@@ -114,7 +115,7 @@ export function probeDispatcher(timeoutMs?: number, lookup?: unknown): Agent {
 
 export async function probe(url: string, options: ProbeOptions = {}): Promise<ProbeResult> {
   const own = options.dispatcher ? null : probeDispatcher(options.timeoutMs);
-  const opts = { ...PROBE_DEFAULTS, ...definedOnly(options), dispatcher: options.dispatcher ?? own! } as Resolved;
+  const opts: Resolved = { ...withDefaults(PROBE_DEFAULTS, options), dispatcher: options.dispatcher ?? own! };
   try {
     return await attest(url, resolveProfile(options.profile), opts);
   } finally {
@@ -297,9 +298,3 @@ function retryWait(o: Observation, opts: Resolved): number | null {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** The options a caller set (an option left undefined keeps its default). */
-function definedOnly(options: ProbeOptions): ProbeOptions {
-  for (const key in options) if (options[key as keyof ProbeOptions] === undefined) return Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined));
-  return options;
-}

@@ -75,7 +75,8 @@ export const MCP_2025_11_25: ClientProfile = {
   capabilities: {},
   userAgent: 'node',
   acceptEncoding: 'gzip, deflate',
-  connectTimeoutMs: 60_000,
+  // Node's fetch (undici) gives up connecting after 10 s; the SDK's request timeout is 60 s.
+  connectTimeoutMs: 10_000,
   requestTimeoutMs: 60_000,
   toolPages: 10,
   supportedVersions: ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05', '2024-10-07'],
@@ -83,17 +84,11 @@ export const MCP_2025_11_25: ClientProfile = {
 
 /** The stateless revision: `server/discover`, then `tools/list`, each with the version header, `Mcp-Method` and `_meta`. */
 export const MCP_2026_07_28: ClientProfile = {
+  ...MCP_2025_11_25,
   id: 'mcp-2026-07-28',
   label: '2026-07-28',
   handshake: 'stateless',
   protocolVersion: '2026-07-28',
-  clientInfo: { name: 'onetap', version: '0.1.0' },
-  capabilities: {},
-  userAgent: 'node',
-  acceptEncoding: 'gzip, deflate',
-  connectTimeoutMs: 60_000,
-  requestTimeoutMs: 60_000,
-  toolPages: 10,
   supportedVersions: ['2026-07-28'],
 };
 

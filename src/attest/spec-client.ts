@@ -6,7 +6,7 @@
  *   With the DIAGNOSIS profile it is the reading that explains why the app fails.
  * - `runStatelessClient`: the 2026-07-28 revision (`server/discover`, then `tools/list`, no session).
  */
-import { addQuirk, emptyRun, type ClientRun, type Exchange, type StepName } from './observation.js';
+import { addQuirk, emptyRun, toolDefinition, type ClientRun, type Exchange, type StepName } from './observation.js';
 import type { ClientProfile } from './profile.js';
 import { deleteSession, postJsonRpc, type PostOutcome } from './transport.js';
 import type { ClientOptions } from './app-client.js';
@@ -120,13 +120,7 @@ async function listToolPages(url: string, s: Session, profile: ClientProfile, op
     for (const t of list.tools as Array<Record<string, unknown>>) {
       if (!t || typeof t.name !== 'string') continue;
       run.tools.push(t.name);
-      run.toolDefinitions.push({
-        name: t.name,
-        ...(typeof t.title === 'string' ? { title: t.title } : {}),
-        ...(typeof t.description === 'string' ? { description: t.description } : {}),
-        ...(t.inputSchema !== undefined ? { inputSchema: t.inputSchema } : {}),
-        ...(t.annotations !== undefined ? { annotations: t.annotations } : {}),
-      });
+      run.toolDefinitions.push(toolDefinition(t));
     }
     const next = typeof list.nextCursor === 'string' && list.nextCursor !== '' && list.nextCursor !== cursor ? list.nextCursor : undefined;
     if (next === undefined) return;

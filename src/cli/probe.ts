@@ -4,7 +4,8 @@ import { jsonInvisibleEscaped } from '../outputs/escape.js';
 import type { ProbeResult } from '../attest/probe.js';
 import { probeResultJson } from '../attest/result.js';
 import { CLIENT_PROFILES, DEFAULT_PROFILE_ID } from '../attest/profile.js';
-import { inert, matrixLine, OrderedJsonArray, paint, Progress, table, useColor } from './render.js';
+import { inert, OrderedJsonArray, paint, Progress, table, useColor } from './render.js';
+import { matrixLine } from '../attest/profile.js';
 import { parseHeader, positiveInt, profileId, timeoutMs, UsageError } from './args.js';
 
 export function registerProbe(program: Command): void {

@@ -13,7 +13,8 @@ function catalogLabels(path: string): string[] {
   try { return (JSON.parse(readFileSync(path, 'utf8')) as { servers: Array<{ name: string }> }).servers.map((s) => String(s.name)); } catch { return []; }
 }
 import { DEFAULT_CATALOG } from './catalog.js';
-import { inert, matrixLine, paint, Progress, table, useColor } from './render.js';
+import { inert, paint, Progress, table, useColor } from './render.js';
+import { matrixLine } from '../attest/profile.js';
 import { toolReviewLine } from '../decide/drift.js';
 
 /** A name as one shell word (POSIX single quotes). */

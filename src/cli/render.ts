@@ -1,7 +1,6 @@
 /** Terminal rendering helpers: colour only on a TTY without NO_COLOR, untrusted text made inert. */
 import type { VerdictName } from '../policy/policy.js';
 import { jsonInvisibleEscaped } from '../outputs/escape.js';
-export { matrixLine } from '../attest/profile.js';
 
 export function useColor(stream: NodeJS.WriteStream): boolean {
   return !!stream.isTTY && !('NO_COLOR' in process.env && process.env.NO_COLOR !== '') && process.env.TERM !== 'dumb';
