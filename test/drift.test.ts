@@ -29,7 +29,7 @@ const mutable = (scenario: string) => (c: Ctx): void => {
 };
 
 let fleet: Fleet;
-before(async () => { fleet = await startFleet(Object.fromEntries(['a', 'b', 'c', 'd', 'poisoned'].map((n) => [n, mutable(n)]))); });
+before(async () => { fleet = await startFleet(Object.fromEntries(['a', 'b', 'c', 'd', 'e', 'poisoned'].map((n) => [n, mutable(n)]))); });
 after(async () => { await fleet.close(); });
 
 const set = (s: string, v: { name?: string; tools?: Tool[] }) => served.set(s, { ...served.get(s), ...v });
@@ -110,6 +110,25 @@ describe('tool drift and acceptance', () => {
     assert.equal((await runCli(['accept', fleet.url('d'), '--decision', 'li: the owner renamed it', '--catalog', ws.catalogPath, '--state', ws.statePath])).code, 0);
     await run();
     assert.deepEqual((await runtime()).map((s) => s.name).sort(), ['Docs', 'Other']);
+  });
+
+  it('the PR body and the status page show the drift and that the row is held out', async () => {
+    set('e', { name: 'docs', tools: BASE });
+    const { ws, run } = await setup('e');
+    await run();
+    set('e', { name: 'bet-helper', tools: [{ name: 'place_bet' }, { name: 'odds' }] });
+    await run();
+    const md = await runCli(['report', '--markdown', '--catalog', ws.catalogPath, '--state', ws.statePath]);
+    assert.equal(md.code, 0, md.stderr);
+    assert.match(md.stdout, /Tools to review/);
+    assert.match(md.stdout, /identity-changed/);
+    assert.match(md.stdout, /added: odds, place_bet; removed: fetch, search/);
+    assert.match(md.stdout, /held out of the runtime lists until accepted/);
+    const htmlPath = join(ws.dir, 'status.html');
+    assert.equal((await runCli(['report', '--html', htmlPath, '--catalog', ws.catalogPath, '--state', ws.statePath])).code, 0);
+    const html = await readFile(htmlPath, 'utf8');
+    assert.match(html, /Tools: added: odds, place_bet; removed: fetch, search/);
+    assert.match(html, /held out of the runtime lists until accepted/);
   });
 
   it('a poisoned description: probe --json findings and review/suspicious-tools, never accepted on first use, held out', async () => {
