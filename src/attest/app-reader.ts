@@ -9,6 +9,7 @@
  * `removePrefix("data: ").trim()`, empty skipped, the first line that decodes wins (ids are not matched).
  * Error texts follow kotlinx's wording as closely as it can be reproduced.
  */
+import { HeldBytes } from './budget.js';
 
 export interface AppResponse {
   id: number | null;
@@ -108,11 +109,16 @@ export function decodeAppTools(result: unknown): Decoded<AppTool[]> {
 
 export const NO_SSE_RESPONSE = 'No valid JSON-RPC response found in SSE stream';
 
+const LF = 0x0a;
+const CR = 0x0d;
+const DATA = Buffer.from('data:');
+
 /**
- * The app's SSE reading, fed incrementally so that a long stream needs no more memory than one line:
- * lines split on CRLF, LF or CR (Kotlin's `lines()`), the first `data: ` line that decodes wins.
- * Also counts what the app skips, for the diagnosis (`data:` without the space, data lines that do not
- * decode on their own).
+ * The app's SSE reading, fed incrementally so that a long stream holds no more than the `data:` line not yet
+ * ended: lines split on CRLF, LF or CR (Kotlin's `lines()`; on bytes, as no UTF-8 sequence contains them), the
+ * first `data: ` line that decodes wins. Lines are decoded one by one, as Java's UTF-8 decoder would (a BOM
+ * stays). Also counts what the app skips, for the diagnosis (`data:` without the space, data lines that do not
+ * decode on their own). The line not yet ended lives in `held`, so a caller can bound it across reads.
  */
 export class AppSseReader {
   winner: AppResponse | null = null;
@@ -120,61 +126,76 @@ export class AppSseReader {
   spacelessDataLines = 0;
   /** `data: ` lines that did not decode on their own (multi-line JSON, garbage). */
   undecodedDataLines = 0;
-  private partial = '';
   private pendingCr = false;
+  /** What the line not yet ended is, once its first five bytes are known; only a `data:` line is kept. */
+  private pending: 'unknown' | 'data' | 'other' = 'unknown';
 
-  constructor(private readonly maxLineChars: number) {}
+  constructor(private readonly held: HeldBytes = new HeldBytes(Infinity)) {}
 
-  /** The data of a `data: ` line not yet ended (its first `max` characters), or null. */
+  /** The data of a `data: ` line not yet ended (its first `max` bytes, decoded), or null. */
   pendingData(max: number): string | null {
-    return this.winner === null && this.partial.startsWith('data: ') ? this.partial.slice(6, 6 + max) : null;
+    if (this.winner !== null || this.pending !== 'data' || this.held.length < 6) return null;
+    const line = this.held.bytes();
+    return line[5] === 0x20 ? line.toString('utf8', 6, 6 + max) : null;
   }
 
-  /** Characters held for a line not yet ended. */
+  /** Bytes held for a line not yet ended. */
   get buffered(): number {
-    return this.partial.length;
+    return this.held.length;
   }
 
-  feed(text: string): void {
+  /** Reads a chunk; a promise when the line not yet ended must wait for memory (see HeldBytes). */
+  feed(chunk: Uint8Array | string): Promise<void> | null {
+    const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     let start = 0;
-    if (this.pendingCr && text.charCodeAt(0) === 10) start = 1; // the LF of a CRLF split across chunks
+    if (this.pendingCr && bytes[0] === LF) start = 1; // the LF of a CRLF split across chunks
     this.pendingCr = false;
     // The next LF and the next CR, each searched again only once passed (a body without CR is scanned once).
-    let lf = text.indexOf('\n', start);
-    let cr = text.indexOf('\r', start);
+    let lf = bytes.indexOf(LF, start);
+    let cr = bytes.indexOf(CR, start);
     for (;;) {
-      if (lf >= 0 && lf < start) lf = text.indexOf('\n', start);
-      if (cr >= 0 && cr < start) cr = text.indexOf('\r', start);
+      if (lf >= 0 && lf < start) lf = bytes.indexOf(LF, start);
+      if (cr >= 0 && cr < start) cr = bytes.indexOf(CR, start);
       const i = cr < 0 ? lf : lf < 0 ? cr : Math.min(cr, lf);
       if (i < 0) break;
-      this.line(this.partial + text.slice(start, i));
-      this.partial = '';
+      this.endLine(bytes.subarray(start, i));
       let next = i + 1;
-      if (text.charCodeAt(i) === 13) {
-        if (i === text.length - 1) this.pendingCr = true;
-        else if (text.charCodeAt(next) === 10) next++;
+      if (bytes[i] === CR) {
+        if (i === bytes.length - 1) this.pendingCr = true;
+        else if (bytes[next] === LF) next++;
       }
       start = next;
     }
-    if (start < text.length) {
-      this.pendingCr = false;
-      // Once a winner is known the rest of the stream is only waited for, never kept.
-      if (this.winner === null && this.partial.length < this.maxLineChars) this.partial += text.slice(start);
+    if (start === bytes.length || this.winner !== null) return null;
+    const rest = bytes.subarray(start);
+    if (this.pending === 'unknown' && this.held.length + rest.length >= DATA.length) {
+      const head = Buffer.concat([this.held.bytes(), rest.subarray(0, DATA.length)]);
+      this.pending = head.subarray(0, DATA.length).equals(DATA) ? 'data' : 'other';
     }
+    if (this.pending === 'other') { this.held.clear(); return null; }
+    return this.held.add(rest);
   }
 
   end(): void {
-    if (this.partial !== '') this.line(this.partial);
-    this.partial = '';
+    if (this.held.length > 0) this.endLine(Buffer.alloc(0));
   }
 
-  private line(line: string): void {
-    if (this.winner !== null) return;
-    if (!line.startsWith('data: ')) {
-      if (line.startsWith('data:') && line.slice(5).trim() !== '') this.spacelessDataLines++;
+  private endLine(tail: Buffer): void {
+    const pending = this.pending;
+    this.pending = 'unknown';
+    if (this.winner !== null || pending === 'other') return;
+    const line = this.held.length === 0 ? tail : Buffer.concat([this.held.bytes(), tail]);
+    this.held.clear();
+    this.line(line);
+  }
+
+  private line(line: Buffer): void {
+    if (line.length < DATA.length || !line.subarray(0, DATA.length).equals(DATA)) return;
+    if (line[5] !== 0x20) {
+      if (line.toString('utf8', 5).trim() !== '') this.spacelessDataLines++;
       return;
     }
-    const data = line.slice(6).trim();
+    const data = line.toString('utf8', 6).trim();
     if (data === '') return;
     const decoded = decodeAppResponse(data);
     if (decoded.ok) this.winner = decoded.value;

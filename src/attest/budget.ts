@@ -2,44 +2,149 @@
  * Memory across probes: a body read costs up to the 4 MiB cap, and concurrency multiplies it. Each read may hold
  * `freeBytes` on its own; beyond that it needs one of a few slots, and while it waits its stream is paused (the
  * server feels backpressure). Honest MCP answers are far below `freeBytes`; hostile endless bodies reach the cap
- * and give their slot back at once. A read that waits still runs against its own time limit.
+ * and give their slot back at once. A slot owns one buffer, made on first use and reused by every read after it:
+ * a large body is copied there, so the gigabytes that hostile bodies stream through a run leave no garbage for
+ * the collector to catch up with. A read that waits still runs against its own time limit.
  */
+interface Slot {
+  buffer: Buffer | null;
+}
+
 export class BodyBudget {
-  private free: number;
-  private readonly waiting: Array<() => void> = [];
+  private readonly idle: Slot[];
+  private readonly waiting: Array<(slot: Slot) => void> = [];
+  private calmed: Array<() => void> = [];
 
   constructor(readonly freeBytes = 32 * 1024, readonly slots = 4) {
-    this.free = slots;
+    this.idle = Array.from({ length: slots }, () => ({ buffer: null }));
   }
 
-  /** One body read: `need(held)` when the read holds `held` bytes (a promise to wait on, or null); `release()` at the end. */
-  reader(): BodyHold {
-    let state: 'free' | 'waiting' | 'holding' = 'free';
-    let wake: (() => void) | null = null;
-    return {
-      need: (held) => {
-        if (state !== 'free' || held <= this.freeBytes) return null;
-        if (this.free > 0) { this.free--; state = 'holding'; return null; }
-        state = 'waiting';
-        return new Promise<void>((resolve) => {
-          wake = () => { state = 'holding'; resolve(); };
-          this.waiting.push(wake);
-        });
-      },
-      release: () => {
-        // A read that ended while waiting (its time ran out) leaves the queue; it never got a slot to give back.
-        if (state === 'waiting') this.waiting.splice(this.waiting.indexOf(wake!), 1);
-        else if (state === 'holding') {
-          const next = this.waiting.shift();
-          if (next) next(); else this.free++;
-        }
-        state = 'free';
-      },
-    };
+  /** A slot now, or `wake` is called with one later (unless `cancel`led first). */
+  take(wake: (slot: Slot) => void): Slot | null {
+    const slot = this.idle.pop();
+    if (slot) return slot;
+    this.waiting.push(wake);
+    return null;
+  }
+
+  cancel(wake: (slot: Slot) => void): void {
+    const at = this.waiting.indexOf(wake);
+    if (at >= 0) this.waiting.splice(at, 1);
+    this.wakeCalm();
+  }
+
+  give(slot: Slot): void {
+    const next = this.waiting.shift();
+    if (next) next(slot);
+    else this.idle.push(slot);
+    this.wakeCalm();
+  }
+
+  /**
+   * Resolves when no read waits for a slot. A new probe starts only then: while reads wait, the budget is the
+   * bottleneck, and each probe started meanwhile would only add a paused stream holding its socket's buffers.
+   */
+  calm(): Promise<void> | null {
+    if (this.waiting.length === 0) return null;
+    return new Promise((resolve) => this.calmed.push(resolve));
+  }
+
+  private wakeCalm(): void {
+    if (this.waiting.length > 0 || this.calmed.length === 0) return;
+    const calmed = this.calmed;
+    this.calmed = [];
+    for (const resolve of calmed) resolve();
   }
 }
 
-export interface BodyHold {
-  need(held: number): Promise<void> | null;
-  release(): void;
+/**
+ * The bytes one body read holds (at most `cap`): its chunks while they fit in the budget's `freeBytes`, then a
+ * copy in a slot's buffer. Without a budget nothing is ever waited for. `release()` when the read ends.
+ */
+export class HeldBytes {
+  private parts: Buffer[] = [];
+  private size = 0;
+  private slot: Slot | null = null;
+  /** True once the bytes live in the slot's buffer (a `reserve`d slot holds none). */
+  private inSlot = false;
+  private wake: ((slot: Slot) => void) | null = null;
+
+  constructor(private readonly cap: number, private readonly budget?: BodyBudget) {}
+
+  get length(): number {
+    return this.size;
+  }
+
+  /** Holds `chunk` (copied only into a slot); a promise when the read must first wait for a slot. */
+  add(chunk: Buffer): Promise<void> | null {
+    if (this.inSlot) { this.copyIn(chunk); return null; }
+    this.parts.push(chunk);
+    this.size += chunk.length;
+    if (this.size <= (this.budget?.freeBytes ?? Infinity)) return null;
+    return this.acquire(() => this.moveIntoSlot());
+  }
+
+  /** For memory a parser holds on its own: waits for a slot once `held` exceeds `freeBytes`. */
+  reserve(held: number): Promise<void> | null {
+    if (!this.budget || held <= this.budget.freeBytes) return null;
+    return this.acquire(() => {});
+  }
+
+  /** Every byte held, in order (a view: decode it before `clear` or `release`). */
+  bytes(): Buffer {
+    if (this.inSlot) return this.slot!.buffer!.subarray(0, this.size);
+    if (this.parts.length !== 1) this.parts = [Buffer.concat(this.parts, this.size)];
+    return this.parts[0]!;
+  }
+
+  /** Forgets the bytes and gives the slot back. */
+  clear(): void {
+    this.parts = [];
+    this.size = 0;
+    this.inSlot = false;
+    if (this.slot) this.budget!.give(this.slot);
+    this.slot = null;
+  }
+
+  release(): void {
+    if (this.wake) this.budget!.cancel(this.wake);
+    this.wake = null;
+    this.clear();
+  }
+
+  private acquire(then: () => void): Promise<void> | null {
+    if (this.slot || !this.budget) { then(); return null; }
+    let resolve!: () => void;
+    const waited = new Promise<void>((r) => { resolve = r; });
+    const wake = (slot: Slot) => { this.wake = null; this.slot = slot; then(); resolve(); };
+    const slot = this.budget.take(wake);
+    if (!slot) { this.wake = wake; return waited; }
+    this.slot = slot;
+    then();
+    return null;
+  }
+
+  private moveIntoSlot(): void {
+    const buffer = this.room(this.size);
+    let at = 0;
+    for (const part of this.parts) at += part.copy(buffer, at);
+    this.parts = [];
+    this.inSlot = true;
+  }
+
+  private copyIn(chunk: Buffer): void {
+    chunk.copy(this.room(this.size + chunk.length), this.size);
+    this.size += chunk.length;
+  }
+
+  /** The slot's buffer, grown to hold `need` bytes (made once at the cap, so normally never again). */
+  private room(need: number): Buffer {
+    const slot = this.slot!;
+    if (!slot.buffer || slot.buffer.length < need) {
+      const grown = Buffer.allocUnsafeSlow(Math.max(this.cap, need));
+      if (this.inSlot) slot.buffer!.copy(grown, 0, 0, this.size);
+      slot.buffer = grown;
+    }
+    return slot.buffer;
+  }
 }

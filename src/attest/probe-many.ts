@@ -35,6 +35,7 @@ export async function probeMany(targets: readonly ProbeTarget[], options: ProbeM
   const budget = new BodyBudget();
   try {
     const results = await mapConcurrentPerKey(targets, concurrency, perHost, (t) => hostOf(t.url), async (t, i) => {
+      await budget.calm();
       onStart?.(i);
       const result = await probe(t.url, {
         ...probeOptions,

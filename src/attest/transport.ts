@@ -8,7 +8,7 @@ import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { request, type Dispatcher } from 'undici';
 import { createParser } from 'eventsource-parser';
 import { isTlsCode, type AppReading, type BodyKind, type BodyProblem, type Exchange, type JsonRpcResponse, type Quirk, type StepName } from './observation.js';
-import type { BodyBudget, BodyHold } from './budget.js';
+import { HeldBytes, type BodyBudget } from './budget.js';
 import { AppSseReader, decodeAppResponse, NO_SSE_RESPONSE, type AppResponse, type Decoded } from './app-reader.js';
 
 export interface PostOptions {
@@ -49,8 +49,8 @@ export async function postJsonRpc(url: string, step: StepName, message: unknown,
     if (id === null) {
       await discard(res.body, exchange.contentType).finally(res.done);
     } else {
-      const hold = opts.budget?.reader();
-      const read = await readResponse(res.body, exchange.contentType, exchange.headers['content-encoding'], id, opts.maxBodyBytes, quirks, hold).finally(() => { hold?.release(); res.done(); });
+      const held = new HeldBytes(opts.maxBodyBytes, opts.budget);
+      const read = await readResponse(res.body, exchange.contentType, exchange.headers['content-encoding'], id, opts.maxBodyBytes, quirks, held).finally(() => { held.release(); res.done(); });
       exchange.body = read.body;
       exchange.response = read.response;
       exchange.problem = read.problem;
@@ -128,8 +128,8 @@ export async function appPost(url: string, step: StepName, message: unknown, exp
     const rawType = headerValue(res.headers['content-type']);
     const source = opts.gunzip && /^\s*(x-)?gzip\s*$/i.test(exchange.headers['content-encoding'] ?? '') ? decompress(res.body, 'gzip') : res.body;
     const sse = rawType !== null && rawType.includes('text/event-stream');
-    const hold = opts.budget?.reader();
-    const read = await readForApp(source, sse, expectAnswer, opts.maxBodyBytes, hold).finally(() => { hold?.release(); res.done(); });
+    const held = new HeldBytes(opts.maxBodyBytes, opts.budget);
+    const read = await readForApp(source, sse, expectAnswer, opts.maxBodyBytes, held).finally(() => { held.release(); res.done(); });
     exchange.app = read.reading;
     exchange.body = read.kind;
     // Keep the text of anything that is not a plain success (the policy and reports read it); a run of
@@ -159,25 +159,21 @@ interface AppRead {
   failure: unknown;
 }
 
-async function readForApp(source: Readable, sse: boolean, expectAnswer: boolean, maxBytes: number, hold?: BodyHold): Promise<AppRead> {
+async function readForApp(source: Readable, sse: boolean, expectAnswer: boolean, maxBytes: number, held: HeldBytes): Promise<AppRead> {
   const reading: AppReading = { read: sse ? 'sse' : 'json', winner: null, winnerId: null, spacelessDataLines: 0, undecodedDataLines: 0, ended: false, stoppedEarly: false, validPrefix: false };
   let total = 0;
   let oversize = false;
-  let head = '';
-  // The start of the body, for a snippet when the answer is not a plain success (copied then, by appPost).
-  const keepHead = (text: string) => { if (head.length < SNIPPET_CHARS) head += text.length > SNIPPET_CHARS - head.length ? text.slice(0, SNIPPET_CHARS - head.length) : text; };
   let failure: unknown = null;
   const fail = (err: unknown) => { failure = err; return true; };
   if (sse) {
-    const decoder = new TextDecoder();
-    const reader = new AppSseReader(maxBytes);
+    // The start of the body, for a snippet when the answer is not a plain success (a copy: chunks are not kept).
+    let head = Buffer.alloc(0);
+    const reader = new AppSseReader(held);
     const stopped = await readChunks(source, (chunk) => {
       total += chunk.length;
       if (total > maxBytes) { oversize = true; return true; }
-      const text = decoder.decode(chunk, { stream: true });
-      keepHead(text);
-      reader.feed(text);
-      return wait(hold, reader.buffered);
+      if (head.length < SNIPPET_CHARS) head = Buffer.concat([head, chunk.subarray(0, SNIPPET_CHARS - head.length)]);
+      return waitFor(reader.feed(chunk));
     }).catch(fail);
     // Over the cap the stream has not ended: its last line is unfinished, judged on its start only.
     if (oversize) reading.validPrefix = reader.winner !== null || isValidJsonPrefix(reader.pendingData(PREFIX_CHECK_BYTES) ?? '');
@@ -188,43 +184,39 @@ async function readForApp(source: Readable, sse: boolean, expectAnswer: boolean,
     reading.winner = reader.winner?.kind ?? null;
     reading.winnerId = reader.winner?.id ?? null;
     const decoded: Decoded<AppResponse> = reader.winner ? { ok: true, value: reader.winner } : { ok: false, error: NO_SSE_RESPONSE };
-    return { kind: 'sse', reading, decoded: expectAnswer ? decoded : null, snippet: head || null, oversize, failure };
+    return { kind: 'sse', reading, decoded: expectAnswer ? decoded : null, snippet: head.toString('utf8') || null, oversize, failure };
   }
-  const parts: Buffer[] = [];
   let firstChar: string | null = null;
   const stopped = await readChunks(source, (chunk) => {
     total += chunk.length;
     if (total > maxBytes) { oversize = true; return true; }
     if (!expectAnswer) return false; // a notification's answer is waited for, never kept
-    parts.push(chunk);
     if (firstChar === null) {
       const at = chunk.findIndex((b) => b !== 0x20 && b !== 0x09 && b !== 0x0a && b !== 0x0d);
       if (at >= 0) firstChar = String.fromCharCode(chunk[at]!);
       // Not an object in its first bytes: the app cannot decode it whatever follows.
-      if (firstChar !== null && firstChar !== '{') { reading.stoppedEarly = true; return true; }
+      if (firstChar !== null && firstChar !== '{') { held.add(chunk); reading.stoppedEarly = true; return true; }
     }
-    return wait(hold, total);
+    return waitFor(held.add(chunk));
   }).catch(fail);
   reading.ended = !stopped;
   if (!expectAnswer) return { kind: total === 0 ? 'empty' : 'other', reading, decoded: null, snippet: null, oversize, failure };
   if (oversize) {
     // Over the cap the app's outcome cannot be known; whether the body is still valid JSON so far is judged on its
     // first bytes (decoding megabytes to learn what their start already says would cost every hostile probe).
-    const head = Buffer.concat(parts).subarray(0, PREFIX_CHECK_BYTES).toString('utf8');
+    const head = held.bytes().toString('utf8', 0, PREFIX_CHECK_BYTES);
     reading.validPrefix = isValidJsonPrefix(head);
     return { kind: 'json', reading, decoded: null, snippet: snippet(head) || null, oversize, failure };
   }
-  const text = Buffer.concat(parts).toString('utf8');
+  const text = held.bytes().toString('utf8');
   const decoded = decodeAppResponse(text);
   if (decoded.ok) { reading.winner = decoded.value.kind; reading.winnerId = decoded.value.id; }
   const kind: BodyKind = text.trim() === '' ? 'empty' : firstChar === '{' || firstChar === '[' ? 'json' : 'other';
   return { kind, reading, decoded, snippet: text || null, oversize, failure };
 }
 
-
-
 /** How much of an oversize body is read to tell "still valid JSON so far" (`review/oversize`) from "not JSON-RPC". */
-const PREFIX_CHECK_BYTES = 256 * 1024;
+const PREFIX_CHECK_BYTES = 64 * 1024;
 
 /** True when `text` is the start of some valid JSON object (V8 reports the error at the very end). */
 function isValidJsonPrefix(text: string): boolean {
@@ -294,19 +286,17 @@ interface ReadResult {
   text: string | null;
 }
 
-async function readResponse(body: Readable, contentType: string | null, encoding: string | undefined, id: number, maxBytes: number, quirks: Quirk[], hold?: BodyHold): Promise<ReadResult> {
+async function readResponse(body: Readable, contentType: string | null, encoding: string | undefined, id: number, maxBytes: number, quirks: Quirk[], held: HeldBytes): Promise<ReadResult> {
   const source = decompress(body, encoding);
-  if (contentType === 'text/event-stream') return readSse(source, id, maxBytes, quirks, hold);
-  const parts: Buffer[] = [];
+  if (contentType === 'text/event-stream') return readSse(source, id, maxBytes, quirks, held);
   let total = 0;
   const oversize = await readChunks(source, (chunk) => {
     total += chunk.length;
     if (total > maxBytes) return true;
-    parts.push(chunk);
-    return wait(hold, total);
+    return waitFor(held.add(chunk));
   });
-  if (oversize) return { body: 'other', response: null, problem: 'oversize', text: snippet(Buffer.concat(parts).toString('utf8')) };
-  const text = Buffer.concat(parts, total).toString('utf8');
+  if (oversize) return { body: 'other', response: null, problem: 'oversize', text: snippet(held.bytes().toString('utf8', 0, SNIPPET_CHARS)) };
+  const text = held.bytes().toString('utf8');
   if (text.trim() === '') return { body: 'empty', response: null, problem: 'not-jsonrpc', text: null };
   const looksJson = contentType === 'application/json' || contentType?.endsWith('+json') || /^\s*[[{]/.test(text);
   if (!looksJson) return { body: 'other', response: null, problem: 'not-jsonrpc', text: snippet(text) };
@@ -319,7 +309,7 @@ async function readResponse(body: Readable, contentType: string | null, encoding
   return { body: 'json', ...pickResponse(value, id, quirks), text: snippet(text) };
 }
 
-async function readSse(source: Readable, id: number, maxBytes: number, quirks: Quirk[], hold?: BodyHold): Promise<ReadResult> {
+async function readSse(source: Readable, id: number, maxBytes: number, quirks: Quirk[], held: HeldBytes): Promise<ReadResult> {
   // What the parser may hold: the bytes since the last whole event.
   let sinceEvent = 0;
   let response: JsonRpcResponse | null = null;
@@ -354,7 +344,7 @@ async function readSse(source: Readable, id: number, maxBytes: number, quirks: Q
     sinceEvent += chunk.length;
     parser.feed(text);
     if (response !== null || problem !== null) return true;
-    return wait(hold, sinceEvent);
+    return waitFor(held.reserve(sinceEvent));
   });
   if (dataWithoutSpace) quirks.push('sse-data-without-space');
   if (otherMessages > 0 && response) quirks.push('messages-before-response');
@@ -420,9 +410,8 @@ function isResponse(m: unknown): m is JsonRpcResponse {
   return typeof error === 'object' && error !== null && typeof (error as { code?: unknown }).code === 'number';
 }
 
-/** Keep reading (false), or wait for the budget when a read holds more than it may on its own. */
-function wait(hold: BodyHold | undefined, held: number): false | Promise<boolean> {
-  const pending = hold?.need(held);
+/** Keep reading (false), or first wait for the budget (see HeldBytes). */
+function waitFor(pending: Promise<void> | null): false | Promise<boolean> {
   return pending ? pending.then(() => false) : false;
 }
 
