@@ -3,6 +3,7 @@
  * `node dist/bench/cli-memory.js <fleet-origin> <mode>`.
  * mode `hostile`: 10,000 URLs at concurrency 256, the first 512 streaming endless bodies (every probe in flight
  * at the start reads one), then the scale mix (70% live, 30% faults).
+ * mode `hostile-only`: those 512 endless bodies alone.
  * mode `matrix` / `plain`: 2,000 URLs of the scale mix with and without --matrix (what the matrix costs).
  */
 import { spawn } from 'node:child_process';
@@ -13,8 +14,8 @@ const [origin, mode] = process.argv.slice(2) as [string, string];
 const BIN = fileURLToPath(new URL('../../bin/onetap', import.meta.url));
 const faults = ['http-404', 'http-410', 'html-200', 'edge-526', 'non-retryable-5xx', 'always-503', 'hang', 'init-401', 'garbage-sse', 'legacy-sse', 'rate-limited', 'reset'];
 const mix = (i: number) => (i % 10 < 7 ? `${origin}/${i % 2 ? 'ok-json' : 'ok-sse'}?n=${i}` : `${origin}/${faults[i % faults.length]}?n=${i}`);
-const count = mode === 'hostile' ? 10_000 : 2_000;
-const urls = Array.from({ length: count }, (_, i) => (mode === 'hostile' && i < 512 ? `${origin}/${i % 2 ? 'endless-json' : 'endless-sse'}?n=${i}` : mix(i)));
+const count = mode === 'hostile' ? 10_000 : mode === 'hostile-only' ? 512 : 2_000;
+const urls = Array.from({ length: count }, (_, i) => (mode.startsWith('hostile') && i < 512 ? `${origin}/${i % 2 ? 'endless-json' : 'endless-sse'}?n=${i}` : mix(i)));
 
 const args = [BIN, 'probe', '--json', '--concurrency', '256', '--per-host', '256', '--timeout', '2000', ...(mode === 'matrix' ? ['--matrix'] : []), ...urls];
 const t0 = performance.now();

@@ -95,9 +95,14 @@ try {
   say();
   say('| run | URLs | wall ms | peak RSS MB | output MB |');
   say('|---|---|---|---|---|');
-  for (const mode of ['hostile', 'plain', 'matrix']) {
+  const labels: Record<string, string> = {
+    hostile: '512 endless bodies first (every probe in flight reads one), then the scale mix (target <= 200 MB)',
+    'hostile-only': 'the 512 endless bodies alone',
+    plain: 'the scale mix',
+    matrix: 'the scale mix with --matrix (every profile per URL)',
+  };
+  for (const [mode, label] of Object.entries(labels)) {
     const m = runNode('./cli-memory.js', [fleet.origin, mode]);
-    const label = mode === 'hostile' ? '512 endless bodies first (every probe in flight reads one), then the scale mix (target <= 200 MB)' : mode === 'matrix' ? 'the scale mix with --matrix (every profile per URL)' : 'the scale mix';
     say(`| ${label} | ${m.urls} | ${m.wallMs} | ${m.peakRssMb} | ${m.outputMb} |`);
   }
 } finally {
