@@ -8,6 +8,8 @@ import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
 import { AppSseReader } from '../src/attest/app-reader.js';
 import { BodyBudget, HeldBytes } from '../src/attest/budget.js';
+import { Deadline } from '../src/attest/transport.js';
+import { Throttle } from '../src/util/throttle.js';
 import { probeMany } from '../src/attest/probe-many.js';
 import { initResult, startFleet, type Ctx, type Fleet } from './fleet/fleet.js';
 
@@ -27,16 +29,17 @@ describe('HeldBytes within a BodyBudget', () => {
 
   it('a read over its free bytes waits for a slot, and gets it when the holder releases', async () => {
     const budget = new BodyBudget(4, 1);
+    let waits = 0;
+    budget.onWait = () => { waits++; };
     const first = new HeldBytes(64, budget);
     const second = new HeldBytes(64, budget);
     assert.equal(first.add(bytes('0123456789')), null);
     const waiting = second.add(bytes('abcdefghij'));
     assert.ok(waiting instanceof Promise, 'no slot is free: the second read waits');
-    assert.ok(budget.calm() instanceof Promise, 'no new probe starts while a read waits');
+    assert.equal(waits, 1, 'the budget tells that a read waits (probeMany then lets fewer probes run)');
     first.release();
     await waiting;
     assert.equal(second.bytes().toString(), 'abcdefghij');
-    assert.equal(budget.calm(), null);
     second.release();
   });
 
@@ -59,6 +62,64 @@ describe('HeldBytes within a BodyBudget', () => {
     const fourth = new HeldBytes(64, budget);
     assert.equal(fourth.add(bytes('zzzzzzzzzz')), null);
     fourth.release();
+  });
+});
+
+describe('the time a read waits for memory is not the server\'s', () => {
+  it('a read that must wait stops its clock, and starts it again with its slot', async () => {
+    const budget = new BodyBudget(4, 1);
+    const events: string[] = [];
+    const clock = { pause: () => events.push('pause'), resume: () => events.push('resume') };
+    const holder = new HeldBytes(64, budget, clock);
+    holder.add(bytes('0123456789'));
+    assert.deepEqual(events, [], 'a slot free at once: the clock runs on');
+    const waiter = new HeldBytes(64, budget, clock);
+    const waiting = waiter.add(bytes('abcdefghij'))!;
+    assert.deepEqual(events, ['pause']);
+    holder.release();
+    await waiting;
+    assert.deepEqual(events, ['pause', 'resume']);
+    waiter.release();
+  });
+
+  it('a Deadline paused for a while fires that much later', async () => {
+    const alive = setTimeout(() => {}, 2_000); // the deadline's own timer does not keep the process up
+    const started = performance.now();
+    let firedAt = 0;
+    const fired = new Promise<void>((resolve) => {
+      const deadline = new Deadline(100, () => { firedAt = performance.now() - started; resolve(); });
+      setTimeout(() => deadline.pause(), 40);
+      setTimeout(() => deadline.resume(), 240);
+    });
+    await fired;
+    clearTimeout(alive);
+    assert.ok(firedAt >= 290, `fired after ${Math.round(firedAt)} ms (100 ms of running time and 200 ms paused)`);
+  });
+
+  it('a cleared Deadline never fires, even when resumed', async () => {
+    let fired = false;
+    const deadline = new Deadline(20, () => { fired = true; });
+    deadline.pause();
+    deadline.clear();
+    deadline.resume();
+    await new Promise((r) => setTimeout(r, 60));
+    assert.equal(fired, false);
+  });
+});
+
+describe('Throttle: fewer probes start while reads wait for memory', () => {
+  it('halves to what runs on a squeeze, then grows back by one per task that ends', async () => {
+    const t = new Throttle(4, 1);
+    for (let i = 0; i < 4; i++) assert.equal(t.enter(), null);
+    let fifthStarted = false;
+    t.enter()!.then(() => { fifthStarted = true; });
+    t.squeeze(); // 4 run: the limit becomes 2
+    t.leave(); // 3 run, limit 3: still no room
+    await Promise.resolve();
+    assert.equal(fifthStarted, false);
+    t.leave(); // 2 run, limit 4: the fifth starts
+    await Promise.resolve();
+    assert.equal(fifthStarted, true);
   });
 });
 

@@ -10,6 +10,8 @@ import { runtimeJson, runtimeKotlin, runtimeTypeScript, type PopularMcpServer } 
 import { snapshotMarkdown } from '../src/outputs/snapshot.js';
 import { buildPlan } from '../src/decide/decide.js';
 import { catalogOf, server } from './helpers.js';
+import { OrderedJsonArray } from '../src/cli/render.js';
+import { jsonInvisibleEscaped } from '../src/outputs/escape.js';
 
 const HOSTILE = [
   'Quote " and \\ backslash',
@@ -89,5 +91,17 @@ describe('snapshot Markdown', () => {
     assert.equal(rows.length, servers.length);
     for (const row of rows) assert.equal(row.replace(/\\\|/g, '').split('|').length - 2, 5, row);
     assert.ok(!/<script|<img/i.test(md));
+  });
+});
+
+describe('probe --json streamed in input order', () => {
+  it('items put out of order make exactly the text of JSON.stringify(items, null, 2), escaped', () => {
+    const items = [{ a: 1, b: [1, { c: 'x\ny \u202E' }] }, { z: null }, [], {}, 'last'];
+    let out = '';
+    const array = new OrderedJsonArray((text) => { out += text; }, jsonInvisibleEscaped);
+    for (const i of [3, 1, 0, 4, 2]) array.put(i, items[i]);
+    array.end();
+    assert.equal(out, jsonInvisibleEscaped(JSON.stringify(items, null, 2)) + '\n');
+    assert.deepEqual(JSON.parse(out), items);
   });
 });

@@ -4,7 +4,8 @@
  * server feels backpressure). Honest MCP answers are far below `freeBytes`; hostile endless bodies reach the cap
  * and give their slot back at once. A slot owns one buffer, made on first use and reused by every read after it:
  * a large body is copied there, so the gigabytes that hostile bodies stream through a run leave no garbage for
- * the collector to catch up with. A read that waits still runs against its own time limit.
+ * the collector to catch up with. The time a read waits for a slot does not count against its limit (the wait is
+ * onetap's doing, not the server's); a read that holds a slot runs against its own, so every wait ends.
  */
 interface Slot {
   buffer: Buffer | null;
@@ -13,7 +14,9 @@ interface Slot {
 export class BodyBudget {
   private readonly idle: Slot[];
   private readonly waiting: Array<(slot: Slot) => void> = [];
-  private calmed: Array<() => void> = [];
+
+  /** Called whenever a read has to wait for a slot (probeMany then lets fewer probes run). */
+  onWait: (() => void) | null = null;
 
   constructor(readonly freeBytes = 32 * 1024, readonly slots = 4) {
     this.idle = Array.from({ length: slots }, () => ({ buffer: null }));
@@ -24,37 +27,26 @@ export class BodyBudget {
     const slot = this.idle.pop();
     if (slot) return slot;
     this.waiting.push(wake);
+    this.onWait?.();
     return null;
   }
 
   cancel(wake: (slot: Slot) => void): void {
     const at = this.waiting.indexOf(wake);
     if (at >= 0) this.waiting.splice(at, 1);
-    this.wakeCalm();
   }
 
   give(slot: Slot): void {
     const next = this.waiting.shift();
     if (next) next(slot);
     else this.idle.push(slot);
-    this.wakeCalm();
   }
+}
 
-  /**
-   * Resolves when no read waits for a slot. A new probe starts only then: while reads wait, the budget is the
-   * bottleneck, and each probe started meanwhile would only add a paused stream holding its socket's buffers.
-   */
-  calm(): Promise<void> | null {
-    if (this.waiting.length === 0) return null;
-    return new Promise((resolve) => this.calmed.push(resolve));
-  }
-
-  private wakeCalm(): void {
-    if (this.waiting.length > 0 || this.calmed.length === 0) return;
-    const calmed = this.calmed;
-    this.calmed = [];
-    for (const resolve of calmed) resolve();
-  }
+/** The read's time limit, stopped while it waits for a slot. */
+export interface Clock {
+  pause(): void;
+  resume(): void;
 }
 
 /**
@@ -69,7 +61,7 @@ export class HeldBytes {
   private inSlot = false;
   private wake: ((slot: Slot) => void) | null = null;
 
-  constructor(private readonly cap: number, private readonly budget?: BodyBudget) {}
+  constructor(private readonly cap: number, private readonly budget?: BodyBudget, private readonly clock?: Clock) {}
 
   get length(): number {
     return this.size;
@@ -116,9 +108,9 @@ export class HeldBytes {
     if (this.slot || !this.budget) { then(); return null; }
     let resolve!: () => void;
     const waited = new Promise<void>((r) => { resolve = r; });
-    const wake = (slot: Slot) => { this.wake = null; this.slot = slot; then(); resolve(); };
+    const wake = (slot: Slot) => { this.wake = null; this.slot = slot; this.clock?.resume(); then(); resolve(); };
     const slot = this.budget.take(wake);
-    if (!slot) { this.wake = wake; return waited; }
+    if (!slot) { this.wake = wake; this.clock?.pause(); return waited; }
     this.slot = slot;
     then();
     return null;

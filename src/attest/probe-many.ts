@@ -1,5 +1,6 @@
 import { mapConcurrentPerKey } from '../util/pool.js';
 import { BodyBudget } from './budget.js';
+import { Throttle } from '../util/throttle.js';
 import { probe, probeDispatcher, type ProbeOptions, type ProbeResult } from './probe.js';
 
 export interface ProbeTarget { url: string; requiresAuth?: boolean; headers?: Record<string, string> }
@@ -33,9 +34,13 @@ export async function probeMany(targets: readonly ProbeTarget[], options: ProbeM
   const { concurrency = PROBE_MANY_DEFAULTS.concurrency, perHost = PROBE_MANY_DEFAULTS.perHost, onResult, onStart, retain = true, lookup, ...probeOptions } = options;
   const dispatcher = probeDispatcher(probeOptions.timeoutMs, lookup);
   const budget = new BodyBudget();
+  // While reads wait for memory, the budget is the bottleneck: each probe started meanwhile would only add a
+  // paused stream holding its socket's buffers. So fewer run, until probes end without waiting again.
+  const throttle = new Throttle(concurrency, 2 * budget.slots);
+  budget.onWait = () => throttle.squeeze();
   try {
     const results = await mapConcurrentPerKey(targets, concurrency, perHost, (t) => hostOf(t.url), async (t, i) => {
-      await budget.calm();
+      await throttle.enter();
       onStart?.(i);
       const result = await probe(t.url, {
         ...probeOptions,
@@ -43,7 +48,7 @@ export async function probeMany(targets: readonly ProbeTarget[], options: ProbeM
         headers: { ...probeOptions.headers, ...t.headers },
         dispatcher,
         budget,
-      });
+      }).finally(() => throttle.leave());
       onResult?.(result, i);
       return retain ? result : null;
     });

@@ -11,7 +11,6 @@ import { stepOf, type AuthKind, type ClientRun, type Observation, type Quirk, ty
 import { BROWSER_USER_AGENT, CLIENT_PROFILES, DIAGNOSIS, KAI_9000, MCP_2025_11_25, MCP_2026_07_28, profileById, type ClientProfile } from './profile.js';
 import { exchangeError, runSpecClient, runStatelessClient } from './spec-client.js';
 import { firstSseEvent } from './transport.js';
-import { withDefaults } from '../util/defaults.js';
 import { screenTools } from '../screen/screen.js';
 import type { Finding } from '../screen/types.js';
 import { storedSnapshot, toolListSnapshot, type StoredSnapshot } from './snapshot.js';
@@ -97,7 +96,7 @@ export const PROBE_DEFAULTS = {
   maxRetryAfterMs: 5_000,
 } as const;
 
-type Resolved = typeof PROBE_DEFAULTS & ProbeOptions & { dispatcher: Dispatcher };
+type Resolved = ProbeOptions & { maxBodyBytes: number; retryDelayMs: number; maxRetryAfterMs: number; dispatcher: Dispatcher };
 
 export function resolveProfile(profile: string | ClientProfile | undefined): ClientProfile {
   if (profile === undefined) return KAI_9000;
@@ -115,7 +114,14 @@ export function probeDispatcher(timeoutMs?: number, lookup?: unknown): Agent {
 
 export async function probe(url: string, options: ProbeOptions = {}): Promise<ProbeResult> {
   const own = options.dispatcher ? null : probeDispatcher(options.timeoutMs);
-  const opts: Resolved = { ...withDefaults(PROBE_DEFAULTS, options), dispatcher: options.dispatcher ?? own! };
+  // Merged by hand, not by withDefaults: this runs once per probe, thousands of times a run.
+  const opts: Resolved = {
+    ...options,
+    maxBodyBytes: options.maxBodyBytes ?? PROBE_DEFAULTS.maxBodyBytes,
+    retryDelayMs: options.retryDelayMs ?? PROBE_DEFAULTS.retryDelayMs,
+    maxRetryAfterMs: options.maxRetryAfterMs ?? PROBE_DEFAULTS.maxRetryAfterMs,
+    dispatcher: options.dispatcher ?? own!,
+  };
   try {
     return await attest(url, resolveProfile(options.profile), opts);
   } finally {
@@ -252,25 +258,22 @@ function summarize(url: string, profile: ClientProfile, o: Observation, v: Retur
     serverName: serverInfo?.name ?? null,
     serverVersion: serverInfo?.version ?? null,
     tools: run.tools,
-    toolDefinitions: null,
+    get toolDefinitions() { return stored()?.tools ?? null; },
     sessionId: run.sessionId,
     durationMs,
     error: live && v.reason === 'ok' ? null : errorText(o, v.reason),
     appError: app && !app.works ? app.error ?? (app.tools?.length === 0 ? 'connected, but the app lists 0 tools' : null) : null,
-    quirks: [...new Set([...run.quirks, ...(live ? [] : o.diagnosis?.quirks ?? [])])],
+    quirks: unique(live || !o.diagnosis ? run.quirks : [...run.quirks, ...o.diagnosis.quirks]),
     cutShort: run.cutShort || (o.diagnosis?.cutShort ?? false),
     diagnosis: o.diagnosis ? { works: o.diagnosis.works, tools: o.diagnosis.tools, error: o.diagnosis.error } : null,
     auth: o.auth,
     location: init?.status !== null && init !== undefined && init.status >= 300 && init.status < 400 ? init.headers.location ?? null : null,
     matrix,
     findings: o.findings,
-    snapshot: null,
+    get snapshot() { return stored(); },
     observation: o,
   };
-  return Object.defineProperties(result, {
-    snapshot: { get: stored, enumerable: true },
-    toolDefinitions: { get: () => stored()?.tools ?? null, enumerable: true },
-  });
+  return result;
 }
 
 /** The first thing that went wrong, as short text. */
@@ -296,5 +299,7 @@ function retryWait(o: Observation, opts: Resolved): number | null {
   if (!Number.isFinite(ms)) return opts.retryDelayMs;
   return ms <= opts.maxRetryAfterMs ? Math.max(ms, 0) : null;
 }
+
+const unique = <T>(xs: readonly T[]): T[] => (xs.length < 2 ? [...xs] : [...new Set(xs)]);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -8,7 +8,7 @@ import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { request, type Dispatcher } from 'undici';
 import { createParser } from 'eventsource-parser';
 import { isTlsCode, type AppReading, type BodyKind, type BodyProblem, type Exchange, type JsonRpcResponse, type Quirk, type StepName } from './observation.js';
-import { HeldBytes, type BodyBudget } from './budget.js';
+import { HeldBytes, type BodyBudget, type Clock } from './budget.js';
 import { AppSseReader, decodeAppResponse, NO_SSE_RESPONSE, type AppResponse, type Decoded } from './app-reader.js';
 
 export interface PostOptions {
@@ -43,14 +43,14 @@ export async function postJsonRpc(url: string, step: StepName, message: unknown,
   const quirks: Quirk[] = [];
   let sessionId: string | null = null;
   try {
-    const res = await timedPost(url, opts.headers, message, opts.timeoutMs, opts.dispatcher);
+    const { res, deadline } = await timedPost(url, opts.headers, message, opts.timeoutMs, opts.dispatcher);
     recordHead(exchange, res);
     sessionId = headerValue(res.headers['mcp-session-id']);
     if (id === null) {
-      await discard(res.body, exchange.contentType).finally(res.done);
+      await discard(res.body, exchange.contentType).finally(() => deadline.clear());
     } else {
-      const held = new HeldBytes(opts.maxBodyBytes, opts.budget);
-      const read = await readResponse(res.body, exchange.contentType, exchange.headers['content-encoding'], id, opts.maxBodyBytes, quirks, held).finally(() => { held.release(); res.done(); });
+      const held = new HeldBytes(opts.maxBodyBytes, opts.budget, deadline);
+      const read = await readResponse(res.body, exchange.contentType, exchange.headers['content-encoding'], id, opts.maxBodyBytes, quirks, held).finally(() => { held.release(); deadline.clear(); });
       exchange.body = read.body;
       exchange.response = read.response;
       exchange.problem = read.problem;
@@ -66,17 +66,52 @@ export async function postJsonRpc(url: string, step: StepName, message: unknown,
 }
 
 /**
- * POST with one time limit for the whole request: undici's headers timeout until the answer starts, then a timer
- * that ends the body (the app's `requestTimeoutMillis` covers both). No AbortSignal: a listener per request
- * was a tenth of the prober's CPU. Call `done()` once the body is read.
+ * POST with one time limit for the whole request: undici's headers timeout until the answer starts, then a
+ * deadline that ends the body (the app's `requestTimeoutMillis` covers both). No AbortSignal: a listener per
+ * request was a tenth of the prober's CPU. Clear the deadline once the body is read.
  */
-async function timedPost(url: string, headers: PostOptions['headers'], message: unknown, timeoutMs: number, dispatcher?: Dispatcher): Promise<Dispatcher.ResponseData & { done: () => void }> {
+async function timedPost(url: string, headers: PostOptions['headers'], message: unknown, timeoutMs: number, dispatcher?: Dispatcher): Promise<{ res: Dispatcher.ResponseData; deadline: Deadline }> {
   const started = performance.now();
   const res = await request(url, { method: 'POST', headers, body: JSON.stringify(message), dispatcher, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
-  const left = Math.max(0, timeoutMs - (performance.now() - started));
-  const timer = setTimeout(() => res.body.destroy(Object.assign(new Error('request timed out'), { code: 'TIMEOUT' })), left);
-  timer.unref(); // a body that ended on an error path must not keep the process alive
-  return Object.assign(res, { done: () => clearTimeout(timer) });
+  const deadline = new Deadline(timeoutMs - (performance.now() - started), () => res.body.destroy(Object.assign(new Error('request timed out'), { code: 'TIMEOUT' })));
+  return { res, deadline };
+}
+
+/**
+ * The time left for a body. It stops while the read waits for memory (the budget's wait is onetap's, not the
+ * server's, and undici's own body timeout stops too while the stream is paused); every read that holds memory
+ * runs against its own deadline, so every wait ends.
+ */
+export class Deadline implements Clock {
+  private timer: NodeJS.Timeout | null = null;
+  private endsAt = 0;
+  private left: number;
+  private cleared = false;
+
+  constructor(ms: number, private readonly expire: () => void) {
+    this.left = Math.max(0, ms);
+    this.resume();
+  }
+
+  pause(): void {
+    if (!this.timer) return;
+    clearTimeout(this.timer);
+    this.timer = null;
+    this.left = Math.max(0, this.endsAt - performance.now());
+  }
+
+  resume(): void {
+    if (this.timer || this.cleared) return;
+    this.endsAt = performance.now() + this.left;
+    this.timer = setTimeout(this.expire, this.left);
+    this.timer.unref(); // a body that ended on an error path must not keep the process alive
+  }
+
+  clear(): void {
+    this.cleared = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+  }
 }
 
 function newExchange(step: StepName): Exchange {
@@ -121,15 +156,15 @@ export async function appPost(url: string, step: StepName, message: unknown, exp
   let decoded: Decoded<AppResponse> | null = null;
   let sessionId: string | null = null;
   try {
-    const res = await timedPost(url, opts.headers, message, opts.timeoutMs, opts.dispatcher);
+    const { res, deadline } = await timedPost(url, opts.headers, message, opts.timeoutMs, opts.dispatcher);
     recordHead(exchange, res);
     const first = res.headers['mcp-session-id'];
     sessionId = (Array.isArray(first) ? first[0] : first) ?? null;
     const rawType = headerValue(res.headers['content-type']);
     const source = opts.gunzip && /^\s*(x-)?gzip\s*$/i.test(exchange.headers['content-encoding'] ?? '') ? decompress(res.body, 'gzip') : res.body;
     const sse = rawType !== null && rawType.includes('text/event-stream');
-    const held = new HeldBytes(opts.maxBodyBytes, opts.budget);
-    const read = await readForApp(source, sse, expectAnswer, opts.maxBodyBytes, held).finally(() => { held.release(); res.done(); });
+    const held = new HeldBytes(opts.maxBodyBytes, opts.budget, deadline);
+    const read = await readForApp(source, sse, expectAnswer, opts.maxBodyBytes, held).finally(() => { held.release(); deadline.clear(); });
     exchange.app = read.reading;
     exchange.body = read.kind;
     // Keep the text of anything that is not a plain success (the policy and reports read it); a run of

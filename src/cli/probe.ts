@@ -26,7 +26,7 @@ export function registerProbe(program: Command): void {
       for (const url of urls) checkUrl(url);
       const progress = new Progress(urls, !opts.json && urls.length > 1 && !!process.stderr.isTTY);
       // --json streams the array in input order as results arrive: nothing is kept but what still waits its turn.
-      const out = opts.json ? new OrderedJsonArray((text) => process.stdout.write(text)) : null;
+      const out = opts.json ? new OrderedJsonArray((text) => process.stdout.write(text), jsonInvisibleEscaped) : null;
       let allLive = true;
       const results = await probeMany(urls.map((url) => ({ url, requiresAuth: opts.requiresAuth })), {
         timeoutMs: opts.timeout,
@@ -41,7 +41,7 @@ export function registerProbe(program: Command): void {
         onResult: (r, i) => {
           progress.done(i);
           allLive &&= r.verdict === 'live';
-          out?.put(i, jsonInvisibleEscaped(JSON.stringify(probeResultJson(r), null, 2)));
+          out?.put(i, probeResultJson(r));
         },
       });
       progress.clear();

@@ -41,21 +41,23 @@ export function errorLines(message: string): string {
 }
 
 /**
- * A JSON array written as its items arrive, in index order: an item waits only for the ones before it. The text
- * is what `JSON.stringify(items, null, 2)` gives for items already stringified with an indent of 2.
+ * A JSON array written as its items arrive, in index order: an item waits only for the ones before it, as the text
+ * it will be written as. The whole is what `JSON.stringify(items, null, 2)` gives.
  */
 export class OrderedJsonArray {
   private readonly waiting = new Map<number, string>();
   private next = 0;
 
-  constructor(private readonly write: (text: string) => void) {}
+  /** `escape` applies to each item's JSON text (for example `jsonInvisibleEscaped`). */
+  constructor(private readonly write: (text: string) => void, private readonly escape: (json: string) => string = (json) => json) {}
 
-  put(index: number, itemJson: string): void {
-    this.waiting.set(index, itemJson);
+  put(index: number, item: unknown): void {
+    // Stringified inside a one-item array, it comes out indented as an array item (no second pass to indent).
+    this.waiting.set(index, this.escape(JSON.stringify([item], null, 2).slice(2, -2)));
     while (this.waiting.has(this.next)) {
-      const item = this.waiting.get(this.next)!;
+      const text = this.waiting.get(this.next)!;
       this.waiting.delete(this.next);
-      this.write(`${this.next === 0 ? '[\n' : ',\n'}${item.replace(/^/gm, '  ')}`);
+      this.write(`${this.next === 0 ? '[\n' : ',\n'}${text}`);
       this.next++;
     }
   }
