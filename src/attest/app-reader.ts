@@ -113,6 +113,13 @@ const LF = 0x0a;
 const CR = 0x0d;
 const DATA = Buffer.from('data:');
 
+/** The line starts with `data:` (compared byte by byte: this runs for every line of every SSE answer). */
+function startsWithData(bytes: Uint8Array, start = 0, end = bytes.length): boolean {
+  if (end - start < DATA.length) return false;
+  for (let i = 0; i < DATA.length; i++) if (bytes[start + i] !== DATA[i]) return false;
+  return true;
+}
+
 /**
  * The app's SSE reading, fed incrementally so that a long stream holds no more than the `data:` line not yet
  * ended: lines split on CRLF, LF or CR (Kotlin's `lines()`; on bytes, as no UTF-8 sequence contains them), the
@@ -146,7 +153,7 @@ export class AppSseReader {
 
   /** Reads a chunk; a promise when the line not yet ended must wait for memory (see HeldBytes). */
   feed(chunk: Uint8Array | string): Promise<void> | null {
-    const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    const bytes = Buffer.isBuffer(chunk) ? chunk : typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     let start = 0;
     if (this.pendingCr && bytes[0] === LF) start = 1; // the LF of a CRLF split across chunks
     this.pendingCr = false;
@@ -158,7 +165,7 @@ export class AppSseReader {
       if (cr >= 0 && cr < start) cr = bytes.indexOf(CR, start);
       const i = cr < 0 ? lf : lf < 0 ? cr : Math.min(cr, lf);
       if (i < 0) break;
-      this.endLine(bytes.subarray(start, i));
+      this.endLine(bytes, start, i);
       let next = i + 1;
       if (bytes[i] === CR) {
         if (i === bytes.length - 1) this.pendingCr = true;
@@ -169,33 +176,34 @@ export class AppSseReader {
     if (start === bytes.length || this.winner !== null) return null;
     const rest = bytes.subarray(start);
     if (this.pending === 'unknown' && this.held.length + rest.length >= DATA.length) {
-      const head = Buffer.concat([this.held.bytes(), rest.subarray(0, DATA.length)]);
-      this.pending = head.subarray(0, DATA.length).equals(DATA) ? 'data' : 'other';
+      this.pending = startsWithData(Buffer.concat([this.held.bytes(), rest.subarray(0, DATA.length)])) ? 'data' : 'other';
     }
     if (this.pending === 'other') { this.held.clear(); return null; }
     return this.held.add(rest);
   }
 
   end(): void {
-    if (this.held.length > 0) this.endLine(Buffer.alloc(0));
+    if (this.held.length > 0) this.endLine(Buffer.alloc(0), 0, 0);
   }
 
-  private endLine(tail: Buffer): void {
+  /** The line ending at `end` in `bytes` (after what is held) is complete. */
+  private endLine(bytes: Buffer, start: number, end: number): void {
     const pending = this.pending;
     this.pending = 'unknown';
     if (this.winner !== null || pending === 'other') return;
-    const line = this.held.length === 0 ? tail : Buffer.concat([this.held.bytes(), tail]);
+    if (this.held.length === 0) return this.line(bytes, start, end);
+    const line = Buffer.concat([this.held.bytes(), bytes.subarray(start, end)]);
     this.held.clear();
-    this.line(line);
+    this.line(line, 0, line.length);
   }
 
-  private line(line: Buffer): void {
-    if (line.length < DATA.length || !line.subarray(0, DATA.length).equals(DATA)) return;
-    if (line[5] !== 0x20) {
-      if (line.toString('utf8', 5).trim() !== '') this.spacelessDataLines++;
+  private line(bytes: Buffer, start: number, end: number): void {
+    if (!startsWithData(bytes, start, end)) return;
+    if (bytes[start + 5] !== 0x20) {
+      if (bytes.toString('utf8', start + 5, end).trim() !== '') this.spacelessDataLines++;
       return;
     }
-    const data = line.toString('utf8', 6).trim();
+    const data = bytes.toString('utf8', start + 6, end).trim();
     if (data === '') return;
     const decoded = decodeAppResponse(data);
     if (decoded.ok) this.winner = decoded.value;

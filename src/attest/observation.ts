@@ -89,13 +89,12 @@ export interface ToolDefinition {
 
 /** One tool as a server listed it, its fields kept as sent (the name as text). */
 export function toolDefinition(t: Record<string, unknown>): ToolDefinition {
-  return {
-    name: String(t.name),
-    ...(typeof t.title === 'string' ? { title: t.title } : {}),
-    ...(typeof t.description === 'string' ? { description: t.description } : {}),
-    ...(t.inputSchema !== undefined ? { inputSchema: t.inputSchema } : {}),
-    ...(t.annotations !== undefined ? { annotations: t.annotations } : {}),
-  };
+  const d: ToolDefinition = { name: String(t.name) };
+  if (typeof t.title === 'string') d.title = t.title;
+  if (typeof t.description === 'string') d.description = t.description;
+  if (t.inputSchema !== undefined) d.inputSchema = t.inputSchema;
+  if (t.annotations !== undefined) d.annotations = t.annotations;
+  return d;
 }
 
 /** What one client (one profile) made of a server. */

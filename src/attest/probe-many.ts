@@ -45,7 +45,7 @@ export async function probeMany(targets: readonly ProbeTarget[], options: ProbeM
       const result = await probe(t.url, {
         ...probeOptions,
         requiresAuth: t.requiresAuth,
-        headers: { ...probeOptions.headers, ...t.headers },
+        headers: t.headers ? { ...probeOptions.headers, ...t.headers } : probeOptions.headers,
         dispatcher,
         budget,
       }).finally(() => throttle.leave());

@@ -103,7 +103,8 @@ export class Deadline implements Clock {
   resume(): void {
     if (this.timer || this.cleared) return;
     this.endsAt = performance.now() + this.left;
-    this.timer = setTimeout(this.expire, this.left);
+    // Whole milliseconds: Node keeps one timer list per distinct duration, and fractions would make one per request.
+    this.timer = setTimeout(this.expire, Math.ceil(this.left));
     this.timer.unref(); // a body that ended on an error path must not keep the process alive
   }
 
@@ -170,7 +171,8 @@ export async function appPost(url: string, step: StepName, message: unknown, exp
     // Keep the text of anything that is not a plain success (the policy and reports read it); a run of
     // thousands of probes keeps nothing for the rest.
     const plain = read.decoded?.ok === true && read.decoded.value.kind === 'response' && read.decoded.value.error === null && res.statusCode < 300;
-    exchange.bodySnippet = plain || read.snippet === null ? null : snippet(read.snippet);
+    const text = plain ? null : read.snippet();
+    exchange.bodySnippet = text === null ? null : snippet(text);
     if (read.oversize) exchange.problem = 'oversize';
     // A body that timed out or broke is the app's failure, whatever it held so far (kept in `app`).
     if (read.failure !== null) throw read.failure;
@@ -187,8 +189,8 @@ interface AppRead {
   kind: BodyKind;
   reading: AppReading;
   decoded: Decoded<AppResponse> | null;
-  /** The body's text (or its start), for a snippet when the answer is not a plain success. */
-  snippet: string | null;
+  /** The body's text (or its start), for a snippet when the answer is not a plain success (decoded only then). */
+  snippet: () => string | null;
   oversize: boolean;
   /** The body did not end well (time limit, reset): the reading so far is kept for the diagnosis. */
   failure: unknown;
@@ -201,13 +203,14 @@ async function readForApp(source: Readable, sse: boolean, expectAnswer: boolean,
   let failure: unknown = null;
   const fail = (err: unknown) => { failure = err; return true; };
   if (sse) {
-    // The start of the body, for a snippet when the answer is not a plain success (a copy: chunks are not kept).
-    let head = Buffer.alloc(0);
+    // The start of the body, for a snippet when the answer is not a plain success (views of the first chunks).
+    const head: Buffer[] = [];
+    let headBytes = 0;
     const reader = new AppSseReader(held);
     const stopped = await readChunks(source, (chunk) => {
       total += chunk.length;
       if (total > maxBytes) { oversize = true; return true; }
-      if (head.length < SNIPPET_CHARS) head = Buffer.concat([head, chunk.subarray(0, SNIPPET_CHARS - head.length)]);
+      if (headBytes < SNIPPET_CHARS) { head.push(chunk); headBytes += chunk.length; }
       return waitFor(reader.feed(chunk));
     }).catch(fail);
     // Over the cap the stream has not ended: its last line is unfinished, judged on its start only.
@@ -219,7 +222,7 @@ async function readForApp(source: Readable, sse: boolean, expectAnswer: boolean,
     reading.winner = reader.winner?.kind ?? null;
     reading.winnerId = reader.winner?.id ?? null;
     const decoded: Decoded<AppResponse> = reader.winner ? { ok: true, value: reader.winner } : { ok: false, error: NO_SSE_RESPONSE };
-    return { kind: 'sse', reading, decoded: expectAnswer ? decoded : null, snippet: head.toString('utf8') || null, oversize, failure };
+    return { kind: 'sse', reading, decoded: expectAnswer ? decoded : null, snippet: () => Buffer.concat(head).toString('utf8', 0, SNIPPET_CHARS) || null, oversize, failure };
   }
   let firstChar: string | null = null;
   const stopped = await readChunks(source, (chunk) => {
@@ -235,19 +238,19 @@ async function readForApp(source: Readable, sse: boolean, expectAnswer: boolean,
     return waitFor(held.add(chunk));
   }).catch(fail);
   reading.ended = !stopped;
-  if (!expectAnswer) return { kind: total === 0 ? 'empty' : 'other', reading, decoded: null, snippet: null, oversize, failure };
+  if (!expectAnswer) return { kind: total === 0 ? 'empty' : 'other', reading, decoded: null, snippet: () => null, oversize, failure };
   if (oversize) {
     // Over the cap the app's outcome cannot be known; whether the body is still valid JSON so far is judged on its
     // first bytes (decoding megabytes to learn what their start already says would cost every hostile probe).
     const head = held.bytes().toString('utf8', 0, PREFIX_CHECK_BYTES);
     reading.validPrefix = isValidJsonPrefix(head);
-    return { kind: 'json', reading, decoded: null, snippet: snippet(head) || null, oversize, failure };
+    return { kind: 'json', reading, decoded: null, snippet: () => head || null, oversize, failure };
   }
   const text = held.bytes().toString('utf8');
   const decoded = decodeAppResponse(text);
   if (decoded.ok) { reading.winner = decoded.value.kind; reading.winnerId = decoded.value.id; }
   const kind: BodyKind = text.trim() === '' ? 'empty' : firstChar === '{' || firstChar === '[' ? 'json' : 'other';
-  return { kind, reading, decoded, snippet: text || null, oversize, failure };
+  return { kind, reading, decoded, snippet: () => text || null, oversize, failure };
 }
 
 /** How much of an oversize body is read to tell "still valid JSON so far" (`review/oversize`) from "not JSON-RPC". */

@@ -20,23 +20,31 @@ const RULE_ORDER = new Map(RULES.map((r, i) => [r.id, i]));
 /** Screens every tool; findings in tool order, then field order, then rule order. Never throws on odd input. */
 export function screenTools(tools: readonly ToolSnapshot[]): Finding[] {
   const findings: Finding[] = [];
+  // One reporter for the whole list; a tool's own state is made only once it has a finding (most have none).
+  let name = '';
+  let perTool: Finding[] = [];
+  let seen: Set<string> | null = null;
+  const report = (path: FieldPath, rule: string, excerpt: string) => {
+    const field = pathText(path);
+    const key = `${field}\u0000${rule}`;
+    seen ??= new Set();
+    if (seen.has(key)) return;
+    seen.add(key);
+    perTool.push({ tool: name, field: inert(field, Infinity), rule, excerpt });
+  };
+  const visit: Visit = (text, path, kind) => screenText(text, path, kind, name, report);
   for (const tool of tools) {
     if (tool === null || typeof tool !== 'object') continue;
-    const name = typeof tool.name === 'string' ? tool.name : String(tool.name ?? '');
-    const perTool: Finding[] = [];
-    const seen = new Set<string>();
-    const report = (field: string, rule: string, excerpt: string) => {
-      const key = `${field}\u0000${rule}`;
-      if (seen.has(key)) return;
-      seen.add(key);
-      perTool.push({ tool: name, field: inert(field, Infinity), rule, excerpt });
-    };
-    for (const { field, text, kind } of fieldsOf(tool, name)) screenText(text, field, kind, name, report);
+    name = typeof tool.name === 'string' ? tool.name : String(tool.name ?? '');
+    visitFields(tool, name, visit);
+    if (perTool.length === 0) continue;
     // Within one field, the table's order; fields keep the order they were met in.
     const fieldOrder = new Map<string, number>();
     for (const f of perTool) if (!fieldOrder.has(f.field)) fieldOrder.set(f.field, fieldOrder.size);
     perTool.sort((a, b) => fieldOrder.get(a.field)! - fieldOrder.get(b.field)! || RULE_ORDER.get(a.rule)! - RULE_ORDER.get(b.rule)!);
     findings.push(...perTool);
+    perTool = [];
+    seen = null;
   }
   return findings;
 }
@@ -46,51 +54,71 @@ export function screenTools(tools: readonly ToolSnapshot[]): Finding[] {
 
 /** 'prose' strings get every rule; 'value' strings (enum, default…) also the value rule; 'key' only characters. */
 type FieldKind = 'prose' | 'value' | 'key';
-interface FieldText { field: string; text: string; kind: FieldKind }
+
+/**
+ * Where a string sits in a tool ('description', 'inputSchema.properties.q'): a chain of steps, made into text
+ * only when a finding names it (most strings have none, and paths were most of the walk's cost).
+ */
+type FieldPath = string | { parent: FieldPath; step: string | number };
+
+function pathText(path: FieldPath): string {
+  if (typeof path === 'string') return path;
+  const steps: Array<string | number> = [];
+  let at: FieldPath = path;
+  for (; typeof at !== 'string'; at = at.parent) steps.push(at.step);
+  let text = at;
+  for (let i = steps.length - 1; i >= 0; i--) text += typeof steps[i] === 'number' ? `[${steps[i]}]` : segment(steps[i] as string);
+  return text;
+}
+
+type Visit = (text: string, path: FieldPath, kind: FieldKind) => void;
 
 /** Schema keywords whose children are names chosen by the author, not keywords. */
 const NAME_MAPS = new Set(['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas']);
 /** Schema keywords whose content is data, not documentation. */
 const VALUE_KEYWORDS = new Set(['enum', 'const', 'default', 'examples', 'example']);
 
-function* fieldsOf(tool: ToolSnapshot, name: string): Generator<FieldText> {
-  yield { field: 'name', text: name, kind: 'prose' };
-  if (typeof tool.title === 'string') yield { field: 'title', text: tool.title, kind: 'prose' };
-  if (typeof tool.description === 'string') yield { field: 'description', text: tool.description, kind: 'prose' };
-  if (tool.annotations !== undefined) yield* walk(tool.annotations, 'annotations');
-  if (tool.inputSchema !== undefined) yield* walk(tool.inputSchema, 'inputSchema');
+function visitFields(tool: ToolSnapshot, name: string, visit: Visit): void {
+  visit(name, 'name', 'prose');
+  if (typeof tool.title === 'string') visit(tool.title, 'title', 'prose');
+  if (typeof tool.description === 'string') visit(tool.description, 'description', 'prose');
+  if (tool.annotations !== undefined) walk(tool.annotations, 'annotations', visit);
+  if (tool.inputSchema !== undefined) walk(tool.inputSchema, 'inputSchema', visit);
 }
 
 type Mode = 'schema' | 'names' | 'value';
 
 /** Every string in a JSON value, depth-first in document order, without recursion (hostile depth is fine). */
-function* walk(root: unknown, rootPath: string): Generator<FieldText> {
-  const stack: Array<{ value: unknown; path: string; mode: Mode }> = [{ value: root, path: rootPath, mode: 'schema' }];
+function walk(root: unknown, rootPath: string, visit: Visit): void {
+  const stack: Array<{ value: unknown; path: FieldPath; mode: Mode }> = [{ value: root, path: rootPath, mode: 'schema' }];
   const visited = new Set<object>();
   while (stack.length) {
     const { value, path, mode } = stack.pop()!;
     if (typeof value === 'string') {
-      yield { field: path, text: value, kind: mode === 'value' ? 'value' : 'prose' };
+      visit(value, path, mode === 'value' ? 'value' : 'prose');
       continue;
     }
     if (value === null || typeof value !== 'object' || visited.has(value)) continue;
     visited.add(value);
-    const children: Array<{ value: unknown; path: string; mode: Mode }> = [];
+    const first = stack.length;
     if (Array.isArray(value)) {
-      value.forEach((v, i) => children.push({ value: v, path: `${path}[${i}]`, mode: mode === 'names' ? 'schema' : mode }));
+      const childMode = mode === 'names' ? 'schema' : mode;
+      for (let i = 0; i < value.length; i++) stack.push({ value: value[i], path: { parent: path, step: i }, mode: childMode });
     } else {
-      for (const [k, v] of Object.entries(value)) {
-        const childPath = `${path}${segment(k)}`;
-        yield { field: childPath, text: k, kind: 'key' };
+      for (const k in value) {
+        if (!Object.hasOwn(value, k)) continue;
+        const childPath = { parent: path, step: k };
+        visit(k, childPath, 'key');
         const childMode: Mode = mode === 'value' ? 'value'
           : mode === 'names' ? 'schema'
           : NAME_MAPS.has(k) ? 'names'
           : VALUE_KEYWORDS.has(k) ? 'value'
           : 'schema';
-        children.push({ value: v, path: childPath, mode: childMode });
+        stack.push({ value: (value as Record<string, unknown>)[k], path: childPath, mode: childMode });
       }
     }
-    for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]!);
+    // Children were pushed in order; reversed, the first is popped first (document order).
+    for (let i = first, j = stack.length - 1; i < j; i++, j--) [stack[i], stack[j]] = [stack[j]!, stack[i]!];
   }
 }
 
@@ -112,9 +140,9 @@ const PROSE_EXPECTED = /prompt|instruction|template/i;
  */
 const ODD_CHARACTER = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u034f\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u115f\u1160\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb\ud804\ud80d\ud82f\ud834\udb40]/;
 
-type Report = (field: string, rule: string, excerpt: string) => void;
+type Report = (path: FieldPath, rule: string, excerpt: string) => void;
 
-function screenText(raw: string, field: string, kind: FieldKind, toolName: string, report: Report): void {
+function screenText(raw: string, field: FieldPath, kind: FieldKind, toolName: string, report: Report): void {
   // One fast scan decides whether any character rule can fire (almost never, on honest text).
   const odd = ODD_CHARACTER.test(raw);
   if (odd) {
@@ -125,7 +153,7 @@ function screenText(raw: string, field: string, kind: FieldKind, toolName: strin
   }
   if (kind === 'key') return;
   const normalized = normalize(raw, odd);
-  for (const { rule, at, sentence } of textHits(normalized, kind === 'value' && !PROSE_EXPECTED.test(field), toolName)) {
+  for (const { rule, at, sentence } of textHits(normalized, kind === 'value' && !PROSE_EXPECTED.test(pathText(field)), toolName)) {
     report(field, rule.id, excerptAround(sentence, at, 0));
   }
   const blob = encodedInstructions(normalized, toolName);
@@ -135,6 +163,7 @@ function screenText(raw: string, field: string, kind: FieldKind, toolName: strin
 /** Each text rule that fires on the text, once, with the sentence and the place where it fired. */
 function textHits(normalized: string, isValue: boolean, toolName: string): Array<{ rule: TextRule; at: number; sentence: string }> {
   const hits: Array<{ rule: TextRule; at: number; sentence: string }> = [];
+  if (!isValue && !mayHoldGateWord(normalized)) return hits; // most strings: no lowercase copy, no word set
   const lower = normalized.toLowerCase();
   // Lowercasing keeps offsets for nearly all text; when it does not, quote the lowercased sentence.
   const quoted = lower.length === normalized.length ? normalized : lower;
@@ -250,6 +279,15 @@ function trieSource(words: readonly string[]): string {
   return build(root);
 }
 
+/** ASCII text matched case-insensitively is the same as matched lowercased; other text is always looked at. */
+const GATE_SCANS_ANY_CASE = GATE_SCANS.map((scan) => new RegExp(scan.source, 'i'));
+const NON_ASCII = /[^\x00-\x7f]/;
+
+/** False when no gate word can be in the text (then no clause can match). */
+function mayHoldGateWord(text: string): boolean {
+  return NON_ASCII.test(text) || GATE_SCANS_ANY_CASE.some((scan) => scan.test(text));
+}
+
 /** The gate words present. */
 function gateWordsIn(lower: string): Set<string> {
   const found = new Set<string>();
@@ -290,7 +328,7 @@ const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/gu;
 
 function normalize(raw: string, odd = ODD_CHARACTER.test(raw)): string {
   // Printable ASCII and newlines: nothing to normalize but spaces (the common case, and the fast one).
-  if (!/[^\x20-\x7e\n]/.test(raw)) return raw.replace(/ {2,}/g, ' ');
+  if (!/[^\x20-\x7e\n]/.test(raw)) return raw.includes('  ') ? raw.replace(/ {2,}/g, ' ') : raw;
   let text = raw.normalize('NFKC');
   // Without any odd character (NFKC creates none) there are no escapes, format or control characters to drop.
   if (odd) text = text.replace(ANSI_SEQUENCE, ' ').replace(FORMAT_OR_SELECTOR, '').replace(CONTROL, ' ');
@@ -325,6 +363,7 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 /** An excerpt when a blob decodes to readable orders, else undefined. */
 function encodedInstructions(text: string, toolName: string): string | undefined {
+  if (text.length < 24) return undefined; // shorter than any blob
   BASE64_BLOB.lastIndex = 0;
   let m: RegExpExecArray | null;
   while ((m = BASE64_BLOB.exec(text))) {
