@@ -40,8 +40,19 @@ function missing(field: string, type: string, path: string): string {
   return `Field '${field}' is required for type with serial name '${SERIAL}.${type}', but it was missing at path: ${path}`;
 }
 
+const WHITESPACE = /\s/;
+
+/** Where the first non-whitespace character is (as `search(/\S/)`), or -1 (a loop: this runs for every answer decoded). */
+function firstToken(text: string): number {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (!(c === 0x20 || (c >= 0x09 && c <= 0x0d) || (c > 0x7f && WHITESPACE.test(text[i]!)))) return i;
+  }
+  return -1;
+}
+
 function tokenName(text: string): string {
-  const at = text.search(/\S/);
+  const at = firstToken(text);
   return at < 0 ? 'EOF' : text[at]!;
 }
 
@@ -49,7 +60,7 @@ function tokenName(text: string): string {
 export function decodeAppResponse(text: string): Decoded<AppResponse> {
   const start = tokenName(text);
   if (start !== '{') {
-    return { ok: false, error: `Unexpected JSON token at offset ${Math.max(0, text.search(/\S/))}: Expected start of the object '{', but had '${start}' instead at path: $` };
+    return { ok: false, error: `Unexpected JSON token at offset ${Math.max(0, firstToken(text))}: Expected start of the object '{', but had '${start}' instead at path: $` };
   }
   let value: unknown;
   try {

@@ -131,6 +131,8 @@ function recordHead(exchange: Exchange, res: Dispatcher.ResponseData): void {
   }
 }
 
+const GZIP = /^\s*(x-)?gzip\s*$/i;
+
 export interface AppPostOptions extends PostOptions {
   /** Decode a gzip answer (Android's engine asks for gzip and un-gzips; nothing else is decoded). */
   gunzip: boolean;
@@ -162,7 +164,7 @@ export async function appPost(url: string, step: StepName, message: unknown, exp
     const first = res.headers['mcp-session-id'];
     sessionId = (Array.isArray(first) ? first[0] : first) ?? null;
     const rawType = headerValue(res.headers['content-type']);
-    const source = opts.gunzip && /^\s*(x-)?gzip\s*$/i.test(exchange.headers['content-encoding'] ?? '') ? decompress(res.body, 'gzip') : res.body;
+    const source = opts.gunzip && GZIP.test(exchange.headers['content-encoding'] ?? '') ? decompress(res.body, 'gzip') : res.body;
     const sse = rawType !== null && rawType.includes('text/event-stream');
     const held = new HeldBytes(opts.maxBodyBytes, opts.budget, deadline);
     const read = await readForApp(source, sse, expectAnswer, opts.maxBodyBytes, held).finally(() => { held.release(); deadline.clear(); });

@@ -118,7 +118,7 @@ function walk(root: unknown, rootPath: string, visit: Visit): void {
       }
     }
     // Children were pushed in order; reversed, the first is popped first (document order).
-    for (let i = first, j = stack.length - 1; i < j; i++, j--) [stack[i], stack[j]] = [stack[j]!, stack[i]!];
+    for (let i = first, j = stack.length - 1; i < j; i++, j--) { const x = stack[i]!; stack[i] = stack[j]!; stack[j] = x; }
   }
 }
 
@@ -143,8 +143,10 @@ const ODD_CHARACTER = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u034f\u060
 type Report = (path: FieldPath, rule: string, excerpt: string) => void;
 
 function screenText(raw: string, field: FieldPath, kind: FieldKind, toolName: string, report: Report): void {
-  // One fast scan decides whether any character rule can fire (almost never, on honest text).
-  const odd = ODD_CHARACTER.test(raw);
+  // Printable ASCII (most text) can hold no odd character; otherwise one scan decides whether a character rule
+  // can fire (almost never, on honest text).
+  const plain = !NOT_PLAIN_ASCII.test(raw);
+  const odd = !plain && ODD_CHARACTER.test(raw);
   if (odd) {
     for (const rule of CHAR_RULES) {
       const hit = rule.scan(raw);
@@ -152,18 +154,20 @@ function screenText(raw: string, field: FieldPath, kind: FieldKind, toolName: st
     }
   }
   if (kind === 'key') return;
-  const normalized = normalize(raw, odd);
-  for (const { rule, at, sentence } of textHits(normalized, kind === 'value' && !PROSE_EXPECTED.test(pathText(field)), toolName)) {
+  const normalized = plain ? spacesJoined(raw) : normalize(raw, odd);
+  for (const { rule, at, sentence } of textHits(normalized, kind === 'value' && !PROSE_EXPECTED.test(pathText(field)), toolName, plain)) {
     report(field, rule.id, excerptAround(sentence, at, 0));
   }
   const blob = encodedInstructions(normalized, toolName);
   if (blob) report(field, 'encoded-instructions', blob);
 }
 
+const NO_HITS: ReadonlyArray<{ rule: TextRule; at: number; sentence: string }> = [];
+
 /** Each text rule that fires on the text, once, with the sentence and the place where it fired. */
-function textHits(normalized: string, isValue: boolean, toolName: string): Array<{ rule: TextRule; at: number; sentence: string }> {
+function textHits(normalized: string, isValue: boolean, toolName: string, ascii = !NON_ASCII.test(normalized)): ReadonlyArray<{ rule: TextRule; at: number; sentence: string }> {
+  if (!isValue && ascii && !GATE_SCANS_ANY_CASE[0]!.test(normalized) && !GATE_SCANS_ANY_CASE[1]!.test(normalized)) return NO_HITS; // most strings: no lowercase copy, no word set
   const hits: Array<{ rule: TextRule; at: number; sentence: string }> = [];
-  if (!isValue && !mayHoldGateWord(normalized)) return hits; // most strings: no lowercase copy, no word set
   const lower = normalized.toLowerCase();
   // Lowercasing keeps offsets for nearly all text; when it does not, quote the lowercased sentence.
   const quoted = lower.length === normalized.length ? normalized : lower;
@@ -279,14 +283,13 @@ function trieSource(words: readonly string[]): string {
   return build(root);
 }
 
-/** ASCII text matched case-insensitively is the same as matched lowercased; other text is always looked at. */
+/**
+ * ASCII text matched case-insensitively is the same as matched lowercased: when no gate word is in it, no clause
+ * can match, and it needs no lowercase copy and no word set. Other text is always looked at.
+ */
 const GATE_SCANS_ANY_CASE = GATE_SCANS.map((scan) => new RegExp(scan.source, 'i'));
 const NON_ASCII = /[^\x00-\x7f]/;
 
-/** False when no gate word can be in the text (then no clause can match). */
-function mayHoldGateWord(text: string): boolean {
-  return NON_ASCII.test(text) || GATE_SCANS_ANY_CASE.some((scan) => scan.test(text));
-}
 
 /** The gate words present. */
 function gateWordsIn(lower: string): Set<string> {
@@ -326,9 +329,17 @@ const ANSI_SEQUENCE = /(?:\u001b\[|\u009b)[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u00
 const FORMAT_OR_SELECTOR = /[\p{Cf}\ufe00-\ufe0f\u{e0100}-\u{e01ef}\u034f\u115f\u1160\u3164\uffa0]/gu;
 const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/gu;
 
+const NOT_PLAIN_ASCII = /[^\x20-\x7e\n]/;
+const SPACE_RUN = / {2,}/g;
+
+/** Printable ASCII normalized: runs of spaces made one. */
+function spacesJoined(raw: string): string {
+  return raw.includes('  ') ? raw.replace(SPACE_RUN, ' ') : raw;
+}
+
 function normalize(raw: string, odd = ODD_CHARACTER.test(raw)): string {
   // Printable ASCII and newlines: nothing to normalize but spaces (the common case, and the fast one).
-  if (!/[^\x20-\x7e\n]/.test(raw)) return raw.includes('  ') ? raw.replace(/ {2,}/g, ' ') : raw;
+  if (!NOT_PLAIN_ASCII.test(raw)) return spacesJoined(raw);
   let text = raw.normalize('NFKC');
   // Without any odd character (NFKC creates none) there are no escapes, format or control characters to drop.
   if (odd) text = text.replace(ANSI_SEQUENCE, ' ').replace(FORMAT_OR_SELECTOR, '').replace(CONTROL, ' ');
