@@ -37,20 +37,24 @@ class ClientFailure extends Error {}
 class AppConnection {
   private nextId = 0;
   private sessionId: string | null = null;
+  /** The user's headers as name/value pairs, flattened once per connection. */
+  private readonly userHeaders: string[];
 
   constructor(
     readonly url: string,
     readonly profile: ClientProfile,
     readonly opts: ClientOptions,
     readonly run: ClientRun,
-  ) {}
+  ) {
+    this.userHeaders = Object.entries(opts.headers).flat();
+  }
 
   private headers(accept: string | null, extra: string[] = []): string[] {
     const h = ['content-type', 'application/json'];
     if (accept !== null) h.push('accept', accept);
     if (this.sessionId !== null) h.push('mcp-session-id', this.sessionId);
-    h.push(...extra);
-    for (const [name, value] of Object.entries(this.opts.headers)) h.push(name, value);
+    for (const item of extra) h.push(item);
+    for (const item of this.userHeaders) h.push(item);
     // Added by Ktor (DefaultTransform, HttpPlainText, the default agent) and the engine, after the request's own.
     if (accept === null) h.push('accept', '*/*');
     h.push('accept-charset', 'UTF-8');

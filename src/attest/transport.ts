@@ -471,7 +471,8 @@ function decompress(body: Readable, encoding: string | undefined): Readable {
 export function mediaType(value: string | string[] | undefined): string | null {
   const v = headerValue(value);
   if (v === null) return null;
-  return v.split(';')[0]!.trim().toLowerCase() || null;
+  const semi = v.indexOf(';');
+  return (semi < 0 ? v : v.slice(0, semi)).trim().toLowerCase() || null;
 }
 
 function headerValue(value: string | string[] | undefined): string | null {
