@@ -121,6 +121,14 @@ describe('Throttle: fewer probes start while reads wait for memory', () => {
     await Promise.resolve();
     assert.equal(fifthStarted, true);
   });
+
+  it('never allows more than its maximum, whatever its floor', () => {
+    const t = new Throttle(2, 8);
+    assert.equal(t.enter(), null);
+    assert.equal(t.enter(), null);
+    t.squeeze();
+    assert.ok(t.enter() instanceof Promise, 'a third task waits: the floor of 8 is clipped to the maximum of 2');
+  });
 });
 
 describe("the app's SSE reading, fed bytes as the network splits them", () => {

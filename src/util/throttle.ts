@@ -8,8 +8,11 @@ export class Throttle {
   private running = 0;
   private readonly queue: Array<() => void> = [];
 
-  constructor(private readonly max: number, private readonly min: number) {
+  private readonly min: number;
+
+  constructor(private readonly max: number, min: number) {
     this.limit = max;
+    this.min = Math.min(min, max);
   }
 
   /** Resolves when the task may start (null: at once). Call `leave()` when it ends. */
