@@ -6,6 +6,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { catalogOf, runCli, server, workspace, type RunResult } from './helpers.js';
 import { startFleet, type Fleet } from './fleet/fleet.js';
@@ -181,5 +182,19 @@ describe('errors and exit codes', () => {
       assert.equal(r.code, 0, args.join(' '));
       assert.ok(r.stdout.length > 0);
     }
+  });
+});
+
+describe('a reader that stops early', () => {
+  it('`onetap probe --json ... | head` ends quietly: no EPIPE stack trace on stderr', async () => {
+    // 400 refused loopback URLs: each ends at once, and their JSON is far more than a pipe holds.
+    const urls = Array.from({ length: 400 }, (_, i) => `http://127.0.0.1:9/mcp?n=${i}`);
+    const child = spawn(process.execPath, ['bin/onetap', 'probe', '--json', '--concurrency', '64', ...urls], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => { stderr += d; });
+    child.stdout.once('data', () => child.stdout.destroy()); // what `head` does once it has its lines
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    assert.equal(stderr, '', 'nothing on stderr');
+    assert.equal(code, 0);
   });
 });
