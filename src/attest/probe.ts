@@ -241,19 +241,9 @@ function summarize(url: string, profile: ClientProfile, o: Observation, v: Retur
   const app = run.profile === KAI_9000.id ? run : o.others[KAI_9000.id];
   const live = v.verdict === 'live';
   const serverInfo = run.serverInfo ?? o.diagnosis?.serverInfo ?? null;
-  // The full definitions were screened; the (clipped, hashed) snapshot stands for them from here on. It is made
-  // when first read (refresh and --json read it; a caller that only wants the verdict pays nothing for it).
-  let definitions = run.toolDefinitions;
-  let snapshot: StoredSnapshot | null | undefined;
-  const stored = () => {
-    if (snapshot === undefined) {
-      snapshot = definitions ? storedSnapshot(toolListSnapshot(serverInfo, definitions)) : null;
-      definitions = null;
-    }
-    return snapshot;
-  };
+  const definitions = run.toolDefinitions;
   for (const r of [run, o.diagnosis, ...Object.values(o.others)]) if (r) r.toolDefinitions = null;
-  const result: ProbeResult = {
+  return new AttestedResult({
     url,
     profile: profile.id,
     verdict: v.verdict,
@@ -266,7 +256,6 @@ function summarize(url: string, profile: ClientProfile, o: Observation, v: Retur
     serverName: serverInfo?.name ?? null,
     serverVersion: serverInfo?.version ?? null,
     tools: run.tools,
-    get toolDefinitions() { return stored()?.tools ?? null; },
     sessionId: run.sessionId,
     durationMs,
     error: live && v.reason === 'ok' ? null : errorText(o, v.reason),
@@ -278,11 +267,42 @@ function summarize(url: string, profile: ClientProfile, o: Observation, v: Retur
     location: init?.status !== null && init !== undefined && init.status >= 300 && init.status < 400 ? init.headers.location ?? null : null,
     matrix,
     findings: o.findings,
-    get snapshot() { return stored(); },
     observation: o,
-  };
-  return result;
+  }, definitions, serverInfo);
 }
+
+/**
+ * A result whose tool snapshot is made when first read: the full definitions were screened, and the (clipped,
+ * hashed) snapshot stands for them from here on (refresh and --json read it; a caller that only wants the verdict
+ * pays nothing for it). A class, so that the thousands of results a run keeps share one shape and one pair of
+ * getters (an object literal with getters became a hash table of its properties, 1.6 KB per result).
+ */
+class AttestedResult implements ProbeResult {
+  #definitions: ToolDefinition[] | null;
+  #serverInfo: ClientRun['serverInfo'];
+  #snapshot: StoredSnapshot | null | undefined = undefined;
+
+  constructor(fields: Omit<ProbeResult, 'snapshot' | 'toolDefinitions'>, definitions: ToolDefinition[] | null, serverInfo: ClientRun['serverInfo']) {
+    Object.assign(this, fields);
+    this.#definitions = definitions;
+    this.#serverInfo = serverInfo;
+  }
+
+  get snapshot(): StoredSnapshot | null {
+    if (this.#snapshot === undefined) {
+      this.#snapshot = this.#definitions ? storedSnapshot(toolListSnapshot(this.#serverInfo, this.#definitions)) : null;
+      this.#definitions = null;
+    }
+    return this.#snapshot;
+  }
+
+  get toolDefinitions(): ToolDefinition[] | null {
+    return this.snapshot?.tools ?? null;
+  }
+}
+
+// The fields of AttestedResult are ProbeResult's, assigned in its constructor.
+interface AttestedResult extends Omit<ProbeResult, 'snapshot' | 'toolDefinitions'> {}
 
 /** The first thing that went wrong, as short text. */
 function errorText(o: Observation, reason: Reason): string | null {

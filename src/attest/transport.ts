@@ -117,17 +117,22 @@ export class Deadline implements Clock {
 
 function newExchange(step: StepName): Exchange {
   return {
-    step, status: null, contentType: null, headers: {}, body: null, bodySnippet: null,
+    step, status: null, contentType: null, headers: NO_HEADERS, body: null, bodySnippet: null,
     response: null, problem: null, errorCode: null, error: null, durationMs: 0,
   };
 }
+
+/** Most answers keep no header: they share one empty, frozen record (a run keeps thousands of exchanges). */
+const NO_HEADERS: Record<string, string> = Object.freeze({}) as Record<string, string>;
 
 function recordHead(exchange: Exchange, res: Dispatcher.ResponseData): void {
   exchange.status = res.statusCode;
   exchange.contentType = mediaType(res.headers['content-type']);
   for (const name of KEPT_HEADERS) {
     const value = headerValue(res.headers[name]);
-    if (value !== null) exchange.headers[name] = value;
+    if (value === null) continue;
+    if (exchange.headers === NO_HEADERS) exchange.headers = {};
+    exchange.headers[name] = value;
   }
 }
 
@@ -468,11 +473,15 @@ function decompress(body: Readable, encoding: string | undefined): Readable {
   return pipeline(body, decoder, () => {});
 }
 
+/** The media types met every day, one string each however many answers carry them. */
+const COMMON_MEDIA_TYPES = new Map(['application/json', 'text/event-stream', 'text/html', 'text/plain'].map((t) => [t, t]));
+
 export function mediaType(value: string | string[] | undefined): string | null {
   const v = headerValue(value);
   if (v === null) return null;
   const semi = v.indexOf(';');
-  return (semi < 0 ? v : v.slice(0, semi)).trim().toLowerCase() || null;
+  const type = (semi < 0 ? v : v.slice(0, semi)).trim().toLowerCase();
+  return COMMON_MEDIA_TYPES.get(type) ?? (type || null);
 }
 
 function headerValue(value: string | string[] | undefined): string | null {
