@@ -112,30 +112,40 @@ export function mdText(text: string): string {
   return out;
 }
 
-/** Markdown that is already safe: constants of this code base, or the result of `md`. */
-export class Md {
+/** Text already safe for one output format: constants of this code base, or what that format's template made. */
+export class SafeText {
   constructor(readonly value: string) {}
   toString(): string { return this.value; }
 }
+
+/**
+ * A tagged template for one format: every interpolation is escaped with `escape` unless it is already `Kind`
+ * (arrays are joined, null/undefined/false render nothing). Safe by construction: nothing reaches the output
+ * unescaped but constants and the template's own results.
+ */
+export function escapingTemplate<T extends SafeText>(Kind: new (value: string) => T, escape: (text: string) => string): (strings: TemplateStringsArray, ...values: unknown[]) => T {
+  const render = (v: unknown): string => {
+    if (v instanceof Kind) return v.value;
+    if (Array.isArray(v)) return v.map(render).join('');
+    if (v === null || v === undefined || v === false) return '';
+    return escape(String(v));
+  };
+  return (strings, ...values) => {
+    let out = strings[0]!;
+    values.forEach((v, i) => { out += render(v) + strings[i + 1]!; });
+    return new Kind(out);
+  };
+}
+
+/** Markdown that is already safe: constants of this code base, or the result of `md`. */
+export class Md extends SafeText {}
 
 /** Trusted Markdown (only for constants written in this code base). */
 export const mdTrusted = (markdown: string) => new Md(markdown);
 
 /** A tagged template that escapes every interpolation with `mdText` unless it is already `Md`. */
-export function md(strings: TemplateStringsArray, ...values: unknown[]): Md {
-  let out = strings[0]!;
-  values.forEach((v, i) => { out += renderMd(v) + strings[i + 1]!; });
-  return new Md(out);
-}
+export const md = escapingTemplate(Md, (text) => mdText(text));
 
-function renderMd(v: unknown): string {
-  if (v instanceof Md) return v.value;
-  if (Array.isArray(v)) return v.map(renderMd).join('');
-  if (v === null || v === undefined || v === false) return '';
-  return mdText(String(v));
-}
-
-/** A short machine word (`live/ok`, `keep-failed`) as inline code when it is plainly one; anything else as text. */
 export function mdCodeWord(text: unknown): Md {
   const s = String(text);
   return new Md(/^[a-z0-9][a-z0-9/._-]{0,63}$/i.test(s) && !LINKISH.test(s) ? `\`${s}\`` : mdText(s));
