@@ -5,6 +5,8 @@
  * at the start reads one), then the scale mix (70% live, 30% faults).
  * mode `hostile-only`: those 512 endless bodies alone.
  * mode `matrix` / `plain`: 2,000 URLs of the scale mix with and without --matrix (what the matrix costs).
+ * BENCH_NODE_FLAGS: node flags for the onetap process (`--no-optimize-for-size`: V8's default heap sizing).
+ * cpuMs: the process's user + system CPU time, from its last sample.
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -21,15 +23,20 @@ const args = [BIN, 'probe', '--json', '--concurrency', '256', '--per-host', '256
 const t0 = performance.now();
 const child = spawn(process.execPath, [...(process.env.BENCH_NODE_FLAGS ? process.env.BENCH_NODE_FLAGS.split(' ') : []), ...args], { stdio: ['ignore', 'pipe', 'ignore'] });
 let peakKb = 0;
+let cpuTicks = 0;
 let bytes = 0;
 const sample = () => {
   try {
     const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
     if (m) peakKb = Math.max(peakKb, Number(m[1]));
+    // Fields 14 and 15 of /proc/<pid>/stat (utime, stime), counted after the command name's closing parenthesis.
+    const stat = readFileSync(`/proc/${child.pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    cpuTicks = Number(fields[11]) + Number(fields[12]);
   } catch { /* the process ended */ }
 };
 const timer = setInterval(sample, 10);
 child.stdout.on('data', (d: Buffer) => { bytes += d.length; });
 const code = await new Promise<number | null>((r) => child.on('close', r));
 clearInterval(timer);
-process.stdout.write(JSON.stringify({ mode, urls: urls.length, code, wallMs: Math.round(performance.now() - t0), peakRssMb: Math.round(peakKb / 102.4) / 10, outputMb: Math.round(bytes / 104857.6) / 10 }) + '\n');
+process.stdout.write(JSON.stringify({ mode, urls: urls.length, code, wallMs: Math.round(performance.now() - t0), cpuMs: cpuTicks * 10, peakRssMb: Math.round(peakKb / 102.4) / 10, outputMb: Math.round(bytes / 104857.6) / 10 }) + '\n');
