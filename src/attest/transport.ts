@@ -66,13 +66,19 @@ export async function postJsonRpc(url: string, step: StepName, message: unknown,
 }
 
 /**
+ * A body stream buffers nothing ahead of its reader (undici's default is 64 KiB): a read paused while it waits
+ * for memory then holds only what its socket has read, not another 64 KiB besides.
+ */
+const NOTHING_AHEAD = 1;
+
+/**
  * POST with one time limit for the whole request: undici's headers timeout until the answer starts, then a
  * deadline that ends the body (the app's `requestTimeoutMillis` covers both). No AbortSignal: a listener per
  * request was a tenth of the prober's CPU. Clear the deadline once the body is read.
  */
 async function timedPost(url: string, headers: PostOptions['headers'], message: unknown, timeoutMs: number, dispatcher?: Dispatcher): Promise<{ res: Dispatcher.ResponseData; deadline: Deadline }> {
   const started = performance.now();
-  const res = await request(url, { method: 'POST', headers, body: JSON.stringify(message), dispatcher, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+  const res = await request(url, { method: 'POST', headers, body: JSON.stringify(message), dispatcher, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, highWaterMark: NOTHING_AHEAD });
   const deadline = new Deadline(timeoutMs - (performance.now() - started), () => res.body.destroy(Object.assign(new Error('request timed out'), { code: 'TIMEOUT' })));
   return { res, deadline };
 }

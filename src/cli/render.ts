@@ -45,25 +45,33 @@ export function errorLines(message: string): string {
  * it will be written as. The whole is what `JSON.stringify(items, null, 2)` gives.
  */
 export class OrderedJsonArray {
-  private readonly waiting = new Map<number, string>();
+  private readonly waiting = new Map<number, Buffer>();
   private next = 0;
 
   /** `escape` applies to each item's JSON text (for example `jsonInvisibleEscaped`). */
-  constructor(private readonly write: (text: string) => void, private readonly escape: (json: string) => string = (json) => json) {}
+  constructor(private readonly write: (text: string | Uint8Array) => void, private readonly escape: (json: string) => string = (json) => json) {}
 
   put(index: number, item: unknown): void {
     // Stringified inside a one-item array, it comes out indented as an array item (no second pass to indent).
-    this.waiting.set(index, this.escape(JSON.stringify([item], null, 2).slice(2, -2)));
-    while (this.waiting.has(this.next)) {
-      const text = this.waiting.get(this.next)!;
+    const text = this.escape(JSON.stringify([item], null, 2).slice(2, -2));
+    // An item that must wait for earlier ones (thousands behind one hanging server) waits as UTF-8 bytes, outside
+    // V8's heap: held there, they would be promoted and would grow the old generation they then leave as garbage.
+    if (index !== this.next) { this.waiting.set(index, Buffer.from(text)); return; }
+    this.emit(text);
+    for (let held = this.waiting.get(this.next); held !== undefined; held = this.waiting.get(this.next)) {
       this.waiting.delete(this.next);
-      this.write(`${this.next === 0 ? '[\n' : ',\n'}${text}`);
-      this.next++;
+      this.emit(held);
     }
   }
 
   end(): void {
     this.write(this.next === 0 ? '[]\n' : '\n]\n');
+  }
+
+  private emit(text: string | Buffer): void {
+    this.write(this.next === 0 ? '[\n' : ',\n');
+    this.write(text);
+    this.next++;
   }
 }
 

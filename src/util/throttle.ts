@@ -1,10 +1,7 @@
 /**
- * How many tasks may run, adapted to pressure, as TCP paces a connection: a run starts with `min` and each task
- * that ends allows one more, up to `max` (slow start: the limit doubles while tasks end without trouble);
- * `squeeze()` (a read had to wait for memory) lowers it to half of what runs now, never below `min` (additive
- * increase, multiplicative decrease). Starting low matters when the first targets are the hostile ones: starting
- * at `max` would let every one of them open a stream before the first squeeze. Tasks already running are never
- * stopped; only new ones wait.
+ * How many tasks may run, adapted to pressure: `squeeze()` (a read had to wait for memory) lowers the limit to half
+ * of what runs now, and each task that ends raises it by one, back up to `max` (additive increase, multiplicative
+ * decrease, as TCP does). Tasks already running are never stopped; only new ones wait.
  */
 export class Throttle {
   private limit: number;
@@ -14,8 +11,8 @@ export class Throttle {
   private readonly min: number;
 
   constructor(private readonly max: number, min: number) {
+    this.limit = max;
     this.min = Math.min(min, max);
-    this.limit = this.min;
   }
 
   /** Resolves when the task may start (null: at once). Call `leave()` when it ends. */
