@@ -40,8 +40,10 @@ async function sdk(): Promise<boolean> {
   return tools.length > 0;
 }
 
+const timeoutMs = Number(process.env.BENCH_TIMEOUT_MS ?? 15_000); // read once: process.env is a native lookup per access
+
 async function onetap(): Promise<boolean> {
-  return (await probe(url, { dispatcher, retryDelayMs: 200, timeoutMs: Number(process.env.BENCH_TIMEOUT_MS ?? 15_000) })).verdict === 'live';
+  return (await probe(url, { dispatcher, retryDelayMs: 200, timeoutMs })).verdict === 'live';
 }
 
 const run = { floor, sdk, onetap }[client];

@@ -3,9 +3,9 @@
  * Bounded: `timeoutMs` bounds each request, body included; `maxBodyBytes` bounds the (decompressed) body,
  * and redirects are never followed (the app's client does not follow them for POST either).
  */
-import { pipeline, type Readable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { request, type Dispatcher } from 'undici';
+import { dispatchRequest, streamReader, type BodyReader, type ResponseHead } from './dispatch.js';
 import { createParser } from 'eventsource-parser';
 import { isTlsCode, type AppReading, type BodyKind, type BodyProblem, type Exchange, type JsonRpcResponse, type Quirk, type StepName } from './observation.js';
 import { HeldBytes, type BodyBudget, type Clock } from './budget.js';
@@ -43,19 +43,20 @@ export async function postJsonRpc(url: string, step: StepName, message: unknown,
   const quirks: Quirk[] = [];
   let sessionId: string | null = null;
   try {
-    const { res, deadline } = await timedPost(url, opts.headers, message, opts.timeoutMs, opts.dispatcher);
-    recordHead(exchange, res);
-    sessionId = headerValue(res.headers['mcp-session-id']);
+    const { head, body, deadline } = await timedPost(url, opts.headers, message, opts.timeoutMs, opts.dispatcher);
+    recordHead(exchange, head);
+    sessionId = headerValue(head.headers['mcp-session-id']);
     if (id === null) {
-      await discard(res.body, exchange.contentType).finally(() => deadline.clear());
+      try { await discard(body, exchange.contentType); } finally { deadline.clear(); }
     } else {
       const held = new HeldBytes(opts.maxBodyBytes, opts.budget, deadline);
-      const read = await readResponse(res.body, exchange.contentType, exchange.headers['content-encoding'], id, opts.maxBodyBytes, quirks, held).finally(() => { held.release(); deadline.clear(); });
+      let read: ReadResult;
+      try { read = await readResponse(body, exchange.contentType, exchange.headers['content-encoding'], id, opts.maxBodyBytes, quirks, held); } finally { held.release(); deadline.clear(); }
       exchange.body = read.body;
       exchange.response = read.response;
       exchange.problem = read.problem;
       // Keep the text of anything that is not a plain success: the policy reads error bodies.
-      if (res.statusCode >= 300 || !read.response) exchange.bodySnippet = read.text;
+      if (head.statusCode >= 300 || !read.response) exchange.bodySnippet = read.text;
     }
   } catch (err) {
     exchange.errorCode = lowLevelCode(err);
@@ -66,21 +67,15 @@ export async function postJsonRpc(url: string, step: StepName, message: unknown,
 }
 
 /**
- * A body stream buffers nothing ahead of its reader (undici's default is 64 KiB): a read paused while it waits
- * for memory then holds only what its socket has read, not another 64 KiB besides.
- */
-const NOTHING_AHEAD = 1;
-
-/**
  * POST with one time limit for the whole request: undici's headers timeout until the answer starts, then a
  * deadline that ends the body (the app's `requestTimeoutMillis` covers both). No AbortSignal: a listener per
  * request was a tenth of the prober's CPU. Clear the deadline once the body is read.
  */
-async function timedPost(url: string, headers: PostOptions['headers'], message: unknown, timeoutMs: number, dispatcher?: Dispatcher): Promise<{ res: Dispatcher.ResponseData; deadline: Deadline }> {
+async function timedPost(url: string, headers: PostOptions['headers'], message: unknown, timeoutMs: number, dispatcher?: Dispatcher): Promise<{ head: ResponseHead; body: BodyReader; deadline: Deadline }> {
   const started = performance.now();
-  const res = await request(url, { method: 'POST', headers, body: JSON.stringify(message), dispatcher, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, highWaterMark: NOTHING_AHEAD });
-  const deadline = new Deadline(timeoutMs - (performance.now() - started), () => res.body.destroy(Object.assign(new Error('request timed out'), { code: 'TIMEOUT' })));
-  return { res, deadline };
+  const { head, body } = await dispatchRequest(url, { method: 'POST', headers, body: JSON.stringify(message), dispatcher, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+  const deadline = new Deadline(timeoutMs - (performance.now() - started), () => body.destroy(Object.assign(new Error('request timed out'), { code: 'TIMEOUT' })));
+  return { head, body, deadline };
 }
 
 /**
@@ -131,11 +126,11 @@ function newExchange(step: StepName): Exchange {
 /** Most answers keep no header: they share one empty, frozen record (a run keeps thousands of exchanges). */
 const NO_HEADERS: Record<string, string> = Object.freeze({}) as Record<string, string>;
 
-function recordHead(exchange: Exchange, res: Dispatcher.ResponseData): void {
-  exchange.status = res.statusCode;
-  exchange.contentType = mediaType(res.headers['content-type']);
+function recordHead(exchange: Exchange, head: ResponseHead): void {
+  exchange.status = head.statusCode;
+  exchange.contentType = mediaType(head.headers['content-type']);
   for (const name of KEPT_HEADERS) {
-    const value = headerValue(res.headers[name]);
+    const value = headerValue(head.headers[name]);
     if (value === null) continue;
     if (exchange.headers === NO_HEADERS) exchange.headers = {};
     exchange.headers[name] = value;
@@ -170,20 +165,21 @@ export async function appPost(url: string, step: StepName, message: unknown, exp
   let decoded: Decoded<AppResponse> | null = null;
   let sessionId: string | null = null;
   try {
-    const { res, deadline } = await timedPost(url, opts.headers, message, opts.timeoutMs, opts.dispatcher);
-    recordHead(exchange, res);
-    const first = res.headers['mcp-session-id'];
+    const { head, body, deadline } = await timedPost(url, opts.headers, message, opts.timeoutMs, opts.dispatcher);
+    recordHead(exchange, head);
+    const first = head.headers['mcp-session-id'];
     sessionId = (Array.isArray(first) ? first[0] : first) ?? null;
-    const rawType = headerValue(res.headers['content-type']);
-    const source = opts.gunzip && GZIP.test(exchange.headers['content-encoding'] ?? '') ? decompress(res.body, 'gzip') : res.body;
+    const rawType = headerValue(head.headers['content-type']);
+    const source = opts.gunzip && GZIP.test(exchange.headers['content-encoding'] ?? '') ? decompress(body, 'gzip') : body;
     const sse = rawType !== null && rawType.includes('text/event-stream');
     const held = new HeldBytes(opts.maxBodyBytes, opts.budget, deadline);
-    const read = await readForApp(source, sse, expectAnswer, opts.maxBodyBytes, held).finally(() => { held.release(); deadline.clear(); });
+    let read: AppRead;
+    try { read = await readForApp(source, sse, expectAnswer, opts.maxBodyBytes, held); } finally { held.release(); deadline.clear(); }
     exchange.app = read.reading;
     exchange.body = read.kind;
     // Keep the text of anything that is not a plain success (the policy and reports read it); a run of
     // thousands of probes keeps nothing for the rest.
-    const plain = read.decoded?.ok === true && read.decoded.value.kind === 'response' && read.decoded.value.error === null && res.statusCode < 300;
+    const plain = read.decoded?.ok === true && read.decoded.value.kind === 'response' && read.decoded.value.error === null && head.statusCode < 300;
     const text = plain ? null : read.snippet();
     exchange.bodySnippet = text === null ? null : snippet(text);
     if (read.oversize) exchange.problem = 'oversize';
@@ -209,7 +205,7 @@ interface AppRead {
   failure: unknown;
 }
 
-async function readForApp(source: Readable, sse: boolean, expectAnswer: boolean, maxBytes: number, held: HeldBytes): Promise<AppRead> {
+async function readForApp(source: BodyReader, sse: boolean, expectAnswer: boolean, maxBytes: number, held: HeldBytes): Promise<AppRead> {
   const reading: AppReading = { read: sse ? 'sse' : 'json', winner: null, winnerId: null, spacelessDataLines: 0, undecodedDataLines: 0, ended: false, stoppedEarly: false, validPrefix: false };
   let total = 0;
   let oversize = false;
@@ -220,7 +216,7 @@ async function readForApp(source: Readable, sse: boolean, expectAnswer: boolean,
     const head: Buffer[] = [];
     let headBytes = 0;
     const reader = new AppSseReader(held);
-    const stopped = await readChunks(source, (chunk) => {
+    const stopped = await source.read((chunk) => {
       total += chunk.length;
       if (total > maxBytes) { oversize = true; return true; }
       if (headBytes < SNIPPET_CHARS) { head.push(chunk); headBytes += chunk.length; }
@@ -238,7 +234,7 @@ async function readForApp(source: Readable, sse: boolean, expectAnswer: boolean,
     return { kind: 'sse', reading, decoded: expectAnswer ? decoded : null, snippet: () => Buffer.concat(head).toString('utf8', 0, SNIPPET_CHARS) || null, oversize, failure };
   }
   let firstChar: string | null = null;
-  const stopped = await readChunks(source, (chunk) => {
+  const stopped = await source.read((chunk) => {
     total += chunk.length;
     if (total > maxBytes) { oversize = true; return true; }
     if (!expectAnswer) return false; // a notification's answer is waited for, never kept
@@ -337,11 +333,11 @@ interface ReadResult {
   text: string | null;
 }
 
-async function readResponse(body: Readable, contentType: string | null, encoding: string | undefined, id: number, maxBytes: number, quirks: Quirk[], held: HeldBytes): Promise<ReadResult> {
+async function readResponse(body: BodyReader, contentType: string | null, encoding: string | undefined, id: number, maxBytes: number, quirks: Quirk[], held: HeldBytes): Promise<ReadResult> {
   const source = decompress(body, encoding);
   if (contentType === 'text/event-stream') return readSse(source, id, maxBytes, quirks, held);
   let total = 0;
-  const oversize = await readChunks(source, (chunk) => {
+  const oversize = await source.read((chunk) => {
     total += chunk.length;
     if (total > maxBytes) return true;
     return waitFor(held.add(chunk));
@@ -360,7 +356,7 @@ async function readResponse(body: Readable, contentType: string | null, encoding
   return { body: 'json', ...pickResponse(value, id, quirks), text: snippet(text) };
 }
 
-async function readSse(source: Readable, id: number, maxBytes: number, quirks: Quirk[], held: HeldBytes): Promise<ReadResult> {
+async function readSse(source: BodyReader, id: number, maxBytes: number, quirks: Quirk[], held: HeldBytes): Promise<ReadResult> {
   // What the parser may hold: the bytes since the last whole event.
   let sinceEvent = 0;
   let response: JsonRpcResponse | null = null;
@@ -387,7 +383,7 @@ async function readSse(source: Readable, id: number, maxBytes: number, quirks: Q
   const decoder = new TextDecoder();
   let total = 0;
   // Stop as soon as the response arrives: some servers leave the stream open afterwards.
-  await readChunks(source, (chunk) => {
+  await source.read((chunk) => {
     total += chunk.length;
     if (total > maxBytes) { problem = 'oversize'; return true; }
     const text = decoder.decode(chunk, { stream: true });
@@ -402,36 +398,6 @@ async function readSse(source: Readable, id: number, maxBytes: number, quirks: Q
   const text = seen.length ? snippet(seen.join('\n')) : null;
   if (response) return { body: 'sse', response, problem: null, text };
   return { body: 'sse', response: null, problem: problem ?? (sawResponse ? 'wrong-id' : 'no-response-in-stream'), text };
-}
-
-/**
- * Feeds body chunks to `onChunk` until it returns true (stop) or the body ends; resolves true when stopped.
- * On a stop the body gets one turn of the event loop to end by itself, so that a finished response
- * keeps its connection for reuse; a body still open after that is destroyed.
- */
-function readChunks(source: Readable, onChunk: (chunk: Buffer) => boolean | Promise<boolean>): Promise<boolean> {
-  return new Promise((resolve, reject) => {
-    let stopped = false;
-    const stop = () => {
-      stopped = true;
-      source.off('data', onData);
-      setImmediate(() => {
-        if (!source.readableEnded) source.destroy();
-        resolve(true);
-      });
-    };
-    const onData = (chunk: Buffer) => {
-      const go = onChunk(chunk);
-      if (go === false) return;
-      if (go === true) return stop();
-      // Waiting for memory: the stream pauses (backpressure) until the budget allows more.
-      source.pause();
-      go.then((halt) => (halt ? stop() : source.resume()), reject);
-    };
-    source.on('data', onData);
-    source.once('end', () => resolve(stopped));
-    source.on('error', (err) => (stopped ? resolve(true) : reject(err)));
-  });
 }
 
 /** Finds the response to request `id` in a parsed body (one message or a batch array). */
@@ -467,16 +433,20 @@ function waitFor(pending: Promise<void> | null): false | Promise<boolean> {
 }
 
 /** A notification's answer is not read; drain small bodies so the connection can be reused. */
-async function discard(body: Readable & { dump?: (o: { limit: number }) => Promise<void> }, contentType: string | null): Promise<void> {
-  if (contentType === 'text/event-stream' || !body.dump) body.destroy();
-  else await body.dump({ limit: 64 * 1024 });
+async function discard(body: BodyReader, contentType: string | null): Promise<void> {
+  if (contentType === 'text/event-stream') { body.destroy(); return; }
+  let total = 0;
+  await body.read((chunk) => (total += chunk.length) > 64 * 1024);
 }
 
-function decompress(body: Readable, encoding: string | undefined): Readable {
+/** The body as its `Content-Encoding` decodes (the raw body when none that onetap decodes). */
+function decompress(body: BodyReader, encoding: string | undefined): BodyReader {
   const enc = encoding?.trim().toLowerCase();
   const decoder = enc === 'gzip' || enc === 'x-gzip' ? createGunzip() : enc === 'deflate' ? createInflate() : enc === 'br' ? createBrotliDecompress() : null;
   if (!decoder) return body;
-  return pipeline(body, decoder, () => {});
+  body.read((chunk) => decoder.write(chunk) ? false : new Promise((resolve) => decoder.once('drain', () => resolve(false))))
+    .then(() => decoder.end(), (err) => decoder.destroy(err));
+  return streamReader(decoder, body);
 }
 
 /** The media types met every day, one string each however many answers carry them. */
