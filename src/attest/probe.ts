@@ -242,7 +242,11 @@ function summarize(url: string, profile: ClientProfile, o: Observation, v: Retur
   const live = v.verdict === 'live';
   const serverInfo = run.serverInfo ?? o.diagnosis?.serverInfo ?? null;
   const definitions = run.toolDefinitions;
-  for (const r of [run, o.diagnosis, ...Object.values(o.others)]) if (r) r.toolDefinitions = null;
+  for (const r of [run, o.diagnosis, ...Object.values(o.others)]) {
+    if (!r) continue;
+    r.toolDefinitions = null;
+    r.steps = r.steps.slice(); // an array grown by push keeps room for 17; a run keeps thousands of these
+  }
   return new AttestedResult({
     url,
     profile: profile.id,
@@ -282,8 +286,15 @@ class AttestedResult implements ProbeResult {
   #serverInfo: ClientRun['serverInfo'];
   #snapshot: StoredSnapshot | null | undefined = undefined;
 
-  constructor(fields: Omit<ProbeResult, 'snapshot' | 'toolDefinitions'>, definitions: ToolDefinition[] | null, serverInfo: ClientRun['serverInfo']) {
-    Object.assign(this, fields);
+  constructor(f: Omit<ProbeResult, 'snapshot' | 'toolDefinitions'>, definitions: ToolDefinition[] | null, serverInfo: ClientRun['serverInfo']) {
+    // Field by field, not Object.assign: V8 sizes an instance by the constructor's own assignments, so these sit
+    // in the object itself rather than in a second, out-of-object array.
+    this.url = f.url; this.profile = f.profile; this.verdict = f.verdict; this.reason = f.reason; this.reasons = f.reasons;
+    this.detail = f.detail; this.attempts = f.attempts; this.httpStatus = f.httpStatus; this.protocolVersion = f.protocolVersion;
+    this.serverName = f.serverName; this.serverVersion = f.serverVersion; this.tools = f.tools; this.sessionId = f.sessionId;
+    this.durationMs = f.durationMs; this.error = f.error; this.appError = f.appError; this.quirks = f.quirks; this.cutShort = f.cutShort;
+    this.diagnosis = f.diagnosis; this.auth = f.auth; this.location = f.location; this.matrix = f.matrix; this.findings = f.findings;
+    this.observation = f.observation;
     this.#definitions = definitions;
     this.#serverInfo = serverInfo;
   }

@@ -120,6 +120,7 @@ function newExchange(step: StepName): Exchange {
   return {
     step, status: null, contentType: null, headers: NO_HEADERS, body: null, bodySnippet: null,
     response: null, problem: null, errorCode: null, error: null, durationMs: 0,
+    app: undefined, // set by the app's reads: declared here so every exchange has one shape, its fields in-object
   };
 }
 
@@ -175,7 +176,7 @@ export async function appPost(url: string, step: StepName, message: unknown, exp
     const held = new HeldBytes(opts.maxBodyBytes, opts.budget, deadline);
     let read: AppRead;
     try { read = await readForApp(source, sse, expectAnswer, opts.maxBodyBytes, held); } finally { held.release(); deadline.clear(); }
-    exchange.app = read.reading;
+    exchange.app = sharedReading(read.reading);
     exchange.body = read.kind;
     // Keep the text of anything that is not a plain success (the policy and reports read it); a run of
     // thousands of probes keeps nothing for the rest.
@@ -192,6 +193,17 @@ export async function appPost(url: string, step: StepName, message: unknown, exp
   }
   exchange.durationMs = Math.round(performance.now() - started);
   return { exchange, decoded, sessionId };
+}
+
+/** Readings are few in kind and a run keeps thousands of them: equal ones share one frozen record. */
+const READINGS = new Map<string, AppReading>();
+
+function sharedReading(r: AppReading): AppReading {
+  const key = `${r.read}|${r.winner}|${r.winnerId}|${r.spacelessDataLines}|${r.undecodedDataLines}|${r.ended}|${r.stoppedEarly}|${r.validPrefix}`;
+  const kept = READINGS.get(key);
+  if (kept) return kept;
+  if (READINGS.size < 1000) READINGS.set(key, Object.freeze(r));
+  return r;
 }
 
 interface AppRead {
