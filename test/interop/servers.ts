@@ -22,12 +22,20 @@ export interface RealServer {
   close: () => Promise<void>;
 }
 
+/**
+ * A port for a server that must be told its port. Picked below the kernel's ephemeral range (32768 and up on
+ * Linux), so that no server of another test listening on port 0, and no outgoing connection, can take it between
+ * this check and the child's own bind (that race once had a probe meet another test's 2-tool server).
+ */
 export async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as AddressInfo;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
+  for (;;) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    const s = createServer();
+    const bound = await new Promise<boolean>((r) => { s.once('error', () => r(false)); s.listen(port, '127.0.0.1', () => r(true)); });
+    if (!bound) continue;
+    await new Promise<void>((r) => s.close(() => r()));
+    return port;
+  }
 }
 
 async function waitForPort(port: number, ms = 20_000): Promise<void> {
