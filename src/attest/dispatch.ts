@@ -1,8 +1,9 @@
 /**
  * One request through undici's handler API, its body read as chunks rather than as a stream. undici's
- * `request()` wraps every body in a Readable (an async resource, its events, a buffer ahead of the reader);
- * the prober reads thousands of small bodies chunk by chunk, and the stream cost about a third of a bare
- * handshake's CPU (bench/). Backpressure is undici's own: a reader that must wait pauses the parser.
+ * `request()` wraps every body in a Readable (an async resource, its events, a buffer ahead of the reader),
+ * which for the small bodies of a handshake costs more than reading them (`npm run bench`: a handshake read
+ * this way costs about what the floor's three bare `request()` calls do). Backpressure is undici's own: a reader
+ * that must wait pauses the parser, so a paused body holds only what its socket has read.
  */
 import { getGlobalDispatcher, util, type Dispatcher } from 'undici';
 import type { IncomingHttpHeaders } from 'node:http';
