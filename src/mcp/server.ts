@@ -4,10 +4,9 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { createRequire } from 'node:module';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { CatalogError } from '../catalog/model.js';
 import { readPackageJson } from '../util/package-file.js';
@@ -30,6 +29,21 @@ const INSTRUCTIONS = [
   'reasons (explain). Every tool is read-only: nothing is added, applied, written or recorded through this server.',
 ].join(' ');
 
+/**
+ * The SDK, loaded on first use rather than with the library: its schemas are about 7 MB of heap that a process
+ * which only probes never needs (and V8 sizes its next full collection on what is live). `require` keeps
+ * `createMcpServer` synchronous; every SDK value here comes from this one load (its CommonJS build).
+ */
+const sdk = once(() => {
+  const require = createRequire(import.meta.url);
+  return {
+    Server: (require('@modelcontextprotocol/sdk/server/index.js') as typeof import('@modelcontextprotocol/sdk/server/index.js')).Server,
+    StdioServerTransport: (require('@modelcontextprotocol/sdk/server/stdio.js') as typeof import('@modelcontextprotocol/sdk/server/stdio.js')).StdioServerTransport,
+    StreamableHTTPServerTransport: (require('@modelcontextprotocol/sdk/server/streamableHttp.js') as typeof import('@modelcontextprotocol/sdk/server/streamableHttp.js')).StreamableHTTPServerTransport,
+    types: require('@modelcontextprotocol/sdk/types.js') as typeof import('@modelcontextprotocol/sdk/types.js'),
+  };
+});
+
 const validators = once(() => {
   const ajv = new Ajv2020({ allErrors: true, strict: false });
   return new Map<string, ValidateFunction>(TOOLS.map((t) => [t.name, ajv.compile(t.inputSchema)]));
@@ -42,13 +56,14 @@ const failure = (text: string): CallToolResult => ({ isError: true, content: [{ 
 /** One SDK server with the tools registered; connect it to one transport. */
 export function createMcpServer(opts: McpServeOptions): Server {
   const limits: McpLimits = { ...MCP_LIMITS, ...opts.limits };
+  const { Server, types } = sdk();
   const server = new Server({ name: 'onetap', title: 'onetap', version: version() }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+  server.setRequestHandler(types.ListToolsRequestSchema, async () => ({
     tools: TOOLS.map((t) => ({ name: t.name, title: t.title, description: t.description, inputSchema: t.inputSchema as never, outputSchema: t.outputSchema as never, annotations: t.annotations })),
   }));
 
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+  server.setRequestHandler(types.CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const tool = TOOLS.find((t) => t.name === request.params.name);
     if (!tool) return failure(`unknown tool "${request.params.name}"; tools: ${TOOLS.map((t) => t.name).join(', ')}`);
     const args = request.params.arguments ?? {};
@@ -92,7 +107,7 @@ export interface RunningMcp {
 
 export async function serveStdio(opts: McpServeOptions): Promise<RunningMcp> {
   const server = createMcpServer(opts);
-  const transport = new StdioServerTransport();
+  const transport = new (sdk().StdioServerTransport)();
   let ended!: () => void;
   const closed = new Promise<void>((resolve) => { ended = resolve; });
   transport.onclose = () => ended();
@@ -144,7 +159,7 @@ export async function serveHttp(opts: McpServeOptions & { host: string; port: nu
     // Stateless: no standalone GET stream and no session to DELETE.
     if (req.method !== 'POST') return jsonRpcError(res, 405, 'Method not allowed: POST only (stateless server)', { allow: 'POST' });
     const server = createMcpServer(opts);
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    const transport = new (sdk().StreamableHTTPServerTransport)({ sessionIdGenerator: undefined });
     res.on('close', () => { void transport.close(); void server.close(); });
     await server.connect(transport);
     await transport.handleRequest(req, res);
