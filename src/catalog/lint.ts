@@ -2,10 +2,9 @@
  * Curation rules (policy "Must hold" and "Must not add"), pure: catalog in, problems out.
  * Each problem names its place as `servers[i] (name)` or `removed[i] (name)`.
  */
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
 import { readPackageJson } from '../util/package-file.js';
 import { once } from '../util/once.js';
+import { ajv as loadAjv } from '../util/lazy.js';
 import { placeOf, type Catalog, type CatalogServer } from './model.js';
 import { hostOf, isLoopbackUrl, normalizeUrl } from './url.js';
 
@@ -17,8 +16,9 @@ export interface LintOptions {
 }
 
 const shapeValidator = once(() => {
+  const { Ajv2020, addFormats } = loadAjv();
   const ajv = new Ajv2020({ allErrors: true, strict: false });
-  (addFormats as unknown as (a: Ajv2020) => void)(ajv);
+  addFormats(ajv);
   return ajv.compile(readPackageJson('catalog/servers.schema.json') as object);
 });
 

@@ -7,9 +7,8 @@
  * a copy pruned to a node budget: ajv's error collection is quadratic in the number of errors (each `$ref`
  * call concatenates the list so far), which made 85,000 empty remotes cost ~40 s and 170,000 lines.
  */
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
-import { Ajv } from 'ajv';
-import addFormats from 'ajv-formats';
+import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
+import { ajv as loadAjv } from '../util/lazy.js';
 import { readPackageJson } from '../util/package-file.js';
 import { once } from '../util/once.js';
 
@@ -48,14 +47,14 @@ export const MAX_ERRORS = 100;
 export const ERROR_SEARCH_NODES = 2_000;
 export const CURRENT_CARD_SCHEMA_URI = 'https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json';
 
-const withFormats = <T>(ajv: T) => { (addFormats as unknown as (a: T) => void)(ajv); return ajv; };
+const withFormats = <T extends object>(ajv: T) => { loadAjv().addFormats(ajv); return ajv; };
 
 /** Stop-at-first and all-errors validators of one schema, each compiled on first use. */
 interface Validators { first: () => ValidateFunction; all: () => ValidateFunction }
 
 function cardValidators(file: string): Validators {
   const compile = (allErrors: boolean) => once(() => {
-    const ajv = withFormats(new Ajv2020({ allErrors, strict: false }));
+    const ajv = withFormats(new (loadAjv().Ajv2020)({ allErrors, strict: false }));
     ajv.addSchema(readPackageJson(file) as object, 'card');
     return ajv.getSchema('card#/$defs/ServerCard')!;
   });
@@ -64,7 +63,7 @@ function cardValidators(file: string): Validators {
 const currentCard = cardValidators('schemas/server-card.schema.json');
 const legacyCard = cardValidators('schemas/server-card.schema.seed-era.json');
 const registryServer: Validators = (() => {
-  const compile = (allErrors: boolean) => once(() => withFormats(new Ajv({ allErrors, strict: false })).compile(readPackageJson('schemas/registry-server.schema.2025-12-11.json') as object));
+  const compile = (allErrors: boolean) => once(() => withFormats(new (loadAjv().Ajv)({ allErrors, strict: false })).compile(readPackageJson('schemas/registry-server.schema.2025-12-11.json') as object));
   return { first: compile(false), all: compile(true) };
 })();
 

@@ -1,7 +1,8 @@
 /** The default history store: one SQLite file (better-sqlite3), WAL mode so readers never block a writer. */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
+import { sqlite } from '../util/lazy.js';
 import type { HistoryStore, ObservationRecord, RunRecord } from './store.js';
 
 const SCHEMA = `
@@ -89,11 +90,11 @@ export class SqliteHistoryStore implements HistoryStore {
   /** `readonly` opens an existing store for reading (the status page) and never creates or migrates it. */
   constructor(readonly path: string, opts: { readonly?: boolean } = {}) {
     if (opts.readonly) {
-      this.db = new Database(path, { readonly: true, fileMustExist: true });
+      this.db = new (sqlite())(path, { readonly: true, fileMustExist: true });
       this.db.pragma('busy_timeout = 10000');
     } else {
       if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-      this.db = new Database(path);
+      this.db = new (sqlite())(path);
       this.db.pragma('journal_mode = WAL');
       this.db.pragma('busy_timeout = 10000');
       this.db.pragma('synchronous = NORMAL');

@@ -7,7 +7,8 @@ import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import type { ValidateFunction } from 'ajv/dist/2020.js';
+import { ajv as loadAjv } from '../util/lazy.js';
 import { CatalogError } from '../catalog/model.js';
 import { readPackageJson } from '../util/package-file.js';
 import { once } from '../util/once.js';
@@ -45,7 +46,7 @@ const sdk = once(() => {
 });
 
 const validators = once(() => {
-  const ajv = new Ajv2020({ allErrors: true, strict: false });
+  const ajv = new (loadAjv().Ajv2020)({ allErrors: true, strict: false });
   return new Map<string, ValidateFunction>(TOOLS.map((t) => [t.name, ajv.compile(t.inputSchema)]));
 });
 
