@@ -18,7 +18,7 @@ export class BodyBudget {
   /** Called whenever a read has to wait for a slot (probeMany then lets fewer probes run). */
   onWait: (() => void) | null = null;
 
-  constructor(readonly freeBytes = 32 * 1024, readonly slots = 4) {
+  constructor(readonly freeBytes = 32 * 1024, readonly slots = 2) {
     this.idle = Array.from({ length: slots }, () => ({ buffer: null }));
   }
 
