@@ -163,8 +163,8 @@ export class AppSseReader {
   }
 
   /** Reads a chunk; a promise when the line not yet ended must wait for memory (see HeldBytes). */
-  feed(chunk: Uint8Array | string): Promise<void> | null {
-    const bytes = Buffer.isBuffer(chunk) ? chunk : typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+  feed(chunk: Buffer | string): Promise<void> | null {
+    const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
     let start = 0;
     if (this.pendingCr && bytes[0] === LF) start = 1; // the LF of a CRLF split across chunks
     this.pendingCr = false;

@@ -144,8 +144,9 @@ export class Md extends SafeText {}
 export const mdTrusted = (markdown: string) => new Md(markdown);
 
 /** A tagged template that escapes every interpolation with `mdText` unless it is already `Md`. */
-export const md = escapingTemplate(Md, (text) => mdText(text));
+export const md = escapingTemplate(Md, mdText);
 
+/** A short machine word (`live/ok`, `keep-failed`) as inline code when it is plainly one; anything else as text. */
 export function mdCodeWord(text: unknown): Md {
   const s = String(text);
   return new Md(/^[a-z0-9][a-z0-9/._-]{0,63}$/i.test(s) && !LINKISH.test(s) ? `\`${s}\`` : mdText(s));

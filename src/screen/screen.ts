@@ -290,7 +290,6 @@ function trieSource(words: readonly string[]): string {
 const GATE_SCANS_ANY_CASE = GATE_SCANS.map((scan) => new RegExp(scan.source, 'i'));
 const NON_ASCII = /[^\x00-\x7f]/;
 
-
 /** The gate words present. */
 function gateWordsIn(lower: string): Set<string> {
   const found = new Set<string>();
