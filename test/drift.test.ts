@@ -84,13 +84,13 @@ describe('tool drift and acceptance', () => {
     assert.match(again.stderr, /already accepted/);
   });
 
-  it('removed tools alone are reported, not reviewed', async () => {
+  it('removed tools are a change too (the tools digest differs): review/tools-changed, the removal named', async () => {
     set('c', { tools: BASE });
     const { run } = await setup('c');
     await run();
     set('c', { tools: [BASE[0]!] });
     const row = (await run()).plan.rows[0]!;
-    assert.equal(`${row.verdict}/${row.reason}`, 'live/ok');
+    assert.equal(`${row.verdict}/${row.reason}`, 'review/tools-changed');
     assert.deepEqual(row.toolChanges, { added: [], removed: ['fetch'], changed: [] });
   });
 

@@ -154,7 +154,16 @@ export interface Observation {
   uaBlocked: boolean | null;
   /** What screening found in the deciding client's tool list (src/screen), on the full text. */
   findings: Finding[];
+  /** onetap could not process the server's answer (null: it could); the row is review/unprocessable. */
+  unprocessable: Unprocessable | null;
 }
+
+/**
+ * Where processing one server's answer failed: `read` (a client run threw), `nesting` (deeper than 256 levels),
+ * `hash` (the tool snapshot), `screen`, `review` (drift, card check), `store` (the record).
+ */
+export type UnprocessableStage = 'read' | 'nesting' | 'hash' | 'screen' | 'review' | 'store';
+export interface Unprocessable { stage: UnprocessableStage; error: string }
 
 const TLS_CODE = /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO|SELF_SIGNED|HOSTNAME_MISMATCH)/;
 

@@ -7,14 +7,15 @@ import { Agent, type Dispatcher } from 'undici';
 import { classify, isTransient, RETRYABLE, REASON_TEXT, type Reason, type VerdictName } from '../policy/policy.js';
 import { runAppClient, runAppFallbackClient, type ClientOptions } from './app-client.js';
 import { authEvidence } from './auth.js';
-import { stepOf, type AuthKind, type ClientRun, type Observation, type Quirk, type ToolDefinition } from './observation.js';
+import { emptyRun, stepOf, type AuthKind, type ClientRun, type Observation, type Quirk, type ToolDefinition, type Unprocessable, type UnprocessableStage } from './observation.js';
 import { BROWSER_USER_AGENT, CLIENT_PROFILES, DIAGNOSIS, KAI_9000, MCP_2025_11_25, MCP_2026_07_28, profileById, type ClientProfile } from './profile.js';
 import { exchangeError, runSpecClient, runStatelessClient } from './spec-client.js';
 import { firstSseEvent } from './transport.js';
 import { screenTools } from '../screen/screen.js';
 import type { Finding } from '../screen/types.js';
-import { storedSnapshot, toolListSnapshot, type StoredSnapshot } from './snapshot.js';
-import type { MatrixCell } from './result.js';
+import { duplicateNames, nestsDeeperThan, storedSnapshot, toolListSnapshot, MAX_NESTING, type StoredSnapshot } from './snapshot.js';
+import { RECORD_LIMITS, type MatrixCell } from './result.js';
+import { clipText, oneLine, oneLineOrNull } from '../util/text.js';
 import type { BodyBudget } from './budget.js';
 
 
@@ -85,7 +86,7 @@ export interface ProbeResult {
   matrix: Record<string, MatrixCell> | null;
   /** Screening findings on the deciding client's tool list (full text). */
   findings: Finding[];
-  /** The tool list as stored (hashed on the full text, then clipped), or null without a tool list. */
+  /** The tool list as stored (hashed on the full text, then clipped), or null without a tool list (or one not processed). */
   snapshot: StoredSnapshot | null;
   observation: Observation;
 }
@@ -140,32 +141,80 @@ export async function probe(url: string, options: ProbeOptions = {}): Promise<Pr
 async function attest(url: string, profile: ClientProfile, opts: Resolved): Promise<ProbeResult> {
   const entry = { requiresAuth: opts.requiresAuth ?? false };
   const started = performance.now();
-  let observation = await observe(url, profile, opts);
-  let verdict = classify(observation, entry);
   let attempts = 1;
-  if (RETRYABLE.has(verdict.reason)) {
-    const wait = retryWait(observation, opts);
-    if (wait !== null) {
-      await sleep(wait);
-      observation = await observe(url, profile, opts);
-      verdict = classify(observation, entry);
-      attempts = 2;
+  let stage: UnprocessableStage = 'read';
+  try {
+    let [observation, snapshot] = await observe(url, profile, opts);
+    let verdict = classify(observation, entry);
+    if (RETRYABLE.has(verdict.reason)) {
+      const wait = retryWait(observation, opts);
+      if (wait !== null) {
+        await sleep(wait);
+        attempts = 2;
+        [observation, snapshot] = await observe(url, profile, opts);
+        verdict = classify(observation, entry);
+      }
     }
+    if (verdict.reason === 'auth-required') {
+      const answer = stepOf(observation.diagnosis ?? observation.deciding, 'initialize');
+      if (answer) observation.auth = await authEvidence(url, answer, { timeoutMs: 10_000, allowPrivate: opts.allowPrivate });
+    }
+    stage = 'store';
+    const matrix = opts.matrix ? matrixOf(observation, profile, entry) : null;
+    return summarize(url, profile, observation, verdict, attempts, Math.round(performance.now() - started), matrix, snapshot);
+  } catch (err) {
+    // Whatever the server sent, this row has a verdict and the run goes on.
+    const o = emptyObservation(url, profile, { stage, error: oneLine(String((err as Error)?.message ?? err), RECORD_LIMITS.errorChars) });
+    return summarize(url, profile, o, classify(o, entry), attempts, Math.round(performance.now() - started), null, null);
   }
-  if (verdict.reason === 'auth-required') {
-    const answer = stepOf(observation.diagnosis ?? observation.deciding, 'initialize');
-    if (answer) observation.auth = await authEvidence(url, answer, { timeoutMs: 10_000, allowPrivate: opts.allowPrivate });
+}
+
+function emptyObservation(url: string, profile: ClientProfile, unprocessable: Unprocessable | null): Observation {
+  return { url, deciding: emptyRun(profile.id), diagnosis: null, others: {}, legacySse: null, auth: null, uaBlocked: null, findings: [], unprocessable };
+}
+
+/**
+ * The deciding client's tool list as a snapshot, with the findings on its full text. A list nested deeper than
+ * MAX_NESTING, or one whose hashing or screening throws, is not processed: the observation says where.
+ */
+function processTools(o: Observation): StoredSnapshot | null {
+  const run = o.deciding;
+  const definitions = run.toolDefinitions;
+  if (!definitions) return null;
+  let stage: UnprocessableStage = 'nesting';
+  try {
+    if (definitions.some((t) => nestsDeeperThan(t, MAX_NESTING))) {
+      o.unprocessable = { stage, error: `a tool definition is nested deeper than ${MAX_NESTING} levels` };
+      return null;
+    }
+    stage = 'hash';
+    const snapshot = storedSnapshot(toolListSnapshot(run.serverInfo, definitions));
+    stage = 'screen';
+    // Screened on the full text, before anything is clipped for storage.
+    o.findings = screenTools(definitions);
+    for (const d of duplicateNames(snapshot)) {
+      o.findings.push({ tool: clipText(d.name, RECORD_LIMITS.nameChars), field: 'name', rule: 'duplicate-name', excerpt: `${d.digests.length} definitions of one name (digests ${d.digests.join(', ')})` });
+    }
+    return snapshot;
+  } catch (err) {
+    o.unprocessable = { stage, error: oneLine(String((err as Error)?.message ?? err), RECORD_LIMITS.errorChars) };
+    o.findings = [];
+    return null;
   }
-  const matrix = opts.matrix ? matrixOf(observation, profile, entry) : null;
-  return summarize(url, profile, observation, verdict, attempts, Math.round(performance.now() - started), matrix);
 }
 
 /** One attempt: the deciding client, then the reads that explain a failure. */
-async function observe(url: string, profile: ClientProfile, opts: Resolved): Promise<Observation> {
+async function observe(url: string, profile: ClientProfile, opts: Resolved): Promise<[Observation, StoredSnapshot | null]> {
   const deciding = await runProfile(url, profile, opts, opts.userAgent);
-  // Screened on the full text, before anything is clipped for storage.
-  const findings = screenTools(deciding.toolDefinitions ?? []);
-  const o: Observation = { url, deciding, diagnosis: null, others: {}, legacySse: null, auth: null, uaBlocked: null, findings };
+  const o: Observation = emptyObservation(url, profile, null);
+  o.deciding = deciding;
+  const snapshot = processTools(o);
+  if (o.unprocessable) return [o, null];
+  return [await explain(o, url, profile, opts), snapshot];
+}
+
+async function explain(o: Observation, url: string, profile: ClientProfile, opts: Resolved): Promise<Observation> {
+  const deciding = o.deciding;
   if (opts.matrix) {
     for (const other of Object.values(CLIENT_PROFILES)) {
       if (other.id !== profile.id) o.others[other.id] = await runProfile(url, other, opts);
@@ -228,12 +277,12 @@ function matrixOf(o: Observation, deciding: ClientProfile, entry: { requiresAuth
     if (!run) continue;
     const others = Object.fromEntries(Object.entries(o.others).filter(([id]) => id !== p.id));
     const v = classify({ ...o, deciding: run, others, uaBlocked: p.id === deciding.id ? o.uaBlocked : null }, entry);
-    cells[p.id] = { works: run.works, verdict: v.verdict, reason: v.reason, tools: run.tools };
+    cells[p.id] = { works: run.works, verdict: v.verdict, reason: v.reason, tools: run.tools && clipNames(run.tools) };
   }
   return cells;
 }
 
-function summarize(url: string, profile: ClientProfile, o: Observation, v: ReturnType<typeof classify>, attempts: number, durationMs: number, matrix: ProbeResult['matrix']): ProbeResult {
+function summarize(url: string, profile: ClientProfile, o: Observation, v: ReturnType<typeof classify>, attempts: number, durationMs: number, matrix: ProbeResult['matrix'], snapshot: StoredSnapshot | null): ProbeResult {
   const run = o.deciding;
   const evidence = o.diagnosis ?? run;
   const init = stepOf(evidence, 'initialize') ?? evidence.steps[0];
@@ -241,52 +290,54 @@ function summarize(url: string, profile: ClientProfile, o: Observation, v: Retur
   const app = run.profile === KAI_9000.id ? run : o.others[KAI_9000.id];
   const live = v.verdict === 'live';
   const serverInfo = run.serverInfo ?? o.diagnosis?.serverInfo ?? null;
-  const definitions = run.toolDefinitions;
   for (const r of [run, o.diagnosis, ...Object.values(o.others)]) {
     if (!r) continue;
     r.toolDefinitions = null;
     r.steps = r.steps.slice(); // an array grown by push keeps room for 17; a run keeps thousands of these
   }
+  // Everything the server controls is bounded (and one line) from here on: results are printed and recorded.
+  const L = RECORD_LIMITS;
   return new AttestedResult({
     url,
     profile: profile.id,
     verdict: v.verdict,
     reason: v.reason,
     reasons: v.reasons,
-    detail: REASON_TEXT[v.reason],
+    detail: o.unprocessable ? `${REASON_TEXT.unprocessable} (stage: ${o.unprocessable.stage})` : REASON_TEXT[v.reason],
     attempts,
     httpStatus: deciding?.status ?? null,
-    protocolVersion: run.protocolVersion ?? o.diagnosis?.protocolVersion ?? null,
-    serverName: serverInfo?.name ?? null,
-    serverVersion: serverInfo?.version ?? null,
-    tools: run.tools,
+    protocolVersion: oneLineOrNull(run.protocolVersion ?? o.diagnosis?.protocolVersion, L.nameChars),
+    serverName: oneLineOrNull(serverInfo?.name, L.nameChars),
+    serverVersion: oneLineOrNull(serverInfo?.version, L.nameChars),
+    tools: run.tools && clipNames(run.tools),
     sessionId: run.sessionId,
     durationMs,
-    error: live && v.reason === 'ok' ? null : errorText(o, v.reason),
-    appError: app && !app.works ? app.error ?? (app.tools?.length === 0 ? 'connected, but the app lists 0 tools' : null) : null,
+    error: o.unprocessable ? `${o.unprocessable.stage}: ${o.unprocessable.error}` : live && v.reason === 'ok' ? null : oneLineOrNull(errorText(o, v.reason), L.errorChars),
+    appError: oneLineOrNull(app && !app.works ? app.error ?? (app.tools?.length === 0 ? 'connected, but the app lists 0 tools' : null) : null, L.errorChars),
     quirks: unique(live || !o.diagnosis ? run.quirks : [...run.quirks, ...o.diagnosis.quirks]),
     cutShort: run.cutShort || (o.diagnosis?.cutShort ?? false),
-    diagnosis: o.diagnosis ? { works: o.diagnosis.works, tools: o.diagnosis.tools, error: o.diagnosis.error } : null,
+    diagnosis: o.diagnosis ? { works: o.diagnosis.works, tools: o.diagnosis.tools && clipNames(o.diagnosis.tools), error: oneLineOrNull(o.diagnosis.error, L.errorChars) } : null,
     auth: o.auth,
-    location: init?.status !== null && init !== undefined && init.status >= 300 && init.status < 400 ? init.headers.location ?? null : null,
+    location: oneLineOrNull(init?.status !== null && init !== undefined && init.status >= 300 && init.status < 400 ? init.headers.location : null, L.locationChars),
     matrix,
     findings: o.findings,
     observation: o,
-  }, definitions, serverInfo);
+    snapshot,
+  });
+}
+
+/** Tool names as recorded: each at most RECORD_LIMITS.nameChars (the list itself is bounded where it is stored). */
+function clipNames(names: string[]): string[] {
+  const max = RECORD_LIMITS.nameChars;
+  return names.some((n) => n.length > max) ? names.map((n) => clipText(n, max)) : names;
 }
 
 /**
- * A result whose tool snapshot is made when first read: the full definitions were screened, and the (clipped,
- * hashed) snapshot stands for them from here on (refresh and --json read it; a caller that only wants the verdict
- * pays nothing for it). A class, so that the thousands of results a run keeps share one shape and one pair of
- * getters (an object literal with getters became a hash table of its properties, 1.6 KB per result).
+ * A result as one class, so that the thousands of results a run keeps share one shape (an object literal with
+ * getters became a hash table of its properties, 1.6 KB per result).
  */
 class AttestedResult implements ProbeResult {
-  #definitions: ToolDefinition[] | null;
-  #serverInfo: ClientRun['serverInfo'];
-  #snapshot: StoredSnapshot | null | undefined = undefined;
-
-  constructor(f: Omit<ProbeResult, 'snapshot' | 'toolDefinitions'>, definitions: ToolDefinition[] | null, serverInfo: ClientRun['serverInfo']) {
+  constructor(f: Omit<ProbeResult, 'toolDefinitions'>) {
     // Field by field, not Object.assign: V8 sizes an instance by the constructor's own assignments, so these sit
     // in the object itself rather than in a second, out-of-object array.
     this.url = f.url; this.profile = f.profile; this.verdict = f.verdict; this.reason = f.reason; this.reasons = f.reasons;
@@ -294,26 +345,17 @@ class AttestedResult implements ProbeResult {
     this.serverName = f.serverName; this.serverVersion = f.serverVersion; this.tools = f.tools; this.sessionId = f.sessionId;
     this.durationMs = f.durationMs; this.error = f.error; this.appError = f.appError; this.quirks = f.quirks; this.cutShort = f.cutShort;
     this.diagnosis = f.diagnosis; this.auth = f.auth; this.location = f.location; this.matrix = f.matrix; this.findings = f.findings;
-    this.observation = f.observation;
-    this.#definitions = definitions;
-    this.#serverInfo = serverInfo;
+    this.observation = f.observation; this.snapshot = f.snapshot;
   }
 
-  get snapshot(): StoredSnapshot | null {
-    if (this.#snapshot === undefined) {
-      this.#snapshot = this.#definitions ? storedSnapshot(toolListSnapshot(this.#serverInfo, this.#definitions)) : null;
-      this.#definitions = null;
-    }
-    return this.#snapshot;
-  }
-
+  /** The tool definitions as stored (clipped). */
   get toolDefinitions(): ToolDefinition[] | null {
     return this.snapshot?.tools ?? null;
   }
 }
 
 // The fields of AttestedResult are ProbeResult's, assigned in its constructor.
-interface AttestedResult extends Omit<ProbeResult, 'snapshot' | 'toolDefinitions'> {}
+interface AttestedResult extends Omit<ProbeResult, 'toolDefinitions'> {}
 
 /** The first thing that went wrong, as short text. */
 function errorText(o: Observation, reason: Reason): string | null {

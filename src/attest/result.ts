@@ -2,6 +2,14 @@
 import type { ProbeResult } from './probe.js';
 import type { Reason, VerdictName } from '../policy/policy.js';
 import type { Finding } from '../screen/types.js';
+import { snapshotSha256 } from './snapshot.js';
+import { clipText, oneLine } from '../util/text.js';
+
+/**
+ * What a result keeps at most of anything a server controls (errors are also made one line): results are printed,
+ * recorded in the history and shown on pages, so a 3 MB error message must not become a 3 MB history line.
+ */
+export const RECORD_LIMITS = { errorChars: 1_000, locationChars: 2_048, nameChars: 128, fieldChars: 512, findings: 50 } as const;
 
 export function probeResultJson(r: ProbeResult) {
   return {
@@ -67,12 +75,26 @@ export interface ProbeOutcome {
   /** Screening findings (at most 50 kept; `findingsSeen` counts them all). */
   findings: Finding[];
   findingsSeen: number;
+  /** SHA-256 of the stored snapshot file's bytes (history/snapshots/<toolsHash>.json), or null without one. */
+  snapshotSha256?: string | null;
 }
 
 export function probeOutcome(name: string, r: ProbeResult): ProbeOutcome {
   return {
     url: r.url, name, verdict: r.verdict, reason: r.reason, attempts: r.attempts, httpStatus: r.httpStatus, durationMs: r.durationMs,
     tools: r.tools, error: r.error, profile: r.profile, reasons: r.reasons, appError: r.appError, location: r.location, matrix: r.matrix,
-    toolsHash: r.snapshot?.hash ?? null, findings: r.findings.slice(0, 50), findingsSeen: r.findings.length,
+    toolsHash: r.snapshot?.hash ?? null, findings: r.findings.slice(0, RECORD_LIMITS.findings).map(boundedFinding), findingsSeen: r.findings.length,
+    snapshotSha256: r.snapshot ? snapshotSha256(r.snapshot) : null,
+  };
+}
+
+const boundedFinding = (f: Finding): Finding => ({ tool: clipText(f.tool, RECORD_LIMITS.nameChars), field: clipText(f.field, RECORD_LIMITS.fieldChars), rule: f.rule, excerpt: clipText(f.excerpt, RECORD_LIMITS.fieldChars) });
+
+/** The outcome of a row whose answer could not be processed after the probe (stage `review` or `store`). */
+export function unprocessableOutcome(name: string, r: Pick<ProbeResult, 'url' | 'profile' | 'attempts' | 'httpStatus' | 'durationMs'>, stage: 'review' | 'store', err: unknown): ProbeOutcome {
+  return {
+    url: r.url, name, verdict: 'review', reason: 'unprocessable', attempts: r.attempts, httpStatus: r.httpStatus, durationMs: r.durationMs,
+    tools: null, error: `${stage}: ${oneLine(String((err as Error)?.message ?? err), RECORD_LIMITS.errorChars)}`, profile: r.profile, reasons: ['unprocessable'],
+    appError: null, location: null, matrix: null, toolsHash: null, findings: [], findingsSeen: 0, snapshotSha256: null,
   };
 }

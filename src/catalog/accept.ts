@@ -31,16 +31,22 @@ export async function acceptTools(opts: AcceptOptions): Promise<{ url: string; e
   if (!s) throw new NothingToAccept(`no server named or at "${wanted}" in ${opts.catalogPath}`);
   const decision = /^\s*([^:]+?)\s*:\s*(.+?)\s*$/.exec(opts.decision);
   if (!decision) throw new NothingToAccept('--decision must read "who: why"');
-  const hash = opts.snapshot ?? opts.store?.recent(s.url, 1)[0]?.toolsHash ?? null;
+  const recent = opts.store?.recent(s.url, 50) ?? [];
+  const hash = opts.snapshot ?? recent[0]?.toolsHash ?? null;
   if (hash === null) throw new NothingToAccept(`nothing to accept: no recorded tool list for ${s.name} (run \`onetap refresh --write\` or \`--record\` first)`);
-  if (!(await readSnapshot(opts.catalogPath, hash))) throw new NothingToAccept(`nothing to accept: no recorded snapshot ${hash} (history/snapshots/${hash}.json)`);
+  // The file must be the one the run recorded (its SHA-256, when the observation has it).
+  const read = await readSnapshot(opts.catalogPath, hash, recent.find((o) => o.toolsHash === hash)?.snapshotSha256);
+  if (!read.snapshot) throw new NothingToAccept(`nothing to accept: ${read.warning ?? `no recorded snapshot ${hash} (history/snapshots/${hash}.json)`}`);
   const path = lockPath(opts.catalogPath);
   const release = await acquireLock(path, 10_000);
   try {
     const lock = await readLock(opts.catalogPath);
     const previous = lock.servers[s.url] ?? null;
     if (previous?.hash === hash) throw new NothingToAccept(`nothing to accept: ${s.name}'s tool list ${hash} is already accepted (${previous.by}: ${previous.why})`);
-    const entry: LockEntry = { name: s.name, hash, by: decision[1]!, why: decision[2]!, at: (opts.now?.() ?? new Date()).toISOString() };
+    const entry: LockEntry = {
+      name: s.name, hash, ...(read.snapshot.toolsDigest ? { toolsDigest: read.snapshot.toolsDigest } : {}), snapshotSha256: read.sha256,
+      by: decision[1]!, why: decision[2]!, at: (opts.now?.() ?? new Date()).toISOString(),
+    };
     const before = await readFile(path, 'utf8').catch(() => null);
     const next = serializeLock({ version: 1, servers: { ...lock.servers, [s.url]: entry } });
     if (before !== next) await writeFileAtomic(path, next);

@@ -5,7 +5,8 @@
  */
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import type { StoredSnapshot } from '../attest/snapshot.js';
+import { createHash } from 'node:crypto';
+import { parseStoredSnapshot, snapshotText, SNAPSHOT_LIMITS, type StoredSnapshot } from '../attest/snapshot.js';
 import type { FileWrite } from '../util/atomic.js';
 import { CatalogError } from './model.js';
 
@@ -14,6 +15,10 @@ export interface LockEntry {
   name: string;
   /** The accepted snapshot's hash. */
   hash: string;
+  /** The accepted tools digest (64 hex; absent in entries written before it was recorded). */
+  toolsDigest?: string;
+  /** SHA-256 of the accepted snapshot file's bytes (absent in older entries): a file that differs is not read. */
+  snapshotSha256?: string;
   by: string;
   why: string;
   /** ISO time of the acceptance. */
@@ -28,6 +33,7 @@ export const lockPath = (catalogPath: string) => join(dirname(catalogPath), 'too
 export const snapshotPath = (catalogPath: string, hash: string) => join(dirname(catalogPath), 'history', 'snapshots', `${hash}.json`);
 
 const HASH = /^[0-9a-f]{16}$/;
+const SHA256 = /^[0-9a-f]{64}$/;
 
 export async function readLock(catalogPath: string): Promise<ToolsLock> {
   const path = lockPath(catalogPath);
@@ -43,8 +49,9 @@ export async function readLock(catalogPath: string): Promise<ToolsLock> {
     throw new CatalogError(`${path}: expected {"version": 1, "servers": {<url>: {name, hash, by, why, at}}}`);
   }
   for (const [url, e] of Object.entries(servers as Record<string, Partial<LockEntry>>)) {
-    const ok = e && typeof e === 'object' && ['name', 'by', 'why', 'at'].every((k) => typeof e[k as keyof LockEntry] === 'string') && typeof e.hash === 'string' && HASH.test(e.hash);
-    if (!ok) throw new CatalogError(`${path}: servers["${url}"]: expected {name, hash (16 hex digits), by, why, at}`);
+    const ok = e && typeof e === 'object' && ['name', 'by', 'why', 'at'].every((k) => typeof e[k as keyof LockEntry] === 'string') && typeof e.hash === 'string' && HASH.test(e.hash)
+      && [e.toolsDigest, e.snapshotSha256].every((x) => x === undefined || (typeof x === 'string' && SHA256.test(x)));
+    if (!ok) throw new CatalogError(`${path}: servers["${url}"]: expected {name, hash (16 hex digits), toolsDigest?, snapshotSha256? (64 hex digits), by, why, at}`);
   }
   return value as ToolsLock;
 }
@@ -53,21 +60,36 @@ export async function readLock(catalogPath: string): Promise<ToolsLock> {
 export function serializeLock(lock: ToolsLock): string {
   const servers = Object.fromEntries(Object.keys(lock.servers).sort().map((url) => {
     const e = lock.servers[url]!;
-    return [url, { name: e.name, hash: e.hash, by: e.by, why: e.why, at: e.at }];
+    return [url, { name: e.name, hash: e.hash, ...(e.toolsDigest ? { toolsDigest: e.toolsDigest } : {}), ...(e.snapshotSha256 ? { snapshotSha256: e.snapshotSha256 } : {}), by: e.by, why: e.why, at: e.at }];
   }));
   return JSON.stringify({ version: 1, servers }, null, 2) + '\n';
 }
 
-export async function readSnapshot(catalogPath: string, hash: string): Promise<StoredSnapshot | null> {
-  if (!HASH.test(hash)) return null;
-  try {
-    return JSON.parse(await readFile(snapshotPath(catalogPath, hash), 'utf8')) as StoredSnapshot;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw err;
+/** A snapshot file as read back: the snapshot, or why it is not used (it then counts as missing). */
+export type SnapshotRead = { snapshot: StoredSnapshot; sha256: string; warning: null } | { snapshot: null; warning: string | null };
+
+/**
+ * Reads `history/snapshots/<hash>.json`, untrusted: its content must be a snapshot of that hash, at most the
+ * stored size limit, and (when `sha256` is given) exactly the bytes that were recorded. Missing: no warning.
+ */
+export async function readSnapshot(catalogPath: string, hash: string, sha256?: string | null): Promise<SnapshotRead> {
+  if (!HASH.test(hash)) return { snapshot: null, warning: null };
+  const path = snapshotPath(catalogPath, hash);
+  let bytes: Buffer;
+  try { bytes = await readFile(path); } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { snapshot: null, warning: null };
+    return { snapshot: null, warning: `${path}: cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'}); treated as missing` };
   }
+  const actual = createHash('sha256').update(bytes).digest('hex');
+  if (sha256 && actual !== sha256) return { snapshot: null, warning: `${path}: does not match the SHA-256 recorded for it; treated as missing` };
+  // Format-1 files were indented, so a little over the stored limit.
+  if (bytes.length > 4 * SNAPSHOT_LIMITS.bytes) return { snapshot: null, warning: `${path}: larger than a stored snapshot can be; treated as missing` };
+  let value: unknown;
+  try { value = JSON.parse(bytes.toString('utf8')); } catch { value = undefined; }
+  const snapshot = parseStoredSnapshot(value, hash);
+  return snapshot ? { snapshot, sha256: actual, warning: null } : { snapshot: null, warning: `${path}: not a snapshot of ${hash}; treated as missing` };
 }
 
 export function snapshotFile(catalogPath: string, snapshot: StoredSnapshot): FileWrite {
-  return { path: snapshotPath(catalogPath, snapshot.hash), content: JSON.stringify(snapshot, null, 1) + '\n' };
+  return { path: snapshotPath(catalogPath, snapshot.hash), content: snapshotText(snapshot) };
 }

@@ -72,7 +72,11 @@ export async function runRefresh(flags: RefreshFlags, out: NodeJS.WriteStream | 
       progress.start(i);
     },
     onProbeResult: (i) => progress?.done(i),
-    onPlan: (plan) => { progress?.clear(); if (!flags.json) out.write(renderPlan(plan, flags.catalog, color, !!flags.write) + '\n'); },
+    onPlan: (plan) => {
+      progress?.clear();
+      for (const w of plan.warnings) process.stderr.write(`onetap: warning: ${inert(w)}\n`);
+      if (!flags.json) out.write(renderPlan(plan, flags.catalog, color, !!flags.write) + '\n');
+    },
   });
   if (flags.json) {
     out.write(jsonInvisibleEscaped(JSON.stringify({ ...planJson(result.plan), probedAt: result.probedAt, written: result.written }, null, 2)) + '\n');

@@ -33,6 +33,8 @@ export interface PlanRow extends ProbeOutcome {
   toolChanges: ToolChanges | null;
   /** The accepted snapshot's hash (null: none yet). */
   acceptedHash: string | null;
+  /** serverInfo differs from the accepted snapshot's while the tools do not (a version bump): reported only. */
+  serverInfoChanged: boolean;
   /** This run's tool list is accepted on first use when the run writes. */
   firstUse: boolean;
   /** Held out of the generated runtime lists until accepted (identity-changed, suspicious-tools). */
@@ -55,6 +57,8 @@ export interface Plan {
   summary: PlanSummary;
   /** Why nothing may be dropped or written this run (the outage guard), or null. */
   aborted: string | null;
+  /** What the run noticed but that decides nothing (a snapshot file that does not match its record, …). */
+  warnings: string[];
 }
 
 export interface CanaryCheck { configured: number; reachable: number }
@@ -95,7 +99,7 @@ export function decideRow(row: ProbedRow, confirmDrops: number, outage: boolean)
   }
 }
 
-export function buildPlan(rows: readonly ProbedRow[], opts: { confirmDrops: number; canaries: CanaryCheck }): Plan {
+export function buildPlan(rows: readonly ProbedRow[], opts: { confirmDrops: number; canaries: CanaryCheck; warnings?: string[] }): Plan {
   const aborted = detectOutage(rows, opts.canaries);
   const planRows = rows.map(({ history, toolReview: review = NO_TOOL_REVIEW, cardMismatches = null, ...probed }): PlanRow => {
     const outcome = { ...probed, ...reviewTools(probed, review) };
@@ -108,6 +112,7 @@ export function buildPlan(rows: readonly ProbedRow[], opts: { confirmDrops: numb
       changed: !previous || previous.verdict !== outcome.verdict || previous.reason !== outcome.reason,
       toolChanges: review.changes,
       acceptedHash: review.acceptedHash,
+      serverInfoChanged: review.serverInfoChanged,
       firstUse: review.firstUse && outcome.toolsHash !== null && outcome.reason !== 'suspicious-tools',
       heldOut: outcome.verdict === 'review' && HELD_OUT.has(outcome.reason),
       cardMismatches,
@@ -118,5 +123,6 @@ export function buildPlan(rows: readonly ProbedRow[], opts: { confirmDrops: numb
     rows: planRows,
     summary: { total: planRows.length, keep: count('keep'), keepFailed: count('keep-failed'), review: count('review'), drop: count('drop'), changed: planRows.filter((r) => r.changed).length },
     aborted,
+    warnings: opts.warnings ?? [],
   };
 }

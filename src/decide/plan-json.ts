@@ -14,12 +14,15 @@ export interface PlanRowJson {
   profile: string; reasons: Reason[]; appError: string | null; location: string | null; matrix?: Record<string, MatrixCell>;
   toolsHash?: string | null; acceptedHash?: string | null; toolChanges?: ToolChanges | null; firstUse?: boolean; heldOut?: boolean;
   findings?: Finding[]; findingsSeen?: number; cardMismatches?: Mismatch[] | null;
+  serverInfoChanged?: boolean; snapshotSha256?: string | null;
 }
 
 export interface PlanJson {
   plan: PlanRowJson[];
   summary: PlanSummary;
   aborted: string | null;
+  /** Absent in plans recorded before it existed. */
+  warnings?: string[];
 }
 
 /** The `refresh --json` shape: `{plan: [...], summary, aborted}`. */
@@ -31,8 +34,10 @@ export function planJson(plan: Plan): PlanJson {
       profile: r.profile, reasons: r.reasons, appError: r.appError, location: r.location, ...(r.matrix ? { matrix: r.matrix } : {}),
       toolsHash: r.toolsHash, acceptedHash: r.acceptedHash, toolChanges: r.toolChanges, firstUse: r.firstUse, heldOut: r.heldOut,
       findings: r.findings, findingsSeen: r.findingsSeen, cardMismatches: r.cardMismatches,
+      serverInfoChanged: r.serverInfoChanged, snapshotSha256: r.snapshotSha256 ?? null,
     })),
     summary: plan.summary,
     aborted: plan.aborted,
+    warnings: plan.warnings,
   };
 }

@@ -19,7 +19,7 @@ export type Reason =
   | 'app-sse-format' | 'app-stream-open' | 'app-wrong-message' | 'app-notification-rejected' | 'app-ua-blocked'
   | 'app-batch-response' | 'app-encoding' | 'app-tool-list' | 'app-incompatible' | 'era-incompatible'
   // review: other
-  | 'suspicious-tools' | 'tools-changed' | 'identity-changed'
+  | 'suspicious-tools' | 'tools-changed' | 'identity-changed' | 'unprocessable'
   | 'zero-tools' | 'auth-required' | 'payment-required' | 'redirected' | 'handshake-error' | 'tools-error' | 'oversize'
   // drop
   | 'dns' | 'refused' | 'http-404' | 'http-410' | 'not-mcp' | 'not-streamable-http'
@@ -48,6 +48,7 @@ export const REASON_TEXT: Record<Reason, string> = {
   'suspicious-tools': 'a tool\'s text carries what screening flags as an attack on the model (hidden instructions, secrets, exfiltration, invisible text): a human decides',
   'tools-changed': 'the server\'s tools changed since a maintainer accepted them (added or changed tools): review the diff, then `onetap accept`',
   'identity-changed': 'the server turned into another one (another serverInfo.name and fewer than half of the accepted tools): held out until accepted',
+  'unprocessable': 'onetap could not process the server\'s answer (nested too deep, or an error while reading, hashing, screening or storing it): a human looks; never live',
   'zero-tools': 'the server works but lists no tools',
   'auth-required': '401/403 on initialize: the server wants credentials',
   'payment-required': 'HTTP 402 on initialize: the server wants payment',
@@ -119,6 +120,11 @@ const isAuthAnswer = (e: Exchange) =>
   e.status === 401 || (e.status === 403 && (e.headers['www-authenticate'] !== undefined || e.body === 'json'));
 const isEraError = (e: Exchange | undefined) =>
   !!e?.response?.error && (e.response.error.code === -32601 || ERA_MESSAGE.test(String(e.response.error.message)));
+
+// ---- 0. what onetap could not process is never live, and stops nothing else (the row's own verdict)
+const unprocessableRules: Rule[] = [
+  { verdict: 'review', reason: 'unprocessable', policy: 'nothing a server sends can stop the run: an answer onetap cannot process (deeper than 256 levels, or one that fails reading, hashing, screening or storing) is that row\'s verdict, for a human', when: ({ o }) => o.unprocessable !== null },
+];
 
 // ---- 1. live: the deciding client's outcome (a tool list that screening flags goes to a human first)
 const screenRules: Rule[] = [
@@ -219,6 +225,8 @@ function decide(rules: Rule[], f: Facts): Classification | null {
 
 /** The policy: observation + entry facts → verdict, reason, every reason that applies. */
 export function classify(o: Observation, entry: EntryFacts): Classification {
+  // Before the facts: an answer that could not be processed may have no steps to read.
+  if (o.unprocessable) { const r = unprocessableRules[0]!; return { verdict: r.verdict, reason: r.reason, reasons: [r.reason], policy: r.policy }; }
   const f = facts(o, entry);
   const screened = decide(screenRules, f);
   const live = decide(liveRules, f);
@@ -253,6 +261,7 @@ export const DRIFT_RULES: ReadonlyArray<Verdict & { policy: string }> = [
 ];
 
 export const POLICY_TABLE: ReadonlyArray<Verdict & { stage: 'live' | 'drift' | 'app-trip' | 'review' | 'initialize' | 'tools/list'; policy: string }> = [
+  ...unprocessableRules.map(({ verdict, reason, policy }) => ({ stage: 'live' as const, verdict, reason, policy })),
   ...screenRules.map(({ verdict, reason, policy }) => ({ stage: 'live' as const, verdict, reason, policy })),
   ...liveRules.map(({ verdict, reason, policy }) => ({ stage: 'live' as const, verdict, reason, policy })),
   ...DRIFT_RULES.map(({ verdict, reason, policy }) => ({ stage: 'drift' as const, verdict, reason, policy })),

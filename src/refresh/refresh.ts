@@ -8,7 +8,7 @@ import { dirname } from 'node:path';
 import { PROBE_MANY_DEFAULTS, probeMany } from '../attest/probe-many.js';
 import type { ProbeOptions } from '../attest/probe.js';
 import { isReachable } from '../attest/reachable.js';
-import { probeOutcome } from '../attest/result.js';
+import { probeOutcome, unprocessableOutcome, type ProbeOutcome } from '../attest/result.js';
 import type { ProbeResult } from '../attest/probe.js';
 import { profileById } from '../attest/profile.js';
 import { curatedCard } from '../discover/discover.js';
@@ -23,9 +23,10 @@ import type { HistoryStore, ObservationRecord } from '../history/store.js';
 import { HistoryIndex, openHistory } from '../history/open.js';
 import { appendRuns, historyDir } from '../history/text.js';
 import { acquireLock, writeAllAtomic, type FileWrite } from '../util/atomic.js';
-import { lockPath, readLock, readSnapshot, serializeLock, snapshotFile, snapshotPath, type LockEntry, type ToolsLock } from '../catalog/lock.js';
-import { identityChanged, NO_TOOL_REVIEW, toolChanges, type ToolReview } from '../decide/drift.js';
-import type { StoredSnapshot } from '../attest/snapshot.js';
+import { lockPath, readLock, readSnapshot, serializeLock, snapshotFile, type LockEntry, type ToolsLock } from '../catalog/lock.js';
+import { reviewAgainst, type ToolReview } from '../decide/drift.js';
+import { snapshotSha256, type StoredSnapshot } from '../attest/snapshot.js';
+import type { Mismatch as CardMismatch } from '../discover/consistency.js';
 import { nextCatalog, outputPaths, refreshFiles } from './apply.js';
 
 export interface RefreshOptions {
@@ -116,13 +117,12 @@ export async function refresh(opts: RefreshOptions): Promise<RefreshResult> {
       checkCanaries(catalog.policy.canaries ?? [], Math.min(timeoutMs ?? CANARY_TIMEOUT_MS, CANARY_TIMEOUT_MS)),
     ]);
     const lock = await readLock(opts.catalogPath);
+    const warnings: string[] = [];
     const rows = await Promise.all(catalog.servers.map(async (s, i) => ({
-      ...probeOutcome(s.name, results[i]!),
+      ...(await processRow(opts.catalogPath, s.name, results[i]!, lock.servers[s.url], cards[i]!, warnings)),
       history: store?.recent(s.url, confirmDrops + 1) ?? [],
-      toolReview: await toolReview(opts.catalogPath, lock.servers[s.url], results[i]!.snapshot),
-      cardMismatches: cardCheck(s.url, results[i]!, await cards[i]),
     })));
-    const plan = buildPlan(rows, { confirmDrops, canaries });
+    const plan = buildPlan(rows, { confirmDrops, canaries, warnings });
     opts.onPlan?.(plan);
     const exitCode = plan.aborted ? 3 : 0;
     if (!recorded) return { plan, probedAt: startedAt, written: [], exitCode };
@@ -156,7 +156,7 @@ export async function refresh(opts: RefreshOptions): Promise<RefreshResult> {
     const staleAfter = new Date(Date.parse(startedAt) + STALE_AFTER_DAYS * 86_400_000).toISOString().slice(0, 10);
     const model = { catalog: nextCatalog(catalog, plan, startedAt), plan, probedAt: startedAt, staleAfter };
     const existingLog = await readFile(paths.log, 'utf8').catch(() => null);
-    const nextLock = acceptOnFirstUse(lock, plan, startedAt);
+    const nextLock = acceptOnFirstUse(lock, plan, startedAt, new Map(results.flatMap((r) => (r.snapshot ? [[r.snapshot.hash, r.snapshot] as const] : []))));
     const heldOut = new Set(plan.rows.filter((r) => r.heldOut).map((r) => r.url));
     const files = refreshFiles(model, paths, existingLog, opts.kotlinPackage, heldOut);
     // The acceptances go in before the catalog, which stays last.
@@ -185,32 +185,57 @@ function cardCheck(url: string, r: ProbeResult, card: unknown | null): Mismatch[
   return cardMismatches(card, { url, serverVersion: r.serverVersion, protocolVersion: r.protocolVersion, eras });
 }
 
-/** The row's tools against their acceptance: drift and identity against the accepted snapshot. */
-async function toolReview(catalogPath: string, accepted: LockEntry | undefined, latest: StoredSnapshot | null): Promise<ToolReview> {
-  if (!accepted) return { ...NO_TOOL_REVIEW, firstUse: latest !== null };
-  const base = { ...NO_TOOL_REVIEW, acceptedHash: accepted.hash };
-  if (!latest) return base;
-  const snapshot = accepted.hash === latest.hash ? latest : await readSnapshot(catalogPath, accepted.hash);
-  if (!snapshot) return base;
-  return { ...base, changes: toolChanges(snapshot, latest), identityChanged: identityChanged(snapshot, latest) };
+/**
+ * One row's outcome, its tool review and card check. Whatever goes wrong here is this row's verdict
+ * (review/unprocessable), never the run's: the other rows are decided, written and recorded.
+ */
+async function processRow(catalogPath: string, name: string, r: ProbeResult, accepted: LockEntry | undefined, card: Promise<unknown | null>, warnings: string[]): Promise<ProbeOutcome & { toolReview?: ToolReview; cardMismatches: CardMismatch[] | null }> {
+  let stage: 'review' | 'store' = 'store';
+  try {
+    const outcome = probeOutcome(name, r);
+    JSON.stringify(outcome); // what will be recorded must serialise
+    stage = 'review';
+    return { ...outcome, toolReview: await toolReview(catalogPath, accepted, r.snapshot, warnings), cardMismatches: cardCheck(r.url, r, await card.catch(() => null)) };
+  } catch (err) {
+    return { ...unprocessableOutcome(name, r, stage, err), cardMismatches: null };
+  }
+}
+
+/** The row's tools against their acceptance: drift and identity against the accepted snapshot (verified). */
+async function toolReview(catalogPath: string, accepted: LockEntry | undefined, latest: StoredSnapshot | null, warnings: string[]): Promise<ToolReview> {
+  if (!accepted || !latest || accepted.hash === latest.hash) return reviewAgainst(accepted ? { hash: accepted.hash, toolsDigest: accepted.toolsDigest, snapshot: null } : null, latest);
+  const read = await readSnapshot(catalogPath, accepted.hash, accepted.snapshotSha256);
+  if (read.warning) warnings.push(read.warning);
+  return reviewAgainst({ hash: accepted.hash, toolsDigest: accepted.toolsDigest, snapshot: read.snapshot }, latest);
 }
 
 /** A server with no accepted tool list has this run's accepted on first use (never a flagged one). */
-function acceptOnFirstUse(lock: ToolsLock, plan: Plan, at: string): ToolsLock {
+function acceptOnFirstUse(lock: ToolsLock, plan: Plan, at: string, snapshots: Map<string, StoredSnapshot>): ToolsLock {
   const first = plan.rows.filter((r) => r.firstUse && r.decision !== 'drop');
   if (first.length === 0) return lock;
   const servers = { ...lock.servers };
-  for (const r of first) servers[r.url] = { name: r.name, hash: r.toolsHash!, by: 'onetap refresh', why: 'accepted on first use', at };
+  for (const r of first) servers[r.url] = { name: r.name, hash: r.toolsHash!, ...lockDigests(snapshots.get(r.toolsHash!)), by: 'onetap refresh', why: 'accepted on first use', at };
   return { version: 1, servers };
 }
 
+/** Snapshot files to write: missing ones, and any whose bytes are not this snapshot's (an older format, an edit). */
 async function newSnapshotFiles(catalogPath: string, snapshots: Array<StoredSnapshot | null>): Promise<FileWrite[]> {
   const unique = new Map(snapshots.filter((s): s is StoredSnapshot => s !== null).map((s) => [s.hash, s]));
-  const missing = [...unique.values()].filter((s) => !existsSync(snapshotPath(catalogPath, s.hash)));
-  return missing.map((s) => snapshotFile(catalogPath, s));
+  const files = await Promise.all([...unique.values()].map(async (s) => {
+    const file = snapshotFile(catalogPath, s);
+    const current = await readFile(file.path, 'utf8').catch(() => null);
+    return current === file.content ? null : file;
+  }));
+  return files.filter((f): f is FileWrite => f !== null);
 }
 
 async function checkCanaries(urls: string[], timeoutMs: number) {
   const answers = await Promise.all(urls.map((u) => isReachable(u, timeoutMs)));
   return { configured: urls.length, reachable: answers.filter(Boolean).length };
+}
+
+/** What a lock entry records of an accepted snapshot: its tools digest and the SHA-256 of its file. */
+export function lockDigests(s: StoredSnapshot | undefined): { toolsDigest?: string; snapshotSha256?: string } {
+  if (!s) return {};
+  return { ...(s.toolsDigest ? { toolsDigest: s.toolsDigest } : {}), snapshotSha256: snapshotSha256(s) };
 }
