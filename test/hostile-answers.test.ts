@@ -10,7 +10,10 @@ import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { probe, refresh } from '../src/index.js';
 import { startFleet, json, initResult, type Ctx, type Fleet } from './fleet/fleet.js';
-import { catalogOf, runCli, server, workspace } from './helpers.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { BIN, catalogOf, runCli, server, workspace } from './helpers.js';
 
 interface Tool { name: string; description?: string; inputSchema?: unknown }
 
@@ -73,6 +76,20 @@ describe('one row\'s failure is that row\'s verdict', () => {
     assert.equal(res.code, 1, res.stderr);
     const out = JSON.parse(res.stdout) as Array<{ verdict: string; reason: string }>;
     assert.deepEqual(out.map((o) => `${o.verdict}/${o.reason}`), ['review/unprocessable', 'live/ok']);
+  });
+
+  it('onetap mcp: a probe call with the deep server answers for every URL', async () => {
+    set('deep', { toolsJson: `[{"name":"search","inputSchema":${deepSchemaJson(2_500)}}]` });
+    const client = new Client({ name: 'onetap-test', version: '1.0' });
+    await client.connect(new StdioClientTransport({ command: process.execPath, args: [BIN, 'mcp', '--allow-private'], stderr: 'ignore' }));
+    try {
+      const r = (await client.callTool({ name: 'probe', arguments: { urls: [fleet.url('deep'), fleet.url('ok-json')] } })) as CallToolResult;
+      assert.notEqual(r.isError, true);
+      const results = (r.structuredContent as { results: Array<{ verdict: string; reason: string }> }).results;
+      assert.deepEqual(results.map((o) => `${o.verdict}/${o.reason}`), ['review/unprocessable', 'live/ok']);
+    } finally {
+      await client.close();
+    }
   });
 
   it('refresh --write with the deep server decides, writes and records every row (exit 0)', async () => {
