@@ -76,8 +76,8 @@ export interface ProbeResult {
   quirks: Quirk[];
   /** A time limit override stopped a request before the client's own limit. */
   cutShort: boolean;
-  /** The spec-correct reading, when it ran. */
-  diagnosis: { works: boolean; tools: string[] | null; error: string | null } | null;
+  /** The spec-correct reading, when it ran, with its own evidence (the top-level fields are the deciding client's). */
+  diagnosis: { works: boolean; tools: string[] | null; error: string | null; httpStatus: number | null; protocolVersion: string | null; serverName: string | null; quirks: Quirk[] } | null;
   /** How a 401/403 asked to authenticate. */
   auth: AuthKind | null;
   /** Where a redirected initialize points. */
@@ -283,13 +283,16 @@ function matrixOf(o: Observation, deciding: ClientProfile, entry: { requiresAuth
 }
 
 function summarize(url: string, profile: ClientProfile, o: Observation, v: ReturnType<typeof classify>, attempts: number, durationMs: number, matrix: ProbeResult['matrix'], snapshot: StoredSnapshot | null): ProbeResult {
+  // Every field outside `diagnosis` and `matrix` is the deciding client's: adding --matrix (which runs the
+  // diagnosis too) must not change what the deciding client saw.
   const run = o.deciding;
-  const evidence = o.diagnosis ?? run;
-  const init = stepOf(evidence, 'initialize') ?? evidence.steps[0];
-  const deciding = stepOf(evidence, 'tools/list') ?? init;
-  const app = run.profile === KAI_9000.id ? run : o.others[KAI_9000.id];
+  const init = firstStep(run);
+  const deciding = stepOf(run, 'tools/list') ?? init;
+  // The app's own error is the deciding client's when it is the app (or its fork); the matrix holds the rest.
+  const app = isAppLike(profile) ? run : null;
   const live = v.verdict === 'live';
-  const serverInfo = run.serverInfo ?? o.diagnosis?.serverInfo ?? null;
+  const serverInfo = run.serverInfo;
+  const diagnosis = o.diagnosis;
   for (const r of [run, o.diagnosis, ...Object.values(o.others)]) {
     if (!r) continue;
     r.toolDefinitions = null;
@@ -306,7 +309,7 @@ function summarize(url: string, profile: ClientProfile, o: Observation, v: Retur
     detail: o.unprocessable ? `${REASON_TEXT.unprocessable} (stage: ${o.unprocessable.stage})` : REASON_TEXT[v.reason],
     attempts,
     httpStatus: deciding?.status ?? null,
-    protocolVersion: oneLineOrNull(run.protocolVersion ?? o.diagnosis?.protocolVersion, L.nameChars),
+    protocolVersion: oneLineOrNull(run.protocolVersion, L.nameChars),
     serverName: oneLineOrNull(serverInfo?.name, L.nameChars),
     serverVersion: oneLineOrNull(serverInfo?.version, L.nameChars),
     tools: run.tools && clipNames(run.tools),
@@ -314,9 +317,14 @@ function summarize(url: string, profile: ClientProfile, o: Observation, v: Retur
     durationMs,
     error: o.unprocessable ? `${o.unprocessable.stage}: ${o.unprocessable.error}` : live && v.reason === 'ok' ? null : oneLineOrNull(errorText(o, v.reason), L.errorChars),
     appError: oneLineOrNull(app && !app.works ? app.error ?? (app.tools?.length === 0 ? 'connected, but the app lists 0 tools' : null) : null, L.errorChars),
-    quirks: unique(live || !o.diagnosis ? run.quirks : [...run.quirks, ...o.diagnosis.quirks]),
-    cutShort: run.cutShort || (o.diagnosis?.cutShort ?? false),
-    diagnosis: o.diagnosis ? { works: o.diagnosis.works, tools: o.diagnosis.tools && clipNames(o.diagnosis.tools), error: oneLineOrNull(o.diagnosis.error, L.errorChars) } : null,
+    quirks: unique(run.quirks),
+    cutShort: run.cutShort,
+    diagnosis: diagnosis ? {
+      works: diagnosis.works, tools: diagnosis.tools && clipNames(diagnosis.tools), error: oneLineOrNull(diagnosis.error ?? (diagnosis.works ? null : firstProblem(diagnosis)), L.errorChars),
+      httpStatus: (stepOf(diagnosis, 'tools/list') ?? firstStep(diagnosis))?.status ?? null,
+      protocolVersion: oneLineOrNull(diagnosis.protocolVersion, L.nameChars), serverName: oneLineOrNull(diagnosis.serverInfo?.name, L.nameChars),
+      quirks: unique(diagnosis.quirks),
+    } : null,
     auth: o.auth,
     location: oneLineOrNull(init?.status !== null && init !== undefined && init.status >= 300 && init.status < 400 ? init.headers.location : null, L.locationChars),
     matrix,
@@ -357,16 +365,21 @@ class AttestedResult implements ProbeResult {
 // The fields of AttestedResult are ProbeResult's, assigned in its constructor.
 interface AttestedResult extends Omit<ProbeResult, 'toolDefinitions'> {}
 
-/** The first thing that went wrong, as short text. */
+const firstStep = (run: ClientRun) => stepOf(run, 'initialize') ?? stepOf(run, 'server/discover') ?? run.steps[0];
+
+/** The first thing that went wrong in the deciding client's exchanges, as short text. */
 function errorText(o: Observation, reason: Reason): string | null {
   if (o.legacySse) return 'GET answered with an SSE `endpoint` event: legacy HTTP+SSE transport';
   if (reason.startsWith('app-') || reason === 'auth-optional' || reason === 'oversize') return o.deciding.error;
-  const evidence = o.diagnosis ?? o.deciding;
-  for (const s of evidence.steps) {
+  return firstProblem(o.deciding) ?? o.deciding.error;
+}
+
+function firstProblem(run: ClientRun): string | null {
+  for (const s of run.steps) {
     if (s.step === 'notifications/initialized') continue;
     if (s.error || s.response?.error || (s.status !== null && s.status >= 300) || s.problem) return exchangeError(s);
   }
-  return evidence.error ?? o.deciding.error;
+  return run.error;
 }
 
 function retryWait(o: Observation, opts: Resolved): number | null {
