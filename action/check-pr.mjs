@@ -5,12 +5,15 @@
 //
 // Prints one line per probed row and GitHub annotations; exit 1 when a changed row is not live
 // (drop or review), 0 otherwise (a `failed` probe is a warning: a flake is no reason to block a pull request).
+// Every line quotes text the pull request or a server chose (names, URLs, error messages): it is printed
+// through log-safe.mjs, so it stays one line and never reads as a workflow command.
 import { readFileSync } from 'node:fs';
 import { parseCatalog, probeMany } from '../dist/src/index.js';
 import { checkUrl, guardedLookup } from '../dist/src/discover/fetcher.js';
+import { commandData, commandProperty, logLine } from './log-safe.mjs';
 
 const [catalogPath, basePath] = process.argv.slice(2);
-const escape = (s) => String(s).replaceAll('%', '%25').replaceAll('\r', '%0D').replaceAll('\n', '%0A');
+const file = commandProperty(catalogPath);
 const catalog = parseCatalog(readFileSync(catalogPath, 'utf8'), catalogPath);
 const baseText = readFileSync(basePath, 'utf8');
 const base = baseText.trim() ? parseCatalog(baseText, `base ${catalogPath}`) : { servers: [] };
@@ -38,19 +41,19 @@ const results = await probeMany(probed.map((s) => ({ url: s.url, requiresAuth: s
 for (const s of changed.filter((x) => refused.has(x.url))) {
   failures++;
   const line = `${s.name} (${s.url}): refused: ${refused.get(s.url)}`;
-  console.log(`  ${line}`);
-  console.log(`::error file=${catalogPath},title=onetap: not one-tap ready::${escape(line)}`);
+  console.log(`  ${logLine(line)}`);
+  console.log(`::error file=${file},title=onetap: not one-tap ready::${commandData(line)}`);
 }
 for (const [i, s] of probed.entries()) {
   const r = results[i];
   const line = `${s.name} (${s.url}): ${r.verdict}/${r.reason}${r.tools ? `, ${r.tools.length} tools` : ''}${r.error ? ` (${r.error})` : ''}`;
-  console.log(`  ${line}`);
+  console.log(`  ${logLine(line)}`);
   // A name that resolved to a private address was stopped by the lookup: as refused as an IP literal.
   if (r.verdict === 'drop' || r.verdict === 'review' || /private or reserved address/.test(r.error ?? '')) {
     failures++;
-    console.log(`::error file=${catalogPath},title=onetap: not one-tap ready::${escape(line)}`);
+    console.log(`::error file=${file},title=onetap: not one-tap ready::${commandData(line)}`);
   } else if (r.verdict === 'failed') {
-    console.log(`::warning file=${catalogPath},title=onetap: probe failed::${escape(line)}`);
+    console.log(`::warning file=${file},title=onetap: probe failed::${commandData(line)}`);
   }
 }
 if (process.env.GITHUB_OUTPUT) {

@@ -11,6 +11,9 @@
 #   5. set the outputs. The pull request itself is opened by peter-evans/create-pull-request in action.yml.
 #
 # Exit 0 ran (also after the outage guard: a warning annotation, not a red job), 1 error, 2 bad input.
+#
+# onetap's own output quotes what servers said (names, errors, tool text): it reaches the log only through
+# action/log-safe.mjs (one line each, never a workflow command); the workflow commands here are the action's own.
 set -euo pipefail
 
 fail() { echo "::error title=onetap::$(annotation "$1")"; exit "${2:-1}"; }
@@ -28,9 +31,11 @@ RECORD=${INPUT_RECORD:-false}
 ALLOW_HTTP=${INPUT_ALLOW_HTTP:-false}
 bool write "$WRITE"; bool record "$RECORD"; bool allow-http "$ALLOW_HTTP"
 count confirm-drops "${INPUT_CONFIRM_DROPS:-}"; count concurrency "${INPUT_CONCURRENCY:-}"; count timeout "${INPUT_TIMEOUT:-}"
+MAX_FILE_BYTES=${INPUT_MAX_FILE_BYTES:-16777216}; count max-file-bytes "$MAX_FILE_BYTES"
 if [[ -n ${INPUT_SITE_BASE_URL:-} && ! ${INPUT_SITE_BASE_URL} =~ ^https?://[^/]+ ]]; then fail "input site-base-url must be an absolute http(s) URL" 2; fi
 
 ONETAP=(node "$GITHUB_ACTION_PATH/bin/onetap")
+LOG_SAFE=(node "$(dirname "$(realpath "${BASH_SOURCE[0]}")")/log-safe.mjs")   # the filter for text the action does not control
 TMP=$(mktemp -d "${RUNNER_TEMP:-${TMPDIR:-/tmp}}/onetap.XXXXXX")
 cd "$GITHUB_WORKSPACE"
 [[ -f $CATALOG ]] || fail "no catalog at $CATALOG (input catalog, relative to the repository root)"
@@ -82,10 +87,10 @@ if [[ -n ${INPUT_CONFIRM_DROPS:-} ]]; then ARGS+=(--confirm-drops "$INPUT_CONFIR
 if [[ -n ${INPUT_CONCURRENCY:-} ]]; then ARGS+=(--concurrency "$INPUT_CONCURRENCY"); fi
 if [[ -n ${INPUT_TIMEOUT:-} ]]; then ARGS+=(--timeout "$INPUT_TIMEOUT"); fi
 if [[ $ALLOW_HTTP == true ]]; then ARGS+=(--allow-http); fi
-echo "::group::onetap ${ARGS[*]}"
+echo "::group::$(annotation "onetap ${ARGS[*]}")"
 set +e
-"${ONETAP[@]}" "${ARGS[@]}" > "$TMP/plan.json"
-CODE=$?
+"${ONETAP[@]}" "${ARGS[@]}" 2>&1 > "$TMP/plan.json" | "${LOG_SAFE[@]}" >&2   # the plan to a file, the rest through the filter
+CODE=${PIPESTATUS[0]}
 set -e
 echo "::endgroup::"
 if [[ $CODE != 0 && $CODE != 3 ]]; then fail "onetap refresh failed (exit $CODE); see the log above"; fi
@@ -124,8 +129,18 @@ commit_history() {
   GIT_INDEX_FILE=$index git write-tree
 }
 
+# Nothing over the size limit is pushed (onetap bounds what it writes; this guards the repository anyway).
+refuse_large() {
+  local f size
+  while IFS= read -r -d '' f; do
+    size=$(stat -c %s "$f")
+    if (( size > MAX_FILE_BYTES )); then fail "refusing to commit $f: $size bytes, over the limit of $MAX_FILE_BYTES (input max-file-bytes); nothing was pushed"; fi
+  done < <(find "$@" -type f -print0 2> /dev/null)
+}
+
 HISTORY_COMMIT=
 if [[ $RECORDED == true && -d $HISTORY_DIR ]]; then
+  refuse_large "$HISTORY_DIR"
   name=${GIT_COMMITTER_NAME:-github-actions[bot]}
   email=${GIT_COMMITTER_EMAIL:-41898282+github-actions[bot]@users.noreply.github.com}
   for attempt in 1 2 3 4 5; do
@@ -158,20 +173,21 @@ OUT_DIR=$CATALOG_DIR
 PR_PATHS=("$CATALOG" "$CATALOG_DIR/tools.lock.json" "$OUT_DIR/generated" "$OUT_DIR/servers.md" "$OUT_DIR/log.md")
 CHANGED=false
 if [[ $WRITE == true && $OUTAGE == false && -n $(git status --porcelain --untracked-files=all -- "${PR_PATHS[@]}") ]]; then CHANGED=true; fi
+if [[ $CHANGED == true ]]; then refuse_large "${PR_PATHS[@]}"; fi
 output changed "$CHANGED"
 output outage "$OUTAGE"
 output_lines pr-paths "$(printf '%s\n' "${PR_PATHS[@]}")"
 output plan-path "$TMP/plan.json"
 
 REPORT="$TMP/report.md"
-"${ONETAP[@]}" report --markdown --catalog "$CATALOG" > "$REPORT" || fail "onetap report failed"
+"${ONETAP[@]}" report --markdown --catalog "$CATALOG" 2>&1 > "$REPORT" | "${LOG_SAFE[@]}" >&2 || fail "onetap report failed"
 output report-path "$REPORT"
 if [[ -n ${GITHUB_STEP_SUMMARY:-} ]]; then cat "$REPORT" >> "$GITHUB_STEP_SUMMARY"; fi
 
 if [[ -n ${INPUT_SITE_DIR:-} ]]; then
   SITE_ARGS=(site --out "$INPUT_SITE_DIR" --catalog "$CATALOG")
   if [[ -n ${INPUT_SITE_BASE_URL:-} ]]; then SITE_ARGS+=(--base-url "$INPUT_SITE_BASE_URL"); fi
-  "${ONETAP[@]}" "${SITE_ARGS[@]}" || fail "onetap site failed"
+  "${ONETAP[@]}" "${SITE_ARGS[@]}" 2>&1 | "${LOG_SAFE[@]}" || fail "onetap site failed"
   output site-path "$INPUT_SITE_DIR"
 fi
 

@@ -29,11 +29,18 @@ export { statusModel, type StatusModel, type ServerStatus, type DayBar } from '.
 export { overviewPage, serverPage } from './status/page.js';
 export { markdownReport } from './status/report.js';
 export { siteFiles, writeSite, HISTORY_WINDOWS, type SiteFile, type SiteOptions } from './site/site.js';
-export { openHistory, HistoryIndex } from './history/open.js';
-export { readHistory, parseHistory, runLines, appendRuns, historyDir, HISTORY_LINE_VERSION, type HistoryRun, type PlanJson } from './history/text.js';
+export { openHistory, HistoryIndex, historyProblemsOf } from './history/open.js';
+export {
+  readHistory, readHistoryChecked, readHistoryProblems, describeHistoryProblems, parseHistory, runLines, appendRuns, historyDir,
+  HISTORY_LINE_VERSION, HISTORY_LIMITS, type HistoryRun, type PlanJson, type HistoryProblem, type HistoryProblems,
+} from './history/text.js';
 export { cardMismatches, type Mismatch, type LiveFacts } from './discover/consistency.js';
-export { toolListSnapshot, storedSnapshot, snapshotHash, canonicalJson, type ToolListSnapshot, type StoredSnapshot } from './attest/snapshot.js';
-export { toolChanges, identityChanged, reviewTools, type ToolChanges, type ToolReview } from './decide/drift.js';
+export {
+  toolListSnapshot, storedSnapshot, snapshotHash, canonicalJson, toolsDigestOf, nestsDeeperThan, MAX_NESTING, SNAPSHOT_LIMITS, SNAPSHOT_FORMAT,
+  type ToolListSnapshot, type StoredSnapshot, type ToolDigest,
+} from './attest/snapshot.js';
+export { RECORD_LIMITS } from './attest/result.js';
+export { toolChanges, toolsDiffer, identityChanged, reviewAgainst, reviewTools, type ToolChanges, type ToolReview, type Acceptance } from './decide/drift.js';
 export { acceptTools, NothingToAccept, type AcceptOptions } from './catalog/accept.js';
 export { readLock, serializeLock, type ToolsLock, type LockEntry } from './catalog/lock.js';
 export { screenTools, SCREEN_RULES, type Finding } from './screen/screen.js';

@@ -138,13 +138,13 @@ describe('action.yml and the example workflow', () => {
     assert.match(wf, /^ {2}workflow_dispatch:/m);
     assert.match(wf, /^ {2}pull_request:/m);
     assert.match(wf, /^permissions: \{\}$/m);
-    assert.match(wf, /uses: actions\/upload-pages-artifact@v\d+\n\s+with:\n\s+path: _site\n\s+include-hidden-files: true/);
-    assert.match(wf, /uses: actions\/deploy-pages@v\d+/);
+    assert.match(wf, /uses: actions\/upload-pages-artifact@[0-9a-f]{40} # v\d+\.\d+\.\d+\n\s+with:\n\s+path: _site\n\s+include-hidden-files: true/);
+    assert.match(wf, /uses: actions\/deploy-pages@[0-9a-f]{40} # v\d+\.\d+\.\d+\n/);
     assert.match(wf, /mode: check/);
     assert.ok(!existsSync(join(ROOT, '.github', 'workflows', 'onetap-weekly.yml')), 'an example, not this repository\'s own workflow');
     const action = await readFile(join(ROOT, 'action.yml'), 'utf8');
-    assert.match(action, /uses: peter-evans\/create-pull-request@v\d+\n/);
-    assert.match(action, /uses: actions\/setup-node@v\d+\n\s+with:\n\s+node-version: 20/);
+    assert.match(action, /uses: peter-evans\/create-pull-request@[0-9a-f]{40} # v\d+\.\d+\.\d+\n/);
+    assert.match(action, /uses: actions\/setup-node@[0-9a-f]{40} # v\d+\.\d+\.\d+\n\s+with:\n\s+node-version: 20/);
   });
 });
 
@@ -243,6 +243,9 @@ describe('action/run.sh: weekly refresh in fresh clones', () => {
       [{ 'confirm-drops': '0' }, 2, /input confirm-drops must be a positive whole number/],
       [{ 'history-branch': 'a..b' }, 2, /history-branch is not a branch name/],
       [{ catalog: 'nope/servers.json' }, 1, /no catalog at nope\/servers\.json/],
+      [{ 'max-file-bytes': '0' }, 2, /input max-file-bytes must be a positive whole number/],
+      // A file over the size limit is never pushed, whatever wrote it; the message names it and the limit.
+      [{ 'max-file-bytes': '200' }, 1, /refusing to commit catalog\/history\/\S+: \d+ bytes, over the limit of 200 \(input max-file-bytes\); nothing was pushed/],
     ] as const) {
       const r = await runAction('run.sh', clone, { 'allow-http': 'true', ...inputs });
       assert.equal(r.code, code, JSON.stringify(inputs) + r.stdout + r.stderr);

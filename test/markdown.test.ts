@@ -212,11 +212,13 @@ describe('report --markdown', () => {
     const { catalogPath, statePath } = await workspace(catalogOf(servers));
     const evil = '@octocat <script>alert(1)</script> www.evil.example $x$ #9 | \u202E';
     const now = new Date().toISOString();
-    const run = { v: 1, type: 'run', startedAt: now, finishedAt: evil, catalog: 'servers.json', applied: true, aborted: null, observations: servers.length, summary: { total: servers.length, keep: evil, keepFailed: 0, review: 0, drop: 1, changed: 1 } };
-    const observations = servers.map((s, i) => ({
-      v: 1, type: 'observation', at: now, url: s.url, name: evil, verdict: i ? 'live' : evil, reason: evil, attempts: 1, httpStatus: 200, durationMs: 3, tools: [evil], error: evil,
-      ...outcomeExtras(evil), decision: i === 1 ? 'drop' : evil, dropStreak: 0, note: evil,
+    // Hostile text in every string field; a line whose verdict and reason are not words of the policy is skipped.
+    const run = { v: 1, type: 'run', startedAt: now, finishedAt: now, catalog: 'servers.json', applied: true, aborted: null, observations: servers.length + 1, summary: { total: servers.length, keep: servers.length - 1, keepFailed: 0, review: 0, drop: 1, changed: 1 } };
+    const observations: Array<Record<string, unknown>> = servers.map((s, i) => ({
+      v: 1, type: 'observation', at: now, url: s.url, name: evil, verdict: i ? 'live' : 'review', reason: i ? 'ok' : 'handshake-error', attempts: 1, httpStatus: 200, durationMs: 3, tools: [evil], error: evil,
+      ...outcomeExtras(evil), decision: i === 1 ? 'drop' : 'keep', dropStreak: 0, note: evil,
     }));
+    observations.push({ ...observations[0]!, verdict: evil, reason: evil });
     const dir = join(dirname(catalogPath), 'history');
     await mkdir(dir, { recursive: true });
     await writeFile(join(dir, `${now.slice(0, 7)}.jsonl`), [run, ...observations].map((l) => JSON.stringify(l)).join('\n') + '\n');
@@ -225,5 +227,6 @@ describe('report --markdown', () => {
     assertInert(r.stdout, 'report --markdown');
     assert.match(r.stdout, /⟨U\+202E⟩/, 'the hostile history was read (and its bidi control shown, not applied)');
     assert.match(r.stdout, /`@octocat`/);
+    assert.match(r.stdout, /\*\*History:\*\* 1 line skipped/, 'the line of the wrong type is skipped and named');
   });
 });

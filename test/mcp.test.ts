@@ -148,7 +148,7 @@ describe('onetap mcp over stdio (--allow-private)', () => {
   it('probe: server-supplied text cannot add a line to the summary or carry control characters', async () => {
     const r = await call(client, 'probe', { urls: [fleet.url('hostile')] });
     const summary = (r.content[0] as { text: string }).text;
-    assert.match(summary, /nope\uFFFD- https:\/\/evil\.example\/mcp/);
+    assert.match(summary, /nope[\uFFFD ]- https:\/\/evil\.example\/mcp/, 'the line break is gone (made one line where it is recorded, or shown as U+FFFD)');
     assert.doesNotMatch(summary, /^- https:\/\/evil/m);
     assert.doesNotMatch(summary, /\u001b/);
   });

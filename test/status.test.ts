@@ -224,7 +224,7 @@ describe('JSON API', () => {
     const body = await (await fetch(`${site.url}/api/servers/switch/history?days=5`)).json() as { observations: Array<Record<string, unknown>>; daily: unknown[] };
     assert.deepEqual(Object.keys(body), ['id', 'name', 'url', 'days', 'observations', 'daily']);
     assert.equal(body.daily.length, 5);
-    assert.deepEqual(Object.keys(body.observations[0]!), ['url', 'name', 'at', 'verdict', 'reason', 'attempts', 'httpStatus', 'durationMs', 'tools', 'error', 'profile', 'reasons', 'appError', 'location', 'matrix', 'toolsHash', 'findings', 'findingsSeen', 'toolCount']);
+    assert.deepEqual(Object.keys(body.observations[0]!), ['url', 'name', 'at', 'verdict', 'reason', 'attempts', 'httpStatus', 'durationMs', 'tools', 'error', 'profile', 'reasons', 'appError', 'location', 'matrix', 'toolsHash', 'findings', 'findingsSeen', 'snapshotSha256', 'toolCount']);
     assert.equal((await fetch(`${site.url}/api/servers/switch/history?days=0`)).status, 400);
     assert.equal((await fetch(`${site.url}/api/servers/nope/history`)).status, 404);
   });

@@ -7,6 +7,8 @@ import { once } from '../util/once.js';
 import { ajv as loadAjv } from '../util/lazy.js';
 import { placeOf, type Catalog, type CatalogServer } from './model.js';
 import { hostOf, isLoopbackUrl, normalizeUrl } from './url.js';
+import { RULES, type CharRule } from '../screen/rules.js';
+import { escapeHidden, firstHidden, hiddenKind, visibleCodePoint } from '../outputs/unicode.js';
 
 export interface LintProblem { where: string; message: string }
 
@@ -48,6 +50,11 @@ export function lintCatalog(catalog: Catalog, opts: LintOptions = {}): LintProbl
   catalog.servers.forEach((s, i) => {
     for (const message of entryProblems(s, catalog, opts)) problems.push({ where: where('servers', i, s.name), message });
   });
+  catalog.removed.forEach((r, i) => {
+    for (const message of hiddenTextProblems(r)) problems.push({ where: where('removed', i, r.name), message });
+  });
+  const { servers: _servers, removed: _removed, ...rest } = catalog;
+  for (const message of hiddenTextProblems(rest)) problems.push({ where: '(catalog)', message });
   // No two entries on one host unless it is a declared shared gateway (and then not the same URL twice).
   const gateways = new Set(catalog.policy.sharedGatewayHosts.map((h) => h.toLowerCase()));
   const seenHost = new Map<string, number>();
@@ -94,6 +101,72 @@ export function entryProblems(s: CatalogServer, catalog: Catalog, opts: LintOpti
   if (!d || typeof d !== 'object' || !d.by?.trim() || !d.at?.trim() || !d.why?.trim()) out.push('no decision record: every entry needs {by, at, why} (this list is curated, not scraped)');
   const removed = removedMatch(s.url, catalog);
   if (removed !== null) out.push(`previously removed: removed[${removed}] (${catalog.removed[removed]!.name}, ${catalog.removed[removed]!.reason}); a new decision must first take it off the removed list`);
+  out.push(...hiddenTextProblems(s));
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Hidden characters in catalog text
+
+/** The screening's character rules (src/screen/rules.ts): invisible and tag characters, bidi, ANSI, controls. */
+const CHARACTER_RULES = RULES.filter((r): r is CharRule => r.kind === 'chars');
+
+/** Code points of a hit, as `U+XXXX` words (at most four, then `…`). */
+function codePoints(text: string): string {
+  const cps = [...text];
+  return cps.slice(0, 4).map((ch) => `U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`).join(' ') + (cps.length > 4 ? ' …' : '');
+}
+
+/**
+ * The first hidden character of one string: where a character rule of the screening fires, or where an output
+ * would show a character escaped (./outputs/unicode.ts), whichever comes first. Null when there is none.
+ */
+export function hiddenCharacterProblem(text: string): string | null {
+  let hit: { index: number; length: number } | null = null;
+  let rule = '';
+  for (const r of CHARACTER_RULES) {
+    const h = r.scan(text);
+    if (h && (hit === null || h.index < hit.index)) { hit = h; rule = r.id; }
+  }
+  const shown = firstHidden(text);
+  if (shown && (hit === null || shown.index < hit.index)) { hit = { index: shown.index, length: shown.char.length }; rule = ''; }
+  if (hit === null) return null;
+  const chars = [...text.slice(hit.index, hit.index + Math.max(hit.length, 1))];
+  const kinds = [...new Set(chars.slice(0, 4).map(hiddenKind))].join(', ');
+  const many = chars.length > 1;
+  return `hidden character${many ? 's' : ''} ${codePoints(chars.join(''))} (${kinds}${rule ? `; screening rule ${rule}` : ''}) at character ${[...text.slice(0, hit.index)].length}: a reader cannot see ${many ? 'them' : 'it'} and every output shows ${many ? 'them' : 'it'} escaped; remove ${many ? 'them' : 'it'} or write ${many ? 'them' : 'it'} visibly`;
+}
+
+/** A step of a field path, the key made visible. */
+function step(key: string): string {
+  return /^[A-Za-z_$][\w$-]{0,63}$/.test(key) ? `.${key}` : `[${JSON.stringify(escapeHidden(key.slice(0, 64), visibleCodePoint))}]`;
+}
+
+/** One problem per string (keys included) of an entry holding a hidden character: `description: hidden …`. */
+export function hiddenTextProblems(value: unknown): string[] {
+  const out: string[] = [];
+  const stack: Array<{ value: unknown; path: string }> = [{ value, path: '' }];
+  const seen = new Set<object>();
+  while (stack.length) {
+    const { value: v, path } = stack.pop()!;
+    if (typeof v === 'string') {
+      const problem = hiddenCharacterProblem(v);
+      if (problem) out.push(`${path.replace(/^\./, '') || '(value)'}: ${problem}`);
+      continue;
+    }
+    if (v === null || typeof v !== 'object' || seen.has(v)) continue;
+    seen.add(v);
+    const children: Array<{ value: unknown; path: string }> = [];
+    if (Array.isArray(v)) v.forEach((x, i) => children.push({ value: x, path: `${path}[${i}]` }));
+    else {
+      for (const [k, x] of Object.entries(v)) {
+        const problem = hiddenCharacterProblem(k);
+        if (problem) out.push(`${`${path}${step(k)}`.replace(/^\./, '')} (the name): ${problem}`);
+        children.push({ value: x, path: `${path}${step(k)}` });
+      }
+    }
+    for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]!);
+  }
   return out;
 }
 

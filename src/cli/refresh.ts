@@ -14,6 +14,7 @@ function catalogLabels(path: string): string[] {
 }
 import { DEFAULT_CATALOG } from './catalog.js';
 import { inert, paint, Progress, table, useColor } from './render.js';
+import { describeHistoryProblems } from '../history/text.js';
 import { matrixLine } from '../attest/profile.js';
 import { toolReviewLine } from '../decide/drift.js';
 
@@ -78,6 +79,8 @@ export async function runRefresh(flags: RefreshFlags, out: NodeJS.WriteStream | 
       if (!flags.json) out.write(renderPlan(plan, flags.catalog, color, !!flags.write) + '\n');
     },
   });
+  const skipped = describeHistoryProblems(result.historyProblems);
+  if (skipped) process.stderr.write(`onetap: ${skipped}\n`);
   if (flags.json) {
     out.write(jsonInvisibleEscaped(JSON.stringify({ ...planJson(result.plan), probedAt: result.probedAt, written: result.written }, null, 2)) + '\n');
   } else if (result.exitCode === 3) {

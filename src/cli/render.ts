@@ -1,6 +1,7 @@
 /** Terminal rendering helpers: colour only on a TTY without NO_COLOR, untrusted text made inert. */
 import type { VerdictName } from '../policy/policy.js';
 import { jsonInvisibleEscaped } from '../outputs/escape.js';
+import { escapeHidden, visibleCodePoint } from '../outputs/unicode.js';
 
 export function useColor(stream: NodeJS.WriteStream): boolean {
   return !!stream.isTTY && !('NO_COLOR' in process.env && process.env.NO_COLOR !== '') && process.env.TERM !== 'dumb';
@@ -13,10 +14,14 @@ export function paint(text: string, verdict: VerdictName | string, color: boolea
   return color && code ? `\x1b[${code}m${text}\x1b[0m` : text;
 }
 
-/** Server-supplied text must not drive or reorder the terminal: control and bidi characters become U+FFFD. */
+/**
+ * Server-supplied text must not drive, hide or reorder the terminal: control characters and line separators
+ * become U+FFFD, and what the shared decision shows escaped (bidi controls, zero-width, tag and other
+ * invisible characters, stray variation selectors) a visible `⟨U+XXXX⟩`.
+ */
 export function inert(text: string): string {
   // eslint-disable-next-line no-control-regex
-  return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202A-\u202E\u2066-\u2069\u200E\u200F\u061C]/g, '\uFFFD');
+  return escapeHidden(text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, '\uFFFD'), visibleCodePoint);
 }
 
 /** A plain text table; widths count code points of the text before colouring. */

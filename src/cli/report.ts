@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { loadCatalog } from '../catalog/model.js';
-import { openHistory } from '../history/open.js';
+import { historyProblemsOf, openHistory } from '../history/open.js';
+import { describeHistoryProblems } from '../history/text.js';
 import { buildStatus } from '../status/routes.js';
 import { overviewPage } from '../status/page.js';
 import { markdownReport } from '../status/report.js';
@@ -33,12 +34,16 @@ export function registerReport(program: Command): void {
       }
       try {
         const model = buildStatus(catalog, store, new Date());
+        // Lines of the text history that are not of its format were left out of the index: say how many and where.
+        const historyProblems = historyProblemsOf(store);
+        const skipped = describeHistoryProblems(historyProblems);
+        if (skipped) process.stderr.write(`onetap: ${skipped}\n`);
         if (opts.html) {
-          await writeFileAtomic(opts.html, overviewPage(model, { standalone: true }));
+          await writeFileAtomic(opts.html, overviewPage(model, { standalone: true, historyProblems }));
           if (!opts.json) process.stderr.write(`wrote ${opts.html}\n`);
         }
-        if (opts.markdown) process.stdout.write(markdownReport(model));
-        if (opts.json) printJson(model);
+        if (opts.markdown) process.stdout.write(markdownReport(model, historyProblems));
+        if (opts.json) printJson({ ...model, historyProblems });
       } finally {
         store?.close();
       }

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { loadCatalog } from '../catalog/model.js';
-import { openHistory } from '../history/open.js';
+import { historyProblemsOf, openHistory } from '../history/open.js';
+import { describeHistoryProblems } from '../history/text.js';
 import { siteFiles, writeSite } from '../site/site.js';
 import { UsageError } from './args.js';
 import { RETENTION_OPTION } from './report.js';
@@ -25,6 +26,8 @@ export function registerSite(program: Command): void {
       try {
         const files = siteFiles(catalog, store, { baseUrl: opts.baseUrl, publisher: opts.publisher });
         await writeSite(opts.out, files);
+        const skipped = describeHistoryProblems(historyProblemsOf(store));
+        if (skipped) process.stderr.write(`onetap: ${skipped}\n`);
         process.stdout.write(`wrote ${files.length} files to ${opts.out} (${catalog.servers.length} servers${store ? '' : ', no history yet'})\n`);
       } finally {
         store?.close();

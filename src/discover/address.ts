@@ -34,6 +34,8 @@ export interface AddressPolicy {
   trustedAddresses?: readonly string[];
   /** How names are resolved for these connections (default: the system's resolver). */
   resolver?: Resolver;
+  /** Permit http:// as well as https:// (the address rule still holds): the origin of a typed http URL. */
+  allowHttp?: boolean;
 }
 
 /** IPv4 ranges that are not on the public internet (IANA special-purpose registry, "globally reachable: false"). */
@@ -119,7 +121,7 @@ export function checkUrl(url: string, policy: AddressPolicy = {}): URL {
   if (!open && (isForbiddenAddress(host) || isLocalName(host))) {
     throw new FetchRefused('private-address', `${host} is a private or reserved address (use --allow-private for local testing)`);
   }
-  if (u.protocol !== 'https:' && !(open && u.protocol === 'http:')) throw new FetchRefused('scheme', `${u.protocol.replace(':', '')} is refused: https only${open ? '' : ' (http only with --allow-private)'}: ${url}`);
+  if (u.protocol !== 'https:' && !((open || policy.allowHttp) && u.protocol === 'http:')) throw new FetchRefused('scheme', `${u.protocol.replace(':', '')} is refused: https only${open ? '' : ' (http only with --allow-private)'}: ${url}`);
   if (u.username || u.password) throw new FetchRefused('bad-url', `credentials in a URL are refused: ${u.host}`);
   return u;
 }

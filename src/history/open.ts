@@ -5,8 +5,9 @@
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { SqliteHistoryStore } from './sqlite.js';
-import { appendRuns, historyDir, MONTH_FILE, readHistory, readHistoryFiles, type HistoryRun, type PlanJson } from './text.js';
+import { INDEX_FORMAT, SqliteHistoryStore } from './sqlite.js';
+import type { HistoryStore } from './store.js';
+import { appendRuns, historyDir, MONTH_FILE, NO_HISTORY_PROBLEMS, readHistory, readHistoryChecked, readHistoryFiles, type HistoryProblems, type HistoryRun, type PlanJson } from './text.js';
 
 export interface OpenHistoryOptions {
   /**
@@ -36,7 +37,10 @@ export function keptFromDay(retention: Retention = {}): string | null {
   return new Date((retention.now?.() ?? new Date()).getTime() - (retention.days - 1) * 86_400_000).toISOString().slice(0, 10);
 }
 
-/** The SQLite index of a catalog's text history; `sync()` brings it up to date with the files. */
+/**
+ * The SQLite index of a catalog's text history; `sync()` brings it up to date with the files. It holds only
+ * lines that fit the line format; `problems()` names the others (count and the first ten, `history/<file>:line`).
+ */
 export class HistoryIndex extends SqliteHistoryStore {
   private seen = '';
 
@@ -55,16 +59,28 @@ export class HistoryIndex extends SqliteHistoryStore {
     if (stamp === this.seen) return false;
     const files = readHistoryFiles(this.historyDir);
     const indexed = this.sources();
-    const same = indexed.length === files.length && files.every((f, i) => indexed[i]!.file === f.file && indexed[i]!.sha256 === f.sha256 && indexed[i]!.bytes === f.bytes);
+    // An index built by another format is rebuilt too: it may hold lines this one would not let in.
+    const same = this.indexFormat() === INDEX_FORMAT && indexed.length === files.length && files.every((f, i) => indexed[i]!.file === f.file && indexed[i]!.sha256 === f.sha256 && indexed[i]!.bytes === f.bytes);
     const held = this.keptFrom();
     // To keep more than it holds, the index is rebuilt; to keep less, it forgets the oldest runs.
     const rebuild = !same || (held !== null && (keptFrom === null || keptFrom < held));
     // All runs are read, so the first kept run's `previous` is still the run before it.
-    if (rebuild) this.replaceAll(readHistory(this.historyDir, files).filter((r) => keptFrom === null || r.run.startedAt >= keptFrom), files.map(({ file, bytes, sha256 }) => ({ file, bytes, sha256 })), keptFrom);
-    else if (keptFrom !== null && (held === null || keptFrom > held)) this.pruneBefore(keptFrom);
+    // Only lines that fit the format reach the index; the others are counted and named (`problems()`).
+    if (rebuild) {
+      const { runs, problems } = readHistoryChecked(this.historyDir, files);
+      this.replaceAll(runs.filter((r) => keptFrom === null || r.run.startedAt >= keptFrom), files.map(({ file, bytes, sha256 }) => ({ file, bytes, sha256 })), keptFrom, problems);
+    } else if (keptFrom !== null && (held === null || keptFrom > held)) this.pruneBefore(keptFrom);
     this.seen = stamp;
     return rebuild;
   }
+}
+
+/**
+ * The lines of the text history a store was built without (none for a store that is not an index of it, or no
+ * store): what `report`, `serve` and `refresh` say were skipped.
+ */
+export function historyProblemsOf(store: HistoryStore | null | undefined): HistoryProblems {
+  return store instanceof SqliteHistoryStore ? store.problems() : NO_HISTORY_PROBLEMS;
 }
 
 /** The directory's mtime (a month file appeared or went) and each month file's size and mtime. */

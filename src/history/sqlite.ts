@@ -47,6 +47,15 @@ const MIGRATIONS: string[] = [
 /** The index's source files: name, bytes indexed, and their SHA-256. */
 export interface IndexSource { file: string; bytes: number; sha256: string }
 
+/** Lines of the text history the index left out (see `./text.ts`); kept in `meta.problems` as JSON. */
+export interface IndexProblems { count: number; first: Array<{ file: string; line: number; problem: string }> }
+
+/**
+ * What the index was built by, in `meta.index-format`: an index built by another format (before the text
+ * history was checked line by line, say) is rebuilt from the text even when the files did not change.
+ */
+export const INDEX_FORMAT = '2';
+
 function migrate(db: Database.Database): void {
   const from = db.pragma('user_version', { simple: true }) as number;
   for (let v = from; v < MIGRATIONS.length; v++) {
@@ -62,14 +71,14 @@ interface Row {
   http_status: number | null; duration_ms: number; tools: string | null; error: string | null; details?: string | null;
 }
 
-type Details = Pick<ObservationRecord, 'profile' | 'reasons' | 'appError' | 'location' | 'matrix' | 'toolsHash' | 'findings' | 'findingsSeen'>;
+type Details = Pick<ObservationRecord, 'profile' | 'reasons' | 'appError' | 'location' | 'matrix' | 'toolsHash' | 'findings' | 'findingsSeen' | 'snapshotSha256'>;
 
 function details(r: Row): Details {
   const d = r.details ? (JSON.parse(r.details) as Partial<Details>) : {};
   return {
     profile: d.profile ?? 'kai-9000', reasons: d.reasons ?? [r.reason as ObservationRecord['reason']],
     appError: d.appError ?? null, location: d.location ?? null, matrix: d.matrix ?? null,
-    toolsHash: d.toolsHash ?? null, findings: d.findings ?? [], findingsSeen: d.findingsSeen ?? 0,
+    toolsHash: d.toolsHash ?? null, findings: d.findings ?? [], findingsSeen: d.findingsSeen ?? 0, ...(d.snapshotSha256 ? { snapshotSha256: d.snapshotSha256 } : {}),
   };
 }
 
@@ -114,7 +123,7 @@ export class SqliteHistoryStore implements HistoryStore {
       const { lastInsertRowid } = this.insertRun.run(run.startedAt, run.finishedAt, run.catalog, run.applied ? 1 : 0, JSON.stringify(run.plan));
       for (const o of observations) {
         this.insertObservation.run(lastInsertRowid, o.url, o.name, o.at, o.verdict, o.reason, o.attempts, o.httpStatus, o.durationMs, o.tools === null ? null : JSON.stringify(o.tools), o.error,
-          JSON.stringify({ profile: o.profile, reasons: o.reasons, appError: o.appError, location: o.location, matrix: o.matrix, toolsHash: o.toolsHash, findings: o.findings, findingsSeen: o.findingsSeen }));
+          JSON.stringify({ profile: o.profile, reasons: o.reasons, appError: o.appError, location: o.location, matrix: o.matrix, toolsHash: o.toolsHash, findings: o.findings, findingsSeen: o.findingsSeen, snapshotSha256: o.snapshotSha256 ?? null }));
       }
       return Number(lastInsertRowid);
     });
@@ -158,19 +167,47 @@ export class SqliteHistoryStore implements HistoryStore {
    * Replaces everything with these runs (ids from 1, in order) in one transaction; clears the legacy mark.
    * `keptFrom` (a UTC day) records the retention cut the runs were chosen by (see `HistoryIndex`).
    */
-  replaceAll(runs: Array<{ run: Omit<RunRecord, 'id'>; observations: ObservationRecord[] }>, sources: IndexSource[], keptFrom: string | null = null): void {
+  replaceAll(runs: Array<{ run: Omit<RunRecord, 'id'>; observations: ObservationRecord[] }>, sources: IndexSource[], keptFrom: string | null = null, problems: IndexProblems = { count: 0, first: [] }): void {
     this.db.transaction(() => {
-      this.db.exec("DELETE FROM observations; DELETE FROM runs; DELETE FROM sources; DELETE FROM meta WHERE key IN ('legacy', 'kept-from');");
+      this.db.exec("DELETE FROM observations; DELETE FROM runs; DELETE FROM sources; DELETE FROM meta WHERE key IN ('legacy', 'kept-from', 'problems', 'index-format');");
       for (const r of runs) this.recordRun(r.run, r.observations);
       const insert = this.db.prepare('INSERT INTO sources (file, bytes, sha256) VALUES (?, ?, ?)');
       for (const s of sources) insert.run(s.file, s.bytes, s.sha256);
-      if (keptFrom !== null) this.db.prepare("INSERT INTO meta (key, value) VALUES ('kept-from', ?)").run(keptFrom);
+      const meta = this.db.prepare('INSERT INTO meta (key, value) VALUES (?, ?)');
+      if (keptFrom !== null) meta.run('kept-from', keptFrom);
+      meta.run('problems', JSON.stringify({ count: problems.count, first: problems.first }));
+      meta.run('index-format', INDEX_FORMAT);
     }).immediate();
+  }
+
+  /** The format the index was built by (`INDEX_FORMAT`), or null for a store that is not an index of it. */
+  indexFormat(): string | null {
+    return this.meta('index-format');
+  }
+
+  /** The lines of the text history the index was built without (none for a store that is not an index). */
+  problems(): IndexProblems {
+    const text = this.meta('problems');
+    if (text === null) return { count: 0, first: [] };
+    try {
+      const p = JSON.parse(text) as IndexProblems;
+      return { count: Number(p.count) || 0, first: Array.isArray(p.first) ? p.first : [] };
+    } catch {
+      return { count: 0, first: [] };
+    }
+  }
+
+  private meta(key: string): string | null {
+    try {
+      return (this.db.prepare('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined)?.value ?? null;
+    } catch {
+      return null; // an old store without the table
+    }
   }
 
   /** The retention cut the index holds runs from (a UTC day), or null when it was built without one. */
   keptFrom(): string | null {
-    return (this.db.prepare("SELECT value FROM meta WHERE key = 'kept-from'").get() as { value: string } | undefined)?.value ?? null;
+    return this.meta('kept-from');
   }
 
   /** Forgets the runs started before `day` (and their observations): the index only, never the text history. */

@@ -2,22 +2,19 @@
  * String escaping per output language: one function per format, applied to every untrusted string (names,
  * descriptions, URLs, tool names, errors, anything read back from the history store).
  *
- * Invisible characters that reorder or hide text (bidi controls: the "Trojan Source" trick) never reach a
- * generated file raw: code gets `\u` escapes (the value round-trips), Markdown gets a visible `⟨U+XXXX⟩`.
+ * Invisible characters that reorder or hide text (bidi controls: the "Trojan Source" trick; zero-width and
+ * tag characters; stray variation selectors; Hangul fillers) never reach a generated file raw. Which ones is
+ * decided once, in ./unicode.ts; code gets `\u` escapes (the value round-trips), Markdown, HTML and the
+ * terminal a visible `⟨U+XXXX⟩`.
  */
+import { escapeHidden, uEscapes, visibleCodePoint } from './unicode.js';
 
-/**
- * Characters that must not appear raw in generated code: bidi controls, zero-width and other invisible
- * format characters, and the two line separators (JavaScript treats them as line ends in some places).
- */
-const INVISIBLE_IN_CODE = /[\u061C\u180E\u200B-\u200F\u2028-\u202E\u2060-\u2069\uFEFF]/g;
+export { visibleCodePoint } from './unicode.js';
 
-const uEscape = (ch: string) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`;
-
-/** A Kotlin string literal: `"…"` with `\`, `"`, `$`, every control and invisible format character escaped. */
-export function kotlinString(text: string): string {
-  let out = '"';
-  for (const ch of text) {
+/** One character of a Kotlin string literal that is not shown escaped by the shared decision. */
+function kotlinRun(run: string): string {
+  let out = '';
+  for (const ch of run) {
     const c = ch.codePointAt(0)!;
     if (ch === '\\') out += '\\\\';
     else if (ch === '"') out += '\\"';
@@ -25,11 +22,18 @@ export function kotlinString(text: string): string {
     else if (ch === '\n') out += '\\n';
     else if (ch === '\r') out += '\\r';
     else if (ch === '\t') out += '\\t';
-    else if (c < 0x20 || (c >= 0x7f && c <= 0x9f)) out += uEscape(ch);
-    else if (ch.length === 1 && ch.replace(INVISIBLE_IN_CODE, '') === '') out += uEscape(ch);
+    else if (c < 0x20) out += uEscapes(ch);
     else out += ch;
   }
-  return out + '"';
+  return out;
+}
+
+/**
+ * A Kotlin string literal: `"…"` with `\`, `"`, `$`, every control character and every character the shared
+ * decision shows escaped written as `\uXXXX` (an astral one as its two surrogates, which Kotlin joins again).
+ */
+export function kotlinString(text: string): string {
+  return `"${escapeHidden(text, uEscapes, kotlinRun)}"`;
 }
 
 /** A TypeScript/JavaScript string literal: JSON's escaping, plus `\u` for line separators and invisible characters. */
@@ -38,11 +42,11 @@ export function tsString(text: string): string {
 }
 
 /**
- * JSON text with invisible format characters written as `\u` escapes. Such characters only occur inside
- * JSON strings, where `\uXXXX` means the same character, so the value is unchanged.
+ * JSON text with the characters the shared decision shows escaped written as `\u` escapes. Such characters
+ * only occur inside JSON strings, where `\uXXXX` means the same character, so the value is unchanged.
  */
 export function jsonInvisibleEscaped(json: string): string {
-  return json.replace(INVISIBLE_IN_CODE, uEscape);
+  return escapeHidden(json, uEscapes, undefined, { json: true });
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -58,18 +62,11 @@ const LINKISH = /[@\uFF20]|:\/\/|www\.|#\d|\bgh-\d|(?=[0-9a-f]*\d)(?=[0-9a-f]*[a
 /** Characters that end a code-span run inside a link-like word (they cannot sit inside one). */
 const CODE_BREAK = /[`|\\]/;
 
-/** Markdown-visible form of an invisible character: `⟨U+202E⟩` (plain text, inert, easy to spot in review). */
-function visibleCodePoint(ch: string): string {
-  return `⟨U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}⟩`;
-}
-
-/** Bidi controls and zero-width characters are shown as `⟨U+XXXX⟩`; other control characters as U+FFFD. */
-const MD_INVISIBLE = /[\u061C\u180E\u200B\u200C\u200E\u200F\u202A-\u202E\u2060-\u2069\uFEFF]/;
+/** Control characters left after the shared decision (C0) are shown as U+FFFD. */
 // eslint-disable-next-line no-control-regex
 const MD_CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 function escapeMdChar(ch: string, prev: string, next: string): string {
-  if (MD_INVISIBLE.test(ch)) return visibleCodePoint(ch);
   if (MD_CONTROL.test(ch)) return '\uFFFD';
   switch (ch) {
     case '&': return '&amp;';
@@ -93,7 +90,7 @@ function codeWord(word: string): string {
   let run = '';
   const flush = () => { if (run) out += `\`${run}\``; run = ''; };
   for (const ch of word) {
-    if (CODE_BREAK.test(ch) || MD_INVISIBLE.test(ch) || MD_CONTROL.test(ch)) { flush(); out += escapeMdChar(ch, '', ''); } else run += ch;
+    if (CODE_BREAK.test(ch) || MD_CONTROL.test(ch)) { flush(); out += escapeMdChar(ch, '', ''); } else run += ch;
   }
   flush();
   return out;
@@ -102,10 +99,11 @@ function codeWord(word: string): string {
 /**
  * Inline Markdown text that renders as exactly these characters and nothing else: on one line (safe in a
  * table cell and a list item), no HTML, no emphasis, links, images, math, headings, lists or table breaks,
- * no autolinked URL/`www.`/email, no `@mention` or issue reference, and no invisible bidi control.
+ * no autolinked URL/`www.`/email, no `@mention` or issue reference, and no invisible character: what the
+ * shared decision shows escaped is written as a visible `⟨U+XXXX⟩` before anything else is escaped.
  */
 export function mdText(text: string): string {
-  const line = text.replace(/[\r\n\t\u000b\u000c\u0085\u2028\u2029]+/g, ' ').trim();
+  const line = escapeHidden(text.replace(/[\r\n\t\u000b\u000c\u0085\u2028\u2029]+/g, ' '), visibleCodePoint).trim();
   let out = line.split(/( +)/).map((word, i) => (i % 2 ? ' ' : LINKISH.test(word) ? codeWord(word) : escapeMdRun(word))).join('');
   // Block markers only count at the start of a line; an interpolated value may start one.
   out = out.replace(/^([-+=])/, '\\$1').replace(/^(\d{1,9})([.)])(?= |$)/, '$1\\$2');
@@ -152,7 +150,7 @@ export function mdCodeWord(text: unknown): Md {
   return new Md(/^[a-z0-9][a-z0-9/._-]{0,63}$/i.test(s) && !LINKISH.test(s) ? `\`${s}\`` : mdText(s));
 }
 
-/** HTML text and attribute values. */
+/** HTML text and attribute values; what the shared decision shows escaped as a visible `⟨U+XXXX⟩`. */
 export function escapeHtml(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+  return escapeHidden(text, visibleCodePoint).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
 }

@@ -20,8 +20,8 @@ import { planJson } from '../decide/plan-json.js';
 
 export { planJson };
 import type { HistoryStore, ObservationRecord } from '../history/store.js';
-import { HistoryIndex, openHistory } from '../history/open.js';
-import { appendRuns, historyDir } from '../history/text.js';
+import { HistoryIndex, historyProblemsOf, openHistory } from '../history/open.js';
+import { appendRuns, historyDir, type HistoryProblems } from '../history/text.js';
 import { acquireLock, writeAllAtomic, type FileWrite } from '../util/atomic.js';
 import { lockPath, readLock, readSnapshot, serializeLock, snapshotFile, type LockEntry, type ToolsLock } from '../catalog/lock.js';
 import { reviewAgainst, type ToolReview } from '../decide/drift.js';
@@ -75,6 +75,8 @@ export interface RefreshResult {
   written: string[];
   /** 0 ran, 3 the outage guard aborted. */
   exitCode: 0 | 3;
+  /** History lines skipped as unreadable when this run read the history (they decide nothing). */
+  historyProblems: HistoryProblems;
 }
 
 export const STALE_AFTER_DAYS = 14;
@@ -96,6 +98,7 @@ export async function refresh(opts: RefreshOptions): Promise<RefreshResult> {
   const recorded = opts.record ?? !!opts.write;
   const statePath = opts.statePath ?? '.onetap/history.db';
   let store = opts.store ?? (await openHistory(opts.catalogPath, statePath, { readonly: !recorded }));
+  const historyProblems = historyProblemsOf(store);
   let release: (() => Promise<void>) | null = null;
   try {
     const confirmDrops = opts.confirmDrops ?? catalog.policy.confirmDrops ?? 1;
@@ -125,7 +128,7 @@ export async function refresh(opts: RefreshOptions): Promise<RefreshResult> {
     const plan = buildPlan(rows, { confirmDrops, canaries, warnings });
     opts.onPlan?.(plan);
     const exitCode = plan.aborted ? 3 : 0;
-    if (!recorded) return { plan, probedAt: startedAt, written: [], exitCode };
+    if (!recorded) return { plan, probedAt: startedAt, written: [], exitCode, historyProblems };
 
     // One writer at a time, and the catalog must not have changed since it was read (another refresh, an editor).
     // The history is appended under the same lock, so its order is the order the catalog was written in.
@@ -142,13 +145,13 @@ export async function refresh(opts: RefreshOptions): Promise<RefreshResult> {
       store ??= await openHistory(opts.catalogPath, statePath);
       if (store instanceof HistoryIndex) store.sync();
     };
-    if (plan.aborted) { await record(false); return { plan, probedAt: startedAt, written: [], exitCode: 3 }; }
+    if (plan.aborted) { await record(false); return { plan, probedAt: startedAt, written: [], exitCode: 3, historyProblems }; }
     // The tool lists of a recorded run, content-addressed beside the catalog (what `accept` accepts).
     const snapshots = await newSnapshotFiles(opts.catalogPath, results.map((r) => r.snapshot));
     if (!opts.write || !unchanged) {
       await writeAllAtomic(snapshots);
       await record(false);
-      if (!opts.write) return { plan, probedAt: startedAt, written: [], exitCode: 0 };
+      if (!opts.write) return { plan, probedAt: startedAt, written: [], exitCode: 0, historyProblems };
       throw new CatalogError(`${opts.catalogPath} changed during the refresh; nothing was written, run it again`);
     }
 
@@ -168,7 +171,7 @@ export async function refresh(opts: RefreshOptions): Promise<RefreshResult> {
       throw err;
     }
     await record(true);
-    return { plan, probedAt: startedAt, written: files.map((f) => f.path), exitCode: 0 };
+    return { plan, probedAt: startedAt, written: files.map((f) => f.path), exitCode: 0, historyProblems };
   } finally {
     if (!opts.store) store?.close();
     await release?.();

@@ -3,13 +3,17 @@
  * would show the model (name, title, description, annotations, and every string in inputSchema: property
  * descriptions, titles, enum/const/default/examples values) in full, and reports each rule once per field.
  */
-import { RULES, type CharRule, type Clause, type TextRule } from './rules.js';
+import { MAX_NESTING } from '../attest/snapshot.js';
+import { PROBE_RULES, RULES, type CharRule, type Clause, type TextRule } from './rules.js';
 import type { Finding, ScreenRuleDoc, ToolSnapshot } from './types.js';
 
 export type { Finding, ToolSnapshot, ScreenRuleDoc } from './types.js';
 
-/** The rules as documented (README table): id, title, why, example. */
-export const SCREEN_RULES: ReadonlyArray<ScreenRuleDoc> = RULES.map(({ id, title, why, example }) => ({ id, title, why, example }));
+/**
+ * The rules as documented (README table): id, title, why, example. The screening rules, then the findings the
+ * prober adds itself (PROBE_RULES: it sees the whole list, screening one tool at a time does not).
+ */
+export const SCREEN_RULES: ReadonlyArray<ScreenRuleDoc> = [...RULES, ...PROBE_RULES].map(({ id, title, why, example }) => ({ id, title, why, example }));
 
 const EXCERPT_MAX = 120;
 
@@ -32,7 +36,7 @@ export function screenTools(tools: readonly ToolSnapshot[]): Finding[] {
     seen.add(key);
     perTool.push({ tool: name, field: inert(field, Infinity), rule, excerpt });
   };
-  const visit: Visit = (text, path, kind) => screenText(text, path, kind, name, report);
+  const visit: Visit = (text, path, kind, inSchema) => screenText(text, path, kind, inSchema, name, report);
   for (const tool of tools) {
     if (tool === null || typeof tool !== 'object') continue;
     name = typeof tool.name === 'string' ? tool.name : String(tool.name ?? '');
@@ -71,7 +75,8 @@ function pathText(path: FieldPath): string {
   return text;
 }
 
-type Visit = (text: string, path: FieldPath, kind: FieldKind) => void;
+/** `inSchema`: the string is inside inputSchema (a parameter's text), where Clause.where 'schema' applies. */
+type Visit = (text: string, path: FieldPath, kind: FieldKind, inSchema: boolean) => void;
 
 /** Schema keywords whose children are names chosen by the author, not keywords. */
 const NAME_MAPS = new Set(['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas']);
@@ -79,42 +84,47 @@ const NAME_MAPS = new Set(['properties', 'patternProperties', '$defs', 'definiti
 const VALUE_KEYWORDS = new Set(['enum', 'const', 'default', 'examples', 'example']);
 
 function visitFields(tool: ToolSnapshot, name: string, visit: Visit): void {
-  visit(name, 'name', 'prose');
-  if (typeof tool.title === 'string') visit(tool.title, 'title', 'prose');
-  if (typeof tool.description === 'string') visit(tool.description, 'description', 'prose');
-  if (tool.annotations !== undefined) walk(tool.annotations, 'annotations', visit);
-  if (tool.inputSchema !== undefined) walk(tool.inputSchema, 'inputSchema', visit);
+  visit(name, 'name', 'prose', false);
+  if (typeof tool.title === 'string') visit(tool.title, 'title', 'prose', false);
+  if (typeof tool.description === 'string') visit(tool.description, 'description', 'prose', false);
+  if (tool.annotations !== undefined) walk(tool.annotations, 'annotations', visit, false);
+  if (tool.inputSchema !== undefined) walk(tool.inputSchema, 'inputSchema', visit, true);
 }
 
 type Mode = 'schema' | 'names' | 'value';
 
-/** Every string in a JSON value, depth-first in document order, without recursion (hostile depth is fine). */
-function walk(root: unknown, rootPath: string, visit: Visit): void {
-  const stack: Array<{ value: unknown; path: FieldPath; mode: Mode }> = [{ value: root, path: rootPath, mode: 'schema' }];
+/**
+ * Every string in a JSON value, depth-first in document order, without recursion. Levels are counted as
+ * nestsDeeperThan (src/attest/snapshot.ts) counts them over the whole tool: the tool is level 1, its inputSchema
+ * or annotations object level 2. An object or array deeper than MAX_NESTING is not walked (the prober refuses such
+ * a list before screening; here it only bounds the work), so every list the prober accepts is screened whole.
+ */
+function walk(root: unknown, rootPath: string, visit: Visit, inSchema: boolean): void {
+  const stack: Array<{ value: unknown; path: FieldPath; mode: Mode; depth: number }> = [{ value: root, path: rootPath, mode: 'schema', depth: 2 }];
   const visited = new Set<object>();
   while (stack.length) {
-    const { value, path, mode } = stack.pop()!;
+    const { value, path, mode, depth } = stack.pop()!;
     if (typeof value === 'string') {
-      visit(value, path, mode === 'value' ? 'value' : 'prose');
+      visit(value, path, mode === 'value' ? 'value' : 'prose', inSchema);
       continue;
     }
-    if (value === null || typeof value !== 'object' || visited.has(value)) continue;
+    if (value === null || typeof value !== 'object' || visited.has(value) || depth > MAX_NESTING) continue;
     visited.add(value);
     const first = stack.length;
     if (Array.isArray(value)) {
       const childMode = mode === 'names' ? 'schema' : mode;
-      for (let i = 0; i < value.length; i++) stack.push({ value: value[i], path: { parent: path, step: i }, mode: childMode });
+      for (let i = 0; i < value.length; i++) stack.push({ value: value[i], path: { parent: path, step: i }, mode: childMode, depth: depth + 1 });
     } else {
       for (const k in value) {
         if (!Object.hasOwn(value, k)) continue;
         const childPath = { parent: path, step: k };
-        visit(k, childPath, 'key');
+        visit(k, childPath, 'key', inSchema);
         const childMode: Mode = mode === 'value' ? 'value'
           : mode === 'names' ? 'schema'
           : NAME_MAPS.has(k) ? 'names'
           : VALUE_KEYWORDS.has(k) ? 'value'
           : 'schema';
-        stack.push({ value: (value as Record<string, unknown>)[k], path: childPath, mode: childMode });
+        stack.push({ value: (value as Record<string, unknown>)[k], path: childPath, mode: childMode, depth: depth + 1 });
       }
     }
     // Children were pushed in order; reversed, the first is popped first (document order).
@@ -142,7 +152,7 @@ const ODD_CHARACTER = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u034f\u060
 
 type Report = (path: FieldPath, rule: string, excerpt: string) => void;
 
-function screenText(raw: string, field: FieldPath, kind: FieldKind, toolName: string, report: Report): void {
+function screenText(raw: string, field: FieldPath, kind: FieldKind, inSchema: boolean, toolName: string, report: Report): void {
   // Printable ASCII (most text) can hold no odd character; otherwise one scan decides whether a character rule
   // can fire (almost never, on honest text).
   const plain = !NOT_PLAIN_ASCII.test(raw);
@@ -155,7 +165,7 @@ function screenText(raw: string, field: FieldPath, kind: FieldKind, toolName: st
   }
   if (kind === 'key') return;
   const normalized = plain ? spacesJoined(raw) : normalize(raw, odd);
-  for (const { rule, at, sentence } of textHits(normalized, kind === 'value' && !PROSE_EXPECTED.test(pathText(field)), toolName, plain)) {
+  for (const { rule, at, sentence } of textHits(normalized, kind === 'value' && !PROSE_EXPECTED.test(pathText(field)), inSchema, toolName, plain)) {
     report(field, rule.id, excerptAround(sentence, at, 0));
   }
   const blob = encodedInstructions(normalized, toolName);
@@ -165,19 +175,21 @@ function screenText(raw: string, field: FieldPath, kind: FieldKind, toolName: st
 const NO_HITS: ReadonlyArray<{ rule: TextRule; at: number; sentence: string }> = [];
 
 /** Each text rule that fires on the text, once, with the sentence and the place where it fired. */
-function textHits(normalized: string, isValue: boolean, toolName: string, ascii = !NON_ASCII.test(normalized)): ReadonlyArray<{ rule: TextRule; at: number; sentence: string }> {
-  if (!isValue && ascii && !GATE_SCANS_ANY_CASE[0]!.test(normalized) && !GATE_SCANS_ANY_CASE[1]!.test(normalized)) return NO_HITS; // most strings: no lowercase copy, no word set
+function textHits(normalized: string, isValue: boolean, inSchema: boolean, toolName: string, ascii = !NON_ASCII.test(normalized)): ReadonlyArray<{ rule: TextRule; at: number; sentence: string }> {
+  if (!isValue && ascii && !KEY_SCANS_ANY_CASE[0]!.test(normalized) && !KEY_SCANS_ANY_CASE[1]!.test(normalized)) return NO_HITS; // most strings: no lowercase copy, no word set
   const hits: Array<{ rule: TextRule; at: number; sentence: string }> = [];
   const lower = normalized.toLowerCase();
   // Lowercasing keeps offsets for nearly all text; when it does not, quote the lowercased sentence.
   const quoted = lower.length === normalized.length ? normalized : lower;
   const words = gateWordsIn(lower);
   if (words.size === 0 && !isValue) return hits; // most short strings ("string", "Path to the file")
+  const open = openClauses(words);
   const paragraphs = new Map<number, Paragraph>(); // split once, shared by every clause
   for (const rule of TEXT_RULES) {
     if (rule.scope === 'values' && !isValue) continue;
     for (const clause of rule.clauses) {
-      if (!gatesOpen(clause, words)) continue;
+      if (clause.where === 'schema' && !inSchema) continue;
+      if (!open(clause)) continue;
       const hit = firstHit(clause, rule, lower, quoted, paragraphs, toolName);
       if (hit === undefined) continue;
       hits.push({ rule, ...hit });
@@ -187,14 +199,46 @@ function textHits(normalized: string, isValue: boolean, toolName: string, ascii 
   return hits;
 }
 
-/** Every group of the clause's gate words has one present (plain loops: this runs per clause per field). */
-function gatesOpen(clause: Clause, words: Set<string>): boolean {
+/**
+ * The clauses whose every group of gate words (Clause.needs) has one present. Worked out from the words found,
+ * through an index from each word to the groups it opens, so the cost follows the few words a text has, not the
+ * clauses times their (long) word lists. A stamp per call saves clearing the counters.
+ */
+const CLAUSES = TEXT_RULES.flatMap((r) => r.clauses);
+const CLAUSE_INDEX = new Map(CLAUSES.map((c, i) => [c, i]));
+const GROUPS_NEEDED = Int32Array.from(CLAUSES, (c) => c.needs.length);
+const GROUP_CLAUSE: number[] = [];
+const GROUPS_OF_WORD = new Map<string, number[]>();
+for (const [i, clause] of CLAUSES.entries()) {
   for (const group of clause.needs) {
-    let open = false;
-    for (const w of group) if (words.has(w)) { open = true; break; }
-    if (!open) return false;
+    const g = GROUP_CLAUSE.push(i) - 1;
+    for (const w of new Set(group)) {
+      let list = GROUPS_OF_WORD.get(w);
+      if (!list) GROUPS_OF_WORD.set(w, (list = []));
+      list.push(g);
+    }
   }
-  return true;
+}
+const groupStamp = new Uint32Array(GROUP_CLAUSE.length);
+const clauseStamp = new Uint32Array(CLAUSES.length);
+const groupsOpen = new Int32Array(CLAUSES.length);
+let stamp = 0;
+
+function openClauses(words: Set<string>): (clause: Clause) => boolean {
+  const now = ++stamp;
+  for (const w of words) {
+    for (const g of GROUPS_OF_WORD.get(w) ?? []) {
+      if (groupStamp[g] === now) continue;
+      groupStamp[g] = now;
+      const c = GROUP_CLAUSE[g]!;
+      if (clauseStamp[c] !== now) { clauseStamp[c] = now; groupsOpen[c] = 0; }
+      groupsOpen[c]!++;
+    }
+  }
+  return (clause) => {
+    const c = CLAUSE_INDEX.get(clause)!;
+    return GROUPS_NEEDED[c] === 0 || (clauseStamp[c] === now && groupsOpen[c] === GROUPS_NEEDED[c]);
+  };
 }
 
 /**
@@ -284,10 +328,14 @@ function trieSource(words: readonly string[]): string {
 }
 
 /**
- * ASCII text matched case-insensitively is the same as matched lowercased: when no gate word is in it, no clause
- * can match, and it needs no lowercase copy and no word set. Other text is always looked at.
+ * ASCII text matched case-insensitively is the same as matched lowercased: when none of the key words is in it
+ * (each clause's first group of gate words, written to be its rarest), no clause can match, and it needs no
+ * lowercase copy and no word set. Other text is always looked at.
  */
-const GATE_SCANS_ANY_CASE = GATE_SCANS.map((scan) => new RegExp(scan.source, 'i'));
+const KEY_WORDS = [...new Set(CLAUSES.flatMap((c) => c.needs[0] ?? []))];
+const KEY_AT_WORD_START = KEY_WORDS.filter((w) => AT_WORD_START.includes(w));
+const KEY_ANYWHERE = KEY_WORDS.filter((w) => !AT_WORD_START.includes(w));
+const KEY_SCANS_ANY_CASE = [new RegExp(`\\b(?:${trieSource(KEY_AT_WORD_START)})`, 'i'), new RegExp(`(?:${trieSource(KEY_ANYWHERE)})`, 'i')];
 const NON_ASCII = /[^\x00-\x7f]/;
 
 /** The gate words present. */
@@ -342,7 +390,42 @@ function normalize(raw: string, odd = ODD_CHARACTER.test(raw)): string {
   let text = raw.normalize('NFKC');
   // Without any odd character (NFKC creates none) there are no escapes, format or control characters to drop.
   if (odd) text = text.replace(ANSI_SEQUENCE, ' ').replace(FORMAT_OR_SELECTOR, '').replace(CONTROL, ' ');
+  if (GREEK_OR_CYRILLIC.test(text)) text = foldLookalikes(text);
   return text.replace(/\r\n?/g, '\n').replace(/[^\S\n]+/g, ' ');
+}
+
+/**
+ * Greek and Cyrillic letters that look like Latin ones (UTS #39 confusables, the common ones), each one code unit
+ * for one, so offsets do not move.
+ */
+const LOOKALIKE = new Map<string, string>(Object.entries({
+  а: 'a', е: 'e', о: 'o', р: 'p', с: 'c', у: 'y', х: 'x', і: 'i', ј: 'j', ѕ: 's', һ: 'h', ԁ: 'd', ԛ: 'q', ԝ: 'w', ӏ: 'l', к: 'k', ү: 'y',
+  А: 'A', В: 'B', Е: 'E', К: 'K', М: 'M', Н: 'H', О: 'O', Р: 'P', С: 'C', Т: 'T', Х: 'X', У: 'Y', І: 'I', Ј: 'J', Ѕ: 'S', Ԛ: 'Q', Ԝ: 'W', Ү: 'Y', Ӏ: 'l',
+  α: 'a', ο: 'o', ρ: 'p', ν: 'v', ι: 'i', κ: 'k', υ: 'u', χ: 'x', ε: 'e',
+  Α: 'A', Β: 'B', Ε: 'E', Ζ: 'Z', Η: 'H', Ι: 'I', Κ: 'K', Μ: 'M', Ν: 'N', Ο: 'O', Ρ: 'P', Τ: 'T', Υ: 'Y', Χ: 'X',
+}));
+const GREEK_OR_CYRILLIC = /[\u0370-\u03ff\u0400-\u052f]/;
+const LOOKALIKE_CLASS = `[${[...LOOKALIKE.keys()].join('')}]`;
+const LOOKALIKE_CHAR = new RegExp(LOOKALIKE_CLASS, 'g');
+/** A whole word of Latin letters and look-alikes only (most Russian or Greek words have other letters too). */
+const FOLDABLE_WORD = new RegExp(`^(?:[A-Za-z]|${LOOKALIKE_CLASS})+$`);
+const LETTER_RUN = /[\p{L}\p{M}]+/gu;
+const LATIN_LETTER = /[A-Za-z]/;
+
+/**
+ * Homoglyphs: a word that mixes Latin letters with Greek or Cyrillic look-alikes ("Іgnоrе" with a Cyrillic І, о,
+ * е) is what an attacker writes, not a Russian or Greek writer. When a text has such a word, every word made only
+ * of Latin letters and look-alikes is read as Latin, so the text rules see "ignore". Plain Greek and Cyrillic text
+ * (no mixed word) is left as it is.
+ */
+function foldLookalikes(text: string): string {
+  let mixed = false;
+  for (const m of text.matchAll(LETTER_RUN)) {
+    const w = m[0];
+    if (LATIN_LETTER.test(w) && GREEK_OR_CYRILLIC.test(w) && FOLDABLE_WORD.test(w)) { mixed = true; break; }
+  }
+  if (!mixed) return text;
+  return text.replace(LETTER_RUN, (w) => (GREEK_OR_CYRILLIC.test(w) && FOLDABLE_WORD.test(w) ? w.replace(LOOKALIKE_CHAR, (ch) => LOOKALIKE.get(ch)!) : w));
 }
 
 /**
@@ -384,7 +467,7 @@ function encodedInstructions(text: string, toolName: string): string | undefined
     const words = decoded.trim().split(/\s+/);
     if (words.length < 4) continue;
     const cues = new Set(Array.from(decoded.matchAll(CUE_WORDS), (c) => c[1]!.toLowerCase()));
-    const ruled = textHits(normalize(decoded), false, toolName).length > 0;
+    const ruled = textHits(normalize(decoded), false, false, toolName).length > 0;
     if (ruled || cues.size >= 2) {
       return inert(`${clip(blob, 24)} decodes to: ${decoded}`, EXCERPT_MAX);
     }

@@ -7,6 +7,7 @@ import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Catalog } from '../catalog/model.js';
 import type { HistoryStore } from '../history/store.js';
+import { historyProblemsOf } from '../history/open.js';
 import { publication, publishedDocuments, type PublishOptions } from '../publish/publish.js';
 import { historyAnswer, refreshView } from '../status/model.js';
 import { overviewPage, serverPage } from '../status/page.js';
@@ -53,7 +54,7 @@ export function siteFiles(catalog: Catalog, store: HistoryStore | null, opts: Si
   // GitHub Pages deployed from a branch runs Jekyll, which drops dot-folders (.well-known) without this.
   files.push({ path: '.nojekyll', content: '' });
   // Last: it links to everything above, so a reader never follows a link to a file not yet written.
-  files.push({ path: 'index.html', content: overviewPage(model, { static: true }) });
+  files.push({ path: 'index.html', content: overviewPage(model, { static: true, historyProblems: historyProblemsOf(store) }) });
   return files;
 }
 

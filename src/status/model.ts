@@ -142,6 +142,8 @@ export function dayBars(observations: readonly ObservationRecord[], days: number
     const bar = byDay.get(utcDay(o.at));
     if (!bar) continue;
     bar.observations++;
+    // Only a known verdict colours a day (a store of any origin may hold other words).
+    if (!Object.hasOwn(SEVERITY, o.verdict)) continue;
     if (bar.verdict === null || SEVERITY[o.verdict] > SEVERITY[bar.verdict]) bar.verdict = o.verdict;
   }
   return bars;
@@ -181,7 +183,7 @@ export function statusModel(catalog: Catalog, history: (url: string) => Observat
       return {
         id: ids[i]!, name: s.name, url: s.url, description: s.description, requiresAuth: s.requiresAuth,
         decision: planByUrl.get(s.url)?.decision ?? null,
-        verdict: last?.verdict ?? null, reason: last?.reason ?? null, reasonText: last ? REASON_TEXT[last.reason] ?? last.reason : null,
+        verdict: last?.verdict ?? null, reason: last?.reason ?? null, reasonText: last ? (Object.hasOwn(REASON_TEXT, last.reason) ? REASON_TEXT[last.reason] : String(last.reason)) : null,
         tools: clipTools(last?.tools), toolCount: last?.tools?.length ?? null, lastProbeAt: last?.at ?? null, attempts: last?.attempts ?? null, durationMs: last?.durationMs ?? null,
         httpStatus: last?.httpStatus ?? null, error: clipNullable(last?.error),
         appError: clipNullable(last?.appError), location: clipNullable(last?.location), matrix: last?.matrix ?? null,

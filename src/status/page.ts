@@ -9,6 +9,7 @@ import { REASON_TEXT, type VerdictName } from '../policy/policy.js';
 import { matrixLine } from '../attest/profile.js';
 import { toolReviewLine } from '../decide/drift.js';
 import type { Decision } from '../decide/decide.js';
+import type { HistoryProblems } from '../history/text.js';
 import { html, trusted, type Html } from './html.js';
 import { clipText, clipTools, dayBars, LIMITS, type DayBar, type RefreshView, type ServerStatus, type StatusModel } from './model.js';
 
@@ -16,6 +17,22 @@ const VERDICT_WORD: Record<VerdictName, string> = { live: 'live', review: 'needs
 const DECISION_WORD: Record<Decision, string> = { keep: 'Kept', 'keep-failed': 'Kept, probe failed', review: 'Review', drop: 'Dropped' };
 const DECISION_TONE: Record<Decision, VerdictName> = { keep: 'live', 'keep-failed': 'failed', review: 'review', drop: 'drop' };
 const MARK: Record<VerdictName | 'none', string> = { live: '✓', review: '?', failed: '!', drop: '✕', none: '·' };
+
+/*
+ * What the history says is untrusted (it arrives through pull requests): a verdict, decision or reason reaches
+ * a class name, a data attribute or a table lookup only through these whitelists; anything else is `unknown`
+ * (or treated as no value), and text always goes through the escaping `html` template.
+ */
+const known = <K extends string>(table: Readonly<Record<K, unknown>>, v: unknown): v is K => typeof v === 'string' && Object.hasOwn(table, v);
+const verdictOf = (v: unknown): VerdictName | null => (known(VERDICT_WORD, v) ? v : null);
+const decisionOf = (d: unknown): Decision | null => (known(DECISION_WORD, d) ? d : null);
+/** A verdict as a class or attribute word: the verdict, `none` without one, `unknown` for anything else. */
+const verdictWord = (v: unknown): VerdictName | 'none' | 'unknown' => (v === null || v === undefined ? 'none' : verdictOf(v) ?? 'unknown');
+const reasonText = (r: unknown): string => (known(REASON_TEXT, r) ? REASON_TEXT[r] : '');
+/** A line computed from a record of any shape: one that does not fit gives a placeholder, not a crash. */
+function safely(make: () => string | null): string | null {
+  try { return make(); } catch { return '(an unreadable record)'; }
+}
 
 /** The filters of the overview: every decision, "needs attention" (all but kept), and all. */
 const FILTERS = ['all', 'attention', 'drop', 'review', 'keep-failed', 'none', 'keep'] as const;
@@ -35,7 +52,7 @@ const ATTENTION: Record<Exclude<Filter, 'all' | 'attention'>, number> = { drop: 
 
 const FILTER_WORD: Record<Filter, string> = { all: 'all', attention: 'need attention', drop: 'dropped', review: 'review', 'keep-failed': 'kept, probe failed', none: 'not probed yet', keep: 'kept' };
 
-const filterOf = (s: Pick<ServerStatus, 'decision'>): Exclude<Filter, 'all' | 'attention'> => s.decision ?? 'none';
+const filterOf = (s: Pick<ServerStatus, 'decision'>): Exclude<Filter, 'all' | 'attention'> => decisionOf(s.decision) ?? 'none';
 
 /** The overview's order: attention first, the catalog's order within each group (a stable sort). */
 export function attentionOrder<T extends Pick<ServerStatus, 'decision'>>(servers: readonly T[]): T[] {
@@ -51,8 +68,9 @@ a{color:inherit}main{max-width:1120px;margin:0 auto;padding:24px 16px 48px}
 header.top{display:flex;flex-wrap:wrap;align-items:baseline;gap:8px 16px;margin-bottom:16px}h1{font-size:24px;margin:0}h2{font-size:18px;margin:32px 0 12px}
 .sub{color:var(--muted)}.counts{display:flex;flex-wrap:wrap;gap:8px;margin:8px 0 20px}
 .pill{display:inline-flex;align-items:center;gap:6px;padding:2px 10px;border-radius:999px;font-weight:600;font-size:13px;border:1px solid currentColor;white-space:nowrap}
-.t-live{color:var(--live)}.t-review{color:var(--review)}.t-failed{color:var(--failed)}.t-drop{color:var(--drop)}.t-none{color:var(--muted)}
+.t-live{color:var(--live)}.t-review{color:var(--review)}.t-failed{color:var(--failed)}.t-drop{color:var(--drop)}.t-none,.t-unknown{color:var(--muted)}
 .banner{border:1px solid var(--drop);color:var(--drop);background:var(--card);border-radius:8px;padding:10px 14px;margin:0 0 16px}
+.banner.notice{border-color:var(--review);color:var(--fg)}.banner.notice ul{margin:4px 0 0;padding-left:20px;font-size:13px;color:var(--muted)}
 .servers{display:grid;gap:10px}
 .server{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:14px 16px;display:grid;grid-template-columns:minmax(0,1.2fr) minmax(0,1fr) 300px;gap:6px 20px;align-items:start}
 @media (max-width:900px){.server{grid-template-columns:1fr}}
@@ -140,8 +158,11 @@ function ago(iso: string | null, now: string): string {
 const pct = (v: number | null) => (v === null ? 'no data' : `${(Math.floor(v * 1000) / 10).toFixed(1)}% live`);
 
 function statusPill(s: Pick<ServerStatus, 'decision' | 'verdict'>): Html {
-  if (s.decision) return html`<span class="pill t-${DECISION_TONE[s.decision]}" data-decision="${s.decision}">${MARK[DECISION_TONE[s.decision]]} ${DECISION_WORD[s.decision]}</span>`;
-  if (s.verdict) return html`<span class="pill t-${s.verdict}" data-verdict="${s.verdict}">${MARK[s.verdict]} ${VERDICT_WORD[s.verdict]}</span>`;
+  const decision = decisionOf(s.decision);
+  if (decision) return html`<span class="pill t-${DECISION_TONE[decision]}" data-decision="${decision}">${MARK[DECISION_TONE[decision]]} ${DECISION_WORD[decision]}</span>`;
+  const verdict = verdictOf(s.verdict);
+  if (verdict) return html`<span class="pill t-${verdict}" data-verdict="${verdict}">${MARK[verdict]} ${VERDICT_WORD[verdict]}</span>`;
+  if (s.verdict !== null && s.verdict !== undefined) return html`<span class="pill t-unknown" data-verdict="unknown">${MARK.none} unknown verdict</span>`;
   return html`<span class="pill t-none">${MARK.none} not probed yet</span>`;
 }
 
@@ -151,12 +172,21 @@ function statusPill(s: Pick<ServerStatus, 'decision' | 'verdict'>): Html {
  */
 export function bars(days: DayBar[], thin = false, titles = true): Html {
   const counts = { live: 0, review: 0, failed: 0, drop: 0, none: 0 };
-  for (const d of days) counts[d.verdict ?? 'none']++;
+  // A day's verdict is a class name: only a known word, else the day shows as one without data.
+  const verdicts = days.map((d) => verdictOf(d.verdict));
+  for (const v of verdicts) counts[v ?? 'none']++;
   const label = `${days.length}-day history: ${counts.live} live, ${counts.review} review, ${counts.failed} failed, ${counts.drop} drop, ${counts.none} without data`;
-  return html`<div class="bars${thin ? ' thin' : ''}" role="img" aria-label="${label}" data-days="${days.length}">${days.map((d) => !titles ? trusted(`<i class="bar v-${d.verdict ?? 'none'}"></i>`) : d.verdict
-    ? html`<i class="bar v-${d.verdict}" title="${d.date}: ${VERDICT_WORD[d.verdict]}${d.observations > 1 ? ` (${d.observations} probes)` : ''}"></i>`
-    : trusted('<i class="bar v-none"></i>'))}</div>`;
+  return html`<div class="bars${thin ? ' thin' : ''}" role="img" aria-label="${label}" data-days="${days.length}">${days.map((d, i) => {
+    const v = verdicts[i]!;
+    if (!v) return BAR.none;
+    if (!titles) return BAR[v];
+    const probes = Number.isSafeInteger(d.observations) && d.observations > 1 ? ` (${d.observations} probes)` : '';
+    return html`<i class="bar v-${v}" title="${d.date}: ${VERDICT_WORD[v]}${probes}"></i>`;
+  })}</div>`;
 }
+
+/** One day's bar without a title, per verdict: constants (the overview draws thousands). */
+const BAR: Record<VerdictName | 'none', Html> = Object.fromEntries((['live', 'review', 'failed', 'drop', 'none'] as const).map((v) => [v, trusted(`<i class="bar v-${v}"></i>`)])) as Record<VerdictName | 'none', Html>;
 
 /** The first names the model kept, and how many more the server listed (on its own page, more are shown). */
 function toolList(s: ServerStatus, tools: string[], more: string | null): Html {
@@ -176,7 +206,7 @@ function serverRow(s: ServerStatus, now: string, standalone: boolean, links: Lin
   <div>
     ${statusPill(s)}
     <p class="reason">${s.verdict ? html`<strong>${s.verdict}/${s.reason}</strong>: ${s.reasonText}` : 'No probe recorded yet.'}${s.error && s.verdict !== 'live' && s.reason !== 'zero-tools' ? html`<br><span class="meta">${s.error}</span>` : ''}${s.appError && s.appError !== s.error ? html`<br><span class="meta">The app says: ${s.appError}</span>` : ''}${s.location ? html`<br><span class="meta">Redirects to ${s.location}</span>` : ''}</p>
-    ${s.matrix ? html`<p class="meta matrix" title="which clients would connect and list tools">${matrixLine(s.matrix)}</p>` : ''}
+    ${s.matrix ? html`<p class="meta matrix" title="which clients would connect and list tools">${safely(() => matrixLine(s.matrix!))}</p>` : ''}
     <div class="meta">Last probe: <time datetime="${s.lastProbeAt ?? ''}" title="${s.lastProbeAt ?? ''}">${ago(s.lastProbeAt, now)}</time>${s.attempts && s.attempts > 1 ? ` · ${s.attempts} tries` : ''}${s.durationMs !== null ? ` · ${s.durationMs} ms` : ''}</div>
     ${tools ? toolList(s, tools, standalone ? null : links.server(s.id)) : html`<div class="meta">Tools: unknown</div>`}
   </div>
@@ -199,10 +229,14 @@ function planSection(r: RefreshView | null, now: string): Html {
   <h2>Last refresh: <time datetime="${r.startedAt}" title="${r.startedAt}">${ago(r.startedAt, now)}</time> ${r.applied ? '(applied)' : '(plan only)'}</h2>
   ${r.aborted ? html`<div class="banner" role="alert">Outage guard: ${r.aborted}</div>` : ''}
   <p class="summary">${s.keep} kept · ${s.keepFailed} probe failed (kept) · ${s.review} review · ${s.drop} dropped · ${s.changed} changed</p>
-  ${list(r.applied ? 'Dropped' : 'Would drop (plan only: still in the catalog)', r.plan.filter((x) => x.decision === 'drop'), (x) => html`<strong>${x.name}</strong>: ${x.reason}, ${REASON_TEXT[x.reason] ?? ''}`)}
+  ${list(r.applied ? 'Dropped' : 'Would drop (plan only: still in the catalog)', r.plan.filter((x) => x.decision === 'drop'), (x) => html`<strong>${x.name}</strong>: ${x.reason}, ${reasonText(x.reason)}`)}
   ${list('Probe failed (kept)', r.plan.filter((x) => x.decision === 'keep-failed'), (x) => html`<strong>${x.name}</strong>: ${x.verdict}/${x.reason}${x.error ? html` (${x.error})` : ''}`)}
-  ${list('Review', r.plan.filter((x) => x.decision === 'review'), (x) => html`<strong>${x.name}</strong>: ${x.reason}, ${REASON_TEXT[x.reason] ?? ''}${toolReviewLine(x) ? html`<br><span class="meta">Tools: ${toolReviewLine(x)}</span>` : ''}${(x.findings ?? []).length ? html`<ul class="findings">${(x.findings ?? []).slice(0, 5).map((f) => html`<li><code>${f.tool}</code> ${f.field} [${f.rule}]: ${f.excerpt}</li>`)}</ul>` : ''}`)}
-  ${list('Changed since the run before', r.plan.filter((x) => x.changed), (x) => html`<strong>${x.name}</strong>: ${x.previous ? `${x.previous.verdict}/${x.previous.reason}` : 'first probe'} → ${x.verdict}/${x.reason}`)}
+  ${list('Review', r.plan.filter((x) => x.decision === 'review'), (x) => {
+    const tools = safely(() => toolReviewLine(x));
+    const findings = Array.isArray(x.findings) ? x.findings.filter((f) => f && typeof f === 'object').slice(0, 5) : [];
+    return html`<strong>${x.name}</strong>: ${x.reason}, ${reasonText(x.reason)}${tools ? html`<br><span class="meta">Tools: ${tools}</span>` : ''}${findings.length ? html`<ul class="findings">${findings.map((f) => html`<li><code>${f.tool}</code> ${f.field} [${f.rule}]: ${f.excerpt}</li>`)}</ul>` : ''}`;
+  })}
+  ${list('Changed since the run before', r.plan.filter((x) => x.changed === true), (x) => html`<strong>${x.name}</strong>: ${x.previous && typeof x.previous === 'object' ? `${x.previous.verdict}/${x.previous.reason}` : 'first probe'} → ${x.verdict}/${x.reason}`)}
 </section>`;
 }
 
@@ -219,6 +253,15 @@ export interface PageOptions {
    * so it works on any static host and from file://; no live refresh unless `live` says so.
    */
   static?: boolean;
+  /** Lines of the text history left out (not of the line format): the overview says how many and where. */
+  historyProblems?: HistoryProblems;
+}
+
+/** The overview's notice of history lines left out: counts, file names, line numbers and onetap's own words, escaped all the same. */
+function problemsNotice(p: HistoryProblems | undefined): Html | '' {
+  if (!p || !(p.count > 0)) return '';
+  const first = Array.isArray(p.first) ? p.first.slice(0, 10) : [];
+  return html`<div class="banner notice" role="status" id="history-problems"><strong>${p.count} history line${p.count === 1 ? '' : 's'} skipped</strong>: not of the history's line format (or of a run cut short), so this page is drawn without ${p.count === 1 ? 'it' : 'them'}.${first.length ? html`<ul>${first.map((x) => html`<li><code>${x.file}:${x.line}</code> ${x.problem}</li>`)}</ul>` : ''}</div>`;
 }
 
 export function overviewPage(m: StatusModel, opts: PageOptions = {}): string {
@@ -233,6 +276,7 @@ export function overviewPage(m: StatusModel, opts: PageOptions = {}): string {
 <header class="top"><h1>One-tap MCP servers</h1><span class="sub">${m.servers.length} curated remote servers · checked with the app's own handshake · updated <time datetime="${m.generatedAt}">${m.generatedAt.slice(0, 16).replace('T', ' ')} UTC</time></span></header>
 <div class="counts" aria-label="Show">${filter('all', m.servers.length, 'none')}${attention ? filter('attention', attention, 'drop') : ''}${(['drop', 'review', 'keep-failed', 'none', 'keep'] as const).filter((d) => counts.get(d)).map((d) => filter(d, counts.get(d)!, d === 'none' ? 'none' : DECISION_TONE[d]))}</div>
 ${m.lastRefresh?.aborted ? html`<div class="banner" role="alert">The last refresh was stopped by the outage guard: ${m.lastRefresh.aborted}</div>` : ''}
+${problemsNotice(opts.historyProblems)}
 <section class="servers" aria-label="Servers">${attentionOrder(m.servers).map((s) => serverRow(s, m.generatedAt, !!opts.standalone, links))}</section>
 ${legend}
 ${planSection(m.lastRefresh, m.generatedAt)}
@@ -241,6 +285,13 @@ ${opts.standalone ? html`<footer>A static report generated by onetap at ${m.gene
   : html`<footer>JSON: <a href="/api/servers">/api/servers</a> · <a href="/api/refreshes/latest">/api/refreshes/latest</a> · Discovery: <a href="/.well-known/ai-catalog.json">AI Catalog</a>, <a href="/.well-known/mcp/catalog.json">MCP Catalog</a></footer>`}
 </div>`;
   return layout('One-tap MCP servers: status', body, opts.live ?? !(opts.standalone || opts.static), opts.refreshMs ?? 30_000, opts.standalone ? null : links.file('.well-known/ai-catalog.json'));
+}
+
+/** One probe on a server's page: its verdict as a known word (class, attribute, mark), every value escaped. */
+function observationRow(o: ObservationRecord): Html {
+  const v = verdictWord(o.verdict);
+  const at = String(o.at);
+  return html`<tr data-verdict="${v}"><td><time datetime="${at}">${at.slice(0, 19).replace('T', ' ')}</time></td><td><span class="pill t-${v}">${v === 'unknown' ? '?' : MARK[v]} ${v === 'unknown' ? 'unknown verdict' : v === 'none' ? 'no verdict' : VERDICT_WORD[v]}</span></td><td>${o.reason}</td><td>${o.attempts}</td><td>${o.durationMs} ms</td><td>${o.httpStatus ?? '—'}</td><td>${typeof o.error === 'string' ? clipText(o.error) : ''}</td></tr>`;
 }
 
 export function serverPage(s: ServerStatus, observations: ObservationRecord[], generatedAt: string, opts: PageOptions = {}): string {
@@ -259,7 +310,7 @@ export function serverPage(s: ServerStatus, observations: ObservationRecord[], g
 <header class="top"><h1>${s.name}</h1>${statusPill(s)}</header>
 <div class="url">${s.url}</div><p class="desc">${s.description}</p>
 <p class="reason">${s.verdict ? html`<strong>${s.verdict}/${s.reason}</strong>: ${s.reasonText}` : 'No probe recorded yet.'}${s.appError ? html`<br><span class="meta">The app says: ${s.appError}</span>` : ''}</p>
-${s.matrix ? html`<p class="meta matrix">Clients: ${matrixLine(s.matrix)}</p>` : ''}
+${s.matrix ? html`<p class="meta matrix">Clients: ${safely(() => matrixLine(s.matrix!))}</p>` : ''}
 <h2>History</h2>
 ${bars(days30)}<div class="barlabel"><span>30 days</span><span>${pct(s.uptime30)}</span></div>
 ${bars(days90, true)}<div class="barlabel"><span>90 days</span><span>${pct(s.uptime90)}</span></div>
@@ -267,7 +318,7 @@ ${legend}
 ${tools ? html`<h2>Tools (${toolCount})</h2><ul class="tools">${tools.map((t) => html`<li>${t}</li>`)}</ul>${toolCount > tools.length ? html`<p class="more">and ${toolCount - tools.length} more</p>` : ''}` : ''}
 <h2>Probes (last 90 days)</h2>
 <table id="observations"><thead><tr><th>Time (UTC)</th><th>Verdict</th><th>Reason</th><th>Tries</th><th>Duration</th><th>HTTP</th><th>Error</th></tr></thead>
-<tbody>${rows.length ? rows.map((o) => html`<tr data-verdict="${o.verdict}"><td><time datetime="${o.at}">${o.at.slice(0, 19).replace('T', ' ')}</time></td><td><span class="pill t-${o.verdict}">${MARK[o.verdict]} ${VERDICT_WORD[o.verdict]}</span></td><td>${o.reason}</td><td>${o.attempts}</td><td>${o.durationMs} ms</td><td>${o.httpStatus ?? '—'}</td><td>${o.error === null ? '' : clipText(o.error)}</td></tr>`) : html`<tr><td colspan="7">No probes recorded.</td></tr>`}</tbody></table>
+<tbody>${rows.length ? rows.map(observationRow) : html`<tr><td colspan="7">No probes recorded.</td></tr>`}</tbody></table>
 <footer>JSON: <a href="${opts.static ? links.file(history) : `/api/servers/${encodeURIComponent(s.id)}/history?days=90`}">${opts.static ? history : `/${history}`}</a> · generated ${generatedAt}</footer>
 </div>`;
   return layout(`${s.name}: status`, body, opts.live ?? !opts.static, opts.refreshMs ?? 30_000, links.file('.well-known/ai-catalog.json'));

@@ -6,6 +6,7 @@
 import { md, mdCodeWord, mdTrusted, type Md } from '../outputs/escape.js';
 import { matrixLine } from '../attest/profile.js';
 import { toolReviewLine } from '../decide/drift.js';
+import type { HistoryProblems } from '../history/text.js';
 import type { DayBar, StatusModel } from './model.js';
 
 const SQUARE: Record<string, string> = { live: '🟩', review: '🟨', failed: '🟧', drop: '🟥', none: '⬜' };
@@ -24,9 +25,16 @@ function untrustedLine(make: () => string | null): string | null {
   try { return make(); } catch { return '(an unreadable record in the history store)'; }
 }
 
-export function markdownReport(m: StatusModel): string {
+/** `problems`: lines of the text history left out (not of its line format); the report says how many and where. */
+export function markdownReport(m: StatusModel, problems?: HistoryProblems): string {
   const r = m.lastRefresh;
   const lines: Md[] = [md`## One-tap MCP servers: status`, md``];
+  if (problems && problems.count > 0) {
+    const first = Array.isArray(problems.first) ? problems.first.slice(0, 10) : [];
+    lines.push(md`> **History:** ${count(problems.count)} line${problems.count === 1 ? '' : 's'} skipped, not of the history's line format or of a run cut short (the report is made without ${problems.count === 1 ? 'it' : 'them'}):`);
+    for (const x of first) lines.push(md`> - ${mdCodeWord(x.file)} line ${count(x.line)}: ${x.problem}`);
+    lines.push(md``);
+  }
   if (r) {
     const s = r.summary ?? {};
     lines.push(md`Last refresh ${r.startedAt} (${r.applied === true ? 'applied' : 'plan only'}): ${count(s.keep)} kept, ${count(s.keepFailed)} probe failed (kept), ${count(s.review)} review, ${count(s.drop)} dropped; ${count(s.changed)} changed.`, md``);

@@ -6,7 +6,8 @@ import { existsSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Catalog } from '../catalog/model.js';
 import type { HistoryStore } from '../history/store.js';
-import { DEFAULT_RETENTION_DAYS, HistoryIndex, openHistory, type Retention } from '../history/open.js';
+import { DEFAULT_RETENTION_DAYS, HistoryIndex, historyProblemsOf, openHistory, type Retention } from '../history/open.js';
+import { describeHistoryProblems } from '../history/text.js';
 import { SqliteHistoryStore } from '../history/sqlite.js';
 import { ServiceUnavailable, type ServeContext } from '../serve/server.js';
 import { sendDocument, sendJson } from '../serve/http.js';
@@ -26,6 +27,11 @@ export interface StatusOptions {
   clockStepMs?: number;
   /** Days of runs the index keeps (default `DEFAULT_RETENTION_DAYS`); with `catalogPath` only (the index it builds). */
   retentionDays?: number;
+  /**
+   * Where the operator hears of history lines left out (not of the line format): once at start, and again
+   * whenever a pull changes them. Default: stderr.
+   */
+  log?: (line: string) => void;
 }
 
 const DAY = 86_400_000;
@@ -34,13 +40,19 @@ const DAY = 86_400_000;
  * The history, opened once it exists (a refresh may create it while we serve). With the catalog path it is
  * the index of the text history, synced before each use (a pull may have brought new runs); else read-only.
  */
-function lazyStore(path: string, catalogPath: string | undefined, retention: Retention): () => Promise<HistoryStore | null> {
+function lazyStore(path: string, catalogPath: string | undefined, retention: Retention, built: (store: HistoryStore) => void): () => Promise<HistoryStore | null> {
   let store: HistoryStore | null = null;
+  // One opening at a time: two first requests (or the one at start) share it.
+  let opening: Promise<HistoryStore | null> | null = null;
   return async () => {
     try {
       if (catalogPath === undefined) return (store ??= existsSync(path) ? new SqliteHistoryStore(path, { readonly: true }) : null);
-      store ??= await openHistory(catalogPath, path, { retention });
-      if (store instanceof HistoryIndex) store.sync();
+      if (!store) {
+        opening ??= openHistory(catalogPath, path, { retention }).finally(() => { opening = null; });
+        const opened = await opening;
+        if (!store && opened) { store = opened; built(store); }
+      }
+      if (store instanceof HistoryIndex && store.sync()) built(store);
       return store;
     } catch (err) {
       throw new ServiceUnavailable('the history store cannot be opened', { cause: err });
@@ -77,7 +89,20 @@ export function buildStatus(catalog: Catalog, store: HistoryStore | null, now: D
 
 export function statusRoutes(opts: StatusOptions): Array<(req: IncomingMessage, res: ServerResponse, url: URL, ctx: ServeContext) => Promise<boolean>> {
   const now = opts.now ?? (() => new Date());
-  const store = lazyStore(opts.statePath, opts.catalogPath, { days: opts.retentionDays ?? DEFAULT_RETENTION_DAYS, now });
+  const log = opts.log ?? ((line: string) => void process.stderr.write(`onetap serve: ${line}\n`));
+  let told = '';
+  /** Each time the index is (re)built: say which history lines it left out, when that changed. */
+  const built = (s: HistoryStore) => {
+    const problems = historyProblemsOf(s);
+    const line = describeHistoryProblems(problems);
+    const key = JSON.stringify(problems);
+    if (key === told) return;
+    told = key;
+    if (line) log(line);
+  };
+  const store = lazyStore(opts.statePath, opts.catalogPath, { days: opts.retentionDays ?? DEFAULT_RETENTION_DAYS, now }, built);
+  // At start: the operator hears of skipped history lines before the first request (a failure waits for it).
+  if (opts.catalogPath !== undefined) void store().catch(() => {});
   const stepMs = opts.clockStepMs ?? 5 * 60_000;
   const page = (req: IncomingMessage, res: ServerResponse, body: string) => {
     res.setHeader('content-security-policy', CONTENT_SECURITY_POLICY);
@@ -88,7 +113,8 @@ export function statusRoutes(opts: StatusOptions): Array<(req: IncomingMessage, 
     const path = url.pathname;
     const model = async () => steppedModel(await ctx.catalog(), await store(), now(), stepMs);
     if (path === '/' || path === '/index.html') {
-      page(req, res, overviewPage(await model(), { refreshMs: opts.refreshMs }));
+      const m = await model();
+      page(req, res, overviewPage(m, { refreshMs: opts.refreshMs, historyProblems: historyProblemsOf(await store()) }));
       return true;
     }
     if (path === '/api/servers') {
