@@ -76,7 +76,8 @@ export type Quirk =
   | 'no-protocol-version' // an initialize result without protocolVersion (the app does not read it)
   | 'id-not-matching' // the object the app took as the answer carries another id (the app does not match ids)
   | 'gzip-response' // answered gzip (Android asks for it); desktop's CIO engine asks for none
-  | 'tools-paginated'; // more tools behind nextCursor: the app shows page 1 only
+  | 'tools-paginated' // more tools behind nextCursor: the app shows page 1 only
+  | 'invalid-tool-headers'; // tools with an invalid x-mcp-header declaration, which a 2026-07-28 client excludes (`excludedTools`)
 
 /** A tool as a client listed it (the full definition; clipped only where it is stored or shown). */
 export interface ToolDefinition {
@@ -117,16 +118,21 @@ export interface ClientRun {
   /** A time limit shorter than the client's own (an override) ended a request. */
   cutShort: boolean;
   durationMs: number;
+  /** Tools the server listed that this client leaves out (2026-07-28: invalid `x-mcp-header`), with why. */
+  excludedTools: Array<{ name: string; reason: string }>;
 }
 
 export function stepOf(run: Pick<ClientRun, 'steps'>, step: StepName): Exchange | undefined {
   return run.steps.find((s) => s.step === step);
 }
 
+/** Shared by every run that excludes nothing (most): a run keeps thousands of these. */
+const NONE_EXCLUDED: ClientRun['excludedTools'] = Object.freeze([]) as unknown as ClientRun['excludedTools'];
+
 export function emptyRun(profile: string): ClientRun {
   return {
     profile, works: false, connected: false, tools: null, toolDefinitions: null, error: null, steps: [],
-    protocolVersion: null, serverInfo: null, sessionId: false, quirks: [], cutShort: false, durationMs: 0,
+    protocolVersion: null, serverInfo: null, sessionId: false, quirks: [], cutShort: false, durationMs: 0, excludedTools: NONE_EXCLUDED,
   };
 }
 

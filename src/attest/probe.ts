@@ -76,6 +76,8 @@ export interface ProbeResult {
   quirks: Quirk[];
   /** A time limit override stopped a request before the client's own limit. */
   cutShort: boolean;
+  /** Tools the server listed that the deciding client leaves out (2026-07-28: an invalid `x-mcp-header`), with why. */
+  excludedTools: Array<{ name: string; reason: string }>;
   /** The spec-correct reading, when it ran, with its own evidence (the top-level fields are the deciding client's). */
   diagnosis: { works: boolean; tools: string[] | null; error: string | null; httpStatus: number | null; protocolVersion: string | null; serverName: string | null; quirks: Quirk[] } | null;
   /** How a 401/403 asked to authenticate. */
@@ -222,6 +224,9 @@ async function explain(o: Observation, url: string, profile: ClientProfile, opts
   }
   const appUsable = deciding.works || ((opts.requiresAuth ?? false) && deciding.connected);
   if (appUsable && !opts.matrix) return o;
+  // A spec-correct deciding client that connected read the server as the diagnosis would (zero tools, a
+  // tools/list error): a second handshake would add nothing but a request the server sees as this client's.
+  if (!isAppLike(profile) && deciding.connected && !opts.matrix) return o;
   // A failure before any HTTP answer (DNS, refused, connect timeout, TLS) reads the same for every client,
   // and a passing one (5xx, 429) is retried: neither needs the diagnosis.
   // An answer over the cap is judged on its start alone (review/oversize or drop/not-mcp): no second read.
@@ -318,6 +323,7 @@ function summarize(url: string, profile: ClientProfile, o: Observation, v: Retur
     error: o.unprocessable ? `${o.unprocessable.stage}: ${o.unprocessable.error}` : live && v.reason === 'ok' ? null : oneLineOrNull(errorText(o, v.reason), L.errorChars),
     appError: oneLineOrNull(app && !app.works ? app.error ?? (app.tools?.length === 0 ? 'connected, but the app lists 0 tools' : null) : null, L.errorChars),
     quirks: unique(run.quirks),
+    excludedTools: run.excludedTools.length ? run.excludedTools.map((e) => ({ name: clipText(e.name, L.nameChars), reason: oneLine(e.reason, L.errorChars) })) : run.excludedTools,
     cutShort: run.cutShort,
     diagnosis: diagnosis ? {
       works: diagnosis.works, tools: diagnosis.tools && clipNames(diagnosis.tools), error: oneLineOrNull(diagnosis.error ?? (diagnosis.works ? null : firstProblem(diagnosis)), L.errorChars),
@@ -351,7 +357,7 @@ class AttestedResult implements ProbeResult {
     this.url = f.url; this.profile = f.profile; this.verdict = f.verdict; this.reason = f.reason; this.reasons = f.reasons;
     this.detail = f.detail; this.attempts = f.attempts; this.httpStatus = f.httpStatus; this.protocolVersion = f.protocolVersion;
     this.serverName = f.serverName; this.serverVersion = f.serverVersion; this.tools = f.tools; this.sessionId = f.sessionId;
-    this.durationMs = f.durationMs; this.error = f.error; this.appError = f.appError; this.quirks = f.quirks; this.cutShort = f.cutShort;
+    this.durationMs = f.durationMs; this.error = f.error; this.appError = f.appError; this.quirks = f.quirks; this.excludedTools = f.excludedTools; this.cutShort = f.cutShort;
     this.diagnosis = f.diagnosis; this.auth = f.auth; this.location = f.location; this.matrix = f.matrix; this.findings = f.findings;
     this.observation = f.observation; this.snapshot = f.snapshot;
   }

@@ -32,6 +32,7 @@ export function probeResultJson(r: ProbeResult) {
     detail: r.detail,
     serverVersion: r.serverVersion,
     quirks: r.quirks,
+    excludedTools: r.excludedTools,
     auth: r.auth,
     location: r.location,
     findings: r.findings,

@@ -6,7 +6,8 @@
  *   With the DIAGNOSIS profile it is the reading that explains why the app fails.
  * - `runStatelessClient`: the 2026-07-28 revision (`server/discover`, then `tools/list`, no session).
  */
-import { addQuirk, emptyRun, toolDefinition, type ClientRun, type Exchange, type StepName } from './observation.js';
+import { addQuirk, emptyRun, toolDefinition, type ClientRun, type Exchange, type StepName, type ToolDefinition } from './observation.js';
+import { invalidToolHeaders } from './tool-headers.js';
 import type { ClientProfile } from './profile.js';
 import { deleteSession, postJsonRpc, type PostOutcome } from './transport.js';
 import type { ClientOptions } from './app-client.js';
@@ -129,27 +130,67 @@ async function listToolPages(url: string, s: Session, profile: ClientProfile, op
 }
 
 /**
- * The 2026-07-28 revision: every POST carries `MCP-Protocol-Version`, `Mcp-Method` and the `_meta` keys
- * (`io.modelcontextprotocol/protocolVersion`, `io.modelcontextprotocol/clientCapabilities`); no session.
+ * The 2026-07-28 revision, as the official client (`@modelcontextprotocol/client` 2.4.0, `versionNegotiation`)
+ * speaks it: every POST carries `MCP-Protocol-Version`, `Mcp-Method` and the `_meta` keys
+ * (`io.modelcontextprotocol/protocolVersion`, `…/clientInfo`, `…/clientCapabilities`); no session. A -32022
+ * (unsupported protocol version) answer to `server/discover` is retried once with the first version of ours the
+ * error's `data.supported` lists (our order, not the server's); without one, or on a second -32022, the client
+ * stops. Tools with an invalid `x-mcp-header` declaration are excluded, as that client excludes them.
  */
 export async function runStatelessClient(url: string, profile: ClientProfile, opts: ClientOptions): Promise<ClientRun> {
   const started = performance.now();
   const s: Session = { run: emptyRun(profile.id), headers: baseHeaders(profile, opts) };
   const { run } = s;
-  const meta = { _meta: { 'io.modelcontextprotocol/protocolVersion': profile.protocolVersion, 'io.modelcontextprotocol/clientCapabilities': profile.capabilities } };
-  const headersFor = (method: string) => ({ ...s.headers, 'mcp-protocol-version': profile.protocolVersion, 'mcp-method': method });
-  const discover = await post(url, s, profile, opts, 'server/discover', { jsonrpc: '2.0', id: 1, method: 'server/discover', params: meta }, 1, headersFor('server/discover'));
+  const metaFor = (version: string) => ({ _meta: { 'io.modelcontextprotocol/protocolVersion': version, 'io.modelcontextprotocol/clientInfo': profile.clientInfo, 'io.modelcontextprotocol/clientCapabilities': profile.capabilities } });
+  const headersFor = (version: string, method: string) => ({ ...s.headers, 'mcp-protocol-version': version, 'mcp-method': method });
+  let version = profile.protocolVersion;
+  let id = 1;
+  let discover = await post(url, s, profile, opts, 'server/discover', { jsonrpc: '2.0', id, method: 'server/discover', params: metaFor(version) }, id, headersFor(version, 'server/discover'));
+  const refused = discover.exchange.response?.error;
+  if (refused?.code === UNSUPPORTED_VERSION) {
+    const data = refused.data as { supported?: unknown } | undefined;
+    const supported = Array.isArray(data?.supported) ? data.supported.filter((v): v is string => typeof v === 'string') : [];
+    const mutual = profile.supportedVersions.find((v) => supported.includes(v));
+    if (mutual === undefined) {
+      run.error = `-32022 on server/discover: the server supports ${supported.join(', ') || 'no version it names'}, none of ours (${profile.supportedVersions.join(', ')})`;
+      return finish(run, started);
+    }
+    version = mutual;
+    id++;
+    discover = await post(url, s, profile, opts, 'server/discover', { jsonrpc: '2.0', id, method: 'server/discover', params: metaFor(version) }, id, headersFor(version, 'server/discover'));
+  }
   const result = resultOf(discover.exchange);
   if (!result) { run.error = exchangeError(discover.exchange); return finish(run, started); }
   const versions = Array.isArray(result.supportedVersions) ? result.supportedVersions : [];
-  if (!versions.includes(profile.protocolVersion)) {
+  if (!versions.includes(version)) {
     run.error = `server/discover lists no supported version of ours (${versions.map(String).join(', ') || 'none'})`;
     return finish(run, started);
   }
-  run.protocolVersion = profile.protocolVersion;
+  run.protocolVersion = version;
   const info = (result._meta as Record<string, { name?: unknown; version?: unknown }> | undefined)?.['io.modelcontextprotocol/serverInfo'];
   if (info && typeof info.name === 'string') run.serverInfo = { name: info.name, version: typeof info.version === 'string' ? info.version : null };
   run.connected = true;
-  await listToolPages(url, s, profile, opts, 2, meta, headersFor('tools/list'));
+  await listToolPages(url, s, profile, opts, id + 1, metaFor(version), headersFor(version, 'tools/list'));
+  excludeInvalidToolHeaders(run);
   return finish(run, started);
+}
+
+/** JSON-RPC error code of the 2026-07-28 revision: the protocol version is not supported. */
+const UNSUPPORTED_VERSION = -32022;
+
+/** A 2026-07-28 client drops tools whose `x-mcp-header` declarations are invalid: they are not in its list. */
+function excludeInvalidToolHeaders(run: ClientRun): void {
+  if (!run.toolDefinitions) return;
+  const kept: ToolDefinition[] = [];
+  const excluded: ClientRun['excludedTools'] = [];
+  for (const t of run.toolDefinitions) {
+    const reason = invalidToolHeaders(t.inputSchema);
+    if (reason === null) kept.push(t);
+    else excluded.push({ name: t.name, reason });
+  }
+  if (excluded.length === 0) return;
+  run.excludedTools = excluded;
+  run.toolDefinitions = kept;
+  run.tools = kept.map((t) => t.name);
+  addQuirk(run, 'invalid-tool-headers');
 }
