@@ -129,10 +129,13 @@ commit_history() {
   GIT_INDEX_FILE=$index git write-tree
 }
 
-# Nothing over the size limit is pushed (onetap bounds what it writes; this guards the repository anyway).
+# Nothing over the size limit that this run wrote is pushed (onetap bounds what it writes; this guards the
+# repository anyway). A file the run left as it was is not this run's to refuse.
 refuse_large() {
-  local f size
+  local f size rel
   while IFS= read -r -d '' f; do
+    rel=${f#"$HISTORY_DIR/"}
+    if [[ $rel != "$f" && -f $TMP/before/$rel ]] && cmp -s "$TMP/before/$rel" "$f"; then continue; fi
     size=$(stat -c %s "$f")
     if (( size > MAX_FILE_BYTES )); then fail "refusing to commit $f: $size bytes, over the limit of $MAX_FILE_BYTES (input max-file-bytes); nothing was pushed"; fi
   done < <(find "$@" -type f -print0 2> /dev/null)

@@ -45,8 +45,8 @@ export async function authEvidence(url: string, answer: Exchange, opts: AuthOpti
     try {
       const doc = await guardedGet(candidate, 'application/json', policy);
       if (doc.status !== 200) continue;
-      const metadata = JSON.parse(doc.text) as { authorization_servers?: unknown };
-      if (Array.isArray(metadata.authorization_servers) && metadata.authorization_servers.length > 0) return 'oauth';
+      const metadata = JSON.parse(doc.text) as { authorization_servers?: unknown } | null;
+      if (metadata && typeof metadata === 'object' && Array.isArray(metadata.authorization_servers) && metadata.authorization_servers.length > 0) return 'oauth';
     } catch (err) {
       if (!(err instanceof FetchRefused) && !(err instanceof SyntaxError)) throw err;
     }

@@ -159,7 +159,8 @@ async function attest(url: string, profile: ClientProfile, opts: Resolved): Prom
     }
     if (verdict.reason === 'auth-required') {
       const answer = stepOf(observation.diagnosis ?? observation.deciding, 'initialize');
-      if (answer) observation.auth = await authEvidence(url, answer, { timeoutMs: 10_000, allowPrivate: opts.allowPrivate });
+      // Evidence of how to authenticate explains a verdict; a metadata document that cannot be read is no evidence.
+      if (answer) observation.auth = await authEvidence(url, answer, { timeoutMs: 10_000, allowPrivate: opts.allowPrivate }).catch(() => 'unknown' as const);
     }
     stage = 'store';
     const matrix = opts.matrix ? matrixOf(observation, profile, entry) : null;
@@ -190,11 +191,12 @@ function processTools(o: Observation): StoredSnapshot | null {
       return null;
     }
     stage = 'hash';
-    const snapshot = storedSnapshot(toolListSnapshot(run.serverInfo, definitions));
+    const listed = toolListSnapshot(run.serverInfo, definitions);
+    const snapshot = storedSnapshot(listed);
     stage = 'screen';
     // Screened on the full text, before anything is clipped for storage.
     o.findings = screenTools(definitions);
-    for (const d of duplicateNames(snapshot)) {
+    for (const d of duplicateNames(listed)) {
       o.findings.push({ tool: clipText(d.name, RECORD_LIMITS.nameChars), field: 'name', rule: 'duplicate-name', excerpt: `${d.digests.length} definitions of one name (digests ${d.digests.join(', ')})` });
     }
     return snapshot;

@@ -13,6 +13,7 @@
  */
 import { hash as digestOf } from 'node:crypto';
 import type { ToolDefinition } from './observation.js';
+import { clipText } from '../util/text.js';
 
 /** sha256 in hex, one shot (no Hash object per call: a probe hashes each tool). */
 const sha256 = (text: string) => digestOf('sha256', text, 'hex');
@@ -129,7 +130,7 @@ export function storedSnapshot(snapshot: ToolListSnapshot): StoredSnapshot {
   const clip = (text: string, max: number) => {
     if (text.length <= max) return text;
     clipped = true;
-    return `${text.slice(0, max)}…`;
+    return clipText(text, max);
   };
   const digests: ToolDigest[] = [];
   let used = 0;
@@ -175,12 +176,23 @@ function clipTool(t: ToolDefinition, clip: (t: string, max: number) => string, c
   return out;
 }
 
-/** Names served more than once, each with the digests of its copies (a finding: the row goes to review). */
-export function duplicateNames(s: Pick<StoredSnapshot, 'digests'>): Array<{ name: string; digests: string[] }> {
+/**
+ * Names served more than once, each with the digests of its copies (a finding: the row goes to review). Read from
+ * the full list, before anything is clipped or cut for storage.
+ */
+export function duplicateNames(s: ToolListSnapshot): Array<{ name: string; digests: string[] }> {
+  const count = new Map<string, number>();
+  for (const t of s.tools) count.set(t.name, (count.get(t.name) ?? 0) + 1);
   const byName = new Map<string, string[]>();
-  for (const d of s.digests) byName.set(d.name, [...(byName.get(d.name) ?? []), d.digest]);
-  return [...byName].filter(([, ds]) => ds.length > 1).map(([name, digests]) => ({ name, digests }));
+  for (const t of s.tools) {
+    if (count.get(t.name)! < 2) continue;
+    byName.set(t.name, [...(byName.get(t.name) ?? []), sha256(JSON.stringify(t)).slice(0, 16)]);
+  }
+  return [...byName].map(([name, digests]) => ({ name, digests }));
 }
+
+const DIGEST_1 = /^[0-9a-f]{12}$/;
+const DIGEST_2 = /^[0-9a-f]{16}$/;
 
 /**
  * A snapshot file as read back (untrusted: it sits in the repository). Format 1 files (digests keyed by name,
@@ -197,12 +209,13 @@ export function parseStoredSnapshot(value: unknown, expectedHash: string): Store
   if (typeof v.toolsSeen !== 'number' || !Number.isInteger(v.toolsSeen) || v.toolsSeen < 0) return null;
   let digests: ToolDigest[];
   if (Array.isArray(v.digests)) {
-    if (!v.digests.every((d) => d && typeof d === 'object' && typeof (d as ToolDigest).name === 'string' && typeof (d as ToolDigest).digest === 'string')) return null;
+    if (!v.digests.every((d) => d && typeof d === 'object' && typeof (d as ToolDigest).name === 'string' && typeof (d as ToolDigest).digest === 'string' && DIGEST_2.test((d as ToolDigest).digest))) return null;
     digests = (v.digests as ToolDigest[]).map((d) => ({ name: d.name, digest: d.digest }));
   } else if (v.digests && typeof v.digests === 'object') {
+    // Format 1: keyed by the full name, 12 hex digits; names clipped as today's digests are, so both compare.
     const entries = Object.entries(v.digests as Record<string, unknown>);
-    if (!entries.every(([, d]) => typeof d === 'string')) return null;
-    digests = entries.map(([name, digest]) => ({ name, digest: digest as string }));
+    if (!entries.every(([, d]) => typeof d === 'string' && DIGEST_1.test(d))) return null;
+    digests = entries.map(([name, digest]) => ({ name: clipText(name, SNAPSHOT_LIMITS.nameChars), digest: digest as string }));
   } else return null;
   const toolsDigest = typeof v.toolsDigest === 'string' && /^[0-9a-f]{64}$/.test(v.toolsDigest) ? v.toolsDigest : null;
   return {

@@ -3,10 +3,10 @@
  * and the snapshots it points at, content-addressed under `history/snapshots/<hash>.json`. Both are plain
  * text with a stable order, made to be committed: the next weekly run on a fresh clone reads them.
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { createHash } from 'node:crypto';
-import { parseStoredSnapshot, snapshotText, SNAPSHOT_LIMITS, type StoredSnapshot } from '../attest/snapshot.js';
+import { parseStoredSnapshot, snapshotText, type StoredSnapshot } from '../attest/snapshot.js';
 import type { FileWrite } from '../util/atomic.js';
 import { CatalogError } from './model.js';
 
@@ -34,6 +34,8 @@ export const snapshotPath = (catalogPath: string, hash: string) => join(dirname(
 
 const HASH = /^[0-9a-f]{16}$/;
 const SHA256 = /^[0-9a-f]{64}$/;
+/** The largest snapshot file read back (today's are at most SNAPSHOT_LIMITS.bytes; older, indented ones more). */
+const MAX_SNAPSHOT_FILE_BYTES = 128 * 1024 * 1024;
 
 export async function readLock(catalogPath: string): Promise<ToolsLock> {
   const path = lockPath(catalogPath);
@@ -76,14 +78,16 @@ export async function readSnapshot(catalogPath: string, hash: string, sha256?: s
   if (!HASH.test(hash)) return { snapshot: null, warning: null };
   const path = snapshotPath(catalogPath, hash);
   let bytes: Buffer;
-  try { bytes = await readFile(path); } catch (err) {
+  try {
+    // Format-1 files were indented JSON of the clipped list, and could reach tens of MB for a hostile list.
+    if ((await stat(path)).size > MAX_SNAPSHOT_FILE_BYTES) return { snapshot: null, warning: `${path}: larger than ${MAX_SNAPSHOT_FILE_BYTES} bytes; treated as missing` };
+    bytes = await readFile(path);
+  } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { snapshot: null, warning: null };
     return { snapshot: null, warning: `${path}: cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'}); treated as missing` };
   }
   const actual = createHash('sha256').update(bytes).digest('hex');
   if (sha256 && actual !== sha256) return { snapshot: null, warning: `${path}: does not match the SHA-256 recorded for it; treated as missing` };
-  // Format-1 files were indented, so a little over the stored limit.
-  if (bytes.length > 4 * SNAPSHOT_LIMITS.bytes) return { snapshot: null, warning: `${path}: larger than a stored snapshot can be; treated as missing` };
   let value: unknown;
   try { value = JSON.parse(bytes.toString('utf8')); } catch { value = undefined; }
   const snapshot = parseStoredSnapshot(value, hash);

@@ -11,7 +11,7 @@ import type { Reason } from '../policy/policy.js';
 
 export interface ToolChanges {
   added: string[]; removed: string[]; changed: string[];
-  /** The tools digest differs but the stored per-tool digests name no tool (a list cut for storage). */
+  /** The tools digest differs but no stored per-tool digest names the change (a list cut for storage, or no readable accepted snapshot). */
   unlisted?: boolean;
 }
 
@@ -97,8 +97,6 @@ export function reviewAgainst(accepted: Acceptance | null, latest: StoredSnapsho
   };
 }
 
-export const hasDrift = (c: ToolChanges) => c.added.length > 0 || c.changed.length > 0 || c.removed.length > 0 || c.unlisted === true;
-
 /** What a refresh knows about a row's tools against their acceptance (tools.lock.json). */
 export interface ToolReview {
   /** The accepted snapshot's hash, or null when none was accepted yet. */
@@ -155,5 +153,8 @@ export function toolReviewLine(r: { reason: string; toolsHash?: string | null; a
   return parts.join('; ');
 }
 
-/** Rows held out of the generated runtime lists until a maintainer accepts them. */
-export const HELD_OUT: ReadonlySet<Reason> = new Set(['identity-changed', 'suspicious-tools']);
+/**
+ * Rows held out of the generated runtime lists until a maintainer accepts them (or, for `unprocessable`, until
+ * the server answers something onetap can vet: what it could not read was neither screened nor compared).
+ */
+export const HELD_OUT: ReadonlySet<Reason> = new Set(['identity-changed', 'suspicious-tools', 'unprocessable']);

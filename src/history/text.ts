@@ -38,6 +38,9 @@ import { REASON_TEXT, type Reason, type VerdictName } from '../policy/policy.js'
 import { acquireLock } from '../util/atomic.js';
 import type { ObservationRecord, RunRecord } from './store.js';
 import type { PlanJson, PlanRowJson } from '../decide/plan-json.js';
+import type { ToolChanges } from '../decide/drift.js';
+import type { MatrixCell } from '../attest/result.js';
+import { nestsDeeperThan } from '../attest/snapshot.js';
 
 export const HISTORY_LINE_VERSION = 1;
 export const MONTH_FILE = /^\d{4}-\d{2}\.jsonl$/;
@@ -119,15 +122,25 @@ function observationLine(o: ObservationRecord, row: PlanRowJson | null, tools: s
 
 /** A plan row in `planJson`'s key order (so the index holds what `refresh --json` printed). */
 function planRowJson(r: PlanRowJson): PlanRowJson {
+  // Nested values are rebuilt from their known fields: whatever else a line carried is not read back.
+  const previous = r.previous ? { verdict: r.previous.verdict, reason: r.previous.reason, at: r.previous.at } : null;
+  const matrix = r.matrix ? matrixOf(r.matrix) : null;
   return {
-    name: r.name, url: r.url, decision: r.decision, verdict: r.verdict, reason: r.reason, attempts: r.attempts, previous: r.previous,
+    name: r.name, url: r.url, decision: r.decision, verdict: r.verdict, reason: r.reason, attempts: r.attempts, previous,
     changed: r.changed, dropStreak: r.dropStreak, note: r.note, httpStatus: r.httpStatus, tools: r.tools, error: r.error, durationMs: r.durationMs,
-    profile: r.profile, reasons: r.reasons, appError: r.appError, location: r.location, ...(r.matrix ? { matrix: r.matrix } : {}),
-    toolsHash: r.toolsHash ?? null, acceptedHash: r.acceptedHash ?? null, toolChanges: r.toolChanges ?? null, firstUse: r.firstUse ?? false, heldOut: r.heldOut ?? false,
-    findings: r.findings ?? [], findingsSeen: r.findingsSeen ?? 0,
+    profile: r.profile, reasons: r.reasons, appError: r.appError, location: r.location, ...(matrix ? { matrix } : {}),
+    toolsHash: r.toolsHash ?? null, acceptedHash: r.acceptedHash ?? null, toolChanges: r.toolChanges ? toolChangesOf(r.toolChanges) : null, firstUse: r.firstUse ?? false, heldOut: r.heldOut ?? false,
+    findings: (r.findings ?? []).map((f) => ({ tool: f.tool, field: f.field, rule: f.rule, excerpt: f.excerpt })), findingsSeen: r.findingsSeen ?? 0,
     ...(r.serverInfoChanged ? { serverInfoChanged: true } : {}), ...(r.snapshotSha256 ? { snapshotSha256: r.snapshotSha256 } : {}),
   };
 }
+
+/** How deep a history line may nest (the format needs 5 levels; card claims, recorded bounded, a few more). */
+const LINE_DEPTH = 16;
+
+const matrixOf = (m: Record<string, MatrixCell>): Record<string, MatrixCell> =>
+  Object.fromEntries(Object.entries(m).map(([id, c]) => [id, { works: c.works, verdict: c.verdict, reason: c.reason, tools: c.tools }]));
+const toolChangesOf = (c: ToolChanges): ToolChanges => ({ added: c.added, removed: c.removed, changed: c.changed, ...(c.unlisted ? { unlisted: true } : {}) });
 
 type ObservationLine = ReturnType<typeof observationLine> & BoundedFields;
 interface BoundedFields { bounded?: true; toolCount?: number; toolChangesCount?: { added: number; removed: number; changed: number } }
@@ -336,12 +349,14 @@ const describe = (f: Fault) => `${f.at ? `${f.at}: ` : ''}expected ${f.expected}
 
 /** Why a parsed run line does not fit the format, or null when it does. */
 export function checkRunLine(value: unknown): string | null {
+  if (nestsDeeperThan(value, LINE_DEPTH)) return `nested deeper than ${LINE_DEPTH} levels`;
   const f = runLineShape(value);
   return f ? describe(f) : null;
 }
 
 /** Why a parsed observation line does not fit the format, or null when it does. */
 export function checkObservationLine(value: unknown): string | null {
+  if (nestsDeeperThan(value, LINE_DEPTH)) return `nested deeper than ${LINE_DEPTH} levels`;
   const f = observationLineShape(value);
   return f ? describe(f) : null;
 }
@@ -495,7 +510,7 @@ function keep(p: Pending, o: ObservationLine): void {
   if (Array.isArray(o.tools) && o.tools.length) p.tools.push(o.tools);
   const tools = o.tools as string[] | null;
   const findings = (o.findings ?? []).map((f) => ({ tool: f.tool, field: f.field, rule: f.rule, excerpt: f.excerpt }));
-  const matrix = o.matrix ? Object.fromEntries(Object.entries(o.matrix).map(([id, c]) => [id, { works: c.works, verdict: c.verdict, reason: c.reason, tools: c.tools }])) : null;
+  const matrix = o.matrix ? matrixOf(o.matrix) : null;
   p.observations.push({
     url: o.url, name: o.name, at: o.at, verdict: o.verdict, reason: o.reason, attempts: o.attempts, httpStatus: o.httpStatus, durationMs: o.durationMs,
     tools, error: o.error, profile: o.profile, reasons: o.reasons, appError: o.appError, location: o.location, matrix,

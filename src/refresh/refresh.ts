@@ -25,7 +25,8 @@ import { appendRuns, historyDir, type HistoryProblems } from '../history/text.js
 import { acquireLock, writeAllAtomic, type FileWrite } from '../util/atomic.js';
 import { lockPath, readLock, readSnapshot, serializeLock, snapshotFile, type LockEntry, type ToolsLock } from '../catalog/lock.js';
 import { reviewAgainst, type ToolReview } from '../decide/drift.js';
-import { snapshotSha256, type StoredSnapshot } from '../attest/snapshot.js';
+import { parseStoredSnapshot, snapshotSha256, type StoredSnapshot } from '../attest/snapshot.js';
+import { createHash } from 'node:crypto';
 import type { Mismatch as CardMismatch } from '../discover/consistency.js';
 import { nextCatalog, outputPaths, refreshFiles } from './apply.js';
 
@@ -121,10 +122,14 @@ export async function refresh(opts: RefreshOptions): Promise<RefreshResult> {
     ]);
     const lock = await readLock(opts.catalogPath);
     const warnings: string[] = [];
-    const rows = await Promise.all(catalog.servers.map(async (s, i) => ({
-      ...(await processRow(opts.catalogPath, s.name, results[i]!, lock.servers[s.url], cards[i]!, warnings)),
-      history: store?.recent(s.url, confirmDrops + 1) ?? [],
-    })));
+    // The tool lists of this run, content-addressed beside the catalog (what `accept` accepts): which files a
+    // recorded run writes, and the SHA-256 of each file's bytes as they will be on disk.
+    const files = await snapshotFiles(opts.catalogPath, results.map((r) => r.snapshot), !!opts.write);
+    const rows = await Promise.all(catalog.servers.map(async (s, i) => {
+      const row = await processRow(opts.catalogPath, s.name, results[i]!, lock.servers[s.url], cards[i]!, warnings);
+      if (row.toolsHash !== null) row.snapshotSha256 = files.sha.get(row.toolsHash) ?? null;
+      return { ...row, history: store?.recent(s.url, confirmDrops + 1) ?? [] };
+    }));
     const plan = buildPlan(rows, { confirmDrops, canaries, warnings });
     opts.onPlan?.(plan);
     const exitCode = plan.aborted ? 3 : 0;
@@ -146,8 +151,7 @@ export async function refresh(opts: RefreshOptions): Promise<RefreshResult> {
       if (store instanceof HistoryIndex) store.sync();
     };
     if (plan.aborted) { await record(false); return { plan, probedAt: startedAt, written: [], exitCode: 3, historyProblems }; }
-    // The tool lists of a recorded run, content-addressed beside the catalog (what `accept` accepts).
-    const snapshots = await newSnapshotFiles(opts.catalogPath, results.map((r) => r.snapshot));
+    const snapshots = files.writes;
     if (!opts.write || !unchanged) {
       await writeAllAtomic(snapshots);
       await record(false);
@@ -159,19 +163,19 @@ export async function refresh(opts: RefreshOptions): Promise<RefreshResult> {
     const staleAfter = new Date(Date.parse(startedAt) + STALE_AFTER_DAYS * 86_400_000).toISOString().slice(0, 10);
     const model = { catalog: nextCatalog(catalog, plan, startedAt), plan, probedAt: startedAt, staleAfter };
     const existingLog = await readFile(paths.log, 'utf8').catch(() => null);
-    const nextLock = acceptOnFirstUse(lock, plan, startedAt, new Map(results.flatMap((r) => (r.snapshot ? [[r.snapshot.hash, r.snapshot] as const] : []))));
+    const nextLock = withVerifiedDigests(acceptOnFirstUse(lock, plan, startedAt, files), files);
     const heldOut = new Set(plan.rows.filter((r) => r.heldOut).map((r) => r.url));
-    const files = refreshFiles(model, paths, existingLog, opts.kotlinPackage, heldOut);
+    const outputs = refreshFiles(model, paths, existingLog, opts.kotlinPackage, heldOut);
     // The acceptances go in before the catalog, which stays last.
-    if (nextLock !== lock) files.splice(files.length - 1, 0, { path: lockPath(opts.catalogPath), content: serializeLock(nextLock) });
+    if (nextLock !== lock) outputs.splice(outputs.length - 1, 0, { path: lockPath(opts.catalogPath), content: serializeLock(nextLock) });
     try {
-      await writeAllAtomic([...snapshots, ...files]);
+      await writeAllAtomic([...snapshots, ...outputs]);
     } catch (err) {
       await record(false);
       throw err;
     }
     await record(true);
-    return { plan, probedAt: startedAt, written: files.map((f) => f.path), exitCode: 0, historyProblems };
+    return { plan, probedAt: startedAt, written: outputs.map((f) => f.path), exitCode: 0, historyProblems };
   } finally {
     if (!opts.store) store?.close();
     await release?.();
@@ -198,7 +202,10 @@ async function processRow(catalogPath: string, name: string, r: ProbeResult, acc
     const outcome = probeOutcome(name, r);
     JSON.stringify(outcome); // what will be recorded must serialise
     stage = 'review';
-    return { ...outcome, toolReview: await toolReview(catalogPath, accepted, r.snapshot, warnings), cardMismatches: cardCheck(r.url, r, await card.catch(() => null)) };
+    const row = { ...outcome, toolReview: await toolReview(catalogPath, accepted, r.snapshot, warnings), cardMismatches: cardCheck(r.url, r, await card.catch(() => null)) };
+    stage = 'store';
+    JSON.stringify(row.cardMismatches);
+    return row;
   } catch (err) {
     return { ...unprocessableOutcome(name, r, stage, err), cardMismatches: null };
   }
@@ -213,23 +220,61 @@ async function toolReview(catalogPath: string, accepted: LockEntry | undefined, 
 }
 
 /** A server with no accepted tool list has this run's accepted on first use (never a flagged one). */
-function acceptOnFirstUse(lock: ToolsLock, plan: Plan, at: string, snapshots: Map<string, StoredSnapshot>): ToolsLock {
+function acceptOnFirstUse(lock: ToolsLock, plan: Plan, at: string, files: SnapshotFiles): ToolsLock {
   const first = plan.rows.filter((r) => r.firstUse && r.decision !== 'drop');
   if (first.length === 0) return lock;
   const servers = { ...lock.servers };
-  for (const r of first) servers[r.url] = { name: r.name, hash: r.toolsHash!, ...lockDigests(snapshots.get(r.toolsHash!)), by: 'onetap refresh', why: 'accepted on first use', at };
+  for (const r of first) servers[r.url] = { name: r.name, hash: r.toolsHash!, ...lockDigests(files, r.toolsHash!), by: 'onetap refresh', why: 'accepted on first use', at };
   return { version: 1, servers };
 }
 
-/** Snapshot files to write: missing ones, and any whose bytes are not this snapshot's (an older format, an edit). */
-async function newSnapshotFiles(catalogPath: string, snapshots: Array<StoredSnapshot | null>): Promise<FileWrite[]> {
-  const unique = new Map(snapshots.filter((s): s is StoredSnapshot => s !== null).map((s) => [s.hash, s]));
-  const files = await Promise.all([...unique.values()].map(async (s) => {
+/**
+ * Acceptances of a list this run saw again (same hash, so the same tools) get its tools digest and its file's
+ * SHA-256: entries written before these were recorded gain them, and a file this run rewrote stays verifiable.
+ */
+function withVerifiedDigests(lock: ToolsLock, files: SnapshotFiles): ToolsLock {
+  let servers: ToolsLock['servers'] | null = null;
+  for (const [url, e] of Object.entries(lock.servers)) {
+    const d = lockDigests(files, e.hash);
+    if (d.snapshotSha256 === undefined || (d.snapshotSha256 === e.snapshotSha256 && (d.toolsDigest ?? e.toolsDigest) === e.toolsDigest)) continue;
+    servers ??= { ...lock.servers };
+    servers[url] = { ...e, ...d };
+  }
+  return servers ? { version: 1, servers } : lock;
+}
+
+interface SnapshotFiles {
+  /** Files this run writes when it records. */
+  writes: FileWrite[];
+  /** Per snapshot hash of this run, the SHA-256 of the file's bytes as they are once the run is recorded. */
+  sha: Map<string, string>;
+  snapshots: Map<string, StoredSnapshot>;
+}
+
+/**
+ * This run's snapshot files: a missing one is written, and so is one whose bytes are not this snapshot's (an
+ * edit; or an older format, which only a `--write` run rewrites, since it also updates the lock's SHA-256).
+ */
+async function snapshotFiles(catalogPath: string, list: Array<StoredSnapshot | null>, write: boolean): Promise<SnapshotFiles> {
+  const snapshots = new Map(list.filter((s): s is StoredSnapshot => s !== null).map((s) => [s.hash, s]));
+  const writes: FileWrite[] = [];
+  const sha = new Map<string, string>();
+  await Promise.all([...snapshots.values()].map(async (s) => {
     const file = snapshotFile(catalogPath, s);
-    const current = await readFile(file.path, 'utf8').catch(() => null);
-    return current === file.content ? null : file;
+    const current = await readFile(file.path).catch(() => null);
+    const text = current?.toString('utf8');
+    if (current && (text === file.content || (!write && isFormat1(text!, s.hash)))) {
+      sha.set(s.hash, createHash('sha256').update(current).digest('hex'));
+      return;
+    }
+    writes.push(file);
+    sha.set(s.hash, snapshotSha256(s));
   }));
-  return files.filter((f): f is FileWrite => f !== null);
+  return { writes, sha, snapshots };
+}
+
+function isFormat1(text: string, hash: string): boolean {
+  try { return parseStoredSnapshot(JSON.parse(text), hash)?.format === 1; } catch { return false; }
 }
 
 async function checkCanaries(urls: string[], timeoutMs: number) {
@@ -237,8 +282,10 @@ async function checkCanaries(urls: string[], timeoutMs: number) {
   return { configured: urls.length, reachable: answers.filter(Boolean).length };
 }
 
-/** What a lock entry records of an accepted snapshot: its tools digest and the SHA-256 of its file. */
-export function lockDigests(s: StoredSnapshot | undefined): { toolsDigest?: string; snapshotSha256?: string } {
-  if (!s) return {};
-  return { ...(s.toolsDigest ? { toolsDigest: s.toolsDigest } : {}), snapshotSha256: snapshotSha256(s) };
+/** What a lock entry records of an accepted snapshot of this run: its tools digest and the SHA-256 of its file. */
+function lockDigests(files: SnapshotFiles, hash: string): { toolsDigest?: string; snapshotSha256?: string } {
+  const s = files.snapshots.get(hash);
+  const sha = files.sha.get(hash);
+  if (!s || !sha) return {};
+  return { ...(s.toolsDigest ? { toolsDigest: s.toolsDigest } : {}), snapshotSha256: sha };
 }
