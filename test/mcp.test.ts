@@ -329,9 +329,11 @@ describe('onetap mcp --http', () => {
     assert.equal(r!.verdict, 'live');
     assert.equal(r!.profile, 'kai-9000');
     assert.deepEqual(r!.tools, ['probe', 'lint', 'plan_refresh', 'discover', 'explain']);
-    // Expected from the SDK's own list of versions, not from the prober: a profile works when it can speak one of them.
+    // Expected from the SDK's own list of versions, not from the prober: a profile works when it can speak one of them
+    // (the classic versions the SDK lists, and the 2026-07-28 revision the same endpoint serves; test/mcp-eras.test.ts).
+    const served = [...SUPPORTED_PROTOCOL_VERSIONS, '2026-07-28'];
     for (const profile of Object.values(CLIENT_PROFILES)) {
-      const speaks = [profile.protocolVersion, ...profile.supportedVersions].some((v) => SUPPORTED_PROTOCOL_VERSIONS.includes(v));
+      const speaks = [profile.protocolVersion, ...profile.supportedVersions].some((v) => served.includes(v));
       assert.equal(r!.matrix[profile.id]?.works, speaks, `${profile.id}: ${JSON.stringify(r!.matrix[profile.id])}`);
       if (speaks) assert.equal(r!.matrix[profile.id]!.tools!.length, 5);
     }

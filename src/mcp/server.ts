@@ -1,12 +1,14 @@
 /**
- * `onetap mcp`: the tools as an MCP server on the official SDK, over stdio or Streamable HTTP (stateless: a fresh
- * server per POST, so no session state to leak; the app's client sends no DELETE).
+ * `onetap mcp`: the tools as an MCP server on the official SDK (v2: `@modelcontextprotocol/server`), over stdio or
+ * Streamable HTTP. Both protocol eras from one endpoint: a request that carries the 2026-07-28 per-request `_meta`
+ * envelope is served by that revision; everything else by a stateless classic transport (2024-11-05 … 2025-11-25:
+ * a fresh server per POST, no session state to leak, no GET stream). Over stdio the opening message decides the
+ * era for the connection.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, McpHandlerRequestOptions, McpHttpHandler, Server, ServerContext } from '@modelcontextprotocol/server';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import { ajv as loadAjv } from '../util/lazy.js';
 import { CatalogError } from '../catalog/model.js';
@@ -31,19 +33,15 @@ const INSTRUCTIONS = [
 ].join(' ');
 
 /**
- * The SDK, loaded on first use rather than with the library: its schemas are about 7 MB of heap that a process
- * which only probes never needs (and V8 sizes its next full collection on what is live). `require` keeps
- * `createMcpServer` synchronous; every SDK value here comes from this one load (its CommonJS build).
+ * The SDK, loaded on first use rather than with the library: a process which only probes never needs it (its
+ * schemas are megabytes of heap, and V8 sizes its next full collection on what is live). `require` keeps
+ * `createMcpServer` synchronous; every SDK value here comes from its CommonJS build, one load per entry point
+ * (`@modelcontextprotocol/node` and `…/server/stdio` require the same `@modelcontextprotocol/server` instance).
  */
-const sdk = once(() => {
-  const require = createRequire(import.meta.url);
-  return {
-    Server: (require('@modelcontextprotocol/sdk/server/index.js') as typeof import('@modelcontextprotocol/sdk/server/index.js')).Server,
-    StdioServerTransport: (require('@modelcontextprotocol/sdk/server/stdio.js') as typeof import('@modelcontextprotocol/sdk/server/stdio.js')).StdioServerTransport,
-    StreamableHTTPServerTransport: (require('@modelcontextprotocol/sdk/server/streamableHttp.js') as typeof import('@modelcontextprotocol/sdk/server/streamableHttp.js')).StreamableHTTPServerTransport,
-    types: require('@modelcontextprotocol/sdk/types.js') as typeof import('@modelcontextprotocol/sdk/types.js'),
-  };
-});
+const load = once(() => createRequire(import.meta.url));
+const sdk = once(() => load()('@modelcontextprotocol/server') as typeof import('@modelcontextprotocol/server'));
+const sdkStdio = once(() => load()('@modelcontextprotocol/server/stdio') as typeof import('@modelcontextprotocol/server/stdio'));
+const sdkNode = once(() => load()('@modelcontextprotocol/node') as typeof import('@modelcontextprotocol/node'));
 
 const validators = once(() => {
   const ajv = new (loadAjv().Ajv2020)({ allErrors: true, strict: false });
@@ -54,39 +52,46 @@ const version = once(() => readPackageJson<{ version: string }>('package.json').
 
 const failure = (text: string): CallToolResult => ({ isError: true, content: [{ type: 'text', text }] });
 
-/** One SDK server with the tools registered; connect it to one transport. */
+/**
+ * One SDK server (the low-level `Server`: the tool schemas are JSON Schema as written in tools.ts, listed as they
+ * are) with the tools registered. It serves one era: `createMcpHandler` and `serveStdio` make one per request or
+ * connection, each connected to its transport.
+ */
 export function createMcpServer(opts: McpServeOptions): Server {
   const limits: McpLimits = { ...MCP_LIMITS, ...opts.limits };
-  const { Server, types } = sdk();
+  const { Server, ProtocolError, ProtocolErrorCode } = sdk();
   const server = new Server({ name: 'onetap', title: 'onetap', version: version() }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
 
-  server.setRequestHandler(types.ListToolsRequestSchema, async () => ({
+  server.setRequestHandler('tools/list', () => ({
     tools: TOOLS.map((t) => ({ name: t.name, title: t.title, description: t.description, inputSchema: t.inputSchema as never, outputSchema: t.outputSchema as never, annotations: t.annotations })),
   }));
 
-  server.setRequestHandler(types.CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+  server.setRequestHandler('tools/call', async (request, ctx: ServerContext): Promise<CallToolResult> => {
     const tool = TOOLS.find((t) => t.name === request.params.name);
-    if (!tool) return failure(`unknown tool "${request.params.name}"; tools: ${TOOLS.map((t) => t.name).join(', ')}`);
+    // An unknown tool is a protocol error (-32602, as the 2025-11-25 revision lists it), not a tool result.
+    if (!tool) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${JSON.stringify(request.params.name)}; tools: ${TOOLS.map((t) => t.name).join(', ')}`);
     const args = request.params.arguments ?? {};
     const validate = validators().get(tool.name)!;
     if (!validate(args)) return failure(`invalid arguments for ${tool.name}: ${validate.errors!.map((e) => `${e.instancePath || '(arguments)'} ${e.message}`).join('; ')}`);
-    const token = extra._meta?.progressToken;
+    const token = ctx.mcpReq._meta?.progressToken;
+    const { signal } = ctx.mcpReq;
     // Progress is sent before the result: a client stops listening for it once the result arrives.
     const sending = new Set<Promise<void>>();
-    const ctx: ToolContext = {
+    const toolCtx: ToolContext = {
       root: opts.root,
       allowPrivate: opts.allowPrivate === true,
       limits,
       progress: (progress, total, message) => {
-        if (token === undefined || extra.signal.aborted) return;
-        const sent = extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress, ...(total !== undefined ? { total } : {}), message } })
+        if (token === undefined || signal.aborted) return;
+        const sent = ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: token, progress, ...(total !== undefined ? { total } : {}), message } })
           .catch(() => {}).finally(() => sending.delete(sent));
         sending.add(sent);
       },
     };
+    let result: CallToolResult;
     try {
-      const out = await tool.run(args, ctx).finally(() => Promise.all(sending));
-      return {
+      const out = await tool.run(args, toolCtx).finally(() => Promise.all(sending));
+      result = {
         content: [{ type: 'text', text: out.summary }, { type: 'text', text: JSON.stringify(out.structured) }],
         structuredContent: out.structured,
       };
@@ -94,6 +99,8 @@ export function createMcpServer(opts: McpServeOptions): Server {
       if (err instanceof ToolRefused || err instanceof PathRefused || err instanceof CatalogError) return failure(err.message);
       return failure(`${tool.name} failed: ${err instanceof Error ? err.message : String(err)}`);
     }
+    // The era's projection of a result (identity for object-shaped structuredContent under an object schema).
+    return server.projectCallToolResult(result, tool.outputSchema);
   });
   return server;
 }
@@ -106,16 +113,20 @@ export interface RunningMcp {
   close: () => Promise<void>;
 }
 
+/**
+ * Stdio: the SDK's `serveStdio` decides the era from the connection's opening message (`initialize`: classic,
+ * pinned for the connection; `server/discover` or any request with the 2026-07-28 envelope: that revision).
+ */
 export async function serveStdio(opts: McpServeOptions): Promise<RunningMcp> {
-  const server = createMcpServer(opts);
-  const transport = new (sdk().StdioServerTransport)();
+  const { serveStdio: serve, StdioServerTransport } = sdkStdio();
+  const transport = new StdioServerTransport();
   let ended!: () => void;
   const closed = new Promise<void>((resolve) => { ended = resolve; });
-  transport.onclose = () => ended();
-  // The SDK's stdio transport does not watch for the end of stdin: a client that goes away closes it.
-  process.stdin.once('end', () => { void server.close().finally(ended); });
-  await server.connect(transport);
-  return { closed, close: async () => { await server.close(); ended(); } };
+  const handle = serve(() => createMcpServer(opts), { transport });
+  // The entry owns the transport's callbacks; the end of stdin (the client went away) closes it, and so this.
+  const entryClose = transport.onclose;
+  transport.onclose = () => { entryClose?.(); ended(); };
+  return { closed, close: async () => { await handle.close(); ended(); } };
 }
 
 const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
@@ -125,6 +136,8 @@ const isLoopbackName = (hostname: string) => LOOPBACK_NAMES.has(hostname.toLower
  * The DNS-rebinding rule: a present Origin must be this server's own or a loopback origin (a page on a name that
  * resolves to 127.0.0.1 is neither); when listening on loopback, the Host must be a loopback name too.
  * Null when allowed, else the reason.
+ * (Not the SDK's localhostOriginValidation()/localhostHostValidation(): those allow only three loopback names,
+ * any scheme, never the server's own origin when bound elsewhere, and check Host whatever the address.)
  */
 export function requestRefusal(headers: { origin?: string; host?: string }, own: { host: string; port: number }): string | null {
   const ownHost = own.host.includes(':') && !own.host.startsWith('[') ? `[${own.host}]` : own.host;
@@ -142,28 +155,85 @@ export function requestRefusal(headers: { origin?: string; host?: string }, own:
   return null;
 }
 
+/**
+ * An answer given before the request body is read, so without the request's id: the wire schema's error response
+ * has `id` optional and, when present, a string or a number (`null` is not one), so it is left out.
+ */
 function jsonRpcError(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
   res.writeHead(status, { 'content-type': 'application/json', ...headers });
-  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }));
+  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message } }));
 }
 
 export const MCP_PATH = '/mcp';
 
-/** Streamable HTTP on `host:port` (port 0 picks a free one), endpoint `/mcp`. */
+/** The id of a single JSON-RPC request in `body`, if it has a valid one. */
+function requestIdOf(body: Buffer): string | number | undefined {
+  try {
+    const msg = JSON.parse(body.toString('utf8')) as unknown;
+    const id = msg && typeof msg === 'object' && !Array.isArray(msg) ? (msg as { id?: unknown }).id : undefined;
+    return typeof id === 'string' || (typeof id === 'number' && Number.isInteger(id)) ? id : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The SDK's classic transport answers what it refuses before dispatch (an MCP-Protocol-Version header it does not
+ * support, a body that is not JSON) with `"id": null`, even for a request that had an id. Such an answer gets the
+ * request's id, or none when the request had none (`null` is not a valid id in the wire schema); every other
+ * response passes through untouched, streams included.
+ */
+function withRequestId(handler: McpHttpHandler, idOf: () => string | number | undefined): { fetch: (request: Request, options?: McpHandlerRequestOptions) => Promise<Response> } {
+  return {
+    fetch: async (request, options) => {
+      const response = await handler.fetch(request, options);
+      if (response.status < 400 || !/^application\/json/i.test(response.headers.get('content-type') ?? '')) return response;
+      const text = await response.text();
+      let body: unknown;
+      try { body = JSON.parse(text); } catch { body = undefined; }
+      const headers = new Headers(response.headers);
+      headers.delete('content-length');
+      const nullId = body !== null && typeof body === 'object' && !Array.isArray(body) && 'error' in body && (body as { id?: unknown }).id === null;
+      if (!nullId) return new Response(text, { status: response.status, statusText: response.statusText, headers });
+      const { id: _null, ...rest } = body as Record<string, unknown>;
+      const id = idOf();
+      return new Response(JSON.stringify(id === undefined ? rest : { ...rest, id }), { status: response.status, statusText: response.statusText, headers });
+    },
+  };
+}
+
+/** The request body, at most `max` bytes; null when it is longer. */
+async function readBody(req: IncomingMessage, max: number): Promise<Buffer | null> {
+  if (Number(req.headers['content-length']) > max) return null;
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > max) return null;
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}
+
+/** Streamable HTTP on `host:port` (port 0 picks a free one), endpoint `/mcp`, both eras. */
 export async function serveHttp(opts: McpServeOptions & { host: string; port: number }): Promise<RunningMcp> {
   let port = opts.port;
+  // Made on the first request that passes the checks below, so starting the server loads no SDK.
+  let handler: McpHttpHandler | undefined;
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const path = new URL(req.url ?? '/', 'http://x').pathname;
     if (path !== MCP_PATH) return jsonRpcError(res, 404, `not found: the MCP endpoint is ${MCP_PATH}`);
     const refusal = requestRefusal({ origin: req.headers.origin, host: req.headers.host }, { host: opts.host, port });
     if (refusal) return jsonRpcError(res, 403, `Forbidden: ${refusal}`);
-    // Stateless: no standalone GET stream and no session to DELETE.
+    // Stateless in both eras: no standalone GET stream and no session to DELETE.
     if (req.method !== 'POST') return jsonRpcError(res, 405, 'Method not allowed: POST only (stateless server)', { allow: 'POST' });
-    const server = createMcpServer(opts);
-    const transport = new (sdk().StreamableHTTPServerTransport)({ sessionIdGenerator: undefined });
-    res.on('close', () => { void transport.close(); void server.close(); });
-    await server.connect(transport);
-    await transport.handleRequest(req, res);
+    const { createMcpHandler, DEFAULT_MAX_REQUEST_BODY_SIZE } = sdk();
+    // The body is read here (the SDK's bound) so that an answer the SDK gives without the request's id can get it.
+    const body = await readBody(req, DEFAULT_MAX_REQUEST_BODY_SIZE);
+    if (!body) return jsonRpcError(res, 413, `Payload Too Large: Request body must not exceed ${DEFAULT_MAX_REQUEST_BODY_SIZE} bytes`, { connection: 'close' });
+    handler ??= createMcpHandler(() => createMcpServer(opts), { legacy: 'stateless' });
+    const buffered = { method: req.method, url: req.url, headers: req.headers, async *[Symbol.asyncIterator]() { if (body.length) yield body; } };
+    await sdkNode().toNodeHandler(withRequestId(handler, () => requestIdOf(body)))(buffered, res);
   };
   const http = createServer((req, res) => {
     handle(req, res).catch((err: unknown) => {
@@ -183,6 +253,7 @@ export async function serveHttp(opts: McpServeOptions & { host: string; port: nu
     url: `http://${shown}:${port}${MCP_PATH}`,
     closed,
     close: async () => {
+      await handler?.close().catch(() => {});
       http.closeAllConnections();
       await new Promise<void>((resolve) => http.close(() => resolve()));
       ended();
