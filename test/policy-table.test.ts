@@ -1,0 +1,96 @@
+/**
+ * The pure core as a specification, fast (no network): the classifier on recorded observation records
+ * (test/fixtures/observations.json, one per fleet behaviour, recorded by test/fixtures/record-observations.ts),
+ * and the decider and the outage guard on tables written from shared/spec/one-tap-policy.md: never drop on
+ * one flake, drop only after the confirm-drops streak of consecutive drop-class runs, drop nothing when this
+ * machine's network is down.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { buildPlan, classify, type ObservationRecord } from '../src/index.js';
+import { decideRow, detectOutage } from '../src/decide/decide.js';
+import type { Observation } from '../src/attest/observation.js';
+import { FIXTURE } from './fixtures/record-observations.js';
+
+interface Recorded { scenario: string; entry: { requiresAuth: boolean }; expected: string; observation: Observation }
+const recorded = JSON.parse(readFileSync(FIXTURE, 'utf8')) as Recorded[];
+
+describe('classify: recorded observations → the verdict the policy gives', () => {
+  it('every recorded fleet behaviour (48 records)', () => {
+    assert.ok(recorded.length >= 48);
+    for (const r of recorded) {
+      const v = classify(r.observation, r.entry);
+      assert.equal(`${v.verdict}/${v.reason}`, r.expected, r.scenario);
+      assert.equal(v.reasons[0], v.reason, `${r.scenario}: reason first in reasons`);
+    }
+  });
+  it('every verdict class is covered by the records', () => {
+    assert.deepEqual([...new Set(recorded.map((r) => r.expected.split('/')[0]))].sort(), ['drop', 'failed', 'live', 'review']);
+  });
+  it('an observation that could not be processed is review/unprocessable, whatever its steps say', () => {
+    const ok = recorded.find((r) => r.scenario === 'ok-json')!;
+    const v = classify({ ...ok.observation, unprocessable: { stage: 'nesting', error: 'deep' } }, ok.entry);
+    assert.equal(`${v.verdict}/${v.reason}`, 'review/unprocessable');
+  });
+  it('one screening finding on a live list is enough for review/suspicious-tools', () => {
+    const ok = recorded.find((r) => r.scenario === 'ok-json')!;
+    const v = classify({ ...ok.observation, findings: [{ tool: 'search', field: 'description', rule: 'exfiltration', excerpt: 'x' }] }, ok.entry);
+    assert.equal(`${v.verdict}/${v.reason}`, 'review/suspicious-tools');
+    assert.ok(v.reasons.includes('ok'), 'what the row would otherwise be follows');
+  });
+});
+
+type Verdict = ObservationRecord['verdict'];
+type Reason = ObservationRecord['reason'];
+const obs = (verdict: Verdict, reason: Reason, at = '2026-11-01T00:00:00.000Z') => ({ verdict, reason, at }) as ObservationRecord;
+/** A probed row: this run's verdict and the earlier observations, newest first. */
+const row = (verdict: Verdict, reason: Reason, history: Array<[Verdict, Reason]> = []) => ({
+  url: 'https://a.example/mcp', name: 'A', verdict, reason, reasons: [reason], attempts: 1, httpStatus: null, durationMs: 1, tools: null, error: null,
+  profile: 'kai-9000', appError: null, location: null, matrix: null, toolsHash: null, findings: [], findingsSeen: 0,
+  history: history.map(([v, r]) => obs(v, r)),
+});
+
+describe('decideRow: verdict + history → decision', () => {
+  const table: Array<[string, ReturnType<typeof row>, number, boolean, string, number]> = [
+    // name, row, confirmDrops, outage, decision, dropStreak
+    ['live is kept', row('live', 'ok'), 1, false, 'keep', 0],
+    ['review goes to a human', row('review', 'zero-tools'), 1, false, 'review', 0],
+    ['a flake is kept and marked', row('failed', 'timeout'), 1, false, 'keep-failed', 0],
+    ['a drop with confirm-drops 1 drops', row('drop', 'dns'), 1, false, 'drop', 1],
+    ['one drop-class run of 2 does not drop', row('drop', 'dns'), 2, false, 'keep-failed', 1],
+    ['two consecutive drop-class runs drop', row('drop', 'dns', [['drop', 'refused']]), 2, false, 'drop', 2],
+    ['a live run between two drops breaks the streak', row('drop', 'dns', [['live', 'ok'], ['drop', 'dns']]), 2, false, 'keep-failed', 1],
+    ['a flake between two drops breaks the streak', row('drop', 'dns', [['failed', 'timeout'], ['drop', 'dns']]), 2, false, 'keep-failed', 1],
+    ['the streak counts only consecutive runs', row('drop', 'http-404', [['drop', 'http-404'], ['live', 'ok'], ['drop', 'http-404']]), 3, false, 'keep-failed', 2],
+    ['the outage guard drops nothing', row('drop', 'dns', [['drop', 'dns']]), 1, true, 'keep-failed', 2],
+  ];
+  for (const [name, r, confirmDrops, outage, decision, streak] of table) {
+    it(name, () => {
+      const d = decideRow(r, confirmDrops, outage);
+      assert.equal(d.decision, decision);
+      assert.equal(d.dropStreak, streak);
+      if (r.verdict === 'drop' && decision !== 'drop') assert.ok(d.note, 'a drop not carried out says why');
+    });
+  }
+});
+
+describe('detectOutage: the local network, not the servers', () => {
+  const rows = (reasons: Reason[]) => reasons.map((reason) => ({ reason }));
+  const table: Array<[string, Reason[], { configured: number; reachable: number }, boolean]> = [
+    ['no canaries, half the rows fail at the network level: outage', ['dns', 'timeout', 'ok', 'ok'], { configured: 0, reachable: 0 }, true],
+    ['no canaries, fewer than half: no outage', ['dns', 'ok', 'ok'], { configured: 0, reachable: 0 }, false],
+    ['no canaries, HTTP failures are the servers\', not the network', ['http-404', 'http-404', 'http-410'], { configured: 0, reachable: 0 }, false],
+    ['canaries decide: all unreachable is an outage, whatever the rows', ['ok', 'ok'], { configured: 2, reachable: 0 }, true],
+    ['canaries decide: one reachable is no outage, even if every row failed', ['dns', 'dns'], { configured: 2, reachable: 1 }, false],
+    ['an empty catalog is no outage', [], { configured: 0, reachable: 0 }, false],
+  ];
+  for (const [name, reasons, canaries, outage] of table) {
+    it(name, () => assert.equal(detectOutage(rows(reasons), canaries) !== null, outage));
+  }
+  it('an outage plan decides nothing as drop', () => {
+    const plan = buildPlan([row('drop', 'dns'), row('drop', 'refused'), row('live', 'ok')], { confirmDrops: 1, canaries: { configured: 0, reachable: 0 } });
+    assert.ok(plan.aborted);
+    assert.equal(plan.summary.drop, 0);
+  });
+});
