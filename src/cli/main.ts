@@ -27,7 +27,8 @@ export function commanderMessage(text: string): string {
   return text.replace(/^error: /, '');
 }
 
-export async function main(argv: string[]): Promise<number> {
+/** The whole command line, every command registered (the generated reference in docs/reference/ reads it too). */
+export function buildProgram(): Command {
   const program = new Command('onetap')
     .description('keeps a curated list of one-tap remote MCP servers honest')
     .version('0.1.0')
@@ -46,6 +47,11 @@ export async function main(argv: string[]): Promise<number> {
     .command('demo')
     .description('refresh the shipped catalog against a loopback fleet that plays it, in a temporary workspace (offline)')
     .action(async () => { process.exitCode = await runDemo(); });
+  return program;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const program = buildProgram();
   if (argv.length === 0) {
     process.stderr.write(program.helpInformation() + '\n' + errorLines('a command is needed (onetap --help lists them)'));
     return 2;

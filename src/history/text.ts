@@ -41,6 +41,7 @@ import type { PlanJson, PlanRowJson } from '../decide/plan-json.js';
 import type { ToolChanges } from '../decide/drift.js';
 import type { MatrixCell } from '../attest/result.js';
 import { nestsDeeperThan } from '../attest/snapshot.js';
+import { clipText } from '../util/text.js';
 
 export const HISTORY_LINE_VERSION = 1;
 export const MONTH_FILE = /^\d{4}-\d{2}\.jsonl$/;
@@ -156,12 +157,7 @@ const utf8Bytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value));
 const fits = (value: unknown) => utf8Bytes(value) <= HISTORY_LIMITS.lineBytes;
 
 /** `text` cut to `max` characters (the last one "…"), never splitting a surrogate pair. */
-function clip(text: string, max: number = HISTORY_LIMITS.textChars): string {
-  if (text.length <= max) return text;
-  let cut = text.slice(0, max - 1);
-  if (/[\uD800-\uDBFF]$/.test(cut)) cut = cut.slice(0, -1);
-  return `${cut}…`;
-}
+const clip = (text: string, max: number = HISTORY_LIMITS.textChars) => clipText(text, max);
 
 /** A JSON value kept as it is when small, else as its JSON text, clipped. */
 function clipValue(value: unknown): unknown {

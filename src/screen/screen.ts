@@ -4,6 +4,7 @@
  * descriptions, titles, enum/const/default/examples values) in full, and reports each rule once per field.
  */
 import { MAX_NESTING } from '../attest/snapshot.js';
+import { clipText } from '../util/text.js';
 import { PROBE_RULES, RULES, type CharRule, type Clause, type TextRule } from './rules.js';
 import type { Finding, ScreenRuleDoc, ToolSnapshot } from './types.js';
 
@@ -484,9 +485,7 @@ function decodeText(blob: string): string | undefined {
   return printable / Array.from(text).length >= 0.95 && / /.test(text) ? text : undefined;
 }
 
-function clip(s: string, max: number): string {
-  return s.length > max ? s.slice(0, max) + '…' : s;
-}
+const clip = (s: string, max: number) => clipText(s, max + 1);
 
 // ---------------------------------------------------------------------------------------------------------
 // Excerpts: short and inert.

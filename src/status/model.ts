@@ -9,6 +9,7 @@ import type { MatrixCell } from '../attest/result.js';
 import type { PlanRowJson } from '../decide/plan-json.js';
 import { REASON_TEXT, type Reason, type VerdictName } from '../policy/policy.js';
 import type { Decision } from '../decide/decide.js';
+import { clipText as clip } from '../util/text.js';
 
 /** Worst first: a day's bar shows the worst verdict observed that day. */
 const SEVERITY: Record<VerdictName, number> = { drop: 3, failed: 2, review: 1, live: 0 };
@@ -71,10 +72,7 @@ export const LIMITS = {
 
 /** `text` cut to `max` characters (the last one "…"), never splitting a surrogate pair. */
 export function clipText(text: string, max: number = LIMITS.textChars): string {
-  if (text.length <= max) return text;
-  let cut = text.slice(0, max - 1);
-  if (/[\uD800-\uDBFF]$/.test(cut)) cut = cut.slice(0, -1);
-  return cut + '…';
+  return clip(text, max);
 }
 
 const clipNullable = (text: string | null | undefined, max?: number) => (typeof text === 'string' ? clipText(text, max) : text ?? null);

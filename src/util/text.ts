@@ -1,9 +1,9 @@
 /** Text helpers for what servers send: bounded and one line before it is recorded or printed. */
 
-/** At most `max` UTF-16 units, then `…` (a surrogate pair is never split). */
+/** At most `max` UTF-16 units, the `…` that marks a cut included; a surrogate pair is never split. */
 export function clipText(text: string, max: number): string {
   if (text.length <= max) return text;
-  let end = max;
+  let end = max - 1;
   const c = text.charCodeAt(end - 1);
   if (c >= 0xd800 && c <= 0xdbff) end--;
   return `${text.slice(0, end)}…`;
