@@ -55,7 +55,7 @@ describe('what the app trips on: alive for a spec-correct client, review with th
     const r = await run('sse-data-without-space');
     is(r, 'review/app-sse-format');
     assert.equal(r.appError, 'No valid JSON-RPC response found in SSE stream');
-    assert.deepEqual(r.diagnosis, { works: true, tools: ['search', 'fetch'], error: null, httpStatus: 200, protocolVersion: '2024-11-05', serverName: 'fleet', quirks: ['sse-data-without-space'] });
+    assert.deepEqual(r.diagnosis, { works: true, tools: ['search', 'fetch'], error: null, httpStatus: 200, protocolVersion: '2024-11-05', serverName: 'fleet', serverVersion: '1.0.0', quirks: ['sse-data-without-space'] });
     assert.deepEqual(r.quirks, [], 'the top-level fields are the app\'s: its reader saw no data line at all');
   });
   it('JSON split over several data: lines: each line is decoded alone, none decodes', async () => {

@@ -5,13 +5,30 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { probe, probeResultJson } from '../src/index.js';
-import { startFleet, type Fleet } from './fleet/fleet.js';
+import { json, startFleet, TOOLS, type Ctx, type Fleet } from './fleet/fleet.js';
+
+/** Classic clients are served; a 2026-07-28 client discovers fine and then gets an error to tools/list (-32022 once first, with `refuseFirst`). */
+const classicWith2026ToolsError = (refuseFirst: boolean) => {
+  let refused = false;
+  return (c: Ctx): void => {
+    const meta = (c.msg?.params?._meta ?? {}) as Record<string, unknown>;
+    if (c.msg?.id === undefined) { c.res.writeHead(202); c.res.end(); return; }
+    if (meta['io.modelcontextprotocol/protocolVersion']) {
+      if (refuseFirst && !refused) { refused = true; json(c.res, 400, { jsonrpc: '2.0', id: c.msg.id, error: { code: -32022, message: 'Unsupported protocol version', data: { supported: ['2026-07-28'] } } }); return; }
+      if (c.msg.method === 'server/discover') { json(c.res, 200, { jsonrpc: '2.0', id: c.msg.id, result: { supportedVersions: ['2026-07-28'], capabilities: { tools: {} }, resultType: 'complete' } }); return; }
+      json(c.res, 200, { jsonrpc: '2.0', id: c.msg.id, error: { code: -32603, message: 'Internal error' } });
+      return;
+    }
+    const result = c.msg.method === 'initialize' ? { protocolVersion: '2024-11-05', capabilities: { tools: {} }, serverInfo: { name: 'classic', version: '1' } } : { tools: TOOLS };
+    json(c.res, 200, { jsonrpc: '2.0', id: c.msg.id, result });
+  };
+};
 
 let fleet: Fleet;
-before(async () => { fleet = await startFleet(); });
+before(async () => { fleet = await startFleet({ 'split-eras': classicWith2026ToolsError(false) }); });
 after(async () => { await fleet.close(); });
 
-const SCENARIOS = ['ok-json', 'ok-sse', 'sse-data-without-space', 'notification-406', 'era-2026-only', 'unsupported-version', 'zero-tools', 'tools-error', 'init-error', 'http-404', 'html-200', 'redirect', 'payment-402'];
+const SCENARIOS = ['ok-json', 'ok-sse', 'sse-data-without-space', 'notification-406', 'era-2026-only', 'unsupported-version', 'zero-tools', 'tools-error', 'init-error', 'http-404', 'html-200', 'redirect', 'payment-402', 'wrong-id', 'json-not-rpc', 'split-eras'];
 const PROFILES = ['kai-9000', 'mcp-2025-11-25', 'mcp-2026-07-28'];
 
 /** Timings differ between two probes; nothing else may. */
@@ -34,9 +51,20 @@ describe('--matrix never rewrites the deciding client\'s fields', () => {
         const [plain, matrix] = await Promise.all([probe(url, { profile, retryDelayMs: 10 }), probe(url, { profile, matrix: true, retryDelayMs: 10 })]);
         assert.ok(matrix.matrix, 'the matrix ran');
         assert.deepEqual(deciding(probeResultJson(matrix)), deciding(probeResultJson(plain)), `${scenario} under ${profile}`);
+        if (plain.verdict !== 'live') assert.ok(plain.error, `${scenario} under ${profile}: a row that is not live says what went wrong`);
       }
     });
   }
+
+  it('a -32022 the 2026-07-28 profile corrected is not what decides: the tools/list error that followed is', async () => {
+    const f = await startFleet({ corrected: classicWith2026ToolsError(true) });
+    try {
+      const r = await probe(f.url('corrected'), { profile: 'mcp-2026-07-28', retryDelayMs: 10 });
+      assert.equal(`${r.verdict}/${r.reason}`, 'review/tools-error');
+      assert.match(r.error ?? '', /tools\/list/);
+      assert.ok(r.quirks.includes('version-corrected'));
+    } finally { await f.close(); }
+  });
 
   it('a 2026-07-28-only server decided by the 2026-07-28 profile: its own status, and no initialize error', async () => {
     const r = await probe(fleet.url('era-2026-only'), { profile: 'mcp-2026-07-28', matrix: true, retryDelayMs: 10 });

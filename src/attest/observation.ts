@@ -77,6 +77,7 @@ export type Quirk =
   | 'id-not-matching' // the object the app took as the answer carries another id (the app does not match ids)
   | 'gzip-response' // answered gzip (Android asks for it); desktop's CIO engine asks for none
   | 'tools-paginated' // more tools behind nextCursor: the app shows page 1 only
+  | 'version-corrected' // a -32022 named a version of ours, and the retry with it worked (2026-07-28)
   | 'invalid-tool-headers'; // tools with an invalid x-mcp-header declaration, which a 2026-07-28 client excludes (`excludedTools`)
 
 /** A tool as a client listed it (the full definition; clipped only where it is stored or shown). */

@@ -79,7 +79,7 @@ export interface ProbeResult {
   /** Tools the server listed that the deciding client leaves out (2026-07-28: an invalid `x-mcp-header`), with why. */
   excludedTools: Array<{ name: string; reason: string }>;
   /** The spec-correct reading, when it ran, with its own evidence (the top-level fields are the deciding client's). */
-  diagnosis: { works: boolean; tools: string[] | null; error: string | null; httpStatus: number | null; protocolVersion: string | null; serverName: string | null; quirks: Quirk[] } | null;
+  diagnosis: { works: boolean; tools: string[] | null; error: string | null; httpStatus: number | null; protocolVersion: string | null; serverName: string | null; serverVersion: string | null; quirks: Quirk[] } | null;
   /** How a 401/403 asked to authenticate. */
   auth: AuthKind | null;
   /** Where a redirected initialize points. */
@@ -157,14 +157,17 @@ async function attest(url: string, profile: ClientProfile, opts: Resolved): Prom
         verdict = classify(observation, entry);
       }
     }
+    // The matrix reads the same server with every other profile, beside the verdict's observation, never in it:
+    // what the deciding client and its own explanation saw is what decides, with or without --matrix.
+    const wide = opts.matrix && !observation.unprocessable ? await widened(observation, url, profile, opts) : observation;
     if (verdict.reason === 'auth-required') {
       const answer = stepOf(observation.diagnosis ?? observation.deciding, 'initialize');
       // Evidence of how to authenticate explains a verdict; a metadata document that cannot be read is no evidence.
       if (answer) observation.auth = await authEvidence(url, answer, { timeoutMs: 10_000, allowPrivate: opts.allowPrivate }).catch(() => 'unknown' as const);
     }
     stage = 'store';
-    const matrix = opts.matrix ? matrixOf(observation, profile, entry) : null;
-    return summarize(url, profile, observation, verdict, attempts, Math.round(performance.now() - started), matrix, snapshot);
+    const matrix = opts.matrix ? matrixOf(wide, profile, entry) : null;
+    return summarize(url, profile, observation, verdict, attempts, Math.round(performance.now() - started), matrix, snapshot, wide.diagnosis);
   } catch (err) {
     // Whatever the server sent, this row has a verdict and the run goes on.
     const o = emptyObservation(url, profile, { stage, error: oneLine(String((err as Error)?.message ?? err), RECORD_LIMITS.errorChars) });
@@ -217,26 +220,30 @@ async function observe(url: string, profile: ClientProfile, opts: Resolved): Pro
   return [await explain(o, url, profile, opts), snapshot];
 }
 
+/** The observation with the diagnosis and every other profile's run, for the matrix only. */
+async function widened(o: Observation, url: string, profile: ClientProfile, opts: Resolved): Promise<Observation> {
+  const wide: Observation = { ...o, others: { ...o.others } };
+  wide.diagnosis ??= await runProfile(url, DIAGNOSIS, opts);
+  for (const other of Object.values(CLIENT_PROFILES)) {
+    if (other.id !== profile.id) wide.others[other.id] ??= await runProfile(url, other, opts);
+  }
+  return wide;
+}
+
 async function explain(o: Observation, url: string, profile: ClientProfile, opts: Resolved): Promise<Observation> {
   const deciding = o.deciding;
-  if (opts.matrix) {
-    for (const other of Object.values(CLIENT_PROFILES)) {
-      if (other.id !== profile.id) o.others[other.id] = await runProfile(url, other, opts);
-    }
-  }
   const appUsable = deciding.works || ((opts.requiresAuth ?? false) && deciding.connected);
-  if (appUsable && !opts.matrix) return o;
+  if (appUsable) return o;
   // A spec-correct deciding client that connected read the server as the diagnosis would (zero tools, a
   // tools/list error): a second handshake would add nothing but a request the server sees as this client's.
-  if (!isAppLike(profile) && deciding.connected && !opts.matrix) return o;
+  if (!isAppLike(profile) && deciding.connected) return o;
   // A failure before any HTTP answer (DNS, refused, connect timeout, TLS) reads the same for every client,
   // and a passing one (5xx, 429) is retried: neither needs the diagnosis.
   // An answer over the cap is judged on its start alone (review/oversize or drop/not-mcp): no second read.
   const first = deciding.steps[0];
   const last = deciding.steps.at(-1);
-  if (!appUsable && !opts.matrix && ((first && first.status === null && deciding.steps.length === 1) || isTransient(last) || last?.problem === 'oversize')) return o;
+  if ((first && first.status === null && deciding.steps.length === 1) || isTransient(last) || last?.problem === 'oversize') return o;
   o.diagnosis = await runProfile(url, DIAGNOSIS, opts);
-  if (appUsable) return o;
   if (o.diagnosis.works && isAppLike(profile) && (stepOf(deciding, 'initialize')?.status ?? 0) >= 400) {
     // Is it the app's agent? The same client with a browser's agent tells.
     o.uaBlocked = (await runProfile(url, profile, opts, BROWSER_USER_AGENT)).works;
@@ -289,7 +296,7 @@ function matrixOf(o: Observation, deciding: ClientProfile, entry: { requiresAuth
   return cells;
 }
 
-function summarize(url: string, profile: ClientProfile, o: Observation, v: ReturnType<typeof classify>, attempts: number, durationMs: number, matrix: ProbeResult['matrix'], snapshot: StoredSnapshot | null): ProbeResult {
+function summarize(url: string, profile: ClientProfile, o: Observation, v: ReturnType<typeof classify>, attempts: number, durationMs: number, matrix: ProbeResult['matrix'], snapshot: StoredSnapshot | null, diagnosis = o.diagnosis): ProbeResult {
   // Every field outside `diagnosis` and `matrix` is the deciding client's: adding --matrix (which runs the
   // diagnosis too) must not change what the deciding client saw.
   const run = o.deciding;
@@ -299,8 +306,7 @@ function summarize(url: string, profile: ClientProfile, o: Observation, v: Retur
   const app = isAppLike(profile) ? run : null;
   const live = v.verdict === 'live';
   const serverInfo = run.serverInfo;
-  const diagnosis = o.diagnosis;
-  for (const r of [run, o.diagnosis, ...Object.values(o.others)]) {
+  for (const r of [run, diagnosis, ...Object.values(o.others)]) {
     if (!r) continue;
     r.toolDefinitions = null;
     r.steps = r.steps.slice(); // an array grown by push keeps room for 17; a run keeps thousands of these
@@ -325,12 +331,13 @@ function summarize(url: string, profile: ClientProfile, o: Observation, v: Retur
     error: o.unprocessable ? `${o.unprocessable.stage}: ${o.unprocessable.error}` : live && v.reason === 'ok' ? null : oneLineOrNull(errorText(o, v.reason), L.errorChars),
     appError: oneLineOrNull(app && !app.works ? app.error ?? (app.tools?.length === 0 ? 'connected, but the app lists 0 tools' : null) : null, L.errorChars),
     quirks: unique(run.quirks),
-    excludedTools: run.excludedTools.length ? run.excludedTools.map((e) => ({ name: clipText(e.name, L.nameChars), reason: oneLine(e.reason, L.errorChars) })) : run.excludedTools,
+    excludedTools: run.excludedTools.map((e) => ({ name: clipText(e.name, L.nameChars), reason: oneLine(e.reason, L.errorChars) })),
     cutShort: run.cutShort,
     diagnosis: diagnosis ? {
       works: diagnosis.works, tools: diagnosis.tools && clipNames(diagnosis.tools), error: oneLineOrNull(diagnosis.error ?? (diagnosis.works ? null : firstProblem(diagnosis)), L.errorChars),
       httpStatus: (stepOf(diagnosis, 'tools/list') ?? firstStep(diagnosis))?.status ?? null,
       protocolVersion: oneLineOrNull(diagnosis.protocolVersion, L.nameChars), serverName: oneLineOrNull(diagnosis.serverInfo?.name, L.nameChars),
+      serverVersion: oneLineOrNull(diagnosis.serverInfo?.version, L.nameChars),
       quirks: unique(diagnosis.quirks),
     } : null,
     auth: o.auth,
@@ -379,7 +386,13 @@ const firstStep = (run: ClientRun) => stepOf(run, 'initialize') ?? stepOf(run, '
 function errorText(o: Observation, reason: Reason): string | null {
   if (o.legacySse) return 'GET answered with an SSE `endpoint` event: legacy HTTP+SSE transport';
   if (reason.startsWith('app-') || reason === 'auth-optional' || reason === 'oversize') return o.deciding.error;
-  return firstProblem(o.deciding) ?? o.deciding.error;
+  const own = firstProblem(o.deciding);
+  if (own) return own;
+  // The deciding client took the answer and named nothing wrong (it does not match ids, or it listed no tool):
+  // the spec-correct reading of the same server says what was wrong, labelled as such.
+  const spec = o.diagnosis ? firstProblem(o.diagnosis) : null;
+  if (spec) return `spec-correct reading: ${spec}`;
+  return o.deciding.connected && o.deciding.tools?.length === 0 ? 'connected, but lists 0 tools' : null;
 }
 
 function firstProblem(run: ClientRun): string | null {

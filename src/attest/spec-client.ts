@@ -146,7 +146,8 @@ export async function runStatelessClient(url: string, profile: ClientProfile, op
   let version = profile.protocolVersion;
   let id = 1;
   let discover = await post(url, s, profile, opts, 'server/discover', { jsonrpc: '2.0', id, method: 'server/discover', params: metaFor(version) }, id, headersFor(version, 'server/discover'));
-  const refused = discover.exchange.response?.error;
+  const refusedStep = discover.exchange;
+  const refused = refusedStep.response?.error;
   if (refused?.code === UNSUPPORTED_VERSION) {
     const data = refused.data as { supported?: unknown } | undefined;
     const supported = Array.isArray(data?.supported) ? data.supported.filter((v): v is string => typeof v === 'string') : [];
@@ -158,6 +159,11 @@ export async function runStatelessClient(url: string, profile: ClientProfile, op
     version = mutual;
     id++;
     discover = await post(url, s, profile, opts, 'server/discover', { jsonrpc: '2.0', id, method: 'server/discover', params: metaFor(version) }, id, headersFor(version, 'server/discover'));
+    // Corrected: the exchange that decides is the retry, not the refusal (kept as a quirk).
+    if (resultOf(discover.exchange)) {
+      run.steps.splice(run.steps.indexOf(refusedStep), 1);
+      addQuirk(run, 'version-corrected');
+    }
   }
   const result = resultOf(discover.exchange);
   if (!result) { run.error = exchangeError(discover.exchange); return finish(run, started); }

@@ -189,7 +189,8 @@ function cardCheck(url: string, r: ProbeResult, card: unknown | null): Mismatch[
     const p = profileById(id);
     return p && p.handshake !== 'app-fallback' ? [[p.protocolVersion, cell.works]] : [];
   }));
-  return cardMismatches(card, { url, serverVersion: r.serverVersion, protocolVersion: r.protocolVersion, eras });
+  // The deciding client's reading first; when it never got past initialize, the diagnosis's.
+  return cardMismatches(card, { url, serverVersion: r.serverVersion ?? r.diagnosis?.serverVersion ?? null, protocolVersion: r.protocolVersion ?? r.diagnosis?.protocolVersion ?? null, eras });
 }
 
 /**
