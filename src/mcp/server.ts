@@ -202,24 +202,37 @@ function withRequestId(handler: McpHttpHandler, idOf: () => string | number | un
   };
 }
 
-/** The request body, at most `max` bytes; null when it is longer. */
-async function readBody(req: IncomingMessage, max: number): Promise<Buffer | null> {
-  if (Number(req.headers['content-length']) > max) return null;
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > max) return null;
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
+/**
+ * The request body, at most `max` bytes; null when it is longer (the rest is not read, and the socket stays up
+ * long enough for the 413 to be written: leaving a `for await` would destroy it first).
+ */
+function readBody(req: IncomingMessage, max: number): Promise<Buffer | null> {
+  if (Number(req.headers['content-length']) > max) return Promise.resolve(null);
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= max) { chunks.push(chunk); return; }
+      req.off('data', onData);
+      req.pause();
+      resolve(null);
+    };
+    req.on('data', onData);
+    req.once('end', () => resolve(Buffer.concat(chunks)));
+    req.once('error', reject);
+  });
 }
+
+/** Requests served at once; more get 503 (each holds its body, and its parse, until it is answered). */
+const MAX_IN_FLIGHT = 32;
 
 /** Streamable HTTP on `host:port` (port 0 picks a free one), endpoint `/mcp`, both eras. */
 export async function serveHttp(opts: McpServeOptions & { host: string; port: number }): Promise<RunningMcp> {
   let port = opts.port;
   // Made on the first request that passes the checks below, so starting the server loads no SDK.
   let handler: McpHttpHandler | undefined;
+  let inFlight = 0;
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const path = new URL(req.url ?? '/', 'http://x').pathname;
     if (path !== MCP_PATH) return jsonRpcError(res, 404, `not found: the MCP endpoint is ${MCP_PATH}`);
@@ -227,13 +240,21 @@ export async function serveHttp(opts: McpServeOptions & { host: string; port: nu
     if (refusal) return jsonRpcError(res, 403, `Forbidden: ${refusal}`);
     // Stateless in both eras: no standalone GET stream and no session to DELETE.
     if (req.method !== 'POST') return jsonRpcError(res, 405, 'Method not allowed: POST only (stateless server)', { allow: 'POST' });
-    const { createMcpHandler, DEFAULT_MAX_REQUEST_BODY_SIZE } = sdk();
-    // The body is read here (the SDK's bound) so that an answer the SDK gives without the request's id can get it.
-    const body = await readBody(req, DEFAULT_MAX_REQUEST_BODY_SIZE);
-    if (!body) return jsonRpcError(res, 413, `Payload Too Large: Request body must not exceed ${DEFAULT_MAX_REQUEST_BODY_SIZE} bytes`, { connection: 'close' });
-    handler ??= createMcpHandler(() => createMcpServer(opts), { legacy: 'stateless' });
-    const buffered = { method: req.method, url: req.url, headers: req.headers, async *[Symbol.asyncIterator]() { if (body.length) yield body; } };
-    await sdkNode().toNodeHandler(withRequestId(handler, () => requestIdOf(body)))(buffered, res);
+    if (inFlight >= MAX_IN_FLIGHT) return jsonRpcError(res, 503, `Service Unavailable: ${MAX_IN_FLIGHT} requests are being served; retry shortly`, { 'retry-after': '1' });
+    inFlight++;
+    try {
+      const { createMcpHandler, DEFAULT_MAX_REQUEST_BODY_SIZE } = sdk();
+      // The body is read here (the SDK's bound) so that an answer the SDK gives without the request's id can get it.
+      const body = await readBody(req, DEFAULT_MAX_REQUEST_BODY_SIZE);
+      if (!body) return jsonRpcError(res, 413, `Payload Too Large: Request body must not exceed ${DEFAULT_MAX_REQUEST_BODY_SIZE} bytes`, { connection: 'close' });
+      handler ??= createMcpHandler(() => createMcpServer(opts), { legacy: 'stateless' });
+      // The path as the SDK builds its URL from (an absolute-form request target would make that URL invalid).
+      const target = new URL(req.url ?? '/', 'http://x');
+      const buffered = { method: req.method, url: target.pathname + target.search, headers: req.headers, async *[Symbol.asyncIterator]() { if (body.length) yield body; } };
+      await sdkNode().toNodeHandler(withRequestId(handler, () => requestIdOf(body)))(buffered, res);
+    } finally {
+      inFlight--;
+    }
   };
   const http = createServer((req, res) => {
     handle(req, res).catch((err: unknown) => {
