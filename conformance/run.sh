@@ -50,7 +50,8 @@ for run in initialize:2025-11-25:mcp-2025-11-25 \
            json-schema-ref-no-deref:2026-07-28:mcp-2026-07-28; do
   IFS=: read -r scenario version profile <<< "$run"
   log="$OUT/client-$scenario-$profile.log"
-  if ! "${SUITE[@]}" client --command "$ROOT/conformance/probe-client.sh $profile" --scenario "$scenario" --spec-version "$version" \
+  # The suite runs --command through a shell: the path is quoted for it.
+  if ! "${SUITE[@]}" client --command "$(printf '%q' "$ROOT/conformance/probe-client.sh") $profile" --scenario "$scenario" --spec-version "$version" \
        --timeout 60000 --expected-failures "$BASELINE" -o "$OUT/client-$profile" > "$log" 2>&1; then
     failed=1; echo "conformance: client $scenario ($profile): FAILED (see $log)" >&2; tail -20 "$log" >&2
   else
