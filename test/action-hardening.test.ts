@@ -9,19 +9,17 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import { answer, json, startFleet, type Ctx, type Fleet } from './fleet/fleet.js';
 import { catalogOf, server } from './helpers.js';
+import { ROOT, git, runAction, type ActionRun } from './action-run.js';
 import type { Catalog } from '../src/index.js';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const GIT_ENV = { GIT_AUTHOR_NAME: 'Test', GIT_AUTHOR_EMAIL: 'test@example.org', GIT_COMMITTER_NAME: 'Test', GIT_COMMITTER_EMAIL: 'test@example.org', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' };
-const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, env: { ...process.env, ...GIT_ENV }, encoding: 'utf8' }).trim();
 
 /** What servers and pull requests write where the action prints: modern and legacy workflow commands, line breaks of every kind. */
 const HOSTILE_MESSAGE = 'first line\n::error::injected\r::add-mask::x\r\n  ::set-output name=changed::true\u2028::notice::ls\n##[warning]legacy ##[stop-commands]tok';
@@ -44,25 +42,7 @@ before(async () => {
 });
 after(async () => { await fleet.close(); });
 
-interface ActionRun { code: number | null; stdout: string; stderr: string }
 
-async function runAction(script: 'run.sh' | 'check.sh', workspace: string, inputs: Record<string, string>, extraEnv: Record<string, string> = {}): Promise<ActionRun> {
-  const dir = await mkdtemp(join(tmp, 'runner-'));
-  const outputFile = join(dir, 'output');
-  await writeFile(outputFile, '');
-  const env: Record<string, string> = {
-    ...(process.env as Record<string, string>), ...GIT_ENV, NO_COLOR: '1',
-    GITHUB_WORKSPACE: workspace, GITHUB_OUTPUT: outputFile, GITHUB_ACTION_PATH: ROOT, RUNNER_TEMP: dir, ...extraEnv,
-  };
-  for (const [k, v] of Object.entries(inputs)) env[`INPUT_${k.toUpperCase().replaceAll('-', '_')}`] = v;
-  const child = spawn('bash', [join(ROOT, 'action', script)], { cwd: workspace, env });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d) => (stdout += d));
-  child.stderr.on('data', (d) => (stderr += d));
-  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-  return { code, stdout, stderr };
-}
 
 async function cloneWith(catalog: Catalog): Promise<string> {
   const remote = await mkdtemp(join(tmp, 'remote-'));
@@ -117,7 +97,7 @@ describe('action/check.sh: server and pull-request text never becomes a workflow
       server('::warning title=pwned::from the name', fleet.url('ok-json')),
       server('Line\n::error::from a name ##[error]legacy', fleet.url('ok-sse')),
     ], gateway), null, 2) + '\n');
-    const r = await runAction('check.sh', clone, { 'allow-http': 'true', 'base-ref': 'main', timeout: '2000' });
+    const r = await runAction(tmp, 'check.sh', clone, { 'allow-http': 'true', 'base-ref': 'main', timeout: '2000' });
     assert.equal(r.code, 1, r.stdout + r.stderr);
     assert.match(r.stdout, /6 row\(s\) added or changed/);
     assertNoInjectedCommand(r);
@@ -146,7 +126,7 @@ describe('action/run.sh: what onetap prints reaches the log through the filter',
     await mkdir(join(fake, 'bin'));
     await writeFile(join(fake, 'bin', 'onetap'), FAKE_ONETAP);
     const clone = await cloneWith(catalogOf([server('Steady', fleet.url('ok-json'))]));
-    const r = await runAction('run.sh', clone, { write: 'false', 'site-dir': '_site' }, { GITHUB_ACTION_PATH: fake });
+    const r = await runAction(tmp, 'run.sh', clone, { write: 'false', 'site-dir': '_site' }, { GITHUB_ACTION_PATH: fake });
     assert.equal(r.code, 0, r.stdout + r.stderr);
     assertNoInjectedCommand(r);
     assert.match(r.stderr, /^\\::stop-commands::tok$/m, 'the text is in the log, defused');

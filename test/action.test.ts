@@ -6,65 +6,27 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, writeFile, mkdir } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { answer, startFleet, type Fleet } from './fleet/fleet.js';
 import { catalogOf, runCli, server } from './helpers.js';
+import { ROOT, git, runAction } from './action-run.js';
 import type { Catalog } from '../src/index.js';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const VALIDATOR = join(ROOT, 'node_modules', '.bin', 'action-validator');
-const GIT_ENV = { GIT_AUTHOR_NAME: 'Test', GIT_AUTHOR_EMAIL: 'test@example.org', GIT_COMMITTER_NAME: 'Test', GIT_COMMITTER_EMAIL: 'test@example.org', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' };
 
 let fleet: Fleet;
 let tmp: string;
 /** The text history in git (issue 11, item 1) is in this build: `refresh --record` exists. */
 let historyInGit = false;
 
-const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, env: { ...process.env, ...GIT_ENV }, encoding: 'utf8' }).trim();
 
-interface ActionRun { code: number | null; stdout: string; stderr: string; outputs: Record<string, string> }
 
-/** Runs an action script the way the composite step does, with INPUT_* from `inputs`. */
-async function runAction(script: 'run.sh' | 'check.sh', workspace: string, inputs: Record<string, string>, extraEnv: Record<string, string> = {}): Promise<ActionRun> {
-  const dir = await mkdtemp(join(tmp, 'runner-'));
-  const outputFile = join(dir, 'output');
-  await writeFile(outputFile, '');
-  const env: Record<string, string> = {
-    ...(process.env as Record<string, string>), ...GIT_ENV, NO_COLOR: '1',
-    GITHUB_WORKSPACE: workspace, GITHUB_OUTPUT: outputFile, GITHUB_ACTION_PATH: ROOT, RUNNER_TEMP: dir, ...extraEnv,
-  };
-  for (const [k, v] of Object.entries(inputs)) env[`INPUT_${k.toUpperCase().replaceAll('-', '_')}`] = v;
-  const child = spawn('bash', [join(ROOT, 'action', script)], { cwd: workspace, env });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d) => (stdout += d));
-  child.stderr.on('data', (d) => (stderr += d));
-  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-  return { code, stdout, stderr, outputs: parseOutputs(await readFile(outputFile, 'utf8')) };
-}
 
-/** GITHUB_OUTPUT: `name=value` lines and `name<<DELIM` blocks. */
-function parseOutputs(text: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  const lines = text.split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    const block = /^([\w-]+)<<(.+)$/.exec(lines[i]!);
-    if (block) {
-      const end = lines.indexOf(block[2]!, i + 1);
-      out[block[1]!] = lines.slice(i + 1, end).join('\n');
-      i = end;
-    } else if (lines[i]!.includes('=')) {
-      out[lines[i]!.slice(0, lines[i]!.indexOf('='))] = lines[i]!.slice(lines[i]!.indexOf('=') + 1);
-    }
-  }
-  return out;
-}
 
 /** A bare repository holding `catalog/servers.json` on main, as the list's repository would. */
 async function remoteWith(catalog: Catalog): Promise<string> {
@@ -156,7 +118,7 @@ describe('action/run.sh: weekly refresh in fresh clones', () => {
 
     // Week 1: everything live.
     const week1 = await freshClone(remote);
-    const r1 = await runAction('run.sh', week1, inputs);
+    const r1 = await runAction(tmp, 'run.sh', week1, inputs);
     assert.equal(r1.code, 0, r1.stdout + r1.stderr);
     assert.deepEqual([r1.outputs.changed, r1.outputs.outage, r1.outputs.total, r1.outputs.keep, r1.outputs['keep-failed'], r1.outputs.review, r1.outputs.drop], ['true', 'false', '2', '2', '0', '0', '0']);
     assert.deepEqual(r1.outputs['pr-paths']!.split('\n'), ['catalog/servers.json', 'catalog/tools.lock.json', 'catalog/generated', 'catalog/servers.md', 'catalog/log.md']);
@@ -179,13 +141,13 @@ describe('action/run.sh: weekly refresh in fresh clones', () => {
 
     // Week 2: Dying answers 404; the pull request of week 1 was never merged. The first drop-class run is kept.
     fleet.state('dying').dead = true;
-    const r2 = await runAction('run.sh', await freshClone(remote), inputs);
+    const r2 = await runAction(tmp, 'run.sh', await freshClone(remote), inputs);
     assert.equal(r2.code, 0, r2.stdout + r2.stderr);
     assert.deepEqual([r2.outputs['keep-failed'], r2.outputs.drop], ['1', '0']);
 
     // Week 3: a new clone again, nothing outside git; the streak of two completes.
     const week3 = await freshClone(remote);
-    const r3 = await runAction('run.sh', week3, inputs);
+    const r3 = await runAction(tmp, 'run.sh', week3, inputs);
     assert.equal(r3.code, 0, r3.stdout + r3.stderr);
     if (historyInGit) {
       assert.equal(r3.outputs.drop, '1', 'the streak was read from the history in git');
@@ -201,7 +163,7 @@ describe('action/run.sh: weekly refresh in fresh clones', () => {
     const mainBefore = git(remote, 'rev-parse', 'main');
     const inputs = { write: 'true', 'allow-http': 'true', timeout: '2000', 'history-branch': 'onetap-history' };
     for (let week = 1; week <= 2; week++) {
-      const r = await runAction('run.sh', await freshClone(remote), inputs);
+      const r = await runAction(tmp, 'run.sh', await freshClone(remote), inputs);
       assert.equal(r.code, 0, r.stdout + r.stderr);
       assert.equal(r.outputs['history-branch'], 'onetap-history');
       assert.equal(r.outputs.changed, 'true');
@@ -221,7 +183,7 @@ describe('action/run.sh: weekly refresh in fresh clones', () => {
     const port = await closedPort();
     const remote = await remoteWith(catalogOf([server('A', `http://127.0.0.1:${port}/a`), server('B', `http://127.0.0.1:${port}/b`)]));
     const clone = await freshClone(remote);
-    const r = await runAction('run.sh', clone, { write: 'true', 'allow-http': 'true', timeout: '2000' });
+    const r = await runAction(tmp, 'run.sh', clone, { write: 'true', 'allow-http': 'true', timeout: '2000' });
     assert.equal(r.code, 0, r.stdout + r.stderr);
     assert.match(r.stdout, /^::warning title=onetap outage guard::The refresh was stopped by the outage guard: .+/m);
     assert.deepEqual([r.outputs.outage, r.outputs.changed], ['true', 'false']);
@@ -247,7 +209,7 @@ describe('action/run.sh: weekly refresh in fresh clones', () => {
       // A file over the size limit is never pushed, whatever wrote it; the message names it and the limit.
       [{ 'max-file-bytes': '200' }, 1, /refusing to commit catalog\/history\/\S+: \d+ bytes, over the limit of 200 \(input max-file-bytes\); nothing was pushed/],
     ] as const) {
-      const r = await runAction('run.sh', clone, { 'allow-http': 'true', ...inputs });
+      const r = await runAction(tmp, 'run.sh', clone, { 'allow-http': 'true', ...inputs });
       assert.equal(r.code, code, JSON.stringify(inputs) + r.stdout + r.stderr);
       assert.match(r.stdout, /^::error title=onetap::/m);
       assert.match(r.stdout, message);
@@ -284,12 +246,12 @@ describe('action/run.sh: the history commit when runs overlap', () => {
       await writeFile(join(fake, 'bin', 'onetap'), FAKE_ONETAP);
       const remote = await remoteWith(catalogOf([server('Steady', fleet.url('ok-json'))]));
       const inputs = { 'history-branch': branch };
-      const first = await runAction('run.sh', await freshClone(remote), inputs, { GITHUB_ACTION_PATH: fake, RUN: 'first' });
+      const first = await runAction(tmp, 'run.sh', await freshClone(remote), inputs, { GITHUB_ACTION_PATH: fake, RUN: 'first' });
       assert.equal(first.code, 0, first.stdout + first.stderr);
       const other = await freshClone(remote);
       git(other, 'checkout', '--quiet', branch);
       const mine = await freshClone(remote);
-      const r = await runAction('run.sh', mine, inputs, { GITHUB_ACTION_PATH: fake, RUN: 'second', RACE_CLONE: other, RACE_BRANCH: branch });
+      const r = await runAction(tmp, 'run.sh', mine, inputs, { GITHUB_ACTION_PATH: fake, RUN: 'second', RACE_CLONE: other, RACE_BRANCH: branch });
       assert.equal(r.code, 0, r.stdout + r.stderr);
       assert.deepEqual(historyLines(remote, branch).map((l) => (JSON.parse(l) as { run: string }).run), ['first', 'concurrent', 'second']);
       assert.equal(git(remote, 'rev-parse', branch), r.outputs['history-commit']);
@@ -312,7 +274,7 @@ describe('action/check.sh: the pull-request check', () => {
 
     await write({ ...catalog, servers: [...catalog.servers, server('Fresh', fleet.url('ok-sse'))] });
     let hits = steadyHits();
-    const good = await runAction('check.sh', clone, { 'allow-http': 'true', 'base-ref': 'main', timeout: '2000' });
+    const good = await runAction(tmp, 'check.sh', clone, { 'allow-http': 'true', 'base-ref': 'main', timeout: '2000' });
     assert.equal(good.code, 0, good.stdout + good.stderr);
     assert.match(good.stdout, /1 row\(s\) added or changed/);
     assert.match(good.stdout, /Fresh \(http:\/\/127\.0\.0\.1:\d+\/ok-sse\): live\/ok/);
@@ -320,18 +282,18 @@ describe('action/check.sh: the pull-request check', () => {
     assert.equal(steadyHits(), hits, 'an unchanged row is not probed');
 
     await write({ ...catalog, servers: [...catalog.servers, server('Gone', fleet.url('http-404'))] });
-    const bad = await runAction('check.sh', clone, { 'allow-http': 'true', 'base-ref': 'main', timeout: '2000' });
+    const bad = await runAction(tmp, 'check.sh', clone, { 'allow-http': 'true', 'base-ref': 'main', timeout: '2000' });
     assert.equal(bad.code, 1);
     assert.match(bad.stdout, /^::error file=catalog\/servers\.json,title=onetap: not one-tap ready::Gone .*drop\/http-404/m);
 
     // Without allow-http the lint rejects http:// and no private address is probed.
     await write({ ...catalog, servers: [...catalog.servers, server('Inside', 'https://169.254.169.254/mcp')] });
     hits = steadyHits();
-    const inside = await runAction('check.sh', clone, { 'base-ref': 'main', timeout: '2000' });
+    const inside = await runAction(tmp, 'check.sh', clone, { 'base-ref': 'main', timeout: '2000' });
     assert.equal(inside.code, 1);
     assert.match(inside.stdout, /Inside \(https:\/\/169\.254\.169\.254\/mcp\): refused: .*private or reserved/);
 
-    const missingBase = await runAction('check.sh', clone, { 'allow-http': 'true', 'base-ref': '' });
+    const missingBase = await runAction(tmp, 'check.sh', clone, { 'allow-http': 'true', 'base-ref': '' });
     assert.equal(missingBase.code, 2);
   });
 });

@@ -1,6 +1,6 @@
 /** Shared test helpers: temporary workspaces with a catalog, and running the CLI as a process. */
 import { mkdtemp, mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -49,5 +49,20 @@ export function runCli(args: string[], opts: { cwd?: string; killAfterMs?: numbe
     child.stderr.on('data', (d) => (stderr += d));
     if (opts.killAfterMs !== undefined) setTimeout(() => child.kill('SIGKILL'), opts.killAfterMs);
     child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+  });
+}
+
+/** Starts `onetap mcp --http --port 0 …` in `cwd` (kept in `children` to be killed) and reads its URL from stderr. */
+export function startMcpHttp(cwd: string, args: string[], children: ChildProcess[]): Promise<string> {
+  const child = spawn(process.execPath, [BIN, 'mcp', '--http', '--port', '0', ...args], { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
+  children.push(child);
+  let err = '';
+  return new Promise((resolve, reject) => {
+    child.stderr!.on('data', (d) => {
+      err += d;
+      const m = /listening on (http:\/\/\S+)/.exec(err);
+      if (m) resolve(m[1]!);
+    });
+    child.once('exit', (code) => reject(new Error(`onetap mcp exited ${code}: ${err}`)));
   });
 }

@@ -13,7 +13,7 @@ import { StreamableHTTPClientTransport as ClassicHttp } from '@modelcontextproto
 import { Client, StreamableHTTPClientTransport, type Progress } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { REASON_TEXT } from '../src/index.js';
-import { BIN, catalogOf, workspace } from './helpers.js';
+import { BIN, catalogOf, workspace, startMcpHttp } from './helpers.js';
 import { answer, startFleet, type Fleet } from './fleet/fleet.js';
 
 type Json = Record<string, unknown>;
@@ -25,19 +25,7 @@ let url = '';
 const children: ChildProcess[] = [];
 const closers: Array<() => Promise<unknown>> = [];
 
-async function httpServer(args: string[]): Promise<string> {
-  const child = spawn(process.execPath, [BIN, 'mcp', '--http', '--port', '0', ...args], { cwd: ws.dir, stdio: ['ignore', 'ignore', 'pipe'] });
-  children.push(child);
-  let err = '';
-  return new Promise((resolve, reject) => {
-    child.stderr!.on('data', (d) => {
-      err += d;
-      const m = /listening on (http:\/\/\S+)/.exec(err);
-      if (m) resolve(m[1]!);
-    });
-    child.once('exit', (code) => reject(new Error(`onetap mcp exited ${code}: ${err}`)));
-  });
-}
+const httpServer = (args: string[]) => startMcpHttp(ws.dir, args, children);
 
 const classic = async (transport: ClassicHttp | ClassicStdio) => {
   const client = new ClassicClient({ name: 'eras-classic', version: '1.0' });

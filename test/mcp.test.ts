@@ -5,7 +5,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { createServer, request, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtemp, symlink, writeFile } from 'node:fs/promises';
@@ -19,7 +19,7 @@ import { SUPPORTED_PROTOCOL_VERSIONS, type CallToolResult, type Progress } from 
 import { CLIENT_PROFILES, POLICY_TABLE, REASON_TEXT } from '../src/index.js';
 import { ProgressCounter } from '../src/mcp/limits.js';
 import { requestRefusal } from '../src/mcp/server.js';
-import { BIN, catalogOf, runCli, server, snapshotDir, workspace } from './helpers.js';
+import { BIN, catalogOf, runCli, server, snapshotDir, workspace, startMcpHttp } from './helpers.js';
 import { answer, json, startFleet, type Fleet } from './fleet/fleet.js';
 
 type Json = Record<string, unknown>;
@@ -38,20 +38,7 @@ async function stdioClient(args: string[]): Promise<Client> {
   return client;
 }
 
-/** Starts `onetap mcp --http --port 0 …` and reads the listening URL from its stderr. */
-async function httpServer(args: string[]): Promise<string> {
-  const child = spawn(process.execPath, [BIN, 'mcp', '--http', '--port', '0', ...args], { cwd: ws.dir, stdio: ['ignore', 'ignore', 'pipe'] });
-  children.push(child);
-  let err = '';
-  return new Promise((resolve, reject) => {
-    child.stderr!.on('data', (d) => {
-      err += d;
-      const m = /listening on (http:\/\/\S+)/.exec(err);
-      if (m) resolve(m[1]!);
-    });
-    child.once('exit', (code) => reject(new Error(`onetap mcp exited ${code}: ${err}`)));
-  });
-}
+const httpServer = (args: string[]) => startMcpHttp(ws.dir, args, children);
 
 async function httpClient(url: string): Promise<Client> {
   const client = new Client({ name: 'onetap-test', version: '1.0' });

@@ -2,7 +2,6 @@
 import type { ProbeResult } from './probe.js';
 import type { Reason, VerdictName } from '../policy/policy.js';
 import type { Finding } from '../screen/types.js';
-import { snapshotSha256 } from './snapshot.js';
 import { clipText, oneLine } from '../util/text.js';
 
 /**
@@ -76,7 +75,7 @@ export interface ProbeOutcome {
   /** Screening findings (at most 50 kept; `findingsSeen` counts them all). */
   findings: Finding[];
   findingsSeen: number;
-  /** SHA-256 of the stored snapshot file's bytes (history/snapshots/<toolsHash>.json), or null without one. */
+  /** SHA-256 of the stored snapshot file's bytes (history/snapshots/<toolsHash>.json), or null without one; a refresh sets it from the files it keeps. */
   snapshotSha256?: string | null;
 }
 
@@ -85,7 +84,6 @@ export function probeOutcome(name: string, r: ProbeResult): ProbeOutcome {
     url: r.url, name, verdict: r.verdict, reason: r.reason, attempts: r.attempts, httpStatus: r.httpStatus, durationMs: r.durationMs,
     tools: r.tools, error: r.error, profile: r.profile, reasons: r.reasons, appError: r.appError, location: r.location, matrix: r.matrix,
     toolsHash: r.snapshot?.hash ?? null, findings: r.findings.slice(0, RECORD_LIMITS.findings).map(boundedFinding), findingsSeen: r.findings.length,
-    snapshotSha256: r.snapshot ? snapshotSha256(r.snapshot) : null,
   };
 }
 

@@ -227,6 +227,3 @@ export function parseStoredSnapshot(value: unknown, expectedHash: string): Store
 
 /** The stored file's text: compact JSON and a newline. */
 export const snapshotText = (s: StoredSnapshot) => JSON.stringify(s) + '\n';
-
-/** SHA-256 of the stored file's bytes (recorded with each observation and acceptance). */
-export const snapshotSha256 = (s: StoredSnapshot) => sha256(snapshotText(s));

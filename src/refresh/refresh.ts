@@ -25,7 +25,7 @@ import { appendRuns, historyDir, type HistoryProblems } from '../history/text.js
 import { acquireLock, writeAllAtomic, type FileWrite } from '../util/atomic.js';
 import { lockPath, readLock, readSnapshot, serializeLock, snapshotFile, type LockEntry, type ToolsLock } from '../catalog/lock.js';
 import { reviewAgainst, type ToolReview } from '../decide/drift.js';
-import { parseStoredSnapshot, snapshotSha256, type StoredSnapshot } from '../attest/snapshot.js';
+import { parseStoredSnapshot, type StoredSnapshot } from '../attest/snapshot.js';
 import { createHash } from 'node:crypto';
 import type { Mismatch as CardMismatch } from '../discover/consistency.js';
 import { nextCatalog, outputPaths, refreshFiles } from './apply.js';
@@ -269,7 +269,7 @@ async function snapshotFiles(catalogPath: string, list: Array<StoredSnapshot | n
       return;
     }
     writes.push(file);
-    sha.set(s.hash, snapshotSha256(s));
+    sha.set(s.hash, createHash('sha256').update(file.content).digest('hex'));
   }));
   return { writes, sha, snapshots };
 }
