@@ -9,7 +9,7 @@
 // through log-safe.mjs, so it stays one line and never reads as a workflow command.
 import { readFileSync } from 'node:fs';
 import { parseCatalog, probeMany } from '../dist/src/index.js';
-import { checkUrl, guardedLookup } from '../dist/src/discover/fetcher.js';
+import { checkUrl, guardedLookup } from '../dist/src/net/fetcher.js';
 import { commandData, commandProperty, logLine } from './log-safe.mjs';
 
 const [catalogPath, basePath] = process.argv.slice(2);

@@ -5,14 +5,14 @@
 //
 //   - one line: CR, LF and the other line breaks become spaces;
 //   - control characters become U+FFFD, and invisible, bidi and tag characters a visible ⟨U+XXXX⟩ (the shared
-//     decision of src/outputs/unicode.ts), so nothing hidden can stand in front of `::`;
+//     decision of src/text/unicode.ts), so nothing hidden can stand in front of `::`;
 //   - a leading `::` becomes `\::`, and every `##[` becomes `#\#[`.
 //
 // Imported by check-pr.mjs; as a program (`node log-safe.mjs`), a filter that applies it to every line of stdin
 // (run.sh and check.sh pipe onetap's output through it). The action's own commands never pass through it.
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
-import { escapeHidden, visibleCodePoint } from '../dist/src/outputs/unicode.js';
+import { escapeHidden, visibleCodePoint } from '../dist/src/text/unicode.js';
 
 const BREAKS = /\r\n|[\r\n\v\f\u0085\u2028\u2029]/g;
 // eslint-disable-next-line no-control-regex

@@ -5,25 +5,34 @@
 import { mkdtemp, mkdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { refresh, SqliteHistoryStore, type ObservationRecord } from '../src/index.js';
+import { refresh, TextStore } from '../src/index.js';
+import { appendRuns } from '../src/store/text-store.js';
+import { historyDir } from '../src/store/lines.js';
+import { recordedRow, recordedRun } from '../test/helpers.js';
 
 const origin = process.argv[2]!;
 const N = 1000;
 const DELAY_MS = 250;
 const dir = await mkdtemp(join(tmpdir(), 'onetap-bench-'));
-await mkdir(join(dir, 'catalog'));
-const catalogPath = join(dir, 'catalog', 'servers.json');
 const decision = { by: 'bench', at: '2026-11-30', why: 'bench' };
-await writeFile(catalogPath, JSON.stringify({
-  policy: { authOptionalHosts: [], sharedGatewayHosts: [] },
-  servers: Array.from({ length: N }, (_, i) => ({ name: `S${i}`, url: `${origin}/slow?delay=${DELAY_MS}&i=${i}`, description: 'bench', requiresAuth: false, headers: {}, decision })),
-  removed: [],
-}));
 
-/** One refresh of the whole catalog (a fresh store each time, so every run is a first run). */
+/** A catalog of the N slow entries in a folder of its own (no history yet: every run is a first run). */
+async function catalog(round: number): Promise<string> {
+  await mkdir(join(dir, `round-${round}`));
+  const path = join(dir, `round-${round}`, 'servers.json');
+  await writeFile(path, JSON.stringify({
+    policy: { authOptionalHosts: [], sharedGatewayHosts: [] },
+    servers: Array.from({ length: N }, (_, i) => ({ name: `S${i}`, url: `${origin}/slow?delay=${DELAY_MS}&i=${i}`, description: 'bench', requiresAuth: false, headers: {}, decision })),
+    removed: [],
+  }));
+  return path;
+}
+
+/** One refresh of the whole catalog. */
 async function measure(round: number) {
+  const catalogPath = await catalog(round);
   const t0 = performance.now();
-  const result = await refresh({ catalogPath, statePath: join(dir, `history-${round}.db`), concurrency: N, perHost: N, allowHttp: true, write: true });
+  const result = await refresh({ catalogPath, concurrency: N, perHost: N, allowHttp: true, write: true });
   const wallMs = performance.now() - t0;
   const slowestProbeMs = Math.max(...result.plan.rows.map((r) => r.durationMs));
   return { wallMs, slowestProbeMs, ratio: wallMs / slowestProbeMs, live: result.plan.rows.filter((r) => r.verdict === 'live').length };
@@ -36,20 +45,17 @@ warmRuns.sort((a, b) => a.ratio - b.ratio);
 const warm = { ...warmRuns[2]!, minRatio: warmRuns[0]!.ratio, maxRatio: warmRuns[4]!.ratio };
 const live = Math.min(cold.live, ...warmRuns.map((r) => r.live));
 
-// Store write cost: 20 runs of 1,000 observations each into a fresh file.
-const store = new SqliteHistoryStore(join(dir, 'store-bench.db'));
-const observations: ObservationRecord[] = Array.from({ length: N }, (_, i) => ({
-  url: `https://s${i}.example/mcp`, name: `S${i}`, at: new Date().toISOString(), verdict: 'live', reason: 'ok', attempts: 1,
-  httpStatus: 200, durationMs: 120, tools: ['search', 'fetch', 'read'], error: null,
-  profile: 'kai-9000', reasons: ['ok'], appError: null, location: null, matrix: null, toolsHash: null, findings: [], findingsSeen: 0,
-}));
+// Store write cost: 20 runs of 1,000 observations each appended to a fresh text history; then a lookup per URL.
+const storeCatalog = join(dir, 'store-bench', 'servers.json');
+const rows = Array.from({ length: N }, (_, i) => recordedRow(`S${i}`, { url: `https://s${i}.example/mcp`, durationMs: 120, tools: ['search', 'fetch', 'read'] }));
 const runs = 20;
 const s0 = performance.now();
-for (let r = 0; r < runs; r++) store.recordRun({ startedAt: 'x', finishedAt: 'y', catalog: 'bench', applied: false, plan: {} }, observations);
+for (let r = 0; r < runs; r++) await appendRuns(historyDir(storeCatalog), [recordedRun(new Date(Date.UTC(2026, 10, 1) + r * 86_400_000).toISOString(), rows)]);
 const perObservationUs = ((performance.now() - s0) * 1000) / (runs * N);
+const store = new TextStore(storeCatalog);
+await store.recent('https://s0.example/mcp', 2); // builds the index
 const r0 = performance.now();
-for (let i = 0; i < N; i++) store.recent(`https://s${i}.example/mcp`, 2);
+for (let i = 0; i < N; i++) await store.recent(`https://s${i}.example/mcp`, 2);
 const perLookupUs = ((performance.now() - r0) * 1000) / N;
-store.close();
 
 process.stdout.write(JSON.stringify({ entries: N, delayMs: DELAY_MS, live, cold, warm, perObservationUs, perLookupUs }) + '\n');

@@ -36,5 +36,5 @@ if (mode === 'many') {
   const r = await probe(`${origin}/huge-stream`);
   const durationMs = performance.now() - t0;
   clearInterval(sampler);
-  process.stdout.write(JSON.stringify({ verdict: `${r.verdict}/${r.reason}`, problem: r.observation.deciding.steps[0]?.problem, durationMs, rssRiseMb: mb(peak - base) }) + '\n');
+  process.stdout.write(JSON.stringify({ verdict: `${r.verdict}/${r.reason}`, problem: r.evidence?.deciding.steps[0]?.problem, durationMs, rssRiseMb: mb(peak - base) }) + '\n');
 }

@@ -222,8 +222,8 @@ describe('probeMany: many large answers and endless bodies through one budget', 
       assert.equal(r.tools?.length, 1500);
       assert.equal(r.tools?.[1499], 'tool_1499');
       // Definitions are kept for 500 tools (clipped for storage); each one's text arrived intact.
-      assert.equal(r.toolDefinitions?.length, 500);
-      for (const t of r.toolDefinitions!) assert.equal(t.description, tools[Number(t.name.slice(5))]!.description);
+      assert.equal(r.snapshot?.tools.length, 500);
+      for (const t of r.snapshot!.tools) assert.equal(t.description, tools[Number(t.name.slice(5))]!.description);
     }
   });
 

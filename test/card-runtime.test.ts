@@ -1,7 +1,8 @@
 /** Card vs runtime: a server's card checked against the live connection, in discover --probe and in refresh. */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { cardMismatches, discover, refresh } from '../src/index.js';
+import { discover, refresh } from '../src/index.js';
+import { cardMismatches } from '../src/discover/consistency.js';
 import { answer, json, startFleet, type Ctx, type Fleet } from './fleet/fleet.js';
 import { catalogOf, server, workspace } from './helpers.js';
 

@@ -6,6 +6,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Catalog, CatalogServer } from '../src/index.js';
 
+import { decide, type RowInput } from '../src/decide/decide.js';
+import { EMPTY_LOCK } from '../src/model/acceptance.js';
+import type { Observation } from '../src/model/observation.js';
+import type { Plan, PlanRow, RecordedRun } from '../src/model/plan.js';
+
 export const BIN = fileURLToPath(new URL('../../bin/onetap', import.meta.url));
 
 export const decision = { by: 'test', at: '2026-11-30', why: 'fixture' };
@@ -65,4 +70,46 @@ export function startMcpHttp(cwd: string, args: string[], children: ChildProcess
     });
     child.once('exit', (code) => reject(new Error(`onetap mcp exited ${code}: ${err}`)));
   });
+}
+
+/** An observation record with every field at a neutral value (live/ok), `fields` over them: for tests of the stages after collect. */
+export function observation(fields: Partial<Observation> & Pick<Observation, 'url'>): Observation {
+  return {
+    run: 'run-1', vantage: 'local', observedAt: '2026-11-30T00:00:00.000Z', profile: 'kai-9000', probe: null,
+    verdict: 'live', reason: 'ok', reasons: [fields.reason ?? 'ok'], attempts: 1, durationMs: 5, httpStatus: 200,
+    protocolVersion: null, serverName: null, serverVersion: null, tools: null, toolCount: fields.tools?.length ?? null, sessionId: false,
+    error: null, appError: null, quirks: [], excludedTools: [], cutShort: false, auth: null, location: null, diagnosis: null, matrix: null,
+    toolsHash: null, toolsDigest: null, findings: [], findingsSeen: fields.findings?.length ?? 0, cardMismatches: null, evidence: null,
+    ...fields,
+  };
+}
+
+/** A plan decided from observations alone (no acceptances, no snapshots), each row's history as given (newest first). */
+export function planOf(rows: Array<{ name: string; observation: Observation; history?: RowInput['history'] }>, confirmDrops = 1): Plan {
+  return decide({
+    rows: rows.map((r) => ({ name: r.name, observation: r.observation, history: r.history ?? [] })),
+    lock: EMPTY_LOCK, snapshots: new Map(), confirmDrops, canaries: { configured: 0, reachable: 0 },
+  });
+}
+
+/** A recorded row: an observation decided as its verdict says (keep, review, keep-failed, drop), nothing else to review. */
+export function recordedRow(name: string, fields: Partial<Observation> & Pick<Observation, 'url'>, plan: Partial<PlanRow> = {}): PlanRow {
+  const o = observation(fields);
+  const decision = ({ live: 'keep', review: 'review', failed: 'keep-failed', drop: 'drop' } as const)[o.verdict];
+  return {
+    ...o, name, decision, previous: null, changed: true, dropStreak: o.verdict === 'drop' ? 1 : 0, note: null, acceptedHash: null, toolChanges: null,
+    toolsChanged: false, serverInfoChanged: false, identityChanged: false, firstUse: false, heldOut: false, snapshotSha256: null, ...plan,
+  };
+}
+
+/** A recorded run of these rows, at `at` (its id). */
+export function recordedRun(at: string, rows: PlanRow[], run: Partial<RecordedRun['run']> = {}): RecordedRun {
+  const count = (d: PlanRow['decision']) => rows.filter((r) => r.decision === d).length;
+  return {
+    run: {
+      id: at, startedAt: at, finishedAt: at, catalog: 'servers.json', applied: true, aborted: null, warnings: [],
+      summary: { total: rows.length, keep: count('keep'), keepFailed: count('keep-failed'), review: count('review'), drop: count('drop'), changed: 0 }, ...run,
+    },
+    rows: rows.map((r) => ({ ...r, run: run.id ?? at, observedAt: at })),
+  };
 }

@@ -16,12 +16,14 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium, type Browser } from 'playwright-core';
 import { refresh } from '../src/index.js';
-import { appendRuns, HISTORY_LIMITS, monthFileName, parseHistory, readHistoryChecked, type HistoryRun, type PlanRowJson } from '../src/history/text.js';
+import { HISTORY_LIMITS, monthFileName, parseHistory } from '../src/store/lines.js';
+import { appendRuns, TextStore } from '../src/store/text-store.js';
+import { TextIndex } from '../src/store/text-index.js';
+import type { PlanRow, RecordedRun } from '../src/model/plan.js';
 import { overviewPage, serverPage } from '../src/status/page.js';
 import type { StatusModel } from '../src/status/model.js';
-import type { ObservationRecord } from '../src/history/store.js';
 import { startFleet, type Fleet } from './fleet/fleet.js';
-import { BIN, catalogOf, runCli, server, workspace } from './helpers.js';
+import { BIN, catalogOf, recordedRow, recordedRun, runCli, server, workspace } from './helpers.js';
 
 const DAY = 86_400_000;
 const META = '<meta http-equiv=refresh content=0;url=https://example.invalid>';
@@ -99,22 +101,23 @@ async function hostileHistory() {
   const file = join(dir, monthFileName(t2));
   const base = existsSync(file) ? (await readFile(file, 'utf8')).split('\n').filter(Boolean).length : 0;
   const summary = { total: 2, keep: 2, keepFailed: 0, review: 0, drop: 0, changed: 0 };
-  const run = (startedAt: string, observations: number, extra: Record<string, unknown> = {}) => ({ v: 1, type: 'run', startedAt, finishedAt: startedAt, catalog: 'servers.json', applied: false, aborted: null, observations, summary, ...extra });
+  const run = (startedAt: string, observations: number, extra: Record<string, unknown> = {}) => ({ v: 2, type: 'run', id: startedAt, startedAt, finishedAt: startedAt, catalog: 'servers.json', applied: false, aborted: null, observations, summary, warnings: [], ...extra });
+  const of = (startedAt: string) => ({ run: startedAt, observedAt: startedAt });
   const lines: string[] = [
     run(t2, 7),
-    { ...other, at: t2, url: {} },
-    { ...other, at: t2, verdict: null },
-    { ...other, at: t2, findings: {}, findingsSeen: 1 },
-    { ...other, at: t2, verdict: META },
-    { ...other, at: t2, reason: MARKUP_REASON },
-    { ...other, at: t2, error: 'x'.repeat(HISTORY_LIMITS.readLineBytes) },
-    { ...steady, at: t2 }, // the one good observation of this run
+    { ...other, ...of(t2), url: {} },
+    { ...other, ...of(t2), verdict: null },
+    { ...other, ...of(t2), findings: {}, findingsSeen: 1 },
+    { ...other, ...of(t2), verdict: META },
+    { ...other, ...of(t2), reason: MARKUP_REASON },
+    { ...other, ...of(t2), error: 'x'.repeat(HISTORY_LIMITS.readLineBytes) },
+    { ...steady, ...of(t2) }, // the one good observation of this run
     'this line is not JSON <script>window.__xss=1</script>',
     run(t3, 2, { applied: 'yes' }), // a bad run line: its whole run goes
-    { ...steady, at: t3, verdict: 'drop', reason: 'http-404', decision: 'drop' },
-    { ...other, at: t3, verdict: 'drop', reason: 'http-404', decision: 'drop' },
+    { ...steady, ...of(t3), verdict: 'drop', reason: 'http-404', decision: 'drop' },
+    { ...other, ...of(t3), verdict: 'drop', reason: 'http-404', decision: 'drop' },
     run(t4, 1, { summary: { ...summary, total: 1, keep: 0, review: 1 } }),
-    { ...other, at: t4, verdict: 'review', reason: 'zero-tools', reasons: ['zero-tools'], tools: [], decision: 'review' },
+    { ...other, ...of(t4), verdict: 'review', reason: 'zero-tools', reasons: ['zero-tools'], tools: [], toolCount: 0, decision: 'review' },
   ].map((l) => (typeof l === 'string' ? l : JSON.stringify(l)));
   await appendFile(file, lines.join('\n') + '\n');
   const expectedProblems = [
@@ -249,10 +252,11 @@ describe('a hostile history, through every command that reads it', () => {
       ['Steady', 'keep', 'live', 'ok', h.t2],
       ['Other', 'keep', 'review', 'zero-tools', h.t4],
     ]);
-    const next = readHistoryChecked(join(dir, 'catalog', 'history'));
-    assert.ok(next.runs.at(-1)!.run.startedAt > h.t4, 'the new run is recorded and read');
-    assert.deepEqual(next.runs.at(-1)!.observations.map((o) => [o.name, o.verdict]), [['Steady', 'live'], ['Other', 'live']]);
-    assert.equal(next.problems.count, h.expectedProblems.length, 'the bad lines are still counted');
+    const next = new TextStore(catalogPath);
+    const last = (await next.latestRun())!;
+    assert.ok(last.run.startedAt > h.t4, 'the new run is recorded and read');
+    assert.deepEqual(last.rows.map((o) => [o.name, o.verdict]), [['Steady', 'live'], ['Other', 'live']]);
+    assert.equal((await next.problems()).count, h.expectedProblems.length, 'the bad lines are still counted');
     assert.ok((await readFile(h.path, 'utf8')).startsWith(before), 'an append never cuts the bad lines (they are whole lines, in git)');
   });
 });
@@ -274,7 +278,7 @@ describe('the pages whatever a store holds', () => {
       },
       servers: [status],
     } as unknown as StatusModel;
-    const observation = { url: status.url, name: 'Evil', at: now, verdict: META, reason: MARKUP_REASON, attempts: 1, httpStatus: 200, durationMs: 1, tools: null, error: MARKUP_REASON } as unknown as ObservationRecord;
+    const observation = { url: status.url, name: 'Evil', observedAt: now, verdict: META, reason: MARKUP_REASON, attempts: 1, httpStatus: 200, durationMs: 1, tools: null, error: MARKUP_REASON } as unknown as PlanRow;
     const pages = {
       overview: overviewPage(model, { standalone: true, historyProblems: { count: 1, first: [{ file: 'history/2026-11.jsonl', line: 3, problem: META }] } }),
       server: serverPage(status as never, [observation], now, { static: true }),
@@ -304,23 +308,19 @@ describe('a history line is bounded', () => {
     const tools = Array.from({ length: 100_000 }, (_, i) => `a_rather_long_tool_name_${String(i).padStart(6, '0')}`);
     assert.ok(Buffer.byteLength(JSON.stringify(tools)) > 3e6);
     const findings = Array.from({ length: 5_000 }, (_, i) => ({ tool: tools[i]!, field: 'description', rule: 'hidden-instructions', excerpt: 'ignore previous instructions '.repeat(8) }));
-    const base = { name: 'Huge', at, verdict: 'review' as const, reason: 'suspicious-tools' as const, attempts: 1, httpStatus: 200, durationMs: 40, profile: 'kai-9000', reasons: ['suspicious-tools' as const], appError: null, location: null };
-    const huge: ObservationRecord = {
+    const base = { verdict: 'review' as const, reason: 'suspicious-tools' as const, reasons: ['suspicious-tools' as const], durationMs: 40 };
+    const huge = recordedRow('Huge', {
       ...base, url: 'https://huge.example/mcp', tools, error: 'e'.repeat(500_000), toolsHash: '0123456789abcdef', findings, findingsSeen: findings.length,
       matrix: { 'kai-9000': { works: true, verdict: 'live', reason: 'ok', tools } },
-    };
-    const small: ObservationRecord = { ...base, url: 'https://small.example/mcp', name: 'Small', tools: ['one', 'two'], error: null, toolsHash: 'fedcba9876543210', findings: [], findingsSeen: 0, matrix: null };
-    const row = (o: ObservationRecord, extra = {}): PlanRowJson => ({ ...o, matrix: o.matrix ?? undefined, decision: 'review' as const, previous: null, changed: true, dropStreak: 0, note: 'n'.repeat(300_000), acceptedHash: null, firstUse: false, heldOut: true, cardMismatches: Array.from({ length: 500 }, () => ({ field: 'version', card: 'v'.repeat(5_000), live: null })), toolChanges: null, ...extra });
-    const summary = { total: 2, keep: 0, keepFailed: 0, review: 2, drop: 0, changed: 2 };
-    const run: HistoryRun = {
-      run: { startedAt: at, finishedAt: at, catalog: 'servers.json', applied: false, plan: { plan: [row(huge, { toolChanges: { added: tools.slice(0, 50_000), removed: [], changed: tools.slice(50_000) } }), row(small, { note: null, cardMismatches: null })], summary, aborted: null } },
-      observations: [huge, small],
-    };
+    }, { note: 'n'.repeat(300_000), heldOut: true, toolChanges: { added: tools.slice(0, 50_000), removed: [], changed: tools.slice(50_000) } });
+    const hugeWithCards = { ...huge, cardMismatches: Array.from({ length: 500 }, () => ({ field: 'version', card: 'v'.repeat(5_000), live: null })) };
+    const small = recordedRow('Small', { ...base, url: 'https://small.example/mcp', tools: ['one', 'two'], toolsHash: 'fedcba9876543210' });
+    const run: RecordedRun = recordedRun(at, [hugeWithCards, small]);
     // An aborted run of a large catalog: its plan rows inline, each with the big list.
     const abortedAt = '2026-11-11T06:00:00.000Z';
     const listed = tools.slice(0, 200);
-    const abortedRows = Array.from({ length: 3_000 }, (_, i) => row({ ...small, url: `https://s${i}.example/mcp`, at: abortedAt, tools: listed, error: 'e'.repeat(2_000) }, { note: null, cardMismatches: null }));
-    const aborted: HistoryRun = { run: { startedAt: abortedAt, finishedAt: abortedAt, catalog: 'servers.json', applied: false, plan: { plan: abortedRows, summary: { ...summary, total: 3_000 }, aborted: 'the local network looks down' } }, observations: [] };
+    const abortedRows = Array.from({ length: 3_000 }, (_, i) => recordedRow('Small', { ...base, url: `https://s${i}.example/mcp`, tools: listed, error: 'e'.repeat(2_000) }));
+    const aborted: RecordedRun = recordedRun(abortedAt, abortedRows, { aborted: 'the local network looks down', applied: false });
     await appendRuns(dir, [run, aborted]);
 
     const text = await readFile(join(dir, (await readdir(dir)).find((f) => f.endsWith('.jsonl'))!), 'utf8');
@@ -330,20 +330,22 @@ describe('a history line is bounded', () => {
     const [, hugeLine, smallLine, abortedLine] = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
     assert.deepEqual([hugeLine!.tools, hugeLine!.toolCount, hugeLine!.toolsHash, hugeLine!.findings, hugeLine!.findingsSeen, hugeLine!.bounded], [null, 100_000, '0123456789abcdef', [], 5_000, true]);
     assert.deepEqual(hugeLine!.toolChangesCount, { added: 50_000, removed: 0, changed: 50_000 });
-    assert.equal(hugeLine!.toolChanges, undefined);
+    assert.equal(hugeLine!.toolChanges, null);
     assert.ok(String(hugeLine!.error).length <= HISTORY_LIMITS.textChars && String(hugeLine!.note).length <= HISTORY_LIMITS.textChars);
     assert.deepEqual([smallLine!.tools, smallLine!.bounded], [['one', 'two'], undefined], 'a line that fits is written as it is');
     assert.equal(abortedLine!.bounded, true);
     assert.equal(abortedLine!.planRows, 3_000);
     assert.ok((abortedLine!.plan as unknown[]).length > 0 && (abortedLine!.plan as unknown[]).length < 3_000);
 
-    const back = readHistoryChecked(dir);
-    assert.deepEqual(back.problems, { count: 0, first: [] }, 'a bounded line fits the line format');
-    assert.equal(back.runs.length, 2);
-    const [h, s] = back.runs[0]!.observations;
-    assert.deepEqual([h!.url, h!.tools, h!.toolsHash, h!.findings, h!.findingsSeen, h!.matrix!['kai-9000']!.tools], [huge.url, null, '0123456789abcdef', [], 5_000, null]);
-    assert.deepEqual(s, { ...small, at }, 'the small observation reads back whole');
-    assert.equal(back.runs[1]!.run.plan.aborted, 'the local network looks down');
+    const back = new TextIndex(dir);
+    back.sync();
+    assert.deepEqual(back.problems(), { count: 0, first: [] }, 'a bounded line fits the line format');
+    const runs = back.runs({});
+    assert.equal(runs.length, 2);
+    const [h, s] = runs[0]!.rows;
+    assert.deepEqual([h!.url, h!.tools, h!.toolCount, h!.toolsHash, h!.findings, h!.findingsSeen, h!.matrix!['kai-9000']!.tools], [huge.url, null, 100_000, '0123456789abcdef', [], 5_000, null]);
+    assert.deepEqual(s, { ...run.rows[1], previous: null, changed: true }, 'the small observation reads back whole');
+    assert.equal(runs[1]!.run.aborted, 'the local network looks down');
     assert.equal(parseHistory(text).wholeBytes, Buffer.byteLength(text), 'every line is whole');
   });
 
@@ -355,7 +357,7 @@ describe('a history line is bounded', () => {
     const text = [runLine(2), obs({ error: 'x'.repeat(HISTORY_LIMITS.readLineBytes + 1) }), obs({}), runLine(1, later), obs({ at: later })].join('\n') + '\n';
     const parsed = parseHistory(text);
     assert.deepEqual(parsed.problems.map((p) => p.line), [2]);
-    assert.deepEqual(parsed.runs.map((r) => r.observations.length), [1, 1], 'both runs are whole');
+    assert.deepEqual(parsed.runs.map((r) => r.rows.length), [1, 1], 'both runs are whole');
     assert.equal(parsed.wholeBytes, Buffer.byteLength(text));
   });
 });

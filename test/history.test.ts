@@ -1,20 +1,25 @@
 /**
  * History that travels in git: simulated weeks in fresh clones of a real git repository (the `git` CLI, the
  * `onetap` CLI as a process, loopback servers), the text history's line format, its tolerance of torn
- * writes, the index rebuilt identically from it, and an old SQLite store carried into it once.
+ * writes, the index built identically from it, and a history written by 0.1 read as it was.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { appendFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import Database from 'better-sqlite3';
-import { appendRuns, buildStatus, loadCatalog, openHistory, readHistory, refresh, SqliteHistoryStore, startServer, statusRoutes, type Catalog, type HistoryRun, type HistoryStore } from '../src/index.js';
+import { loadCatalog, refresh, TextStore, type Evidence, type RecordedRun, type Store } from '../src/index.js';
+import { appendRuns } from '../src/store/text-store.js';
+import { parseHistory } from '../src/store/lines.js';
+import { startServer } from '../src/serve/server.js';
+import { statusRoutes } from '../src/serve/status-routes.js';
+import { buildStatus } from '../src/status/build.js';
 import { answer, startFleet, type Fleet } from './fleet/fleet.js';
-import { catalogOf, runCli, server, workspace } from './helpers.js';
+import { FIXTURE } from './fixtures/record-observations.js';
+import { catalogOf, recordedRow, recordedRun, runCli, server, workspace } from './helpers.js';
 
 const GIT_ENV = { GIT_AUTHOR_NAME: 'Test', GIT_AUTHOR_EMAIL: 'test@example.org', GIT_COMMITTER_NAME: 'Test', GIT_COMMITTER_EMAIL: 'test@example.org', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' };
 const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, env: { ...process.env, ...GIT_ENV }, encoding: 'utf8' }).trim();
@@ -35,8 +40,11 @@ const historyText = async (catalogDir: string) => (await Promise.all(historyFile
 const lines = (text: string) => text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
 
 /** Everything the status page and the decisions ask of a store, for comparing two indexes. */
-function queries(store: HistoryStore, urls: string[]) {
-  return { latest: store.latestRun(), byUrl: urls.map((u) => ({ recent: store.recent(u, 5), since: store.since(u, '2000-01-01') })) };
+async function queries(store: Store, urls: string[]) {
+  return {
+    latest: await store.latestRun(),
+    byUrl: await Promise.all(urls.map(async (u) => ({ recent: await store.recent(u, 5), since: await store.since(u, '2000-01-01'), verdicts: await store.verdicts(u, '2000-01-01') }))),
+  };
 }
 
 describe('simulated weeks in fresh clones', () => {
@@ -88,14 +96,14 @@ describe('simulated weeks in fresh clones', () => {
     assert.deepEqual((await loadCatalog(catalogPath)).catalog.removed.map((r) => r.name), ['Dying']);
     const all = lines(await historyText(join(final, 'catalog')));
     assert.deepEqual(all.map((l) => l.type).join(' '), 'run observation observation observation run observation observation observation run observation observation observation run observation observation');
-    assert.ok(all.every((l) => l.v === 1));
+    assert.ok(all.every((l) => l.v === 2));
 
     // A fresh clone's report: uptime and today's bar from the committed history alone.
     const report = await runCli(['report', '--markdown', '--catalog', catalogPath, '--state', join(final, '.onetap', 'history.db')]);
     assert.equal(report.code, 0, report.stderr);
     assert.match(report.stdout, /\| Steady \| ✅ kept \| `live\/ok` \| 2 \| ⬜{29}🟩 \| 100\.0% \| 100\.0% \|/);
     assert.match(report.stdout, /\| Flaky \| ✅ kept \| `live\/ok` \| 2 \| ⬜{29}🟧 \| 75\.0% \| 75\.0% \|/, 'three of four runs live; the worst of the day is the failed run');
-    assert.ok(existsSync(join(final, '.onetap', 'history.db')), 'the index was built from the history');
+    assert.ok(!existsSync(join(final, '.onetap')), 'the index is built in memory: nothing is written beside the history');
     assert.equal(git(final, 'status', '--porcelain'), '', 'reading the history changes nothing git sees');
   });
 
@@ -105,14 +113,11 @@ describe('simulated weeks in fresh clones', () => {
     const busy = [false, true, false, false];
     for (const [i, day] of days.entries()) {
       fleet.state('flaky').busy = busy[i];
-      await refresh({ catalogPath: ws.catalogPath, statePath: ws.statePath, write: true, allowHttp: true, timeoutMs: 2_000, probe: { retryDelayMs: 10 }, now: () => new Date(`${day}T06:00:00Z`) });
+      await refresh({ catalogPath: ws.catalogPath, write: true, allowHttp: true, timeoutMs: 2_000, probe: { retryDelayMs: 10 }, now: () => new Date(`${day}T06:00:00Z`) });
     }
     fleet.state('flaky').busy = false;
     assert.deepEqual(historyFiles(join(ws.dir, 'catalog', 'history')), ['2026-10.jsonl', '2026-11.jsonl']);
-    await rm(join(ws.dir, '.onetap'), { recursive: true });
-    const store = (await openHistory(ws.catalogPath, ws.statePath))!;
-    const model = buildStatus((await loadCatalog(ws.catalogPath)).catalog, store, new Date('2026-11-02T12:00:00Z'));
-    store.close();
+    const model = await buildStatus((await loadCatalog(ws.catalogPath)).catalog, new TextStore(ws.catalogPath), new Date('2026-11-02T12:00:00Z'));
     assert.deepEqual(model.servers[0]!.days30.slice(-4).map((d) => d.verdict), ['live', 'failed', 'live', 'live']);
     assert.equal(model.servers[0]!.uptime30, 0.75);
   });
@@ -127,14 +132,13 @@ describe('recording', () => {
     const text = await historyText(join(ws.dir, 'catalog'));
     assert.equal(text.split('\n').filter(Boolean).length, 1);
     const line = lines(text)[0]!;
-    assert.deepEqual(Object.keys(line).slice(0, 9), ['v', 'type', 'startedAt', 'finishedAt', 'catalog', 'applied', 'aborted', 'observations', 'summary']);
+    assert.deepEqual(Object.keys(line).slice(0, 11), ['v', 'type', 'id', 'startedAt', 'finishedAt', 'catalog', 'applied', 'aborted', 'observations', 'summary', 'warnings']);
     assert.equal(line.applied, false);
     assert.equal(line.observations, 0);
     assert.match(line.aborted as string, /local network looks down/);
 
     // serve as the CLI wires it: the index synced from the text history on each request.
-    await rm(join(ws.dir, '.onetap'), { recursive: true, force: true });
-    const site = await startServer({ catalogPath: ws.catalogPath, port: 0, routes: statusRoutes({ statePath: ws.statePath, catalogPath: ws.catalogPath }) });
+    const site = await startServer({ catalogPath: ws.catalogPath, port: 0, routes: statusRoutes({ catalogPath: ws.catalogPath }) });
     try {
       const latest = await (await fetch(`${site.url}/api/refreshes/latest`)).json() as { aborted: string; applied: boolean };
       assert.match(latest.aborted, /local network looks down/);
@@ -144,7 +148,7 @@ describe('recording', () => {
       // A run appended meanwhile (a pull, another process) is on the next request.
       fleet.state('flaky').busy = false;
       await writeFile(ws.catalogPath, JSON.stringify(catalogOf([server('F', fleet.url('flaky'))]), null, 2) + '\n');
-      await refresh({ catalogPath: ws.catalogPath, statePath: join(ws.dir, 'elsewhere', 'index.db'), record: true, allowHttp: true, timeoutMs: 2_000 });
+      await refresh({ catalogPath: ws.catalogPath, record: true, allowHttp: true, timeoutMs: 2_000 });
       const after = await (await fetch(`${site.url}/api/refreshes/latest`)).json() as { aborted: string | null; applied: boolean };
       assert.deepEqual([after.aborted, after.applied], [null, false]);
     } finally {
@@ -154,7 +158,7 @@ describe('recording', () => {
 
   it('a plan-only run records only with --record, and then counts towards the streak', async () => {
     const ws = await workspace(catalogOf([server('Dying', fleet.url('dying')), server('A', fleet.url('ok-json')), server('B', fleet.url('ok-sse'))]));
-    const run = (record?: boolean) => refresh({ catalogPath: ws.catalogPath, statePath: ws.statePath, record, allowHttp: true, timeoutMs: 2_000, confirmDrops: 2 });
+    const run = (record?: boolean) => refresh({ catalogPath: ws.catalogPath, record, allowHttp: true, timeoutMs: 2_000, confirmDrops: 2 });
     fleet.state('dying').dead = true;
     try {
       await run();
@@ -170,126 +174,109 @@ describe('recording', () => {
 });
 
 describe('the index', () => {
-  it('rebuilds identically from the same history, and follows it when it changes', async () => {
+  it('builds identically from the same history, and follows it when it changes', async () => {
     const ws = await workspace(catalogOf([server('A', fleet.url('ok-json')), server('Z', fleet.url('zero-tools')), server('G', fleet.url('http-410'))]));
-    for (let i = 0; i < 3; i++) await refresh({ catalogPath: ws.catalogPath, statePath: ws.statePath, write: i === 2, record: true, allowHttp: true, timeoutMs: 2_000, confirmDrops: 3 });
+    for (let i = 0; i < 3; i++) await refresh({ catalogPath: ws.catalogPath, write: i === 2, record: true, allowHttp: true, timeoutMs: 2_000, confirmDrops: 3 });
     const urls = [fleet.url('ok-json'), fleet.url('zero-tools'), fleet.url('http-410')];
-    let store = (await openHistory(ws.catalogPath, ws.statePath))!;
-    const first = queries(store, urls);
-    store.close();
+    const store = new TextStore(ws.catalogPath);
+    const first = await queries(store, urls);
     assert.equal(first.byUrl[0]!.since.length, 3);
-    assert.equal(first.latest!.applied, true);
+    assert.equal(first.latest!.run.applied, true);
     assert.ok(first.byUrl[2]!.recent.every((o) => o.reason === 'http-410' && o.reasons[0] === 'http-410' && o.profile === 'kai-9000'));
+    assert.ok(first.byUrl[0]!.recent.every((o) => o.evidence !== null), 'rows read back carry their evidence');
+    assert.deepEqual(await queries(new TextStore(ws.catalogPath), urls), first, 'another index of the same files: the same answers');
 
-    for (const f of ['', '-wal', '-shm']) await rm(ws.statePath + f, { force: true });
-    store = (await openHistory(ws.catalogPath, ws.statePath))!;
-    assert.deepEqual(queries(store, urls), first, 'deleted and rebuilt: the same answers');
-    store.close();
-    const memory = (await openHistory(ws.catalogPath, ws.statePath, { readonly: true }))!;
-    assert.deepEqual(queries(memory, urls), first, 'the in-memory index of an unrecorded run: the same answers');
-    memory.close();
-
-    // The history changes under the index (a git pull brings a run): the next open follows it.
+    // The history changes under the index (a git pull brings a run): the next query follows it.
     const dir = join(ws.dir, 'catalog', 'history');
     const file = join(dir, historyFiles(dir).at(-1)!);
-    const pulled = lines(await readFile(file, 'utf8')).slice(0, 4).map((l) => (l.type === 'run' ? { ...l, startedAt: '2099-01-01T00:00:00.000Z', finishedAt: '2099-01-01T00:00:01.000Z' } : { ...l, at: '2099-01-01T00:00:00.000Z' }));
+    const later = '2099-01-01T00:00:00.000Z';
+    const pulled = lines(await readFile(file, 'utf8')).slice(0, 4).map((l) => (l.type === 'run' ? { ...l, id: later, startedAt: later, finishedAt: '2099-01-01T00:00:01.000Z' } : { ...l, run: later, observedAt: later }));
     await appendFile(file, pulled.map((l) => JSON.stringify(l) + '\n').join(''));
-    store = (await openHistory(ws.catalogPath, ws.statePath))!;
-    assert.equal(store.latestRun()!.startedAt, '2099-01-01T00:00:00.000Z');
-    assert.equal(store.since(urls[0]!, '2000-01-01').length, 4);
-    store.close();
+    assert.equal((await store.latestRun())!.run.startedAt, later);
+    assert.equal((await store.since(urls[0]!, '2000-01-01')).length, 4);
+    assert.deepEqual((await store.recent(urls[0]!, 1))[0]!.previous?.at, first.byUrl[0]!.recent[0]!.observedAt, 'previous follows the runs before it');
   });
 
   it('a torn last write (partial line, or a run missing its observations) is ignored, and the next append repairs it', async () => {
     const ws = await workspace(catalogOf([server('A', fleet.url('ok-json')), server('B', fleet.url('ok-sse'))]));
-    const record = () => refresh({ catalogPath: ws.catalogPath, statePath: ws.statePath, record: true, allowHttp: true, timeoutMs: 2_000 });
+    const record = () => refresh({ catalogPath: ws.catalogPath, record: true, allowHttp: true, timeoutMs: 2_000 });
     await record();
     const dir = join(ws.dir, 'catalog', 'history');
     const file = join(dir, historyFiles(dir)[0]!);
     const whole = await readFile(file, 'utf8');
     const [runLine, obsLine] = whole.split('\n');
     const urls = [fleet.url('ok-json'), fleet.url('ok-sse')];
-    let store = (await openHistory(ws.catalogPath, ws.statePath))!;
-    const before = queries(store, urls);
-    store.close();
-
+    const before = await queries(new TextStore(ws.catalogPath), urls);
+    const later = (line: string) => line.replace(/"(id|run|startedAt|observedAt)":"[^"]+"/g, '"$1":"2099-01-01T00:00:00.000Z"');
     for (const torn of [runLine!.slice(0, 40), `${runLine}\n${obsLine}\n`, `${runLine}\n${obsLine!.slice(0, 30)}`]) {
-      await writeFile(file, whole + torn.replace(/"startedAt":"[^"]+"/, '"startedAt":"2099-01-01T00:00:00.000Z"').replace(/"at":"[^"]+"/, '"at":"2099-01-01T00:00:00.000Z"'));
-      store = (await openHistory(ws.catalogPath, ws.statePath))!;
-      assert.deepEqual(queries(store, urls), before, `ignored: ${JSON.stringify(torn.slice(0, 50))}`);
-      store.close();
+      await writeFile(file, whole + later(torn));
+      assert.deepEqual(await queries(new TextStore(ws.catalogPath), urls), before, `ignored: ${JSON.stringify(torn.slice(0, 50))}`);
     }
     await record();
     const repaired = await readFile(file, 'utf8');
     assert.ok(repaired.startsWith(whole), 'what was whole stays byte for byte');
     assert.deepEqual(lines(repaired).map((l) => l.type), ['run', 'observation', 'observation', 'run', 'observation', 'observation'], 'the torn tail was cut before the new lines');
-    store = (await openHistory(ws.catalogPath, ws.statePath))!;
-    assert.equal(store.since(urls[0]!, '2000-01-01').length, 2);
-    store.close();
+    assert.equal((await new TextStore(ws.catalogPath).since(urls[0]!, '2000-01-01')).length, 2);
   });
 
-  it('an old store is carried into the text history once, then it is only an index', async () => {
-    const ws = await workspace(catalogOf([server('A', fleet.url('ok-json'))]));
-    // A store as earlier versions left it: runs in SQLite, schema version 1, no text history.
-    const old = new SqliteHistoryStore(ws.statePath);
-    const at = '2026-09-01T06:00:00.000Z';
-    const outcome = { url: fleet.url('ok-json'), name: 'A', verdict: 'live' as const, reason: 'ok' as const, attempts: 1, httpStatus: 200, durationMs: 12, tools: ['search', 'fetch'], error: null, profile: 'kai-9000', reasons: ['ok' as const], appError: null, location: null, matrix: null, toolsHash: null, findings: [], findingsSeen: 0 };
-    const planRow = { name: 'A', url: outcome.url, decision: 'keep', verdict: 'live', reason: 'ok', attempts: 1, previous: null, changed: true, dropStreak: 0, note: null, httpStatus: 200, tools: ['search', 'fetch'], error: null, durationMs: 12, profile: 'kai-9000', reasons: ['ok'], appError: null, location: null };
-    old.recordRun({ startedAt: at, finishedAt: at, catalog: ws.catalogPath, applied: false, plan: { plan: [planRow], summary: { total: 1, keep: 1, keepFailed: 0, review: 0, drop: 0, changed: 1 }, aborted: null } }, [{ ...outcome, at }]);
-    old.recordRun({ startedAt: '2026-09-02T06:00:00.000Z', finishedAt: at, catalog: '/elsewhere/servers.json', applied: false, plan: { plan: [], summary: { total: 0, keep: 0, keepFailed: 0, review: 0, drop: 0, changed: 0 }, aborted: null } }, []);
-    old.close();
-    const db = new Database(ws.statePath);
-    db.exec("DROP TABLE sources; DROP TABLE meta; PRAGMA user_version = 1;");
-    db.close();
-
-    const warnings: string[] = [];
-    for (let i = 0; i < 2; i++) {
-      const store = (await openHistory(ws.catalogPath, ws.statePath, { warn: (m) => warnings.push(m) }))!;
-      assert.deepEqual(store.recent(outcome.url, 5), [{ ...outcome, at }]);
-      store.close();
-    }
-    const text = await readFile(join(ws.dir, 'catalog', 'history', '2026-09.jsonl'), 'utf8');
-    assert.deepEqual(lines(text).map((l) => l.type), ['run', 'observation'], 'carried once (the other catalog\'s run is not)');
-    assert.equal(warnings.length, 2);
-    assert.match(warnings.join('\n'), /1 run\(s\) .* belong to another catalog/);
-    assert.ok(existsSync(`${ws.statePath}.pre-text-history`), 'the old store is kept beside');
-    // The text alone gives the same: delete the store.
-    await rm(ws.statePath);
-    const rebuilt = (await openHistory(ws.catalogPath, ws.statePath))!;
-    assert.deepEqual(rebuilt.recent(outcome.url, 5), [{ ...outcome, at }]);
-    rebuilt.close();
+  it('a history written by onetap 0.1 (line version 1) reads as it was: rows, streaks and bars; no evidence to judge again', async () => {
+    const ws = await workspace(catalogOf([server('Context7', 'https://mcp.context7.com/mcp'), server('Gone', 'https://gone.example/mcp')]));
+    const dir = join(ws.dir, 'catalog', 'history');
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, '2026-11.jsonl'), await readFile(V1_FIXTURE, 'utf8'));
+    const store = new TextStore(ws.catalogPath);
+    assert.deepEqual(await store.problems(), { count: 0, first: [] });
+    const runs = await store.runs({});
+    assert.equal(runs.length, 3);
+    const [first, , last] = runs.map((r) => r.rows.find((x) => x.name === 'Gone')!);
+    assert.deepEqual([first!.verdict, first!.reason, last!.verdict, last!.reason, last!.dropStreak, last!.decision], ['live', 'ok', 'drop', 'http-404', 2, 'drop']);
+    assert.equal(last!.evidence, null);
+    assert.equal(last!.previous?.verdict, 'drop', 'previous recomputed from the runs before');
+    const context7 = (await store.recent('https://mcp.context7.com/mcp', 1))[0]!;
+    assert.deepEqual(context7.tools, ['resolve-library-id', 'query-docs'], 'a tool list written by reference resolves');
+    assert.equal(context7.acceptedHash, context7.toolsHash, 'a v1 line without acceptedHash was the accepted list');
+    const r = await runCli(['rejudge', '--catalog', ws.catalogPath, '--runs', '3', '--json']);
+    assert.equal(r.code, 0, r.stderr);
+    const out = JSON.parse(r.stdout) as { noEvidence: number; differences: number };
+    assert.deepEqual([out.noEvidence, out.differences], [6, 0]);
   });
 });
 
 describe('size', () => {
+  /** The evidence of a live server as the prober records it (the ok-json fleet behaviour). */
+  const liveEvidence = (JSON.parse(readFileSync(FIXTURE, 'utf8')) as Array<{ scenario: string; evidence: Evidence }>).find((r) => r.scenario === 'ok-json')!.evidence;
+
   /** Weekly runs, each server with its own tool list that changes every quarter; written the way refresh writes. */
   async function measure(years: number, servers: number, toolsPerServer: number) {
     const dir = await mkdtemp(join(tmp, 'size-'));
-    const runs = Array.from({ length: Math.round(years * 52) }, (_, week): HistoryRun => {
+    const runs = Array.from({ length: Math.round(years * 52) }, (_, week): RecordedRun => {
       const startedAt = new Date(Date.UTC(2026, 0, 5) + week * 7 * 86_400_000).toISOString();
-      const observations = Array.from({ length: servers }, (_, i) => ({
-        url: `https://mcp.server-number-${i}.example.com/mcp`, name: `Server number ${i}`, at: startedAt, verdict: 'live' as const, reason: 'ok' as const,
-        attempts: 1, httpStatus: 200, durationMs: 480 + ((i * week) % 300), tools: Array.from({ length: toolsPerServer }, (_, t) => `tool_${t}_of_server_${i}_v${Math.floor(week / 13)}`),
-        error: null, profile: 'kai-9000', reasons: ['ok' as const], appError: null, location: null, matrix: null, toolsHash: null, findings: [], findingsSeen: 0,
-      }));
-      const plan = observations.map(({ at: _, matrix: __, ...o }) => ({ ...o, decision: 'keep' as const, previous: null, changed: false, dropStreak: 0, note: null }));
-      return { run: { startedAt, finishedAt: startedAt, catalog: 'servers.json', applied: true, plan: { plan, summary: { total: servers, keep: servers, keepFailed: 0, review: 0, drop: 0, changed: 0 }, aborted: null } }, observations };
+      return recordedRun(startedAt, Array.from({ length: servers }, (_, i) => recordedRow(`Server number ${i}`, {
+        url: `https://mcp.server-number-${i}.example.com/mcp`, durationMs: 480 + ((i * week) % 300), serverName: `server-${i}`, serverVersion: '1.0.0', protocolVersion: '2024-11-05', sessionId: true,
+        tools: Array.from({ length: toolsPerServer }, (_, t) => `tool_${t}_of_server_${i}_v${Math.floor(week / 13)}`), toolsHash: 'a'.repeat(16), toolsDigest: 'b'.repeat(64), evidence: liveEvidence,
+        probe: { version: '0.2.0', profileDigest: 'c'.repeat(16), requiresAuth: false, timeoutMs: null, matrix: false, headers: [] },
+      }, { acceptedHash: 'a'.repeat(16), snapshotSha256: 'd'.repeat(64) })));
     });
     await appendRuns(dir, runs);
-    const text = (await Promise.all(historyFiles(dir).map((f) => readFile(join(dir, f), 'utf8')))).join('');
-    const back = readHistory(dir);
+    const files = historyFiles(dir).map((f) => readFileSync(join(dir, f)));
+    const back = files.flatMap((f) => parseHistory(f).runs);
     assert.equal(back.length, runs.length);
-    assert.deepEqual(back.at(-1)!.observations, runs.at(-1)!.observations, 'every field reads back');
-    return { bytes: Buffer.byteLength(text), gzipped: gzipSync(text).length };
+    const { spans: _, line: __, bytes: ___, ...lastBack } = back.at(-1)!;
+    assert.deepEqual(lastBack, { ...runs.at(-1)!, rows: runs.at(-1)!.rows.map((r) => ({ ...r, previous: null, changed: true })) }, 'every field reads back');
+    const text = Buffer.concat(files);
+    return { bytes: text.length, gzipped: gzipSync(text).length, perObservation: Math.round(text.length / (runs.length * servers)) };
   }
 
-  it('years of weekly runs of a few dozen servers stay well under a few MB', async (t) => {
-    for (const [years, servers, tools, limit] of [[2, 30, 10, 1.5e6], [3, 40, 12, 3e6]] as const) {
-      const { bytes, gzipped } = await measure(years, servers, tools);
-      t.diagnostic(`${years} years x 52 weekly runs x ${servers} servers x ${tools} tools: ${(bytes / 1e6).toFixed(2)} MB of text, ${(gzipped / 1e3).toFixed(0)} kB gzipped`);
+  it('years of weekly runs with their evidence stay within the record\'s budget', async (t) => {
+    // The budget: a live observation's line about 3 KB with its evidence (what is recorded of 3 exchanges);
+    // 2 years x 100 servers x 12 tools weekly, about 30 MB of text in git (a few MB as git stores it).
+    for (const [years, servers, tools, limit] of [[2, 30, 10, 10e6], [2, 100, 12, 32e6]] as const) {
+      const { bytes, gzipped, perObservation } = await measure(years, servers, tools);
+      t.diagnostic(`${years} years x 52 weekly runs x ${servers} servers x ${tools} tools: ${(bytes / 1e6).toFixed(2)} MB of text (${perObservation} bytes per observation), ${(gzipped / 1e3).toFixed(0)} kB gzipped`);
       assert.ok(bytes < limit, `${bytes} bytes`);
     }
   });
 });
 
-export type { Catalog };
+/** Three weekly runs written by onetap 0.1 (commit f689012) against a loopback fleet, its URLs replaced by these. */
+const V1_FIXTURE = new URL('../../test/fixtures/history-v1.jsonl', import.meta.url);

@@ -8,8 +8,8 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { probe, refresh } from '../src/index.js';
-import { parseStoredSnapshot } from '../src/attest/snapshot.js';
+import { detailOf, probe, refresh } from '../src/index.js';
+import { parseStoredSnapshot } from '../src/store/snapshots.js';
 import { startFleet, json, initResult, type Ctx, type Fleet } from './fleet/fleet.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -82,7 +82,7 @@ describe('one row\'s failure is that row\'s verdict', () => {
     set('deep', { toolsJson: `[{"name":"search","inputSchema":${deepSchemaJson(2_500)}}]` });
     const r = await probe(fleet.url('deep'), fast);
     assert.equal(`${r.verdict}/${r.reason}`, 'review/unprocessable');
-    assert.match(r.detail, /nesting/);
+    assert.match(detailOf(r), /nesting/);
     assert.equal(r.snapshot, null);
   });
 

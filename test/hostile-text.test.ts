@@ -18,17 +18,17 @@ import { join } from 'node:path';
 import ts from 'typescript';
 import { micromark } from 'micromark';
 import { gfm, gfmHtml } from 'micromark-extension-gfm';
-import { lintCatalog, runtimeJson, runtimeKotlin, runtimeTypeScript, type PopularMcpServer } from '../src/index.js';
+import { lintCatalog } from '../src/index.js';
+import { runtimeJson, runtimeKotlin, runtimeTypeScript, type PopularMcpServer } from '../src/outputs/runtime-list.js';
 import { entryProblems } from '../src/catalog/lint.js';
-import { escapeHtml, jsonInvisibleEscaped, kotlinString, mdText, tsString } from '../src/outputs/escape.js';
-import { hiddenCharacters, maybeHidden } from '../src/outputs/unicode.js';
+import { escapeHtml, jsonInvisibleEscaped, kotlinString, mdText, tsString } from '../src/text/escape.js';
+import { hiddenCharacters, maybeHidden } from '../src/text/unicode.js';
 import { snapshotMarkdown } from '../src/outputs/snapshot.js';
-import { buildPlan } from '../src/decide/decide.js';
-import { inert } from '../src/cli/render.js';
+import { inert } from '../src/text/escape.js';
 import { authEvidence } from '../src/attest/auth.js';
-import type { Exchange } from '../src/attest/observation.js';
-import type { Resolver } from '../src/discover/fetcher.js';
-import { catalogOf, runCli, server, workspace } from './helpers.js';
+import type { LiveExchange } from '../src/attest/live.js';
+import type { Resolver } from '../src/net/fetcher.js';
+import { catalogOf, observation, planOf, runCli, server, workspace } from './helpers.js';
 
 const hex = (cp: number) => cp.toString(16).toUpperCase().padStart(4, '0');
 
@@ -200,10 +200,7 @@ fun main() {
 
   it('Markdown (micromark + GFM, as GitHub renders it): ⟨U+XXXX⟩ for each hidden character, honest text as it is', () => {
     const catalog = catalogOf(servers.map((s) => server(s.name, s.url)));
-    const plan = buildPlan(catalog.servers.map((s) => ({
-      name: s.name, url: s.url, verdict: 'live' as const, reason: 'ok' as const, attempts: 1, httpStatus: 200, durationMs: 5, tools: [s.name], error: null, history: [],
-      profile: 'kai-9000', reasons: ['ok' as const], appError: null, location: null, matrix: null, toolsHash: null, findings: [], findingsSeen: 0,
-    })), { confirmDrops: 1, canaries: { configured: 0, reachable: 0 } });
+    const plan = planOf(catalog.servers.map((s) => ({ name: s.name, observation: observation({ url: s.url, tools: [s.name] }) })));
     const markdown = snapshotMarkdown({ catalog, plan, probedAt: '2026-11-30T00:00:00Z', staleAfter: '2026-12-14' });
     const html = micromark(markdown, { allowDangerousHtml: true, extensions: [gfm()], htmlExtensions: [gfmHtml()] });
     assertNoRawHidden(markdown, 'Markdown source');
@@ -235,7 +232,7 @@ describe('auth metadata after a 401: the address rule on every URL a server supp
   let port = 0;
   let hits = 0;
   const realLookup = dnsPromises.lookup;
-  const challenge = (base: string): Exchange => ({
+  const challenge = (base: string): LiveExchange => ({
     step: 'initialize', status: 401, contentType: 'application/json', body: null, bodySnippet: null, response: null, problem: null, errorCode: null, error: 'HTTP 401', durationMs: 1,
     headers: { 'www-authenticate': `Bearer resource_metadata="${base}/.well-known/oauth-protected-resource/mcp"` },
   });

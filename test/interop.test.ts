@@ -48,7 +48,7 @@ describe('interop with real servers', { concurrency: 4 }, () => {
     try {
       const r = await probe(server.url, { timeoutMs: 5_000 });
       assert.equal(`${r.verdict}/${r.reason}`, 'drop/not-streamable-http', r.error ?? '');
-      assert.equal(r.observation.legacySse, true);
+      assert.equal(r.evidence!.legacySse, true);
     } finally {
       await server.close();
     }

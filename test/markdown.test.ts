@@ -10,12 +10,11 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { micromark } from 'micromark';
 import { gfm, gfmHtml } from 'micromark-extension-gfm';
-import { buildPlan } from '../src/decide/decide.js';
 import { logMarkdown, snapshotMarkdown } from '../src/outputs/snapshot.js';
 import { markdownReport } from '../src/status/report.js';
-import { md, mdText } from '../src/outputs/escape.js';
+import { md, mdText } from '../src/text/escape.js';
 import type { StatusModel } from '../src/status/model.js';
-import { catalogOf, runCli, server, workspace } from './helpers.js';
+import { catalogOf, observation, planOf, runCli, server, workspace } from './helpers.js';
 
 /** What an attacker would put in a name, a description, a tool name, an error or a history row. */
 export const HOSTILE_MD = [
@@ -153,11 +152,15 @@ function outcomeExtras(text: string) {
 }
 
 function hostilePlan(prevText: string) {
-  return buildPlan(hostileServers.map((s, i) => ({
-    name: s.name, url: s.url, verdict: (i % 3 ? 'live' : 'failed') as 'live', reason: (i % 3 ? 'ok' : 'timeout') as 'ok', attempts: 1 + (i % 2), httpStatus: 200, durationMs: 5,
-    tools: HOSTILE_MD.slice(0, 6), error: i % 3 ? null : s.name, ...outcomeExtras(s.name),
-    history: [{ url: s.url, name: s.name, at: '2026-11-29T00:00:00Z', verdict: prevText as 'live', reason: prevText as 'ok', attempts: 1, httpStatus: 200, durationMs: 1, tools: null, error: prevText, ...outcomeExtras(prevText) }],
-  })), { confirmDrops: 1, canaries: { configured: 0, reachable: 0 } });
+  return planOf(hostileServers.map((s, i) => ({
+    name: s.name,
+    observation: observation({
+      url: s.url, verdict: (i % 3 ? 'live' : 'failed') as 'live', reason: (i % 3 ? 'ok' : 'timeout') as 'ok', attempts: 1 + (i % 2),
+      tools: HOSTILE_MD.slice(0, 6), error: i % 3 ? null : s.name, ...outcomeExtras(s.name),
+    }),
+    // What an earlier version read back unchecked: words outside the policy reach the pages only escaped.
+    history: [{ observedAt: '2026-11-29T00:00:00Z', verdict: prevText as 'live', reason: prevText as 'ok' }],
+  })));
 }
 
 describe('servers.md and log.md', () => {

@@ -4,7 +4,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { probe, probeResultJson } from '../src/index.js';
+import { probe, probeJson } from '../src/index.js';
 import { json, startFleet, TOOLS, type Ctx, type Fleet } from './fleet/fleet.js';
 
 /** Classic clients are served; a 2026-07-28 client discovers fine and then gets an error to tools/list (-32022 once first, with `refuseFirst`). */
@@ -34,11 +34,11 @@ const PROFILES = ['kai-9000', 'mcp-2025-11-25', 'mcp-2026-07-28'];
 /** Timings differ between two probes; nothing else may. */
 function withoutTimings(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(withoutTimings);
-  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).filter(([k]) => k !== 'durationMs').map(([k, v]) => [k, withoutTimings(v)]));
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).filter(([k]) => k !== 'durationMs' && k !== 'observedAt').map(([k, v]) => [k, withoutTimings(v)]));
   return value;
 }
 
-const deciding = (r: ReturnType<typeof probeResultJson>) => {
+const deciding = (r: ReturnType<typeof probeJson>) => {
   const { diagnosis: _d, matrix: _m, ...rest } = r as Record<string, unknown>;
   return withoutTimings(rest);
 };
@@ -50,7 +50,7 @@ describe('--matrix never rewrites the deciding client\'s fields', () => {
         const url = fleet.url(scenario);
         const [plain, matrix] = await Promise.all([probe(url, { profile, retryDelayMs: 10 }), probe(url, { profile, matrix: true, retryDelayMs: 10 })]);
         assert.ok(matrix.matrix, 'the matrix ran');
-        assert.deepEqual(deciding(probeResultJson(matrix)), deciding(probeResultJson(plain)), `${scenario} under ${profile}`);
+        assert.deepEqual(deciding(probeJson(matrix)), deciding(probeJson(plain)), `${scenario} under ${profile}`);
         if (plain.verdict !== 'live') assert.ok(plain.error, `${scenario} under ${profile}: a row that is not live says what went wrong`);
       }
     });

@@ -6,12 +6,11 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import ts from 'typescript';
-import { runtimeJson, runtimeKotlin, runtimeTypeScript, type PopularMcpServer } from '../src/index.js';
+import { runtimeJson, runtimeKotlin, runtimeTypeScript, type PopularMcpServer } from '../src/outputs/runtime-list.js';
 import { snapshotMarkdown } from '../src/outputs/snapshot.js';
-import { buildPlan } from '../src/decide/decide.js';
-import { catalogOf, server } from './helpers.js';
+import { catalogOf, observation, planOf, server } from './helpers.js';
 import { OrderedJsonArray } from '../src/cli/render.js';
-import { jsonInvisibleEscaped } from '../src/outputs/escape.js';
+import { jsonInvisibleEscaped } from '../src/text/escape.js';
 
 const HOSTILE = [
   'Quote " and \\ backslash',
@@ -82,10 +81,7 @@ fun main() {
 describe('snapshot Markdown', () => {
   it('hostile names keep the table at five cells per row and carry no live HTML', () => {
     const catalog = catalogOf(servers.map((s) => server(s.name, s.url)));
-    const plan = buildPlan(catalog.servers.map((s) => ({
-      name: s.name, url: s.url, verdict: 'live' as const, reason: 'ok' as const, attempts: 1, httpStatus: 200, durationMs: 5, tools: ['a|b', '<script>x</script>'], error: null, history: [],
-      profile: 'kai-9000', reasons: ['ok' as const], appError: null, location: null, matrix: null, toolsHash: null, findings: [], findingsSeen: 0,
-    })), { confirmDrops: 1, canaries: { configured: 0, reachable: 0 } });
+    const plan = planOf(catalog.servers.map((s) => ({ name: s.name, observation: observation({ url: s.url, tools: ['a|b', '<script>x</script>'] }) })));
     const md = snapshotMarkdown({ catalog, plan, probedAt: '2026-11-30T00:00:00Z', staleAfter: '2026-12-14' });
     const rows = md.split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| Name'));
     assert.equal(rows.length, servers.length);

@@ -8,19 +8,19 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { buildPlan, classify, type ObservationRecord } from '../src/index.js';
+import { classify, evidenceSchema, type Evidence, type Reason, type VerdictName } from '../src/index.js';
 import { decideRow, detectOutage } from '../src/decide/decide.js';
-import type { Observation } from '../src/attest/observation.js';
 import { FIXTURE } from './fixtures/record-observations.js';
+import { observation, planOf } from './helpers.js';
 
-interface Recorded { scenario: string; entry: { requiresAuth: boolean }; expected: string; observation: Observation }
+interface Recorded { scenario: string; entry: { requiresAuth: boolean }; expected: string; evidence: Evidence }
 const recorded = JSON.parse(readFileSync(FIXTURE, 'utf8')) as Recorded[];
 
 describe('classify: recorded observations → the verdict the policy gives', () => {
   it('every recorded fleet behaviour (48 records)', () => {
     assert.ok(recorded.length >= 48);
     for (const r of recorded) {
-      const v = classify(r.observation, r.entry);
+      const v = classify(evidenceSchema.parse(r.evidence), r.entry);
       assert.equal(`${v.verdict}/${v.reason}`, r.expected, r.scenario);
       assert.equal(v.reasons[0], v.reason, `${r.scenario}: reason first in reasons`);
     }
@@ -30,25 +30,22 @@ describe('classify: recorded observations → the verdict the policy gives', () 
   });
   it('an observation that could not be processed is review/unprocessable, whatever its steps say', () => {
     const ok = recorded.find((r) => r.scenario === 'ok-json')!;
-    const v = classify({ ...ok.observation, unprocessable: { stage: 'nesting', error: 'deep' } }, ok.entry);
+    const v = classify({ ...ok.evidence, unprocessable: { stage: 'nesting', error: 'deep' } }, ok.entry);
     assert.equal(`${v.verdict}/${v.reason}`, 'review/unprocessable');
   });
   it('one screening finding on a live list is enough for review/suspicious-tools', () => {
     const ok = recorded.find((r) => r.scenario === 'ok-json')!;
-    const v = classify({ ...ok.observation, findings: [{ tool: 'search', field: 'description', rule: 'exfiltration', excerpt: 'x' }] }, ok.entry);
+    const v = classify(ok.evidence, { ...ok.entry, flagged: true });
     assert.equal(`${v.verdict}/${v.reason}`, 'review/suspicious-tools');
     assert.ok(v.reasons.includes('ok'), 'what the row would otherwise be follows');
   });
 });
 
-type Verdict = ObservationRecord['verdict'];
-type Reason = ObservationRecord['reason'];
-const obs = (verdict: Verdict, reason: Reason, at = '2026-11-01T00:00:00.000Z') => ({ verdict, reason, at }) as ObservationRecord;
-/** A probed row: this run's verdict and the earlier observations, newest first. */
+type Verdict = VerdictName;
+/** A probed row: this run's observation and the earlier rows, newest first. */
 const row = (verdict: Verdict, reason: Reason, history: Array<[Verdict, Reason]> = []) => ({
-  url: 'https://a.example/mcp', name: 'A', verdict, reason, reasons: [reason], attempts: 1, httpStatus: null, durationMs: 1, tools: null, error: null,
-  profile: 'kai-9000', appError: null, location: null, matrix: null, toolsHash: null, findings: [], findingsSeen: 0,
-  history: history.map(([v, r]) => obs(v, r)),
+  name: 'A', observation: observation({ url: 'https://a.example/mcp', verdict, reason }),
+  history: history.map(([v, r]) => ({ verdict: v, reason: r, observedAt: '2026-11-01T00:00:00.000Z' })),
 });
 
 describe('decideRow: verdict + history → decision', () => {
@@ -67,10 +64,10 @@ describe('decideRow: verdict + history → decision', () => {
   ];
   for (const [name, r, confirmDrops, outage, decision, streak] of table) {
     it(name, () => {
-      const d = decideRow(r, confirmDrops, outage);
+      const d = decideRow(r.observation, r.history, confirmDrops, outage);
       assert.equal(d.decision, decision);
       assert.equal(d.dropStreak, streak);
-      if (r.verdict === 'drop' && decision !== 'drop') assert.ok(d.note, 'a drop not carried out says why');
+      if (r.observation.verdict === 'drop' && decision !== 'drop') assert.ok(d.note, 'a drop not carried out says why');
     });
   }
 });
@@ -89,7 +86,7 @@ describe('detectOutage: the local network, not the servers', () => {
     it(name, () => assert.equal(detectOutage(rows(reasons), canaries) !== null, outage));
   }
   it('an outage plan decides nothing as drop', () => {
-    const plan = buildPlan([row('drop', 'dns'), row('drop', 'refused'), row('live', 'ok')], { confirmDrops: 1, canaries: { configured: 0, reachable: 0 } });
+    const plan = planOf([row('drop', 'dns'), row('drop', 'refused'), row('live', 'ok')]);
     assert.ok(plan.aborted);
     assert.equal(plan.summary.drop, 0);
   });

@@ -30,7 +30,7 @@ describe('Attested live: initialize (2024-11-05, Kai 9000) → notifications/ini
   });
   it('live/ok with an SSE data: line', async () => {
     const r = await check('ok-sse', 'live', 'ok');
-    assert.equal(r.observation.deciding.steps[0]!.app?.read, 'sse');
+    assert.equal(r.evidence!.deciding.steps[0]!.app?.read, 'sse');
   });
   it('sends exactly what the app sends (shared/notes/transport.md §4.2), forwards Mcp-Session-Id, never DELETEs', async () => {
     const seen: unknown[] = [];
@@ -117,13 +117,13 @@ describe('Must drop', () => {
   });
   it('drop/not-mcp: a body over the size cap is cut off, not buffered', async () => {
     const r = await check('oversize', 'drop', 'not-mcp', { maxBodyBytes: 256 * 1024 });
-    assert.equal(r.observation.deciding.steps[0]!.problem, 'oversize');
+    assert.equal(r.evidence!.deciding.steps[0]!.problem, 'oversize');
   });
   it('drop/auth-required: 401 with WWW-Authenticate on initialize for a no-auth entry', async () => void (await check('init-401', 'drop', 'auth-required')));
   it('drop/auth-required: 403 with a JSON error body on initialize for a no-auth entry', async () => void (await check('init-403-json', 'drop', 'auth-required')));
   it('drop/not-streamable-http: legacy HTTP+SSE (POST 405, GET yields an endpoint event)', async () => {
     const r = await check('legacy-sse', 'drop', 'not-streamable-http');
-    assert.equal(r.observation.legacySse, true);
+    assert.equal(r.evidence!.legacySse, true);
   });
   it('drop/not-streamable-http: legacy HTTP+SSE that answers POST with 404', async () => void (await check('legacy-sse-404', 'drop', 'not-streamable-http')));
   it('drop/not-streamable-http: a bare 405 to the POST (no body, no endpoint event anywhere)', async () => {

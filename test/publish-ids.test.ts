@@ -60,7 +60,7 @@ describe('stable identifiers', () => {
     assert.deepEqual(serverIds(SERVERS.filter((_, i) => i !== 0)), ids.slice(1));
     // The status page's /servers/<id> and the published cards use the same id.
     const catalog = catalogOf(SERVERS);
-    assert.deepEqual(statusModel(catalog, () => [], null, new Date()).servers.map((s) => s.id), ids);
+    assert.deepEqual(statusModel(catalog, () => ({ points: [], last: null }), null, new Date()).servers.map((s) => s.id), ids);
     assert.deepEqual(publication(catalog).cards.map((c) => c.path), ids.map((id) => `/cards/${id}.json`));
   });
 

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { screenTools, SCREEN_RULES, type Finding, type ToolSnapshot } from '../src/screen/screen.js';
 import { PROBE_RULES, RULES } from '../src/screen/rules.js';
-import { MAX_NESTING, nestsDeeperThan } from '../src/attest/snapshot.js';
+import { MAX_NESTING, nestsDeeperThan } from '../src/util/json.js';
 
 const corpus = (name: string) => JSON.parse(readFileSync(new URL(`../../test/screen/${name}`, import.meta.url), 'utf8'));
 

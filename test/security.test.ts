@@ -9,15 +9,15 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { connect, isIP, type AddressInfo, type Socket } from 'node:net';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { request as undiciRequest } from 'undici';
-import { assertPublicTarget, checkUrl, FetchRefused, guardedDispatcher, guardedGet, type Resolver } from '../src/discover/fetcher.js';
+import { assertPublicTarget, checkUrl, FetchRefused, guardedDispatcher, guardedGet, type Resolver } from '../src/net/fetcher.js';
 import { discover } from '../src/discover/discover.js';
 import { validateDocument } from '../src/discover/card.js';
 import { publication, UnpublishableCatalog } from '../src/publish/publish.js';
 import { startServer } from '../src/serve/server.js';
-import { statusRoutes } from '../src/status/routes.js';
+import { statusRoutes } from '../src/serve/status-routes.js';
 import { BIN, catalogOf, runCli, server, snapshotDir, workspace } from './helpers.js';
 import type { Catalog } from '../src/index.js';
 
@@ -316,19 +316,18 @@ describe('serve: bounded, and says nothing internal', () => {
     } finally { await cli.stop(); }
   });
 
-  it('a corrupt --state file: a generic 503, the SQLite message only on the operator\'s stderr; a malformed % escape is a 400', async () => {
+  it('an unreadable history (history/ is a file): a generic 503, the cause only on the operator\'s stderr; a malformed % escape is a 400', async () => {
     const ws = await workspace(CLEAN);
-    await mkdir(join(ws.dir, '.onetap'), { recursive: true });
-    await writeFile(ws.statePath, 'this is not a SQLite file, but it is long enough to look like one '.repeat(100));
-    const cli = await serveCli(['--catalog', ws.catalogPath, '--state', ws.statePath]);
+    await writeFile(join(dirname(ws.catalogPath), 'history'), 'not a folder of month files');
+    const cli = await serveCli(['--catalog', ws.catalogPath]);
     try {
       for (const path of ['/', '/api/servers', '/api/refreshes/latest', '/servers/clean']) {
         const r = await rawGet(cli.url, path);
         assert.equal(r.status, 503, path);
         assert.deepEqual(JSON.parse(r.body), { error: 'service unavailable' });
-        assert.doesNotMatch(r.body, /database|sqlite|\.onetap|[A-Z][a-z]+Error/i);
+        assert.doesNotMatch(r.body, /ENOTDIR|history|[A-Z][a-z]+Error/i);
       }
-      assert.match(cli.stderr(), /file is not a database/);
+      assert.match(cli.stderr(), /ENOTDIR/);
       for (const path of ['/%zz', '/servers/%E0%A4%A', '/api/servers/%/history']) {
         const r = await rawGet(cli.url, path);
         assert.equal(r.status, 400, path);
@@ -341,7 +340,7 @@ describe('serve: bounded, and says nothing internal', () => {
   it('the status page keeps its ETag while nothing changes: a poll 30 s later gets 304; new content gets a new tag', async () => {
     const ws = await workspace(CLEAN);
     let clock = new Date('2026-11-30T12:01:10Z');
-    const s = await startServer({ catalogPath: ws.catalogPath, port: 0, routes: statusRoutes({ statePath: ws.statePath, now: () => clock }) });
+    const s = await startServer({ catalogPath: ws.catalogPath, port: 0, routes: statusRoutes({ catalogPath: ws.catalogPath, now: () => clock }) });
     try {
       for (const path of ['/', '/api/servers', '/servers/clean']) {
         const first = await fetch(`${s.url}${path}`);

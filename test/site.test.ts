@@ -11,7 +11,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { loadCatalog, refresh, siteFiles, SqliteHistoryStore, startServer, statusRoutes, validateCard } from '../src/index.js';
+import { loadCatalog, refresh, TextStore, validateCard } from '../src/index.js';
+import { siteFiles } from '../src/site/site.js';
+import { startServer } from '../src/serve/server.js';
+import { statusRoutes } from '../src/serve/status-routes.js';
 import { CONTENT_SECURITY_POLICY } from '../src/status/page.js';
 import { answer, json, startFleet, type Fleet } from './fleet/fleet.js';
 import { catalogOf, runCli, server, workspace } from './helpers.js';
@@ -46,7 +49,7 @@ before(async () => {
   for (let d = SWITCH.length - 1; d >= 0; d--) {
     fleet.state('switch').mode = SWITCH[d];
     const at = new Date(TODAY.getTime() - d * DAY);
-    await refresh({ catalogPath: ws.catalogPath, statePath: ws.statePath, write: true, allowHttp: true, timeoutMs: 2_000, probe: { retryDelayMs: 10 }, now: () => at });
+    await refresh({ catalogPath: ws.catalogPath, write: true, allowHttp: true, timeoutMs: 2_000, probe: { retryDelayMs: 10 }, now: () => at });
   }
   out = join(ws.dir, 'site');
   const r = await runCli(['site', '--out', out, '--catalog', ws.catalogPath, '--state', ws.statePath, '--base-url', BASE]);
@@ -118,10 +121,8 @@ describe('onetap site: the files', () => {
   it('the documents are byte for byte what serve answers for the same catalog, history and time', async () => {
     const now = new Date();
     const { catalog } = await loadCatalog(ws.catalogPath);
-    const store = new SqliteHistoryStore(ws.statePath, { readonly: true });
-    const files = new Map(siteFiles(catalog, store, { baseUrl: BASE, now }).map((f) => [f.path, f.content]));
-    store.close();
-    const served = await startServer({ catalogPath: ws.catalogPath, port: 0, baseUrl: BASE, routes: statusRoutes({ statePath: ws.statePath, now: () => now, clockStepMs: 1 }) });
+    const files = new Map((await siteFiles(catalog, new TextStore(ws.catalogPath), { baseUrl: BASE, now })).map((f) => [f.path, f.content]));
+    const served = await startServer({ catalogPath: ws.catalogPath, port: 0, baseUrl: BASE, routes: statusRoutes({ catalogPath: ws.catalogPath, now: () => now, clockStepMs: 1 }) });
     try {
       const pairs: Array<[string, string]> = [
         ['.well-known/ai-catalog.json', '/.well-known/ai-catalog.json'],

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { refresh } from '../src/index.js';
 import { startServer } from '../src/serve/server.js';
-import { statusRoutes } from '../src/status/routes.js';
+import { statusRoutes } from '../src/serve/status-routes.js';
 import { startFleet, type Fleet } from './fleet/fleet.js';
 import { catalogOf, runCli, server, snapshotDir, workspace } from './helpers.js';
 
@@ -26,7 +26,7 @@ before(async () => {
   ws = await workspace(catalogOf([server('Steady', fleet.url('ok-json'))]));
   for (const d of RUN_DAYS_AGO) {
     const clock = new Date(NOW.getTime() - d * DAY);
-    await refresh({ catalogPath: ws.catalogPath, statePath: ws.statePath, write: true, allowHttp: true, timeoutMs: 2_000, now: () => clock });
+    await refresh({ catalogPath: ws.catalogPath, write: true, allowHttp: true, timeoutMs: 2_000, now: () => clock });
   }
   historyBefore = await snapshotDir(join(ws.dir, 'catalog', 'history'));
 });
@@ -36,7 +36,7 @@ interface Seen { observations: string[]; pageRows: number; latest: string | null
 
 /** What `serve` shows with a retention window: the history API, the server page and the overview's bars. */
 async function seenWith(retentionDays: number): Promise<Seen> {
-  const site = await startServer({ catalogPath: ws.catalogPath, port: 0, routes: statusRoutes({ statePath: ws.statePath, catalogPath: ws.catalogPath, now: () => NOW, retentionDays }) });
+  const site = await startServer({ catalogPath: ws.catalogPath, port: 0, routes: statusRoutes({ catalogPath: ws.catalogPath, now: () => NOW, retentionDays }) });
   try {
     const history = await (await fetch(`${site.url}/api/servers/steady/history?days=30`)).json() as { observations: Array<{ at: string }> };
     const page = await (await fetch(`${site.url}/servers/steady`)).text();

@@ -1,16 +1,16 @@
 /**
  * The status page and API stay bounded at 2,000 servers, whatever the servers send: every server lists 100
- * tool names of 300 characters, fails with a 5,000-character error on 29 of 30 days, and the app's own error
- * is as long. The bytes of `/` and `/api/servers` (served by `statusRoutes` over a real store) stay under
+ * tool names of 300 characters today; the first ten failed with a 5,000-character error on 29 of 30 days, and
+ * the app's own error is as long (the others failed with a short one: a 750 MB history would test the disk). The bytes of `/` and `/api/servers` (served by `statusRoutes` over a real store) stay under
  * the bounds below; what is clipped says so ("and N more", the count seen).
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { SqliteHistoryStore } from '../src/history/sqlite.js';
-import type { ObservationRecord } from '../src/history/store.js';
+import { appendRuns } from '../src/store/text-store.js';
+import { historyDir } from '../src/store/lines.js';
 import { startServer, type RunningServer } from '../src/serve/server.js';
-import { statusRoutes } from '../src/status/routes.js';
-import { catalogOf, server, workspace } from './helpers.js';
+import { statusRoutes } from '../src/serve/status-routes.js';
+import { catalogOf, recordedRow, recordedRun, server, workspace } from './helpers.js';
 
 const SERVERS = 2_000;
 const TOOLS = 100;
@@ -30,26 +30,19 @@ let ws: Awaited<ReturnType<typeof workspace>>;
 
 before(async () => {
   ws = await workspace(catalogOf(Array.from({ length: SERVERS }, (_, i) => server(`Server ${i}`, `https://s${i}.example.com/mcp`))));
-  const store = new SqliteHistoryStore(ws.statePath);
-  const plan = (decision: string) => Array.from({ length: SERVERS }, (_, i) => ({
-    name: `Server ${i}`, url: `https://s${i}.example.com/mcp`, decision, verdict: decision === 'keep' ? 'live' : 'failed', reason: decision === 'keep' ? 'ok' : 'retryable-5xx',
-    attempts: 2, previous: null, changed: true, dropStreak: 0, note: null, httpStatus: 503, tools: decision === 'keep' ? toolsOf(i) : null, error: long('E', 5_000),
-    durationMs: 10, profile: 'kai-9000', reasons: ['ok'], appError: long('A', 5_000), location: null,
-  }));
+  const runs = [];
   for (let d = DAYS - 1; d >= 0; d--) {
     const at = new Date(NOW.getTime() - d * DAY).toISOString();
     const live = d === 0;
-    const observations: ObservationRecord[] = Array.from({ length: SERVERS }, (_, i) => ({
-      url: `https://s${i}.example.com/mcp`, name: `Server ${i}`, at, verdict: live ? 'live' : 'failed', reason: live ? 'ok' : 'retryable-5xx', attempts: 2,
-      httpStatus: live ? 200 : 503, durationMs: 10, tools: live ? toolsOf(i) : null, error: live ? null : long('E<b>', 5_000), profile: 'kai-9000',
-      reasons: [live ? 'ok' : 'retryable-5xx'], appError: live ? null : long('App says <i>', 5_000), location: live ? null : long('https://elsewhere.example/', 3_000),
-      matrix: null, toolsHash: null, findings: [], findingsSeen: 0,
-    }));
-    // The last run is the one shown: every row live with 100 long tools. Earlier plans are not read.
-    store.recordRun({ startedAt: at, finishedAt: at, catalog: ws.catalogPath, applied: true, plan: { plan: plan(live ? 'keep' : 'keep-failed'), summary: { total: SERVERS, keep: 0, keepFailed: 0, review: 0, drop: 0, changed: 0 }, aborted: null } }, observations);
+    // The last run is the one shown: every row live with 100 long tools.
+    runs.push(recordedRun(at, Array.from({ length: SERVERS }, (_, i) => recordedRow(`Server ${i}`, {
+      url: `https://s${i}.example.com/mcp`, verdict: live ? 'live' : 'failed', reason: live ? 'ok' : 'retryable-5xx', attempts: 2,
+      httpStatus: live ? 200 : 503, durationMs: 10, tools: live ? toolsOf(i) : null, error: live ? null : long('E<b>', i < 10 ? 5_000 : 50),
+      appError: live ? null : long('App says <i>', i < 10 ? 5_000 : 50), location: live ? null : long('https://elsewhere.example/', i < 10 ? 3_000 : 50),
+    }))));
   }
-  store.close();
-  site = await startServer({ catalogPath: ws.catalogPath, port: 0, routes: statusRoutes({ statePath: ws.statePath, now: () => NOW }) });
+  await appendRuns(historyDir(ws.catalogPath), runs);
+  site = await startServer({ catalogPath: ws.catalogPath, port: 0, routes: statusRoutes({ catalogPath: ws.catalogPath, now: () => NOW }) });
 });
 after(async () => { await site?.close(); });
 

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { refresh } from '../src/index.js';
 import { startServer, type RunningServer } from '../src/serve/server.js';
-import { statusRoutes } from '../src/status/routes.js';
+import { statusRoutes } from '../src/serve/status-routes.js';
 import { answer, json, startFleet, type Fleet } from './fleet/fleet.js';
 import { catalogOf, runCli, server, workspace } from './helpers.js';
 
@@ -33,7 +33,7 @@ const SWITCH_PLAN: Record<number, string> = { 9: 'up', 8: 'up', 7: 'up', 6: 'up'
 async function runDay(daysAgo: number) {
   fleet.state('switch').mode = SWITCH_PLAN[daysAgo];
   clock = new Date(NOW.getTime() - daysAgo * DAY);
-  return refresh({ catalogPath: ws.catalogPath, statePath: ws.statePath, write: true, allowHttp: true, timeoutMs: 2_000, probe: { retryDelayMs: 10 }, now: () => clock });
+  return refresh({ catalogPath: ws.catalogPath, write: true, allowHttp: true, timeoutMs: 2_000, probe: { retryDelayMs: 10 }, now: () => clock });
 }
 
 before(async () => {
@@ -56,7 +56,7 @@ before(async () => {
     server('Quiet', fleet.url('zero-tools')),
   ]));
   for (let d = 9; d >= 0; d--) await runDay(d);
-  site = await startServer({ catalogPath: ws.catalogPath, port: 0, routes: statusRoutes({ statePath: ws.statePath, now: () => clock, refreshMs: 300 }) });
+  site = await startServer({ catalogPath: ws.catalogPath, port: 0, routes: statusRoutes({ catalogPath: ws.catalogPath, now: () => clock, refreshMs: 300 }) });
   if (existsSync('/usr/bin/chromium')) {
     browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'] });
   }
@@ -224,7 +224,7 @@ describe('JSON API', () => {
     const body = await (await fetch(`${site.url}/api/servers/switch/history?days=5`)).json() as { observations: Array<Record<string, unknown>>; daily: unknown[] };
     assert.deepEqual(Object.keys(body), ['id', 'name', 'url', 'days', 'observations', 'daily']);
     assert.equal(body.daily.length, 5);
-    assert.deepEqual(Object.keys(body.observations[0]!), ['url', 'name', 'at', 'verdict', 'reason', 'attempts', 'httpStatus', 'durationMs', 'tools', 'error', 'profile', 'reasons', 'appError', 'location', 'matrix', 'toolsHash', 'findings', 'findingsSeen', 'snapshotSha256', 'toolCount']);
+    assert.deepEqual(Object.keys(body.observations[0]!), ['url', 'name', 'at', 'verdict', 'reason', 'attempts', 'httpStatus', 'durationMs', 'tools', 'error', 'profile', 'reasons', 'appError', 'location', 'matrix', 'toolsHash', 'findings', 'findingsSeen', 'snapshotSha256', 'toolCount', 'decision', 'run', 'vantage']);
     assert.equal((await fetch(`${site.url}/api/servers/switch/history?days=0`)).status, 400);
     assert.equal((await fetch(`${site.url}/api/servers/nope/history`)).status, 404);
   });
@@ -280,7 +280,7 @@ describe('status page refresh', () => {
     const before = await refreshedAt(page);
     fleet.state('switch').mode = 'up';
     clock = new Date(NOW.getTime() + 60_000);
-    await refresh({ catalogPath: ws.catalogPath, statePath: ws.statePath, write: true, allowHttp: true, timeoutMs: 2_000, now: () => clock });
+    await refresh({ catalogPath: ws.catalogPath, write: true, allowHttp: true, timeoutMs: 2_000, now: () => clock });
     await page.waitForFunction(() => document.querySelector('#server-switch .pill')?.textContent === '✓ Kept', undefined, { timeout: 10_000 });
     assert.notEqual(await refreshedAt(page), before, 'the new state came by an in-place refresh');
     assert.equal(await page.evaluate(() => (window as unknown as { __marker?: number }).__marker), 42, 'same document: no reload');

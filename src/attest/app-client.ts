@@ -13,7 +13,8 @@
 import type { Dispatcher } from 'undici';
 import type { BodyBudget } from './budget.js';
 import { decodeAppTools } from './app-reader.js';
-import { addQuirk, emptyRun, toolDefinition, type ClientRun, type StepName } from './observation.js';
+import { addQuirk, emptyRun, toolDefinition, type LiveRun } from './live.js';
+import type { StepName } from '../model/words.js';
 import type { ClientProfile } from './profile.js';
 import { appPost, type AppPostOutcome } from './transport.js';
 
@@ -44,7 +45,7 @@ class AppConnection {
     readonly url: string,
     readonly profile: ClientProfile,
     readonly opts: ClientOptions,
-    readonly run: ClientRun,
+    readonly run: LiveRun,
   ) {
     this.userHeaders = Object.entries(opts.headers).flat();
   }
@@ -107,7 +108,7 @@ function startRun(profile: ClientProfile) {
   return { run: emptyRun(profile.id), started: performance.now() };
 }
 
-function finish(run: ClientRun, started: number, err?: unknown): ClientRun {
+function finish(run: LiveRun, started: number, err?: unknown): LiveRun {
   if (err !== undefined && err !== null) {
     if (!(err instanceof ClientFailure)) throw err;
     run.error = err.message;
@@ -118,7 +119,7 @@ function finish(run: ClientRun, started: number, err?: unknown): ClientRun {
 }
 
 /** initialize → notifications/initialized → tools/list, as the classic client does. */
-export async function runAppClient(url: string, profile: ClientProfile, opts: ClientOptions): Promise<ClientRun> {
+export async function runAppClient(url: string, profile: ClientProfile, opts: ClientOptions): Promise<LiveRun> {
   const { run, started } = startRun(profile);
   const conn = new AppConnection(url, profile, opts, run);
   try {
@@ -154,13 +155,13 @@ async function listTools(conn: AppConnection, extra: string[]): Promise<string[]
 }
 
 /** The full definitions as the server sent them (the app keeps fewer fields; screening reads them all). */
-function toolDefinitions(result: unknown): ClientRun['toolDefinitions'] {
+function toolDefinitions(result: unknown): LiveRun['toolDefinitions'] {
   const tools = (result as { tools?: unknown } | null)?.tools;
   if (!Array.isArray(tools)) return [];
   return tools.map(toolDefinition);
 }
 
-function readServerInfo(run: ClientRun, result: unknown): void {
+function readServerInfo(run: LiveRun, result: unknown): void {
   const r = result as { protocolVersion?: unknown; serverInfo?: { name?: unknown; version?: unknown } } | null;
   if (r === null || typeof r !== 'object') return;
   if (typeof r.protocolVersion === 'string') run.protocolVersion = r.protocolVersion;
@@ -183,7 +184,7 @@ export function isVersionMismatch(message: string | null): boolean {
  * also moves on; once initialized, a failing tools/list ends the connection unless it names the version.
  * A non-JSON answer is the body's first 500 characters as the error (`McpException(body.take(500))`).
  */
-export async function runAppFallbackClient(url: string, profile: ClientProfile, opts: ClientOptions): Promise<ClientRun> {
+export async function runAppFallbackClient(url: string, profile: ClientProfile, opts: ClientOptions): Promise<LiveRun> {
   const { run, started } = startRun(profile);
   let lastError: ClientFailure = new ClientFailure('Unable to connect: no protocol version accepted');
   const conn = new AppConnection(url, profile, opts, run);
@@ -210,7 +211,7 @@ export async function runAppFallbackClient(url: string, profile: ClientProfile, 
   return finish(run, started, lastError);
 }
 
-function acceptTools(run: ClientRun, version: string, result: unknown): ClientFailure | undefined {
+function acceptTools(run: LiveRun, version: string, result: unknown): ClientFailure | undefined {
   const tools = decodeAppTools(result);
   if (!tools.ok) return new ClientFailure(tools.error);
   run.connected = true;
@@ -221,7 +222,7 @@ function acceptTools(run: ClientRun, version: string, result: unknown): ClientFa
 }
 
 /** The fork surfaces a non-JSON body itself (`body.take(500)`, "Empty response from server"). */
-function forkWording(err: unknown, run: ClientRun): ClientFailure {
+function forkWording(err: unknown, run: LiveRun): ClientFailure {
   if (!(err instanceof ClientFailure)) throw err;
   const last = run.steps.at(-1);
   if (last?.app?.read === 'json' && last.app.winner === null && last.error === null) {

@@ -11,9 +11,10 @@
  * which no DNS answer can change. The own origin of a typed http:// URL may be read over http (the address
  * rule still holds); another origin only over https. `allowPrivate` (tests, local fixtures) lifts the rule.
  */
-import type { AuthKind, Exchange } from './observation.js';
+import type { LiveExchange } from './live.js';
+import type { AuthKind } from '../model/words.js';
 import { isIP } from 'node:net';
-import { FetchRefused, guardedGet, type FetchPolicy, type Resolver } from '../discover/fetcher.js';
+import { FetchRefused, guardedGet, type FetchPolicy, type Resolver } from '../net/fetcher.js';
 
 export interface AuthOptions {
   timeoutMs: number;
@@ -28,7 +29,7 @@ function literalHost(u: URL): boolean {
   return isIP(host) !== 0 || host === 'localhost' || host.endsWith('.localhost');
 }
 
-export async function authEvidence(url: string, answer: Exchange, opts: AuthOptions): Promise<AuthKind> {
+export async function authEvidence(url: string, answer: LiveExchange, opts: AuthOptions): Promise<AuthKind> {
   const challenge = answer.headers['www-authenticate'] ?? '';
   const typed = new URL(url);
   const origin = typed.origin;

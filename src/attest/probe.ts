@@ -4,18 +4,24 @@
  * so the verdict can say why; ask the policy; retry exactly once when the policy calls the failure retryable.
  */
 import { Agent, type Dispatcher } from 'undici';
-import { classify, isTransient, RETRYABLE, REASON_TEXT, type Reason, type VerdictName } from '../policy/policy.js';
+import { classify, classifyAs, isTransient, RETRYABLE, type EntryFacts } from '../policy/policy.js';
 import { runAppClient, runAppFallbackClient, type ClientOptions } from './app-client.js';
 import { authEvidence } from './auth.js';
-import { emptyRun, stepOf, type AuthKind, type ClientRun, type Observation, type Quirk, type ToolDefinition, type Unprocessable, type UnprocessableStage } from './observation.js';
+import { emptyRun, stepOf, type LiveObservation, type LiveRun } from './live.js';
 import { BROWSER_USER_AGENT, CLIENT_PROFILES, DIAGNOSIS, KAI_9000, MCP_2025_11_25, MCP_2026_07_28, profileById, type ClientProfile } from './profile.js';
 import { exchangeError, runSpecClient, runStatelessClient } from './spec-client.js';
 import { firstSseEvent } from './transport.js';
 import { screenTools } from '../screen/screen.js';
-import type { Finding } from '../screen/types.js';
-import { duplicateNames, nestsDeeperThan, storedSnapshot, toolListSnapshot, MAX_NESTING, type StoredSnapshot } from './snapshot.js';
-import { RECORD_LIMITS, type MatrixCell } from './result.js';
-import { clipText, oneLine, oneLineOrNull } from '../util/text.js';
+import { duplicateNames, storedSnapshot, toolListSnapshot } from './snapshot.js';
+import { MAX_NESTING, nestsDeeperThan } from '../util/json.js';
+import { evidenceOf, profileDigest, redacted, secretsOf } from './record.js';
+import type { Evidence, Unprocessable } from '../model/evidence.js';
+import type { Finding, MatrixCell, Observation } from '../model/observation.js';
+import type { StoredSnapshot } from '../model/snapshot.js';
+import type { Reason, UnprocessableStage } from '../model/words.js';
+import { LOCAL_VANTAGE, RECORD_LIMITS } from '../model/limits.js';
+import { clipText, oneLine, oneLineOrNull } from '../text/clip.js';
+import { ONETAP_VERSION } from '../util/version.js';
 import type { BodyBudget } from './budget.js';
 
 
@@ -46,52 +52,12 @@ export interface ProbeOptions {
 }
 
 
-/** The outcome of attesting one URL: what the deciding client sees, and the reading that explains it. */
-export interface ProbeResult {
-  url: string;
-  /** The deciding profile's id. */
-  profile: string;
-  verdict: VerdictName;
-  reason: Reason;
-  /** Every reason that applies, `reason` first. */
-  reasons: Reason[];
-  /** Plain-language reason. */
-  detail: string;
-  attempts: number;
-  /** HTTP status of the step that decided (initialize, or tools/list once initialize succeeded). */
-  httpStatus: number | null;
-  protocolVersion: string | null;
-  serverName: string | null;
-  serverVersion: string | null;
-  /** What the deciding profile's client lists (page 1 for the app). */
-  tools: string[] | null;
-  /** The tools' full definitions as served (for snapshots and screening). */
-  toolDefinitions: ToolDefinition[] | null;
-  sessionId: boolean;
-  durationMs: number;
-  /** The first thing that went wrong, as short text (null when live/ok). */
-  error: string | null;
-  /** The app's own error message when the app would not list tools (null otherwise). */
-  appError: string | null;
-  quirks: Quirk[];
-  /** A time limit override stopped a request before the client's own limit. */
-  cutShort: boolean;
-  /** Tools the server listed that the deciding client leaves out (2026-07-28: an invalid `x-mcp-header`), with why. */
-  excludedTools: Array<{ name: string; reason: string }>;
-  /** The spec-correct reading, when it ran, with its own evidence (the top-level fields are the deciding client's). */
-  diagnosis: { works: boolean; tools: string[] | null; error: string | null; httpStatus: number | null; protocolVersion: string | null; serverName: string | null; serverVersion: string | null; quirks: Quirk[] } | null;
-  /** How a 401/403 asked to authenticate. */
-  auth: AuthKind | null;
-  /** Where a redirected initialize points. */
-  location: string | null;
-  /** Per profile, with `matrix`. */
-  matrix: Record<string, MatrixCell> | null;
-  /** Screening findings on the deciding client's tool list (full text). */
-  findings: Finding[];
-  /** The tool list as stored (hashed on the full text, then clipped), or null without a tool list (or one not processed). */
-  snapshot: StoredSnapshot | null;
-  observation: Observation;
-}
+/**
+ * The outcome of attesting one URL: the observation record (what the deciding client sees, the reading that
+ * explains it, the evidence of both), and the tool list as it is stored (hashed on the full text, then clipped),
+ * or null without a tool list (or one not processed).
+ */
+export type ProbeResult = Observation & { snapshot: StoredSnapshot | null };
 
 export const PROBE_DEFAULTS = {
   maxBodyBytes: 4 * 1024 * 1024,
@@ -134,48 +100,50 @@ export async function probe(url: string, options: ProbeOptions = {}): Promise<Pr
     dispatcher: options.dispatcher ?? own!,
   };
   try {
-    return await attest(url, resolveProfile(options.profile), opts);
+    // Whatever the server sends back of the headers it was given is recorded without their values.
+    return redacted(await attest(url, resolveProfile(options.profile), opts), secretsOf(options.headers));
   } finally {
     own?.destroy().catch(() => {});
   }
 }
 
 async function attest(url: string, profile: ClientProfile, opts: Resolved): Promise<ProbeResult> {
-  const entry = { requiresAuth: opts.requiresAuth ?? false };
+  const requiresAuth = opts.requiresAuth ?? false;
   const started = performance.now();
+  const observedAt = new Date().toISOString();
   let attempts = 1;
   let stage: UnprocessableStage = 'read';
   try {
-    let [observation, snapshot] = await observe(url, profile, opts);
-    let verdict = classify(observation, entry);
+    let [o, snapshot] = await observe(url, profile, opts);
+    const verdict = classify(evidenceOf(o), factsOf(o, requiresAuth));
     if (RETRYABLE.has(verdict.reason)) {
-      const wait = retryWait(observation, opts);
+      const wait = retryWait(o, opts);
       if (wait !== null) {
         await sleep(wait);
         attempts = 2;
-        [observation, snapshot] = await observe(url, profile, opts);
-        verdict = classify(observation, entry);
+        [o, snapshot] = await observe(url, profile, opts);
       }
     }
     // The matrix reads the same server with every other profile, beside the verdict's observation, never in it:
     // what the deciding client and its own explanation saw is what decides, with or without --matrix.
-    const wide = opts.matrix && !observation.unprocessable ? await widened(observation, url, profile, opts) : observation;
-    if (verdict.reason === 'auth-required') {
-      const answer = stepOf(observation.diagnosis ?? observation.deciding, 'initialize');
+    const wide = opts.matrix && !o.unprocessable ? await widened(o, url, profile, opts) : null;
+    if (classify(evidenceOf(o), factsOf(o, requiresAuth)).reason === 'auth-required') {
+      const answer = stepOf(o.diagnosis ?? o.deciding, 'initialize');
       // Evidence of how to authenticate explains a verdict; a metadata document that cannot be read is no evidence.
-      if (answer) observation.auth = await authEvidence(url, answer, { timeoutMs: 10_000, allowPrivate: opts.allowPrivate }).catch(() => 'unknown' as const);
+      if (answer) o.auth = await authEvidence(url, answer, { timeoutMs: 10_000, allowPrivate: opts.allowPrivate }).catch(() => 'unknown' as const);
     }
     stage = 'store';
-    const matrix = opts.matrix ? matrixOf(wide, profile, entry) : null;
-    return summarize(url, profile, observation, verdict, attempts, Math.round(performance.now() - started), matrix, snapshot, wide.diagnosis);
+    return summarize(url, profile, o, wide, opts, { attempts, durationMs: Math.round(performance.now() - started), observedAt }, snapshot);
   } catch (err) {
     // Whatever the server sent, this row has a verdict and the run goes on.
-    const o = emptyObservation(url, profile, { stage, error: oneLine(String((err as Error)?.message ?? err), RECORD_LIMITS.errorChars) });
-    return summarize(url, profile, o, classify(o, entry), attempts, Math.round(performance.now() - started), null, null);
+    const o = emptyObservation(url, profile, { stage, error: String((err as Error)?.message ?? err) });
+    return summarize(url, profile, o, null, opts, { attempts, durationMs: Math.round(performance.now() - started), observedAt }, null);
   }
 }
 
-function emptyObservation(url: string, profile: ClientProfile, unprocessable: Unprocessable | null): Observation {
+const factsOf = (o: LiveObservation, requiresAuth: boolean): EntryFacts => ({ requiresAuth, flagged: o.findings.length > 0 });
+
+function emptyObservation(url: string, profile: ClientProfile, unprocessable: Unprocessable | null): LiveObservation {
   return { url, deciding: emptyRun(profile.id), diagnosis: null, others: {}, legacySse: null, auth: null, uaBlocked: null, findings: [], unprocessable };
 }
 
@@ -183,7 +151,7 @@ function emptyObservation(url: string, profile: ClientProfile, unprocessable: Un
  * The deciding client's tool list as a snapshot, with the findings on its full text. A list nested deeper than
  * MAX_NESTING, or one whose hashing or screening throws, is not processed: the observation says where.
  */
-function processTools(o: Observation): StoredSnapshot | null {
+function processTools(o: LiveObservation): StoredSnapshot | null {
   const run = o.deciding;
   const definitions = run.toolDefinitions;
   if (!definitions) return null;
@@ -200,37 +168,36 @@ function processTools(o: Observation): StoredSnapshot | null {
     // Screened on the full text, before anything is clipped for storage.
     o.findings = screenTools(definitions);
     for (const d of duplicateNames(listed)) {
-      o.findings.push({ tool: clipText(d.name, RECORD_LIMITS.nameChars), field: 'name', rule: 'duplicate-name', excerpt: `${d.digests.length} definitions of one name (digests ${d.digests.join(', ')})` });
+      o.findings.push({ tool: d.name, field: 'name', rule: 'duplicate-name', excerpt: `${d.digests.length} definitions of one name (digests ${d.digests.join(', ')})` });
     }
     return snapshot;
   } catch (err) {
-    o.unprocessable = { stage, error: oneLine(String((err as Error)?.message ?? err), RECORD_LIMITS.errorChars) };
+    o.unprocessable = { stage, error: String((err as Error)?.message ?? err) };
     o.findings = [];
     return null;
   }
 }
 
 /** One attempt: the deciding client, then the reads that explain a failure. */
-async function observe(url: string, profile: ClientProfile, opts: Resolved): Promise<[Observation, StoredSnapshot | null]> {
-  const deciding = await runProfile(url, profile, opts, opts.userAgent);
-  const o: Observation = emptyObservation(url, profile, null);
-  o.deciding = deciding;
+async function observe(url: string, profile: ClientProfile, opts: Resolved): Promise<[LiveObservation, StoredSnapshot | null]> {
+  const o = emptyObservation(url, profile, null);
+  o.deciding = await runProfile(url, profile, opts, opts.userAgent);
   const snapshot = processTools(o);
   if (o.unprocessable) return [o, null];
   return [await explain(o, url, profile, opts), snapshot];
 }
 
-/** The observation with the diagnosis and every other profile's run, for the matrix only. */
-async function widened(o: Observation, url: string, profile: ClientProfile, opts: Resolved): Promise<Observation> {
-  const wide: Observation = { ...o, others: { ...o.others } };
-  wide.diagnosis ??= await runProfile(url, DIAGNOSIS, opts);
+/** The runs `--matrix` adds beside the verdict's: the diagnosis when it has none, and every other profile's run. */
+async function widened(o: LiveObservation, url: string, profile: ClientProfile, opts: Resolved): Promise<Wide> {
+  const diagnosis = o.diagnosis ? null : await runProfile(url, DIAGNOSIS, opts);
+  const others: Record<string, LiveRun> = {};
   for (const other of Object.values(CLIENT_PROFILES)) {
-    if (other.id !== profile.id) wide.others[other.id] ??= await runProfile(url, other, opts);
+    if (other.id !== profile.id && !o.others[other.id]) others[other.id] = await runProfile(url, other, opts);
   }
-  return wide;
+  return { diagnosis, others };
 }
 
-async function explain(o: Observation, url: string, profile: ClientProfile, opts: Resolved): Promise<Observation> {
+async function explain(o: LiveObservation, url: string, profile: ClientProfile, opts: Resolved): Promise<LiveObservation> {
   const deciding = o.deciding;
   const appUsable = deciding.works || ((opts.requiresAuth ?? false) && deciding.connected);
   if (appUsable) return o;
@@ -266,7 +233,7 @@ async function explain(o: Observation, url: string, profile: ClientProfile, opts
 
 const isAppLike = (p: ClientProfile) => p.handshake === 'app' || p.handshake === 'app-fallback';
 
-function runProfile(url: string, profile: ClientProfile, opts: Resolved, userAgent?: string): Promise<ClientRun> {
+function runProfile(url: string, profile: ClientProfile, opts: Resolved, userAgent?: string): Promise<LiveRun> {
   const client: ClientOptions = {
     headers: opts.headers ?? {},
     requestTimeoutMs: Math.min(profile.requestTimeoutMs, opts.timeoutMs ?? Infinity),
@@ -283,70 +250,84 @@ function runProfile(url: string, profile: ClientProfile, opts: Resolved, userAge
   }
 }
 
-/** Each profile judged as if it decided, against the same diagnosis. */
-function matrixOf(o: Observation, deciding: ClientProfile, entry: { requiresAuth: boolean }): Record<string, MatrixCell> {
+/** Each profile judged as if it decided, against the same diagnosis (`classifyAs`), in matrix order. */
+function matrixOf(e: Evidence, live: LiveObservation, wide: Wide, entry: EntryFacts): Record<string, MatrixCell> {
   const cells: Record<string, MatrixCell> = {};
   for (const p of Object.values(CLIENT_PROFILES)) {
-    const run = p.id === deciding.id ? o.deciding : o.others[p.id];
-    if (!run) continue;
-    const others = Object.fromEntries(Object.entries(o.others).filter(([id]) => id !== p.id));
-    const v = classify({ ...o, deciding: run, others, uaBlocked: p.id === deciding.id ? o.uaBlocked : null }, entry);
+    const run = p.id === live.deciding.profile ? live.deciding : live.others[p.id] ?? wide.others[p.id];
+    const v = run && classifyAs(e, p.id, entry);
+    if (!v) continue;
     cells[p.id] = { works: run.works, verdict: v.verdict, reason: v.reason, tools: run.tools && clipNames(run.tools) };
   }
   return cells;
 }
 
-function summarize(url: string, profile: ClientProfile, o: Observation, v: ReturnType<typeof classify>, attempts: number, durationMs: number, matrix: ProbeResult['matrix'], snapshot: StoredSnapshot | null, diagnosis = o.diagnosis): ProbeResult {
-  // Every field outside `diagnosis` and `matrix` is the deciding client's: adding --matrix (which runs the
-  // diagnosis too) must not change what the deciding client saw.
+/** The runs `--matrix` added beside the verdict's observation. */
+type Wide = { diagnosis: LiveRun | null; others: Record<string, LiveRun> };
+
+/**
+ * The observation record. Its verdict is the policy's reading of the recorded evidence (`classify`), so the same
+ * record always gives the same verdict again; every top-level field outside `diagnosis` and `matrix` is the
+ * deciding client's: adding --matrix (which runs the diagnosis too) does not change what the deciding client saw.
+ */
+function summarize(url: string, profile: ClientProfile, o: LiveObservation, wide: Wide | null, opts: Resolved, when: { attempts: number; durationMs: number; observedAt: string }, snapshot: StoredSnapshot | null): ProbeResult {
+  const evidence = evidenceOf(o, wide);
+  const entry = factsOf(o, opts.requiresAuth ?? false);
+  const v = classify(evidence, entry);
   const run = o.deciding;
+  const recorded = evidence.deciding;
   const init = firstStep(run);
-  const deciding = stepOf(run, 'tools/list') ?? init;
+  const decidingStep = stepOf(run, 'tools/list') ?? init;
   // The app's own error is the deciding client's when it is the app (or its fork); the matrix holds the rest.
   const app = isAppLike(profile) ? run : null;
   const live = v.verdict === 'live';
-  const serverInfo = run.serverInfo;
-  for (const r of [run, diagnosis, ...Object.values(o.others)]) {
-    if (!r) continue;
-    r.toolDefinitions = null;
-    r.steps = r.steps.slice(); // an array grown by push keeps room for 17; a run keeps thousands of these
-  }
-  // Everything the server controls is bounded (and one line) from here on: results are printed and recorded.
+  // The diagnosis as the wide reading saw it: the verdict's own, or the one the matrix ran.
+  const diagnosis = o.diagnosis ?? wide?.diagnosis ?? null;
   const L = RECORD_LIMITS;
-  return new AttestedResult({
+  return {
     url,
+    run: null,
+    vantage: LOCAL_VANTAGE,
+    observedAt: when.observedAt,
     profile: profile.id,
+    probe: {
+      version: ONETAP_VERSION, profileDigest: profileDigest(profile), requiresAuth: opts.requiresAuth ?? false, timeoutMs: opts.timeoutMs ?? null,
+      matrix: opts.matrix ?? false, headers: Object.keys(opts.headers ?? {}).map((h) => h.toLowerCase()).sort(),
+    },
     verdict: v.verdict,
     reason: v.reason,
     reasons: v.reasons,
-    detail: o.unprocessable ? `${REASON_TEXT.unprocessable} (stage: ${o.unprocessable.stage})` : REASON_TEXT[v.reason],
-    attempts,
-    httpStatus: deciding?.status ?? null,
-    protocolVersion: oneLineOrNull(run.protocolVersion, L.nameChars),
-    serverName: oneLineOrNull(serverInfo?.name, L.nameChars),
-    serverVersion: oneLineOrNull(serverInfo?.version, L.nameChars),
+    attempts: when.attempts,
+    durationMs: when.durationMs,
+    httpStatus: decidingStep?.status ?? null,
+    protocolVersion: recorded.protocolVersion,
+    serverName: recorded.serverInfo?.name ?? null,
+    serverVersion: recorded.serverInfo?.version ?? null,
     tools: run.tools && clipNames(run.tools),
+    toolCount: run.tools?.length ?? null,
     sessionId: run.sessionId,
-    durationMs,
-    error: o.unprocessable ? `${o.unprocessable.stage}: ${o.unprocessable.error}` : live && v.reason === 'ok' ? null : oneLineOrNull(errorText(o, v.reason), L.errorChars),
+    error: o.unprocessable ? oneLine(`${o.unprocessable.stage}: ${o.unprocessable.error}`, L.errorChars) : live && v.reason === 'ok' ? null : oneLineOrNull(errorText(o, v.reason), L.errorChars),
     appError: oneLineOrNull(app && !app.works ? app.error ?? (app.tools?.length === 0 ? 'connected, but the app lists 0 tools' : null) : null, L.errorChars),
-    quirks: unique(run.quirks),
-    excludedTools: run.excludedTools.map((e) => ({ name: clipText(e.name, L.nameChars), reason: oneLine(e.reason, L.errorChars) })),
+    quirks: recorded.quirks,
+    excludedTools: recorded.excludedTools,
     cutShort: run.cutShort,
+    auth: o.auth,
+    location: oneLineOrNull(init?.status !== null && init !== undefined && init.status >= 300 && init.status < 400 ? init.headers.location : null, L.locationChars),
     diagnosis: diagnosis ? {
       works: diagnosis.works, tools: diagnosis.tools && clipNames(diagnosis.tools), error: oneLineOrNull(diagnosis.error ?? (diagnosis.works ? null : firstProblem(diagnosis)), L.errorChars),
       httpStatus: (stepOf(diagnosis, 'tools/list') ?? firstStep(diagnosis))?.status ?? null,
       protocolVersion: oneLineOrNull(diagnosis.protocolVersion, L.nameChars), serverName: oneLineOrNull(diagnosis.serverInfo?.name, L.nameChars),
-      serverVersion: oneLineOrNull(diagnosis.serverInfo?.version, L.nameChars),
-      quirks: unique(diagnosis.quirks),
+      serverVersion: oneLineOrNull(diagnosis.serverInfo?.version, L.nameChars), quirks: [...new Set(diagnosis.quirks)],
     } : null,
-    auth: o.auth,
-    location: oneLineOrNull(init?.status !== null && init !== undefined && init.status >= 300 && init.status < 400 ? init.headers.location : null, L.locationChars),
-    matrix,
-    findings: o.findings,
-    observation: o,
+    matrix: wide ? matrixOf(evidence, o, wide, entry) : null,
+    toolsHash: snapshot?.hash ?? null,
+    toolsDigest: snapshot?.toolsDigest ?? null,
+    findings: o.findings.slice(0, L.findings).map(boundedFinding),
+    findingsSeen: o.findings.length,
+    cardMismatches: null,
+    evidence,
     snapshot,
-  });
+  };
 }
 
 /** Tool names as recorded: each at most RECORD_LIMITS.nameChars (the list itself is bounded where it is stored). */
@@ -355,35 +336,12 @@ function clipNames(names: string[]): string[] {
   return names.some((n) => n.length > max) ? names.map((n) => clipText(n, max)) : names;
 }
 
-/**
- * A result as one class, so that the thousands of results a run keeps share one shape (an object literal with
- * getters became a hash table of its properties, 1.6 KB per result).
- */
-class AttestedResult implements ProbeResult {
-  constructor(f: Omit<ProbeResult, 'toolDefinitions'>) {
-    // Field by field, not Object.assign: V8 sizes an instance by the constructor's own assignments, so these sit
-    // in the object itself rather than in a second, out-of-object array.
-    this.url = f.url; this.profile = f.profile; this.verdict = f.verdict; this.reason = f.reason; this.reasons = f.reasons;
-    this.detail = f.detail; this.attempts = f.attempts; this.httpStatus = f.httpStatus; this.protocolVersion = f.protocolVersion;
-    this.serverName = f.serverName; this.serverVersion = f.serverVersion; this.tools = f.tools; this.sessionId = f.sessionId;
-    this.durationMs = f.durationMs; this.error = f.error; this.appError = f.appError; this.quirks = f.quirks; this.excludedTools = f.excludedTools; this.cutShort = f.cutShort;
-    this.diagnosis = f.diagnosis; this.auth = f.auth; this.location = f.location; this.matrix = f.matrix; this.findings = f.findings;
-    this.observation = f.observation; this.snapshot = f.snapshot;
-  }
+const boundedFinding = (f: Finding): Finding => ({ tool: clipText(f.tool, RECORD_LIMITS.nameChars), field: clipText(f.field, RECORD_LIMITS.fieldChars), rule: f.rule, excerpt: clipText(f.excerpt, RECORD_LIMITS.fieldChars) });
 
-  /** The tool definitions as stored (clipped). */
-  get toolDefinitions(): ToolDefinition[] | null {
-    return this.snapshot?.tools ?? null;
-  }
-}
-
-// The fields of AttestedResult are ProbeResult's, assigned in its constructor.
-interface AttestedResult extends Omit<ProbeResult, 'toolDefinitions'> {}
-
-const firstStep = (run: ClientRun) => stepOf(run, 'initialize') ?? stepOf(run, 'server/discover') ?? run.steps[0];
+const firstStep = (run: LiveRun) => stepOf(run, 'initialize') ?? stepOf(run, 'server/discover') ?? run.steps[0];
 
 /** The first thing that went wrong in the deciding client's exchanges, as short text. */
-function errorText(o: Observation, reason: Reason): string | null {
+function errorText(o: LiveObservation, reason: Reason): string | null {
   if (o.legacySse) return 'GET answered with an SSE `endpoint` event: legacy HTTP+SSE transport';
   if (reason.startsWith('app-') || reason === 'auth-optional' || reason === 'oversize') return o.deciding.error;
   const own = firstProblem(o.deciding);
@@ -395,7 +353,7 @@ function errorText(o: Observation, reason: Reason): string | null {
   return o.deciding.connected && o.deciding.tools?.length === 0 ? 'connected, but lists 0 tools' : null;
 }
 
-function firstProblem(run: ClientRun): string | null {
+function firstProblem(run: LiveRun): string | null {
   for (const s of run.steps) {
     if (s.step === 'notifications/initialized') continue;
     if (s.error || s.response?.error || (s.status !== null && s.status >= 300) || s.problem) return exchangeError(s);
@@ -403,7 +361,7 @@ function firstProblem(run: ClientRun): string | null {
   return run.error;
 }
 
-function retryWait(o: Observation, opts: Resolved): number | null {
+function retryWait(o: LiveObservation, opts: Resolved): number | null {
   const steps = [...o.deciding.steps, ...(o.diagnosis?.steps ?? [])];
   const limited = steps.find((s) => s.status === 429);
   if (!limited) return opts.retryDelayMs;
@@ -414,7 +372,5 @@ function retryWait(o: Observation, opts: Resolved): number | null {
   if (!Number.isFinite(ms)) return opts.retryDelayMs;
   return ms <= opts.maxRetryAfterMs ? Math.max(ms, 0) : null;
 }
-
-const unique = <T>(xs: readonly T[]): T[] => (xs.length < 2 ? [...xs] : [...new Set(xs)]);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -12,38 +12,19 @@
  * Nothing here recurses past `MAX_NESTING` levels: a deeper answer is not processed (review/unprocessable).
  */
 import { hash as digestOf } from 'node:crypto';
-import type { ToolDefinition } from './observation.js';
-import { clipText } from '../util/text.js';
+import type { StoredSnapshot, ToolDefinition, ToolDigest, ToolListSnapshot } from '../model/snapshot.js';
+
+export type { StoredSnapshot, ToolDigest, ToolListSnapshot };
+import { clipText } from '../text/clip.js';
 
 /** sha256 in hex, one shot (no Hash object per call: a probe hashes each tool). */
 const sha256 = (text: string) => digestOf('sha256', text, 'hex');
 
-/** Deeper JSON than this is not processed (canonical JSON, hashing and screening stop here). */
-export const MAX_NESTING = 256;
+import { MAX_NESTING } from '../util/json.js';
 
 /** A value nested deeper than MAX_NESTING: what a server sent is not processed. */
 export class NestingTooDeep extends Error {
   constructor() { super(`nested deeper than ${MAX_NESTING} levels`); }
-}
-
-/** Whether a JSON value nests deeper than `limit` levels (arrays and objects), without recursion. */
-export function nestsDeeperThan(value: unknown, limit = MAX_NESTING): boolean {
-  const stack: Array<[unknown, number]> = [[value, 0]];
-  while (stack.length) {
-    const [v, depth] = stack.pop()!;
-    if (v === null || typeof v !== 'object') continue;
-    if (depth + 1 > limit) return true;
-    for (const child of Array.isArray(v) ? v : Object.values(v)) {
-      if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
-    }
-  }
-  return false;
-}
-
-export interface ToolListSnapshot {
-  serverInfo: { name: string | null; version: string | null };
-  /** Sorted by name, then by content; canonical JSON (sorted keys) inside. */
-  tools: ToolDefinition[];
 }
 
 /** What a stored snapshot keeps at most, and says it cut. */
@@ -57,21 +38,6 @@ export const SNAPSHOT_LIMITS = {
 
 /** The stored snapshot's format (files without `format` are version 1: digests keyed by name). */
 export const SNAPSHOT_FORMAT = 2;
-
-export interface ToolDigest { name: string; digest: string }
-
-export interface StoredSnapshot extends ToolListSnapshot {
-  format: number;
-  hash: string;
-  /** SHA-256 over every tool's digest (64 hex); null for a format-1 file, which did not record it. */
-  toolsDigest: string | null;
-  /** Every tool's digest, in the list's order (16 hex; 12 in format-1 files); cut only past `digestBytes`. */
-  digests: ToolDigest[];
-  /** Tools the server listed (the stored list may hold fewer). */
-  toolsSeen: number;
-  /** True when any tool, text, schema or digest was clipped for storage. */
-  clipped: boolean;
-}
 
 /** JSON with object keys sorted at every level: the same content always gives the same text. */
 export function canonicalJson(value: unknown): string {
@@ -190,40 +156,3 @@ export function duplicateNames(s: ToolListSnapshot): Array<{ name: string; diges
   }
   return [...byName].map(([name, digests]) => ({ name, digests }));
 }
-
-const DIGEST_1 = /^[0-9a-f]{12}$/;
-const DIGEST_2 = /^[0-9a-f]{16}$/;
-
-/**
- * A snapshot file as read back (untrusted: it sits in the repository). Format 1 files (digests keyed by name,
- * no tools digest) are read into today's shape; anything else that does not fit is null.
- */
-export function parseStoredSnapshot(value: unknown, expectedHash: string): StoredSnapshot | null {
-  if (!value || typeof value !== 'object' || Array.isArray(value)) return null;
-  const v = value as Record<string, unknown>;
-  if (v.hash !== expectedHash) return null;
-  const info = v.serverInfo as Record<string, unknown> | undefined;
-  const nullableText = (x: unknown) => x === null || typeof x === 'string';
-  if (!info || typeof info !== 'object' || !nullableText(info.name) || !nullableText(info.version)) return null;
-  if (!Array.isArray(v.tools) || !v.tools.every((t) => t && typeof t === 'object' && typeof (t as ToolDefinition).name === 'string')) return null;
-  if (typeof v.toolsSeen !== 'number' || !Number.isInteger(v.toolsSeen) || v.toolsSeen < 0) return null;
-  let digests: ToolDigest[];
-  if (Array.isArray(v.digests)) {
-    if (!v.digests.every((d) => d && typeof d === 'object' && typeof (d as ToolDigest).name === 'string' && typeof (d as ToolDigest).digest === 'string' && DIGEST_2.test((d as ToolDigest).digest))) return null;
-    digests = (v.digests as ToolDigest[]).map((d) => ({ name: d.name, digest: d.digest }));
-  } else if (v.digests && typeof v.digests === 'object') {
-    // Format 1: keyed by the full name, 12 hex digits; names clipped as today's digests are, so both compare.
-    const entries = Object.entries(v.digests as Record<string, unknown>);
-    if (!entries.every(([, d]) => typeof d === 'string' && DIGEST_1.test(d))) return null;
-    digests = entries.map(([name, digest]) => ({ name: clipText(name, SNAPSHOT_LIMITS.nameChars), digest: digest as string }));
-  } else return null;
-  const toolsDigest = typeof v.toolsDigest === 'string' && /^[0-9a-f]{64}$/.test(v.toolsDigest) ? v.toolsDigest : null;
-  return {
-    format: typeof v.format === 'number' ? v.format : 1, hash: expectedHash, toolsDigest,
-    serverInfo: { name: (info.name as string | null) ?? null, version: (info.version as string | null) ?? null },
-    toolsSeen: v.toolsSeen, clipped: v.clipped === true, digests, tools: v.tools as ToolDefinition[],
-  };
-}
-
-/** The stored file's text: compact JSON and a newline. */
-export const snapshotText = (s: StoredSnapshot) => JSON.stringify(s) + '\n';

@@ -6,7 +6,9 @@
  *   With the DIAGNOSIS profile it is the reading that explains why the app fails.
  * - `runStatelessClient`: the 2026-07-28 revision (`server/discover`, then `tools/list`, no session).
  */
-import { addQuirk, emptyRun, toolDefinition, type ClientRun, type Exchange, type StepName, type ToolDefinition } from './observation.js';
+import { addQuirk, emptyRun, toolDefinition, type LiveExchange, type LiveRun } from './live.js';
+import type { StepName } from '../model/words.js';
+import type { ToolDefinition } from '../model/snapshot.js';
 import { invalidToolHeaders } from './tool-headers.js';
 import type { ClientProfile } from './profile.js';
 import { deleteSession, postJsonRpc, type PostOutcome } from './transport.js';
@@ -16,7 +18,7 @@ import type { ClientOptions } from './app-client.js';
 const HEADER_VERSIONS = new Set(['2025-06-18', '2025-11-25', '2026-07-28']);
 
 interface Session {
-  run: ClientRun;
+  run: LiveRun;
   headers: Record<string, string>;
 }
 
@@ -42,14 +44,14 @@ async function post(url: string, s: Session, profile: ClientProfile, opts: Clien
 }
 
 /** A usable JSON-RPC result: HTTP 2xx, a result object, no error. */
-function resultOf(e: Exchange): Record<string, unknown> | null {
+function resultOf(e: LiveExchange): Record<string, unknown> | null {
   if ((e.status ?? 0) >= 300 || !e.response || e.response.error) return null;
   const r = e.response.result;
   return typeof r === 'object' && r !== null ? (r as Record<string, unknown>) : null;
 }
 
 /** The failure as short text: transport error, JSON-RPC error, HTTP status, or body problem. */
-export function exchangeError(e: Exchange): string {
+export function exchangeError(e: LiveExchange): string {
   if (e.error) return `${e.error} on ${e.step}`;
   if (e.response?.error) return `JSON-RPC error ${e.response.error.code} on ${e.step}: ${String(e.response.error.message).slice(0, 160)}`;
   if (e.status !== null && e.status >= 300) return `HTTP ${e.status} on ${e.step}${e.bodySnippet ? `: ${oneLine(e.bodySnippet)}` : ''}`;
@@ -61,14 +63,14 @@ export function oneLine(text: string): string {
   return text.replace(/\s+/g, ' ').trim().slice(0, 120);
 }
 
-function finish(run: ClientRun, started: number): ClientRun {
+function finish(run: LiveRun, started: number): LiveRun {
   run.works = (run.tools?.length ?? 0) > 0;
   if (!run.works && run.error === null && run.tools !== null) run.error = 'tools/list returned 0 tools';
   run.durationMs = Math.round(performance.now() - started);
   return run;
 }
 
-export async function runSpecClient(url: string, profile: ClientProfile, opts: ClientOptions): Promise<ClientRun> {
+export async function runSpecClient(url: string, profile: ClientProfile, opts: ClientOptions): Promise<LiveRun> {
   const started = performance.now();
   const s: Session = { run: emptyRun(profile.id), headers: baseHeaders(profile, opts) };
   const { run } = s;
@@ -137,7 +139,7 @@ async function listToolPages(url: string, s: Session, profile: ClientProfile, op
  * error's `data.supported` lists (our order, not the server's); without one, or on a second -32022, the client
  * stops. Tools with an invalid `x-mcp-header` declaration are excluded, as that client excludes them.
  */
-export async function runStatelessClient(url: string, profile: ClientProfile, opts: ClientOptions): Promise<ClientRun> {
+export async function runStatelessClient(url: string, profile: ClientProfile, opts: ClientOptions): Promise<LiveRun> {
   const started = performance.now();
   const s: Session = { run: emptyRun(profile.id), headers: baseHeaders(profile, opts) };
   const { run } = s;
@@ -185,10 +187,10 @@ export async function runStatelessClient(url: string, profile: ClientProfile, op
 const UNSUPPORTED_VERSION = -32022;
 
 /** A 2026-07-28 client drops tools whose `x-mcp-header` declarations are invalid: they are not in its list. */
-function excludeInvalidToolHeaders(run: ClientRun): void {
+function excludeInvalidToolHeaders(run: LiveRun): void {
   if (!run.toolDefinitions) return;
   const kept: ToolDefinition[] = [];
-  const excluded: ClientRun['excludedTools'] = [];
+  const excluded: LiveRun['excludedTools'] = [];
   for (const t of run.toolDefinitions) {
     const reason = invalidToolHeaders(t.inputSchema);
     if (reason === null) kept.push(t);

@@ -6,7 +6,7 @@
  * non-empty RFC 9110 token, on a property typed `string`, `integer` or `boolean`, unique case-insensitively.
  * Pure; bounded by MAX_NESTING.
  */
-import { MAX_NESTING } from './snapshot.js';
+import { MAX_NESTING } from '../util/json.js';
 
 const KEY = 'x-mcp-header';
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;

@@ -7,7 +7,10 @@ import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { request, type Dispatcher } from 'undici';
 import { dispatchRequest, streamReader, type BodyReader, type ResponseHead } from './dispatch.js';
 import { createParser } from 'eventsource-parser';
-import { isTlsCode, type AppReading, type BodyKind, type BodyProblem, type Exchange, type JsonRpcResponse, type Quirk, type StepName } from './observation.js';
+import type { JsonRpcResponse, LiveExchange } from './live.js';
+import type { AppReading } from '../model/evidence.js';
+import { isTlsCode } from '../model/read.js';
+import type { BodyKind, BodyProblem, Quirk, StepName } from '../model/words.js';
 import { HeldBytes, type BodyBudget, type Clock } from './budget.js';
 import { AppSseReader, decodeAppResponse, NO_SSE_RESPONSE, type AppResponse, type Decoded } from './app-reader.js';
 
@@ -23,7 +26,7 @@ export interface PostOptions {
 }
 
 export interface PostOutcome {
-  exchange: Exchange;
+  exchange: LiveExchange;
   sessionId: string | null;
   quirks: Quirk[];
 }
@@ -116,7 +119,7 @@ export class Deadline implements Clock {
   }
 }
 
-function newExchange(step: StepName): Exchange {
+function newExchange(step: StepName): LiveExchange {
   return {
     step, status: null, contentType: null, headers: NO_HEADERS, body: null, bodySnippet: null,
     response: null, problem: null, errorCode: null, error: null, durationMs: 0,
@@ -127,7 +130,7 @@ function newExchange(step: StepName): Exchange {
 /** Most answers keep no header: they share one empty, frozen record (a run keeps thousands of exchanges). */
 const NO_HEADERS: Record<string, string> = Object.freeze({}) as Record<string, string>;
 
-function recordHead(exchange: Exchange, head: ResponseHead): void {
+function recordHead(exchange: LiveExchange, head: ResponseHead): void {
   exchange.status = head.statusCode;
   exchange.contentType = mediaType(head.headers['content-type']);
   for (const name of KEPT_HEADERS) {
@@ -146,7 +149,7 @@ export interface AppPostOptions extends PostOptions {
 }
 
 export interface AppPostOutcome {
-  exchange: Exchange;
+  exchange: LiveExchange;
   /** The object the app takes as the answer, or the app's error for this request. */
   decoded: Decoded<AppResponse> | null;
   /** `response.headers["Mcp-Session-Id"]` (the first value, as Ktor's `headers[name]`). */

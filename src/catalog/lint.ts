@@ -8,7 +8,7 @@ import { ajv as loadAjv } from '../util/lazy.js';
 import { placeOf, type Catalog, type CatalogServer } from './model.js';
 import { hostOf, isLoopbackUrl, normalizeUrl } from './url.js';
 import { RULES, type CharRule } from '../screen/rules.js';
-import { escapeHidden, firstHidden, hiddenKind, visibleCodePoint } from '../outputs/unicode.js';
+import { escapeHidden, firstHidden, hiddenKind, visibleCodePoint } from '../text/unicode.js';
 
 export interface LintProblem { where: string; message: string }
 

@@ -6,7 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { once } from '../util/once.js';
 import { readPackageJson } from '../util/package-file.js';
-import { jsonInvisibleEscaped } from '../outputs/escape.js';
+import { jsonInvisibleEscaped } from '../text/escape.js';
 
 export interface DecisionRecord {
   /** Who decided (a person or a tool). */

@@ -1,9 +1,8 @@
 import type { Command } from 'commander';
-import { acceptTools, NothingToAccept } from '../catalog/accept.js';
-import { openHistory } from '../history/open.js';
+import { acceptTools, NothingToAccept } from '../curate/accept.js';
 import { DEFAULT_CATALOG } from './catalog.js';
-import { DEFAULT_STATE } from './refresh.js';
-import { inert } from './render.js';
+import { openStore, STATE_OPTION } from './store.js';
+import { inert } from '../text/escape.js';
 import { UsageError } from './args.js';
 
 export function registerAccept(program: Command): void {
@@ -14,12 +13,12 @@ export function registerAccept(program: Command): void {
     .requiredOption('--decision <who: why>', 'who accepts and why')
     .option('--snapshot <hash>', 'the snapshot that was reviewed (16 hex digits; the plan and PR body print it)')
     .option('--catalog <file>', 'catalog file', DEFAULT_CATALOG)
-    .option('--state <path>', 'history store', DEFAULT_STATE)
-    .action(async (server: string, opts: { decision: string; snapshot?: string; catalog: string; state: string }) => {
+    .option(...STATE_OPTION)
+    .action(async (server: string, opts: { decision: string; snapshot?: string; catalog: string }) => {
       if (opts.snapshot !== undefined && !/^[0-9a-f]{16}$/.test(opts.snapshot)) throw new UsageError(`--snapshot: expected 16 hex digits, got "${opts.snapshot}"`);
       if (!/^[^:]+:.+$/.test(opts.decision.trim())) throw new UsageError('--decision must read "who: why"');
-      // The index as the history in git says (a fresh clone rebuilds it in memory; no file is touched).
-      const store = await openHistory(opts.catalog, opts.state, { readonly: true });
+      // The history as git has it (a fresh clone builds its index in memory).
+      const store = openStore(opts.catalog);
       try {
         const { url, entry, previous } = await acceptTools({ catalogPath: opts.catalog, store, server, decision: opts.decision, snapshot: opts.snapshot });
         process.stdout.write(`accepted ${inert(entry.name)} (${inert(url)}): tools ${entry.hash}${previous ? ` (was ${previous.hash})` : ''} by ${inert(entry.by)}: ${inert(entry.why)}\n`);
@@ -29,7 +28,7 @@ export function registerAccept(program: Command): void {
         process.stderr.write(`onetap: ${err.message}\n`);
         process.exitCode = 1;
       } finally {
-        store?.close();
+        await store.close();
       }
     });
 }

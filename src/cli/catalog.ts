@@ -1,10 +1,11 @@
 import type { Command } from 'commander';
-import { addServer, AddRefused } from '../catalog/add.js';
+import { addServer, AddRefused } from '../curate/add.js';
 import { formatProblems, lintCatalog, type LintProblem } from '../catalog/lint.js';
 import { CatalogError, loadCatalog, type Catalog } from '../catalog/model.js';
 import type { ProbeResult } from '../attest/probe.js';
 import { timeoutMs } from './args.js';
-import { inert, printJson } from './render.js';
+import { printJson } from './render.js';
+import { inert } from '../text/escape.js';
 
 export const DEFAULT_CATALOG = 'catalog/servers.json';
 

@@ -5,16 +5,17 @@ import { loadCatalog, parseCatalog, type Catalog } from '../catalog/model.js';
 import { validateDocument, type Validation } from '../discover/card.js';
 import { discover, DISCOVERY_LIMITS, NO_CARD_READ, type DiscoverResult } from '../discover/discover.js';
 import { addCommand } from '../discover/eligibility.js';
-import { FetchRefused, guardedGet } from '../discover/fetcher.js';
+import { FetchRefused, guardedGet } from '../net/fetcher.js';
 import { MEDIA } from '../discover/documents.js';
 import { publication, publishProblems, UnpublishableCatalog, writePublication } from '../publish/publish.js';
 import { formatProblems, type LintOptions } from '../catalog/lint.js';
 import { startServer } from '../serve/server.js';
 import { positiveInt, timeoutMs, UsageError } from './args.js';
 import { DEFAULT_CATALOG } from './catalog.js';
-import { inert, paint, table, useColor } from './render.js';
-import { statusRoutes } from '../status/routes.js';
-import { DEFAULT_STATE } from './refresh.js';
+import { paint, table, useColor } from './render.js';
+import { inert } from '../text/escape.js';
+import { statusRoutes } from '../serve/status-routes.js';
+import { STATE_OPTION } from './store.js';
 import { RETENTION_OPTION } from './report.js';
 
 /** The curated catalog when there is one; discovery still works without it (nothing curated, nothing removed). */
@@ -115,19 +116,18 @@ export function registerDiscovery(program: Command): void {
     .option('--port <n>', 'port, 0 to 65535 (0 picks a free one)', '8787')
     .option('--host <address>', 'address to listen on', '127.0.0.1')
     .option('--catalog <file>', 'catalog file', DEFAULT_CATALOG)
-    .option('--state <path>', 'history index for the status page (rebuilt from <catalog dir>/history/)', DEFAULT_STATE)
+    .option(...STATE_OPTION)
     .option('--base-url <url>', 'absolute base for the URLs in the catalogs (default: this server\'s origin)')
     .option('--allow-http', 'accept http:// server URLs on loopback addresses (local fixtures and demos only)')
     .option(...RETENTION_OPTION)
-    .action(async (opts: { port: string; host: string; catalog: string; state: string; baseUrl?: string; allowHttp?: boolean; retentionDays: number }) => {
+    .action(async (opts: { port: string; host: string; catalog: string; baseUrl?: string; allowHttp?: boolean; retentionDays: number }) => {
       const port = portFlag(opts.port);
       const baseUrl = opts.baseUrl === undefined ? undefined : baseUrlFlag(opts.baseUrl);
       if (!opts.host.trim()) throw new UsageError('--host must name an address to listen on');
-      statePathFlag(opts.state);
       const { catalog } = await loadCatalog(opts.catalog); // fail early, with the catalog's own error
       if (!publishable(opts.catalog, catalog, { allowHttp: opts.allowHttp })) return;
       const running = await startServer({
-        catalogPath: opts.catalog, host: opts.host, port, baseUrl, lint: { allowHttp: opts.allowHttp }, routes: statusRoutes({ statePath: opts.state, catalogPath: opts.catalog, retentionDays: opts.retentionDays }),
+        catalogPath: opts.catalog, host: opts.host, port, baseUrl, lint: { allowHttp: opts.allowHttp }, routes: statusRoutes({ catalogPath: opts.catalog, retentionDays: opts.retentionDays }),
       });
       process.stdout.write(`serving ${running.url}/ (status page), ${running.url}/.well-known/ai-catalog.json; Ctrl-C stops\n`);
       await new Promise<void>((resolve) => {
@@ -170,11 +170,6 @@ function baseUrlFlag(value: string): string {
 function outDirFlag(path: string): void {
   if (!path.trim()) throw new UsageError('--out must name a directory');
   if (existsSync(path) && !statSync(path).isDirectory()) throw new UsageError(`--out must be a directory, but ${inert(path)} is a file`);
-}
-
-function statePathFlag(path: string): void {
-  if (!path.trim() || path.includes('\0')) throw new UsageError('--state must name a file');
-  if (existsSync(path) && statSync(path).isDirectory()) throw new UsageError(`--state must be a file, but ${inert(path)} is a directory`);
 }
 
 /** A positive whole number; the usage error names the flag. */

@@ -22,10 +22,12 @@ export function writeReference(check: boolean): string[] {
       writeFileSync(file, page.content);
     }
   }
-  const dir = join(ROOT, REFERENCE_DIR);
-  for (const name of existsSync(dir) ? readdirSync(dir) : []) {
-    const path = `${REFERENCE_DIR}/${name}`;
-    if (!name.endsWith('.md') || wanted.has(path)) continue;
+  const generated = (folder: string, ext: string) => {
+    const dir = join(ROOT, folder);
+    return (existsSync(dir) ? readdirSync(dir) : []).filter((n) => n.endsWith(ext)).map((n) => `${folder}/${n}`);
+  };
+  for (const path of [...generated(REFERENCE_DIR, '.md'), ...generated(`${REFERENCE_DIR}/schemas`, '.schema.json')]) {
+    if (wanted.has(path)) continue;
     stale.push(`${path} (no longer generated)`);
     if (!check) rmSync(join(ROOT, path));
   }

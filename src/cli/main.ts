@@ -11,11 +11,13 @@ import { registerReport } from './report.js';
 import { registerAccept } from './accept.js';
 import { registerSite } from './site.js';
 import { registerMcp } from './mcp.js';
-import { runDemo } from '../demo/demo.js';
+import { registerRejudge } from './rejudge.js';
+import { runDemo } from './demo.js';
 import { UsageError } from './args.js';
 import { CatalogError } from '../catalog/model.js';
 import { LockBusyError } from '../util/atomic.js';
 import { errorLines } from './render.js';
+import { ONETAP_VERSION } from '../util/version.js';
 
 /**
  * Commander's message in onetap's words: `error: ` dropped, and a rejected flag value as
@@ -31,13 +33,14 @@ export function commanderMessage(text: string): string {
 export function buildProgram(): Command {
   const program = new Command('onetap')
     .description('keeps a curated list of one-tap remote MCP servers honest')
-    .version('0.1.0')
+    .version(ONETAP_VERSION)
     .exitOverride()
     // Commander's own messages ("error: unknown option '--x'") read like every other error.
     .configureOutput({ outputError: (text, write) => write(errorLines(commanderMessage(text))) });
   registerProbe(program);
   registerCatalogCommands(program);
   registerRefresh(program);
+  registerRejudge(program);
   registerDiscovery(program);
   registerReport(program);
   registerAccept(program);

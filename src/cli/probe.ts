@@ -1,10 +1,11 @@
 import type { Command } from 'commander';
 import { PROBE_MANY_DEFAULTS, probeMany } from '../attest/probe-many.js';
-import { jsonInvisibleEscaped } from '../outputs/escape.js';
+import { jsonInvisibleEscaped } from '../text/escape.js';
 import type { ProbeResult } from '../attest/probe.js';
-import { probeResultJson } from '../attest/result.js';
+import { probeJson } from '../attest/json.js';
 import { CLIENT_PROFILES, DEFAULT_PROFILE_ID } from '../attest/profile.js';
-import { inert, OrderedJsonArray, paint, Progress, table, useColor } from './render.js';
+import { OrderedJsonArray, paint, Progress, table, useColor } from './render.js';
+import { inert } from '../text/escape.js';
 import { matrixLine } from '../attest/profile.js';
 import { parseHeader, positiveInt, profileId, timeoutMs, UsageError } from './args.js';
 
@@ -41,7 +42,7 @@ export function registerProbe(program: Command): void {
         onResult: (r, i) => {
           progress.done(i);
           allLive &&= r.verdict === 'live';
-          out?.put(i, probeResultJson(r));
+          out?.put(i, probeJson(r));
         },
       });
       progress.clear();

@@ -14,15 +14,17 @@ import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import type { Command, Help, Option } from 'commander';
 import { buildProgram } from './main.js';
-import { mdText } from '../outputs/escape.js';
+import { mdText } from '../text/escape.js';
 import { POLICY_TABLE, REASON_TEXT, RETRYABLE, type Reason } from '../policy/policy.js';
 import { HELD_OUT } from '../decide/drift.js';
 import { PROBE_DEFAULTS } from '../attest/probe.js';
 import { PROBE_MANY_DEFAULTS } from '../attest/probe-many.js';
-import { RECORD_LIMITS } from '../attest/result.js';
-import { MAX_NESTING, SNAPSHOT_FORMAT, SNAPSHOT_LIMITS } from '../attest/snapshot.js';
-import { HISTORY_LIMITS, HISTORY_LINE_VERSION } from '../history/text.js';
-import { DEFAULT_RETENTION_DAYS } from '../history/open.js';
+import { RECORD_LIMITS } from '../model/limits.js';
+import { SNAPSHOT_FORMAT, SNAPSHOT_LIMITS } from '../attest/snapshot.js';
+import { MAX_NESTING } from '../util/json.js';
+import { RECORD_SCHEMAS, recordJsonSchemas, type JsonSchema } from '../model/json-schema.js';
+import { HISTORY_LIMITS, HISTORY_LINE_VERSION } from '../store/lines.js';
+import { DEFAULT_RETENTION_DAYS } from '../status/build.js';
 import { DISCOVERY_LIMITS } from '../discover/discover.js';
 import { MAX_ENTRIES } from '../discover/documents.js';
 import { ERROR_SEARCH_NODES, MAX_ERRORS } from '../discover/card.js';
@@ -30,7 +32,7 @@ import { SERVE_LIMITS } from '../serve/server.js';
 import { LIMITS } from '../status/model.js';
 import { MCP_LIMITS } from '../mcp/limits.js';
 import { MAX_TIMER_MS } from './args.js';
-import { STALE_AFTER_DAYS } from '../refresh/refresh.js';
+import { STALE_AFTER_DAYS } from '../apply/apply.js';
 
 /** The repository's root (this file runs from dist/src/cli/). */
 export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -60,6 +62,7 @@ export const EXIT_CODES: Readonly<Record<string, readonly ExitCode[]>> = {
   'lint': [{ code: 0, meaning: 'clean' }, { code: 1, meaning: 'problems, or an unreadable catalog' }, { code: 2, meaning: 'usage' }],
   'add': [{ code: 0, meaning: 'added' }, { code: 1, meaning: 'refused, or an error' }, { code: 2, meaning: 'usage' }],
   'refresh': [{ code: 0, meaning: 'ran (whatever the plan says)' }, { code: 1, meaning: 'an error' }, { code: 2, meaning: 'usage' }, { code: 3, meaning: 'the outage guard stopped the run' }],
+  'rejudge': [{ code: 0, meaning: 'no verdict differs (rows without evidence are no difference)' }, { code: 1, meaning: 'a verdict differs, or an error' }, { code: 2, meaning: 'usage' }],
   'accept': [{ code: 0, meaning: 'accepted' }, { code: 1, meaning: 'nothing to accept' }, { code: 2, meaning: 'usage' }],
   'discover': [{ code: 0, meaning: 'at least one Server Card was read' }, { code: 1, meaning: 'none found, or the source was refused' }, { code: 2, meaning: 'usage' }],
   'validate': [{ code: 0, meaning: 'valid' }, { code: 1, meaning: 'invalid or unreadable' }, { code: 2, meaning: 'usage' }],
@@ -335,13 +338,13 @@ interface LimitConstant { name: string; file: string; value: unknown }
 export const LIMIT_CONSTANTS: readonly LimitConstant[] = [
   { name: 'PROBE_DEFAULTS', file: 'src/attest/probe.ts', value: PROBE_DEFAULTS },
   { name: 'PROBE_MANY_DEFAULTS', file: 'src/attest/probe-many.ts', value: PROBE_MANY_DEFAULTS },
-  { name: 'RECORD_LIMITS', file: 'src/attest/result.ts', value: RECORD_LIMITS },
+  { name: 'RECORD_LIMITS', file: 'src/model/limits.ts', value: RECORD_LIMITS },
   { name: 'SNAPSHOT_LIMITS', file: 'src/attest/snapshot.ts', value: SNAPSHOT_LIMITS },
-  { name: 'MAX_NESTING', file: 'src/attest/snapshot.ts', value: MAX_NESTING },
+  { name: 'MAX_NESTING', file: 'src/util/json.ts', value: MAX_NESTING },
   { name: 'MAX_TIMER_MS', file: 'src/cli/args.ts', value: MAX_TIMER_MS },
-  { name: 'HISTORY_LIMITS', file: 'src/history/text.ts', value: HISTORY_LIMITS },
-  { name: 'DEFAULT_RETENTION_DAYS', file: 'src/history/open.ts', value: DEFAULT_RETENTION_DAYS },
-  { name: 'STALE_AFTER_DAYS', file: 'src/refresh/refresh.ts', value: STALE_AFTER_DAYS },
+  { name: 'HISTORY_LIMITS', file: 'src/store/lines.ts', value: HISTORY_LIMITS },
+  { name: 'DEFAULT_RETENTION_DAYS', file: 'src/status/build.ts', value: DEFAULT_RETENTION_DAYS },
+  { name: 'STALE_AFTER_DAYS', file: 'src/apply/apply.ts', value: STALE_AFTER_DAYS },
   { name: 'DISCOVERY_LIMITS', file: 'src/discover/discover.ts', value: DISCOVERY_LIMITS },
   { name: 'MAX_ENTRIES', file: 'src/discover/documents.ts', value: MAX_ENTRIES },
   { name: 'MAX_ERRORS', file: 'src/discover/card.ts', value: MAX_ERRORS },
@@ -454,9 +457,11 @@ type Schema = Record<string, unknown>;
 
 function schemaType(s: Schema, defsAnchor: (name: string) => string): string {
   if (typeof s.$ref === 'string') {
-    const name = s.$ref.replace('#/$defs/', '');
+    const name = s.$ref.replace('#/$defs/', '').replace(/\.schema\.json$/, '');
     return `[${mdText(name)}](#${defsAnchor(name)})`;
   }
+  if (Array.isArray(s.anyOf)) return (s.anyOf as Schema[]).map((x) => schemaType(x, defsAnchor)).join(' or ');
+  if (s.const !== undefined) return code(JSON.stringify(s.const));
   if (Array.isArray(s.enum)) return `one of ${s.enum.map((v) => code(JSON.stringify(v))).join(', ')}`;
   const type = Array.isArray(s.type) ? s.type.join(' or ') : typeof s.type === 'string' ? s.type : 'any';
   if (type === 'array' && s.items && typeof s.items === 'object') return `array of ${schemaType(s.items as Schema, defsAnchor)}`;
@@ -467,7 +472,10 @@ function schemaType(s: Schema, defsAnchor: (name: string) => string): string {
 
 function schemaConstraints(s: Schema): string {
   const out: string[] = [];
-  for (const k of ['format', 'pattern', 'minimum', 'maximum', 'minLength', 'maxLength']) if (s[k] !== undefined) out.push(`${k} ${code(String(s[k]))}`);
+  const own = Array.isArray(s.anyOf) ? (s.anyOf as Schema[]).find((x) => x.type !== 'null') ?? s : s;
+  // A whole number's own range (±2^53-1) says nothing a reader needs.
+  const safe = (k: string, v: unknown) => (k === 'minimum' || k === 'maximum') && Math.abs(Number(v)) === Number.MAX_SAFE_INTEGER;
+  for (const k of ['format', 'pattern', 'minimum', 'maximum', 'minLength', 'maxLength']) if (own[k] !== undefined && !safe(k, own[k])) out.push(`${k} ${code(String(own[k]))}`);
   const items = s.items as Schema | undefined;
   if (items && typeof items === 'object' && items.format !== undefined) out.push(`items: format ${code(String(items.format))}`);
   return out.join(', ');
@@ -481,19 +489,53 @@ function schemaObjectTable(s: Schema, defsAnchor: (name: string) => string): str
   return table(['field', 'type', 'required', 'constraints', 'description'], rows) + closed;
 }
 
-/** An interface's fields as a table: name, TypeScript type, optional, its comment. */
-function interfaceTable(file: string, name: string): string {
+/** A heading with an anchor of its own (links in the tables point at it). */
+const anchorHeading = (name: string, anchor: string, title: string) => `### ${title} (\`${name}\`) <a id="${anchor}"></a>`;
+
+/** The JSDoc of each property of the object literals in a schema's declaration (`z.object({…})`, `.extend({…})`). */
+function schemaComments(file: string, names: readonly string[]): Map<string, string> {
   const sf = source(file);
-  const iface = sf.statements.find((s): s is ts.InterfaceDeclaration => ts.isInterfaceDeclaration(s) && s.name.text === name);
-  if (!iface) throw new Error(`${file}: no interface ${name}`);
-  const rows = iface.members.filter(ts.isPropertySignature).map((m) => [
-    code(m.name.getText(sf)),
-    code((m.type?.getText(sf) ?? 'unknown').replace(/\s+/g, ' ')),
-    m.questionToken ? '' : 'yes',
-    prose(docComment(sf, m)),
-  ]);
-  return table(['field', 'type', 'required', 'description'], rows);
+  const out = new Map<string, string>();
+  for (const st of sf.statements) {
+    if (!ts.isVariableStatement(st)) continue;
+    for (const decl of st.declarationList.declarations) {
+      if (!ts.isIdentifier(decl.name) || !names.includes(decl.name.text) || !decl.initializer) continue;
+      const visit = (node: ts.Node): void => {
+        if (ts.isObjectLiteralExpression(node)) {
+          for (const p of node.properties) {
+            if (!ts.isPropertyAssignment(p) && !ts.isShorthandPropertyAssignment(p)) continue;
+            const comment = docComment(sf, p);
+            if (comment && !out.has(p.name.getText(sf))) out.set(p.name.getText(sf), comment);
+          }
+          return;
+        }
+        ts.forEachChild(node, visit);
+      };
+      visit(decl.initializer);
+    }
+  }
+  return out;
 }
+
+/** The record's JSON Schemas with each field's description from its declaration (a plan row's observation fields from the observation's). */
+export const describedSchemas = (() => {
+  let made: Record<string, JsonSchema> | null = null;
+  return () => {
+    if (made) return made;
+    const schemas = recordJsonSchemas();
+    const observation = RECORD_SCHEMAS.find((s) => s.name === 'Observation')!;
+    for (const part of RECORD_SCHEMAS) {
+      const comments = schemaComments(part.file, part.declared);
+      const inherited = part.name === 'PlanRow' ? schemaComments(observation.file, observation.declared) : new Map<string, string>();
+      const props = (schemas[part.name]!.properties ?? {}) as Record<string, JsonSchema>;
+      for (const [field, p] of Object.entries(props)) {
+        const text = comments.get(field) ?? inherited.get(field);
+        if (text) p.description = text;
+      }
+    }
+    return (made = schemas);
+  };
+})();
 
 export function formatsPage(): string {
   const schemaFile = 'catalog/servers.schema.json';
@@ -505,7 +547,7 @@ export function formatsPage(): string {
     .map(([name, p]) => [name, p.type === 'object' && p.properties ? { ...p, 'x-anchor': name.toLowerCase() } : p]));
   schema.properties = props;
   const parts = [
-    GENERATED(`${schemaFile} and the types and comments of src/catalog/lock.ts and src/history/text.ts`),
+    GENERATED(`${schemaFile}, the record's schemas in src/model/ and the comments of src/store/lock.ts and src/store/lines.ts`),
     '',
     '# File formats',
     '',
@@ -524,31 +566,67 @@ export function formatsPage(): string {
     if (p.type === 'object' && p.properties) parts.push(`### \`${name}\``, '', schemaObjectTable(p, anchor), '');
   }
   for (const [name, d] of Object.entries(defs)) parts.push(`### Definition: ${name}`, '', schemaObjectTable(d, anchor), '');
+  const record = (name: string) => `record-${name.toLowerCase()}`;
+  const recordTable = (name: string) => schemaObjectTable(describedSchemas()[name]!, record);
   parts.push(
     '## Accepted tool lists: `tools.lock.json`',
     '',
-    'Beside the catalog. No JSON Schema; from the types in [src/catalog/lock.ts](../../src/catalog/lock.ts):',
+    `Beside the catalog. From the schema in [src/model/acceptance.ts](../../src/model/acceptance.ts) (JSON Schema: [ToolsLock](schemas/ToolsLock.schema.json)); read by [src/store/lock.ts](../../src/store/lock.ts):`,
     '',
-    prose(moduleComment('src/catalog/lock.ts')),
+    prose(moduleComment('src/store/lock.ts')),
     '',
-    '### The document (`ToolsLock`)',
+    anchorHeading('ToolsLock', record('ToolsLock'), 'The document'),
     '',
-    interfaceTable('src/catalog/lock.ts', 'ToolsLock'),
+    recordTable('ToolsLock'),
     '',
     '`servers` is keyed by the server\'s URL.',
     '',
-    '### Each server (`LockEntry`)',
+    anchorHeading('LockEntry', record('LockEntry'), 'Each server'),
     '',
-    interfaceTable('src/catalog/lock.ts', 'LockEntry'),
+    recordTable('LockEntry'),
     '',
     `## The history: \`history/YYYY-MM.jsonl\`, line format version ${HISTORY_LINE_VERSION}`,
     '',
-    'No JSON Schema; the format as [src/history/text.ts](../../src/history/text.ts) states it (every line is checked',
-    `against it when read). Lines are at most ${HISTORY_LIMITS.lineBytes} bytes ([limits](limits.md#history_limits)).`,
+    'The format as [src/store/lines.ts](../../src/store/lines.ts) states it; every line is validated against the record\'s schema',
+    `when read. Lines are at most ${HISTORY_LIMITS.lineBytes} bytes ([limits](limits.md#history_limits)).`,
     '',
-    fenced(moduleComment('src/history/text.ts')),
+    fenced(moduleComment('src/store/lines.ts')),
     '',
-    `Tool-list snapshots (\`history/snapshots/<hash>.json\`) are format ${SNAPSHOT_FORMAT}, bounded by [\`SNAPSHOT_LIMITS\`](limits.md#snapshot_limits).`,
+    'The records of a line, from the schemas in [src/model/](../../src/model/) (JSON Schemas in [schemas/](schemas/)):',
+    '',
+    anchorHeading('RunRecord', record('RunRecord'), 'A run line'),
+    '',
+    'A run line is this record with `v`, `type` (`run`) and `observations` (how many lines follow); an aborted run\'s line adds its rows as `plan`.',
+    '',
+    recordTable('RunRecord'),
+    '',
+    anchorHeading('PlanRow', record('PlanRow'), 'An observation line'),
+    '',
+    'An observation line is this record (`previous` and `changed` left out) with `v`, `type` (`observation`) and `run`. Its fields up to',
+    '`evidence` are the [observation](schemas/Observation.schema.json) as `probe` made it; the rest is the decision.',
+    '',
+    recordTable('PlanRow'),
+    '',
+    anchorHeading('Evidence', record('Evidence'), 'The evidence'),
+    '',
+    prose(moduleComment('src/model/evidence.ts')),
+    '',
+    recordTable('Evidence'),
+    '',
+    anchorHeading('ClientRun', record('ClientRun'), 'One client\'s run'),
+    '',
+    recordTable('ClientRun'),
+    '',
+    anchorHeading('Exchange', record('Exchange'), 'One exchange'),
+    '',
+    recordTable('Exchange'),
+    '',
+    ...['ProbeSettings', 'DiagnosisSummary', 'MatrixCell', 'Finding', 'ToolChanges'].flatMap((name) => [anchorHeading(name, record(name), 'Part'), '', recordTable(name), '']),
+    anchorHeading('StoredSnapshot', record('StoredSnapshot'), `Tool snapshots: \`history/snapshots/<hash>.json\`, format ${SNAPSHOT_FORMAT}`),
+    '',
+    `Bounded by [\`SNAPSHOT_LIMITS\`](limits.md#snapshot_limits); read back by [src/store/snapshots.ts](../../src/store/snapshots.ts) as untrusted input.`,
+    '',
+    recordTable('StoredSnapshot'),
     '',
   );
   return parts.join('\n');
@@ -565,5 +643,6 @@ export function referencePages(program: Command = buildReferenceProgram()): Refe
     { path: `${REFERENCE_DIR}/verdicts.md`, content: verdictsPage() },
     { path: `${REFERENCE_DIR}/limits.md`, content: limitsPage() },
     { path: `${REFERENCE_DIR}/formats.md`, content: formatsPage() },
+    ...Object.entries(describedSchemas()).map(([name, schema]) => ({ path: `${REFERENCE_DIR}/schemas/${name}.schema.json`, content: JSON.stringify(schema, null, 2) + '\n' })),
   ];
 }

@@ -1,30 +1,31 @@
 import type { Command } from 'commander';
-import type { Plan } from '../decide/decide.js';
+import type { Plan } from '../model/plan.js';
 import { REASON_TEXT } from '../policy/policy.js';
-import { planJson, refresh, type RefreshResult } from '../refresh/refresh.js';
+import { refresh, type RefreshResult } from '../refresh/refresh.js';
+import { planJson } from '../decide/plan-json.js';
 import { positiveInt, profileId, timeoutMs, UsageError } from './args.js';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { PROBE_MANY_DEFAULTS } from '../attest/probe-many.js';
 import { KOTLIN_PACKAGE } from '../refresh/refresh.js';
-import { jsonInvisibleEscaped } from '../outputs/escape.js';
+import { jsonInvisibleEscaped } from '../text/escape.js';
 
 /** The catalog's names for the progress line (the catalog is read again, and checked, by the refresh itself). */
 function catalogLabels(path: string): string[] {
   try { return (JSON.parse(readFileSync(path, 'utf8')) as { servers: Array<{ name: string }> }).servers.map((s) => String(s.name)); } catch { return []; }
 }
 import { DEFAULT_CATALOG } from './catalog.js';
-import { inert, paint, Progress, table, useColor } from './render.js';
-import { describeHistoryProblems } from '../history/text.js';
+import { paint, Progress, table, useColor } from './render.js';
+import { inert } from '../text/escape.js';
+import { describeHistoryProblems } from '../store/problems.js';
+import { STATE_OPTION } from './store.js';
 import { matrixLine } from '../attest/profile.js';
 import { toolReviewLine } from '../decide/drift.js';
 
 /** A name as one shell word (POSIX single quotes). */
 const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
-export const DEFAULT_STATE = '.onetap/history.db';
-
 export interface RefreshFlags {
-  catalog: string; state: string; write?: boolean; record?: boolean; json?: boolean; concurrency: number; timeout?: number;
+  catalog: string; state?: string; write?: boolean; record?: boolean; json?: boolean; concurrency: number; timeout?: number;
   allowHttp?: boolean; confirmDrops?: number; out?: string; kotlinPackage?: string; profile?: string; matrix?: boolean; perHost?: number;
 }
 
@@ -33,7 +34,7 @@ export function registerRefresh(program: Command): void {
     .command('refresh')
     .description('probe every catalog entry, decide per row, print the plan; --write applies it atomically')
     .option('--catalog <file>', 'catalog file', DEFAULT_CATALOG)
-    .option('--state <path>', 'history index (SQLite file, out of git; rebuilt from <catalog dir>/history/)', DEFAULT_STATE)
+    .option(...STATE_OPTION)
     .option('--write', 'apply the plan: catalog, runtime lists, snapshot, log (atomically); the run is recorded in the history')
     .option('--record', 'record this plan-only run in the history (<catalog dir>/history/YYYY-MM.jsonl) so it counts')
     .option('--json', 'print one JSON object {plan, summary, aborted}')
@@ -55,7 +56,6 @@ export function registerRefresh(program: Command): void {
 function checkFlags(flags: RefreshFlags): void {
   if (flags.kotlinPackage !== undefined && !KOTLIN_PACKAGE.test(flags.kotlinPackage)) throw new UsageError(`--kotlin-package: not a Kotlin package name, got "${flags.kotlinPackage}"`);
   if (flags.out !== undefined && existsSync(flags.out) && !statSync(flags.out).isDirectory()) throw new UsageError(`--out: ${flags.out} exists and is not a directory`);
-  if (existsSync(flags.state) && statSync(flags.state).isDirectory()) throw new UsageError(`--state: ${flags.state} is a directory (the history index is a file)`);
   if (!existsSync(flags.catalog)) throw new UsageError(`--catalog: no such file: ${flags.catalog}`);
 }
 
@@ -65,7 +65,7 @@ export async function runRefresh(flags: RefreshFlags, out: NodeJS.WriteStream | 
   // A progress line on a terminal (silent with --json or off a TTY), as probe shows it.
   let progress: Progress | null = null;
   const result: RefreshResult = await refresh({
-    catalogPath: flags.catalog, statePath: flags.state, write: flags.write, record: flags.write || flags.record ? true : undefined, concurrency: flags.concurrency, timeoutMs: flags.timeout,
+    catalogPath: flags.catalog, write: flags.write, record: flags.write || flags.record ? true : undefined, concurrency: flags.concurrency, timeoutMs: flags.timeout,
     allowHttp: flags.allowHttp, confirmDrops: flags.confirmDrops, outDir: flags.out, kotlinPackage: flags.kotlinPackage,
     profile: flags.profile, matrix: flags.matrix, perHost: flags.perHost,
     onProbeStart: (i) => {

@@ -1,7 +1,6 @@
 /** Terminal rendering helpers: colour only on a TTY without NO_COLOR, untrusted text made inert. */
 import type { VerdictName } from '../policy/policy.js';
-import { jsonInvisibleEscaped } from '../outputs/escape.js';
-import { escapeHidden, visibleCodePoint } from '../outputs/unicode.js';
+import { inert, jsonInvisibleEscaped } from '../text/escape.js';
 
 export function useColor(stream: NodeJS.WriteStream): boolean {
   return !!stream.isTTY && !('NO_COLOR' in process.env && process.env.NO_COLOR !== '') && process.env.TERM !== 'dumb';
@@ -12,16 +11,6 @@ const VERDICT_COLOR: Record<string, number> = { live: 32, keep: 32, review: 33, 
 export function paint(text: string, verdict: VerdictName | string, color: boolean): string {
   const code = VERDICT_COLOR[verdict];
   return color && code ? `\x1b[${code}m${text}\x1b[0m` : text;
-}
-
-/**
- * Server-supplied text must not drive, hide or reorder the terminal: control characters and line separators
- * become U+FFFD, and what the shared decision shows escaped (bidi controls, zero-width, tag and other
- * invisible characters, stray variation selectors) a visible `⟨U+XXXX⟩`.
- */
-export function inert(text: string): string {
-  // eslint-disable-next-line no-control-regex
-  return escapeHidden(text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, '\uFFFD'), visibleCodePoint);
 }
 
 /** A plain text table; widths count code points of the text before colouring. */

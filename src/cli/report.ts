@@ -1,15 +1,13 @@
 import type { Command } from 'commander';
 import { loadCatalog } from '../catalog/model.js';
-import { historyProblemsOf, openHistory } from '../history/open.js';
-import { describeHistoryProblems } from '../history/text.js';
-import { buildStatus } from '../status/routes.js';
+import { describeHistoryProblems } from '../store/problems.js';
+import { buildStatus, DEFAULT_RETENTION_DAYS } from '../status/build.js';
 import { overviewPage } from '../status/page.js';
 import { markdownReport } from '../status/report.js';
 import { writeFileAtomic } from '../util/atomic.js';
 import { positiveInt, UsageError } from './args.js';
-import { DEFAULT_RETENTION_DAYS } from '../history/open.js';
 import { DEFAULT_CATALOG } from './catalog.js';
-import { DEFAULT_STATE } from './refresh.js';
+import { openStore, STATE_OPTION } from './store.js';
 import { printJson } from './render.js';
 
 export function registerReport(program: Command): void {
@@ -20,22 +18,22 @@ export function registerReport(program: Command): void {
     .option('--markdown', 'print the status as Markdown on stdout')
     .option('--json', 'print the status as one JSON object on stdout (the shape of GET /api/servers)')
     .option('--catalog <file>', 'catalog file', DEFAULT_CATALOG)
-    .option('--state <path>', 'history index (rebuilt from <catalog dir>/history/ when missing or behind)', DEFAULT_STATE)
+    .option(...STATE_OPTION)
     .option(...RETENTION_OPTION)
-    .action(async (opts: { html?: string; markdown?: boolean; json?: boolean; catalog: string; state: string; retentionDays: number }) => {
+    .action(async (opts: { html?: string; markdown?: boolean; json?: boolean; catalog: string; retentionDays: number }) => {
       if (!opts.html && !opts.markdown && !opts.json) throw new UsageError('report needs --html <file>, --markdown or --json');
       if (opts.markdown && opts.json) throw new UsageError('--markdown and --json both print on stdout: choose one');
       const { catalog } = await loadCatalog(opts.catalog);
-      let store: Awaited<ReturnType<typeof openHistory>>;
+      const store = openStore(opts.catalog, opts.retentionDays);
       try {
-        store = await openHistory(opts.catalog, opts.state, { retention: { days: opts.retentionDays } });
-      } catch (err) {
-        throw new Error(`${opts.state}: cannot open the history (${(err as Error).message})`);
-      }
-      try {
-        const model = buildStatus(catalog, store, new Date());
+        let model: Awaited<ReturnType<typeof buildStatus>>;
+        try {
+          model = await buildStatus(catalog, store, new Date());
+        } catch (err) {
+          throw new Error(`cannot read the history of ${opts.catalog} (${(err as Error).message})`);
+        }
         // Lines of the text history that are not of its format were left out of the index: say how many and where.
-        const historyProblems = historyProblemsOf(store);
+        const historyProblems = await store.problems();
         const skipped = describeHistoryProblems(historyProblems);
         if (skipped) process.stderr.write(`onetap: ${skipped}\n`);
         if (opts.html) {
@@ -45,7 +43,7 @@ export function registerReport(program: Command): void {
         if (opts.markdown) process.stdout.write(markdownReport(model, historyProblems));
         if (opts.json) printJson({ ...model, historyProblems });
       } finally {
-        store?.close();
+        await store.close();
       }
     });
 }

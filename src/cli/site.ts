@@ -1,12 +1,11 @@
 import type { Command } from 'commander';
 import { loadCatalog } from '../catalog/model.js';
-import { historyProblemsOf, openHistory } from '../history/open.js';
-import { describeHistoryProblems } from '../history/text.js';
+import { describeHistoryProblems } from '../store/problems.js';
+import { openStore, STATE_OPTION } from './store.js';
 import { siteFiles, writeSite } from '../site/site.js';
 import { UsageError } from './args.js';
 import { RETENTION_OPTION } from './report.js';
 import { DEFAULT_CATALOG } from './catalog.js';
-import { DEFAULT_STATE } from './refresh.js';
 
 export function registerSite(program: Command): void {
   program
@@ -14,23 +13,23 @@ export function registerSite(program: Command): void {
     .description('write what serve serves as files for any static host: status pages, discovery documents, cards, JSON API')
     .requiredOption('--out <dir>', 'directory to write the site into')
     .option('--catalog <file>', 'catalog file', DEFAULT_CATALOG)
-    .option('--state <path>', 'history index (rebuilt from <catalog dir>/history/ when missing or behind)', DEFAULT_STATE)
+    .option(...STATE_OPTION)
     .option('--base-url <url>', 'absolute base for the URLs in the catalogs, e.g. https://owner.github.io/repo (default: root-relative paths)')
     .option('--publisher <domain>', 'publisher domain in urn:air identifiers (default: the base URL\'s host)')
     .option(...RETENTION_OPTION)
-    .action(async (opts: { out: string; catalog: string; state: string; baseUrl?: string; publisher?: string; retentionDays: number }) => {
+    .action(async (opts: { out: string; catalog: string; baseUrl?: string; publisher?: string; retentionDays: number }) => {
       if (opts.baseUrl !== undefined && !/^https?:\/\/[^/]+/.test(opts.baseUrl)) throw new UsageError(`--base-url must be an absolute http(s) URL: ${opts.baseUrl}`);
       if (!opts.out.trim()) throw new UsageError('--out needs a directory');
       const { catalog } = await loadCatalog(opts.catalog);
-      const store = await openHistory(opts.catalog, opts.state, { retention: { days: opts.retentionDays } });
+      const store = openStore(opts.catalog, opts.retentionDays);
       try {
-        const files = siteFiles(catalog, store, { baseUrl: opts.baseUrl, publisher: opts.publisher });
+        const files = await siteFiles(catalog, store, { baseUrl: opts.baseUrl, publisher: opts.publisher });
         await writeSite(opts.out, files);
-        const skipped = describeHistoryProblems(historyProblemsOf(store));
+        const skipped = describeHistoryProblems(await store.problems());
         if (skipped) process.stderr.write(`onetap: ${skipped}\n`);
-        process.stdout.write(`wrote ${files.length} files to ${opts.out} (${catalog.servers.length} servers${store ? '' : ', no history yet'})\n`);
+        process.stdout.write(`wrote ${files.length} files to ${opts.out} (${catalog.servers.length} servers${(await store.latestRun()) ? '' : ', no history yet'})\n`);
       } finally {
-        store?.close();
+        await store.close();
       }
     });
 }

@@ -1,67 +1,41 @@
 /**
- * Per-row decisions from verdicts and history (pure). The policy says what a probe means; this says
- * what happens to the row: never drop on one flake, never drop when this machine's network is down.
+ * `decide`: this run's observations, the rows recorded before them, the accepted tool lists and the policy
+ * settings → the plan (pure, no I/O). The policy says what a probe means; this says what happens to the row:
+ * tools are reviewed against their acceptance, nothing is dropped on one flake, nothing when this machine's
+ * network is down.
  */
-import type { Reason, VerdictName } from '../policy/policy.js';
-import type { ObservationRecord, ProbeOutcome } from '../history/store.js';
-import type { Mismatch } from '../discover/consistency.js';
-import { HELD_OUT, NO_TOOL_REVIEW, reviewTools, type ToolChanges, type ToolReview } from './drift.js';
-
-export type Decision = 'keep' | 'keep-failed' | 'review' | 'drop';
-
-export interface ProbedRow extends ProbeOutcome {
-  /** Earlier observations of this URL, newest first. */
-  history: ObservationRecord[];
-  /** The tools against their acceptance (default: nothing to review). */
-  toolReview?: ToolReview;
-  /** Where the server's own card disagrees with it (null: no card). Advisory. */
-  cardMismatches?: Mismatch[] | null;
-}
-
-/** A plan row: the probe's outcome and what happens to the row. */
-export interface PlanRow extends ProbeOutcome {
-  decision: Decision;
-  /** The last recorded observation before this run, or null. */
-  previous: { verdict: VerdictName; reason: Reason; at: string } | null;
-  /** The verdict or reason differs from the previous observation (or there was none). */
-  changed: boolean;
-  /** Consecutive drop-class runs, this one included (0 when this run is not drop-class). */
-  dropStreak: number;
-  /** Why the decision differs from the verdict, when it does. */
-  note: string | null;
-  /** Tool drift against the accepted snapshot (null: nothing to compare). */
-  toolChanges: ToolChanges | null;
-  /** The accepted snapshot's hash (null: none yet). */
-  acceptedHash: string | null;
-  /** serverInfo differs from the accepted snapshot's while the tools do not (a version bump): reported only. */
-  serverInfoChanged: boolean;
-  /** This run's tool list is accepted on first use when the run writes. */
-  firstUse: boolean;
-  /** Held out of the generated runtime lists until accepted (identity-changed, suspicious-tools). */
-  heldOut: boolean;
-  /** Where the server's own Server Card disagrees with it (null: it serves no card). Advisory, never a drop. */
-  cardMismatches: Mismatch[] | null;
-}
-
-export interface PlanSummary {
-  total: number;
-  keep: number;
-  keepFailed: number;
-  review: number;
-  drop: number;
-  changed: number;
-}
-
-export interface Plan {
-  rows: PlanRow[];
-  summary: PlanSummary;
-  /** Why nothing may be dropped or written this run (the outage guard), or null. */
-  aborted: string | null;
-  /** What the run noticed but that decides nothing (a snapshot file that does not match its record, …). */
-  warnings: string[];
-}
+import type { ToolsLock } from '../model/acceptance.js';
+import { RECORD_LIMITS } from '../model/limits.js';
+import type { Observation } from '../model/observation.js';
+import type { Plan, PlanRow } from '../model/plan.js';
+import type { StoredSnapshot } from '../model/snapshot.js';
+import type { Decision, Reason, UnprocessableStage } from '../model/words.js';
+import { oneLine } from '../text/clip.js';
+import { HELD_OUT, NO_TOOL_REVIEW, reviewAgainst, reviewTools, type ToolReview } from './drift.js';
 
 export interface CanaryCheck { configured: number; reachable: number }
+
+/** One catalog row to decide: its name, this run's observation of its URL, the rows recorded for that URL before. */
+export interface RowInput {
+  name: string;
+  observation: Observation;
+  /** Earlier rows of this URL, newest first (the drop streak reads as many as `confirmDrops`). */
+  history: readonly Pick<PlanRow, 'verdict' | 'reason' | 'observedAt'>[];
+}
+
+export interface DecideInput {
+  rows: readonly RowInput[];
+  /** The accepted tool lists when the run was made. */
+  lock: ToolsLock;
+  /** By hash: this run's tool lists, and the accepted ones that could be read and verified. */
+  snapshots: ReadonlyMap<string, StoredSnapshot>;
+  /** By hash, the SHA-256 of the stored snapshot's bytes (recorded on each row; default none). */
+  snapshotSha256?: ReadonlyMap<string, string>;
+  confirmDrops: number;
+  canaries: CanaryCheck;
+  /** What the run noticed but that decides nothing (carried into the plan). */
+  warnings?: readonly string[];
+}
 
 /** Failures that say more about this machine's network than about the server. */
 const NETWORK_LEVEL: ReadonlySet<Reason> = new Set(['dns', 'refused', 'timeout', 'network', 'tls']);
@@ -70,7 +44,7 @@ const NETWORK_LEVEL: ReadonlySet<Reason> = new Set(['dns', 'refused', 'timeout',
  * The outage guard. With canaries configured, they decide (all unreachable = outage). Without, an outage
  * is at least half of the entries failing at the network level in one run.
  */
-export function detectOutage(rows: readonly Pick<ProbedRow, 'reason'>[], canaries: CanaryCheck): string | null {
+export function detectOutage(rows: readonly Pick<Observation, 'reason'>[], canaries: CanaryCheck): string | null {
   if (canaries.configured > 0) {
     return canaries.reachable === 0 ? `the local network looks down: none of ${canaries.configured} canary URL(s) answered` : null;
   }
@@ -81,14 +55,15 @@ export function detectOutage(rows: readonly Pick<ProbedRow, 'reason'>[], canarie
   return null;
 }
 
-export function decideRow(row: ProbedRow, confirmDrops: number, outage: boolean): Pick<PlanRow, 'decision' | 'dropStreak' | 'note'> {
+/** What happens to a row with this verdict, given the rows before it (newest first): only consecutive drop-class runs drop. */
+export function decideRow(row: Pick<Observation, 'verdict'>, history: RowInput['history'], confirmDrops: number, outage: boolean): Pick<PlanRow, 'decision' | 'dropStreak' | 'note'> {
   switch (row.verdict) {
     case 'live': return { decision: 'keep', dropStreak: 0, note: null };
     case 'review': return { decision: 'review', dropStreak: 0, note: null };
     case 'failed': return { decision: 'keep-failed', dropStreak: 0, note: null };
     case 'drop': {
       let streak = 1;
-      for (const h of row.history) {
+      for (const h of history) {
         if (h.verdict !== 'drop') break;
         streak++;
       }
@@ -99,30 +74,64 @@ export function decideRow(row: ProbedRow, confirmDrops: number, outage: boolean)
   }
 }
 
-export function buildPlan(rows: readonly ProbedRow[], opts: { confirmDrops: number; canaries: CanaryCheck; warnings?: string[] }): Plan {
-  const aborted = detectOutage(rows, opts.canaries);
-  const planRows = rows.map(({ history, toolReview: review = NO_TOOL_REVIEW, cardMismatches = null, ...probed }): PlanRow => {
-    const outcome = { ...probed, ...reviewTools(probed, review) };
-    const last = history[0];
-    const previous = last ? { verdict: last.verdict, reason: last.reason, at: last.at } : null;
-    return {
-      ...outcome,
-      ...decideRow({ ...outcome, history }, opts.confirmDrops, aborted !== null),
-      previous,
-      changed: !previous || previous.verdict !== outcome.verdict || previous.reason !== outcome.reason,
-      toolChanges: review.changes,
-      acceptedHash: review.acceptedHash,
-      serverInfoChanged: review.serverInfoChanged,
-      firstUse: review.firstUse && outcome.toolsHash !== null && outcome.reason !== 'suspicious-tools',
-      heldOut: outcome.verdict === 'review' && HELD_OUT.has(outcome.reason),
-      cardMismatches,
-    };
-  });
-  const count = (d: Decision) => planRows.filter((r) => r.decision === d).length;
+/** The row's tools against their acceptance: drift and identity against the accepted snapshot, when it could be read. */
+function toolReviewOf(o: Observation, input: DecideInput, url: string): ToolReview {
+  const accepted = input.lock.servers[url];
+  const latest = o.toolsHash === null ? null : input.snapshots.get(o.toolsHash) ?? null;
+  return reviewAgainst(accepted ? { hash: accepted.hash, toolsDigest: accepted.toolsDigest, snapshot: input.snapshots.get(accepted.hash) ?? null } : null, latest);
+}
+
+/**
+ * An observation whose processing failed at `stage` after the probe: review/unprocessable, its evidence saying
+ * where, so judging the record again gives the same verdict.
+ */
+export function unprocessable(o: Observation, stage: UnprocessableStage, err: unknown): Observation {
+  const error = oneLine(String((err as Error)?.message ?? err), RECORD_LIMITS.errorChars);
   return {
-    rows: planRows,
-    summary: { total: planRows.length, keep: count('keep'), keepFailed: count('keep-failed'), review: count('review'), drop: count('drop'), changed: planRows.filter((r) => r.changed).length },
+    ...o, verdict: 'review', reason: 'unprocessable', reasons: ['unprocessable'], tools: null, toolCount: null, error: oneLine(`${stage}: ${error}`, RECORD_LIMITS.errorChars),
+    appError: null, location: null, matrix: null, toolsHash: null, toolsDigest: null, findings: [], findingsSeen: 0, cardMismatches: null,
+    evidence: o.evidence && { ...o.evidence, unprocessable: { stage, error } },
+  };
+}
+
+/** One row decided. Whatever goes wrong in its tool review is this row's verdict (review/unprocessable), never the run's. */
+function planRow(row: RowInput, input: DecideInput, outage: boolean): PlanRow {
+  let o = row.observation;
+  let review: ToolReview;
+  try {
+    review = toolReviewOf(o, input, o.url);
+  } catch (err) {
+    o = unprocessable(o, 'review', err);
+    review = NO_TOOL_REVIEW;
+  }
+  const reviewed = { ...o, ...reviewTools(o, review) };
+  const last = row.history[0];
+  const previous = last ? { verdict: last.verdict, reason: last.reason, at: last.observedAt } : null;
+  return {
+    ...reviewed,
+    name: row.name,
+    ...decideRow(reviewed, row.history, input.confirmDrops, outage),
+    previous,
+    changed: !previous || previous.verdict !== reviewed.verdict || previous.reason !== reviewed.reason,
+    acceptedHash: review.acceptedHash,
+    toolChanges: review.changes,
+    toolsChanged: review.toolsChanged,
+    serverInfoChanged: review.serverInfoChanged,
+    identityChanged: review.identityChanged,
+    firstUse: review.firstUse && reviewed.toolsHash !== null && reviewed.reason !== 'suspicious-tools',
+    heldOut: reviewed.verdict === 'review' && HELD_OUT.has(reviewed.reason),
+    snapshotSha256: reviewed.toolsHash === null ? null : input.snapshotSha256?.get(reviewed.toolsHash) ?? null,
+  };
+}
+
+export function decide(input: DecideInput): Plan {
+  const aborted = detectOutage(input.rows.map((r) => r.observation), input.canaries);
+  const rows = input.rows.map((r) => planRow(r, input, aborted !== null));
+  const count = (d: Decision) => rows.filter((r) => r.decision === d).length;
+  return {
+    rows,
+    summary: { total: rows.length, keep: count('keep'), keepFailed: count('keep-failed'), review: count('review'), drop: count('drop'), changed: rows.filter((r) => r.changed).length },
     aborted,
-    warnings: opts.warnings ?? [],
+    warnings: [...(input.warnings ?? [])],
   };
 }

@@ -5,15 +5,10 @@
  * reviewed. A server that turned into another one (serverInfo.name differs and fewer than half of the accepted
  * tool names remain) is `identity-changed`. Removed tools are a change too: the list a maintainer vetted is gone.
  */
-import type { StoredSnapshot, ToolDigest } from '../attest/snapshot.js';
-import type { ProbeOutcome } from '../attest/result.js';
-import type { Reason } from '../policy/policy.js';
-
-export interface ToolChanges {
-  added: string[]; removed: string[]; changed: string[];
-  /** The tools digest differs but no stored per-tool digest names the change (a list cut for storage, or no readable accepted snapshot). */
-  unlisted?: boolean;
-}
+import type { Observation } from '../model/observation.js';
+import type { ToolChanges } from '../model/plan.js';
+import type { StoredSnapshot, ToolDigest } from '../model/snapshot.js';
+import type { Reason } from '../model/words.js';
 
 type Digests = Pick<StoredSnapshot, 'digests'>;
 
@@ -119,7 +114,7 @@ export const NO_TOOL_REVIEW: ToolReview = { acceptedHash: null, changes: null, t
  * then suspicious-tools, then tools-changed; every one in `reasons`. A list whose tools a maintainer accepted
  * keeps its findings accepted too (a version bump alone does not undo that).
  */
-export function reviewTools(o: Pick<ProbeOutcome, 'verdict' | 'reason' | 'reasons' | 'toolsHash'>, t: ToolReview): Pick<ProbeOutcome, 'verdict' | 'reason' | 'reasons'> {
+export function reviewTools(o: Pick<Observation, 'verdict' | 'reason' | 'reasons' | 'toolsHash'>, t: ToolReview): Pick<Observation, 'verdict' | 'reason' | 'reasons'> {
   const suspicious = o.reason === 'suspicious-tools';
   if (o.verdict !== 'live' && !suspicious) return o;
   const accepted = t.acceptedHash !== null && o.toolsHash !== null && (t.acceptedHash === o.toolsHash || !t.toolsChanged);

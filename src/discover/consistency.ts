@@ -6,10 +6,11 @@
  * equal serverInfo.name; free text (title, description) is not judged.
  */
 import { normalizeUrl } from '../catalog/url.js';
-import { clipText } from '../util/text.js';
+import { clipText } from '../text/clip.js';
 
-/** `card` is what the card claims, bounded (a card is untrusted): text, a number, a boolean, null, or a short list of them. */
-export interface Mismatch { field: string; card: unknown; live: unknown }
+import type { Mismatch } from '../model/observation.js';
+
+export type { Mismatch };
 
 /** A claim as recorded: scalars (text clipped), lists of at most 20 scalars; anything else only by its kind. */
 function claim(value: unknown): unknown {

@@ -2,6 +2,7 @@
  * `discover`: find candidate servers through the discovery standards, validate their cards, judge one-tap
  * eligibility, optionally attest them. It proposes; it never writes the catalog.
  */
+import { detailOf } from '../policy/policy.js';
 import type { Catalog } from '../catalog/model.js';
 import { probeMany } from '../attest/probe-many.js';
 import { cardMismatches, type Mismatch } from './consistency.js';
@@ -10,7 +11,7 @@ import { mapConcurrent } from '../util/pool.js';
 import { validateDocument, type Validation } from './card.js';
 import { DocumentError, identifierTail, looksLikeCard, looksLikeCatalog, MEDIA, readCatalog, WELL_KNOWN, type CatalogEntry } from './documents.js';
 import { addCommand, judgeCard } from './eligibility.js';
-import { checkUrl, FetchRefused, guardedGet, guardedLookup, type FetchPolicy } from './fetcher.js';
+import { checkUrl, FetchRefused, guardedGet, guardedLookup, type FetchPolicy } from '../net/fetcher.js';
 
 export interface DiscoverOptions extends FetchPolicy {
   /** The curated catalog, for the removed list and duplicate hosts. */
@@ -197,7 +198,7 @@ export async function discover(input: string, opts: DiscoverOptions): Promise<Di
       c.reason = r.reason;
       c.mismatches = cardMismatches(cardOf.get(c), { url: c.url!, serverVersion: r.serverVersion, protocolVersion: r.protocolVersion, eras: {} });
       // A card is a claim; only a live answer makes it a one-tap candidate.
-      if (c.verdict !== 'live') { c.eligible = false; c.why = `not attested live: ${c.verdict}/${c.reason}${results[i]!.detail ? ` (${results[i]!.detail})` : ''}`; }
+      if (c.verdict !== 'live') { c.eligible = false; c.why = `not attested live: ${c.verdict}/${c.reason} (${detailOf(r)})`; }
     });
   }
   for (const c of candidates) c.addCommand = c.eligible && !c.curated && c.url ? addCommand(c) : null;

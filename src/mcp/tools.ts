@@ -4,19 +4,23 @@
  * Nothing here writes: no catalog write, no history record, no add, no accept.
  */
 import { existsSync } from 'node:fs';
+import { z } from 'zod';
+import { planRowJsonSchema, probeJsonSchema } from '../model/views.js';
+import { planSummarySchema } from '../model/plan.js';
 import { join } from 'node:path';
 import { loadCatalog, parseCatalog, type Catalog } from '../catalog/model.js';
 import { lintCatalog } from '../catalog/lint.js';
 import { discover, DISCOVERY_LIMITS } from '../discover/discover.js';
 import { addCommand } from '../discover/eligibility.js';
-import { assertPublicTarget, FetchRefused, guardedLookup } from '../discover/fetcher.js';
-import { POLICY_TABLE, REASON_TEXT, type Reason } from '../policy/policy.js';
-import { planJson, refresh } from '../refresh/refresh.js';
+import { assertPublicTarget, FetchRefused, guardedLookup } from '../net/fetcher.js';
+import { detailOf, POLICY_TABLE, REASON_TEXT, type Reason } from '../policy/policy.js';
+import { refresh } from '../refresh/refresh.js';
+import { planJson } from '../decide/plan-json.js';
 import type { ProbeResult } from '../attest/probe.js';
 import { probeMany } from '../attest/probe-many.js';
 import { CLIENT_PROFILES, DEFAULT_PROFILE_ID, matrixLine } from '../attest/profile.js';
-import { probeResultJson } from '../attest/result.js';
-import { inert } from '../cli/render.js';
+import { probeJson } from '../attest/json.js';
+import { inert } from '../text/escape.js';
 import { confinedPath } from './confine.js';
 import { ProgressCounter, withinTime, type McpLimits } from './limits.js';
 
@@ -47,26 +51,15 @@ export interface ToolSpec {
 const DEFAULT_CATALOG = 'catalog/servers.json';
 const str = { type: 'string' } as const;
 const strOrNull = { type: ['string', 'null'] } as const;
-const intOrNull = { type: ['integer', 'null'] } as const;
 
-/** The per-URL object of `probe --json`: the contract fields; later fields pass through. */
-const probeResultSchema = {
-  type: 'object',
-  required: ['url', 'verdict', 'reason', 'attempts', 'httpStatus', 'tools', 'error', 'detail'],
-  properties: {
-    url: str,
-    verdict: { enum: ['live', 'review', 'drop', 'failed'] },
-    reason: str,
-    attempts: { type: 'integer' },
-    httpStatus: intOrNull,
-    protocolVersion: strOrNull,
-    serverName: strOrNull,
-    tools: { type: ['array', 'null'], items: str },
-    error: strOrNull,
-    detail: str,
-    quirks: { type: 'array', items: str },
-  },
-};
+/** A view's JSON Schema, derived from the record's (`src/model/views.ts`), without its `$schema` (it sits inside a tool's). */
+function viewSchema(schema: z.ZodType): Record<string, unknown> {
+  const { $schema: _, ...rest } = z.toJSONSchema(schema) as Record<string, unknown>;
+  return rest;
+}
+
+/** The per-URL object of `probe --json`. */
+const probeResultSchema = viewSchema(probeJsonSchema);
 
 const catalogPathSchema = { type: 'string', minLength: 1, description: `Path of a catalog file inside the directory the server was started in (default ${DEFAULT_CATALOG}).` };
 
@@ -108,7 +101,7 @@ function probeLine(r: ProbeResult): string {
     r.appError && r.appError !== r.error ? `the app would say: ${inert(r.appError)}` : null,
     r.matrix ? matrixLine(r.matrix) : null,
   ].filter((n) => n !== null);
-  return `- ${inert(r.url)}: ${r.verdict}/${r.reason}${tools} (${r.detail})${notes.map((n) => `; ${n}`).join('')}`;
+  return `- ${inert(r.url)}: ${r.verdict}/${r.reason}${tools} (${detailOf(r)})${notes.map((n) => `; ${n}`).join('')}`;
 }
 
 const probeTool: ToolSpec = {
@@ -170,7 +163,7 @@ const probeTool: ToolSpec = {
       ...results.map(probeLine),
       ...(unfinished.length ? [`Not finished within the per-call limit of ${seconds(ctx.limits.callTimeMs)} (probe them in a smaller call): ${unfinished.map(inert).join(', ')}`] : []),
     ].join('\n');
-    return { summary, structured: { results: results.map(probeResultJson), ...(unfinished.length ? { unfinished } : {}) } };
+    return { summary, structured: { results: results.map(probeJson), ...(unfinished.length ? { unfinished } : {}) } };
   },
 };
 
@@ -247,13 +240,10 @@ const planTool: ToolSpec = {
     type: 'object',
     required: ['plan', 'summary', 'aborted'],
     properties: {
-      plan: {
-        type: 'array',
-        description: 'One row per catalog server: what `onetap refresh --json` prints.',
-        items: { type: 'object', required: ['name', 'url', 'decision', 'verdict', 'reason'], properties: { name: str, url: str, decision: { enum: ['keep', 'keep-failed', 'review', 'drop'] }, verdict: str, reason: str } },
-      },
-      summary: { type: 'object' },
+      plan: { type: 'array', description: 'One row per catalog server: what `onetap refresh --json` prints.', items: viewSchema(planRowJsonSchema) },
+      summary: viewSchema(planSummarySchema),
       aborted: strOrNull,
+      warnings: { type: 'array', items: str },
       probedAt: str,
       written: { type: 'array', items: str, maxItems: 0 },
     },

@@ -3,7 +3,7 @@
  * like the app's `PopularMcpServers.kt` (`PopularMcpServer(name, url, description, headers, requiresAuth)`).
  */
 import type { Catalog } from '../catalog/model.js';
-import { jsonInvisibleEscaped, kotlinString, tsString } from './escape.js';
+import { jsonInvisibleEscaped, kotlinString, tsString } from '../text/escape.js';
 
 export interface PopularMcpServer {
   name: string;

@@ -1,8 +1,8 @@
 /** The Markdown snapshot (like the app's `servers.md`) and the dated log entry of an applied refresh. */
 import type { Catalog } from '../catalog/model.js';
-import type { Plan, PlanRow } from '../decide/decide.js';
+import type { Plan, PlanRow } from '../model/plan.js';
 import { REASON_TEXT } from '../policy/policy.js';
-import { md, mdTrusted, type Md } from './escape.js';
+import { md, mdTrusted, type Md } from '../text/escape.js';
 
 export interface RefreshModel {
   /** The catalog as it is after this refresh. */

@@ -8,28 +8,20 @@
  * In each group the first rule whose `when` holds gives the reason; every rule that holds is in `reasons`.
  * Each rule quotes the sentence of the policy it implements, so the two can be read side by side.
  */
-import { isTlsCode, stepOf, type ClientRun, type Exchange, type Observation } from '../attest/observation.js';
+import type { ClientRun, Evidence, Exchange } from '../model/evidence.js';
+import { isTlsCode, stepOf } from '../model/read.js';
+import type { Reason, VerdictName } from '../model/words.js';
 
-export type VerdictName = 'live' | 'review' | 'drop' | 'failed';
-
-export type Reason =
-  // live
-  | 'ok' | 'auth-optional'
-  // review: alive, but the app cannot use it
-  | 'app-sse-format' | 'app-stream-open' | 'app-wrong-message' | 'app-notification-rejected' | 'app-ua-blocked'
-  | 'app-batch-response' | 'app-encoding' | 'app-tool-list' | 'app-incompatible' | 'era-incompatible'
-  // review: other
-  | 'suspicious-tools' | 'tools-changed' | 'identity-changed' | 'unprocessable'
-  | 'zero-tools' | 'auth-required' | 'payment-required' | 'redirected' | 'handshake-error' | 'tools-error' | 'oversize'
-  // drop
-  | 'dns' | 'refused' | 'http-404' | 'http-410' | 'not-mcp' | 'not-streamable-http'
-  | 'origin-tls' | 'origin-dns' | 'non-retryable-5xx'
-  // failed (keep the row)
-  | 'timeout' | 'retryable-5xx' | 'network' | 'rate-limited' | 'edge-blocked' | 'tls';
+export type { Reason, VerdictName };
 
 export interface Verdict { verdict: VerdictName; reason: Reason }
 
-export interface EntryFacts { requiresAuth: boolean }
+/** What the policy knows besides the evidence: how the entry is curated, and whether screening flagged its tools. */
+export interface EntryFacts {
+  requiresAuth: boolean;
+  /** Screening found something in the deciding client's tool list (`findingsSeen > 0`). */
+  flagged?: boolean;
+}
 
 /** Plain-language meaning of each reason, for tables, snapshots, the status page and `explain`. */
 export const REASON_TEXT: Record<Reason, string> = {
@@ -73,12 +65,18 @@ export const REASON_TEXT: Record<Reason, string> = {
   'tls': 'the TLS handshake with the server failed',
 };
 
+/** The plain-language reason of a record: its reason's text, and where onetap could not process the answer. */
+export function detailOf(r: { reason: Reason; evidence: Pick<Evidence, 'unprocessable'> | null }): string {
+  const u = r.evidence?.unprocessable;
+  return u && r.reason === 'unprocessable' ? `${REASON_TEXT.unprocessable} (stage: ${u.stage})` : REASON_TEXT[r.reason];
+}
+
 /** Failures worth exactly one retry (policy: "Timeouts and retryable 5xx: retry once"). */
 export const RETRYABLE: ReadonlySet<Reason> = new Set(['timeout', 'retryable-5xx', 'network', 'rate-limited']);
 
 /** What a rule reads: the deciding client's run, the diagnosis, the other profiles, the entry. */
 interface Facts {
-  o: Observation;
+  o: Evidence;
   entry: EntryFacts;
   app: ClientRun;
   /** The run whose evidence the taxonomy reads: the diagnosis when there is one, else the deciding run. */
@@ -95,12 +93,12 @@ interface Rule extends Verdict {
   when: (f: Facts) => boolean;
 }
 
-const status = (e: Exchange | undefined) => e?.status ?? null;
-const is5xx = (e: Exchange | undefined) => (status(e) ?? 0) >= 500;
+const status = (e: Pick<Exchange, 'status'> | undefined) => e?.status ?? null;
+const is5xx = (e: Pick<Exchange, 'status'> | undefined) => (status(e) ?? 0) >= 500;
 const isAuthStatus = (e: Exchange) => e.status === 401 || e.status === 403;
 const code = (e: Exchange | undefined) => e?.errorCode ?? null;
-const rpcOk = (e: Exchange | undefined) => !!e && (e.status ?? 0) < 300 && e.response !== null && e.response.error === undefined && typeof e.response.result === 'object' && e.response.result !== null;
-const rpcError = (e: Exchange | undefined) => !!e?.response?.error;
+const rpcOk = (e: Exchange | undefined) => !!e && (e.status ?? 0) < 300 && e.rpc !== null && e.rpc.error === null && e.rpc.result;
+const rpcError = (e: Exchange | undefined) => !!e?.rpc?.error;
 const body = (e: Exchange | undefined) => e?.bodySnippet ?? '';
 const appStep = (f: Facts, step: Exchange['step']) => stepOf(f.app, step);
 /** The app stopped at `step` with a JSON-RPC error ("tools/list failed: ..."). */
@@ -119,7 +117,7 @@ const isEdgeChallenge = (e: Exchange) =>
 const isAuthAnswer = (e: Exchange) =>
   e.status === 401 || (e.status === 403 && (e.headers['www-authenticate'] !== undefined || e.body === 'json'));
 const isEraError = (e: Exchange | undefined) =>
-  !!e?.response?.error && (e.response.error.code === -32601 || ERA_MESSAGE.test(String(e.response.error.message)));
+  !!e?.rpc?.error && (e.rpc.error.code === -32601 || ERA_MESSAGE.test(e.rpc.error.message));
 
 // ---- 0. what onetap could not process is never live, and stops nothing else (the row's own verdict)
 const unprocessableRules: Rule[] = [
@@ -128,7 +126,7 @@ const unprocessableRules: Rule[] = [
 
 // ---- 1. live: the deciding client's outcome (a tool list that screening flags goes to a human first)
 const screenRules: Rule[] = [
-  { verdict: 'review', reason: 'suspicious-tools', policy: 'a one-tap row is a promise that the server is safe to connect to: flagged tool text is never dropped automatically, a human decides', when: ({ app, o }) => app.connected && o.findings.length > 0 },
+  { verdict: 'review', reason: 'suspicious-tools', policy: 'a one-tap row is a promise that the server is safe to connect to: flagged tool text is never dropped automatically, a human decides', when: ({ app, entry }) => app.connected && entry.flagged === true },
 ];
 const liveRules: Rule[] = [
   { verdict: 'live', reason: 'ok', policy: 'Attested live: a probe matching the app client succeeds (tools/list returns a JSON-RPC result with tools)', when: ({ app }) => app.works },
@@ -155,7 +153,7 @@ const otherProfileWorks = (f: Facts) => Object.values(f.o.others).some((r) => r.
 
 const reviewRules: Rule[] = [
   { verdict: 'review', reason: 'era-incompatible', policy: 'alive under a newer revision, or a JSON-RPC error that names the protocol version: not a dead host', when: (f) => !diagnosisWorks(f) && (otherProfileWorks(f) || isEraError(stepOf(f.app, 'initialize')) || isEraError(f.init)) },
-  { verdict: 'review', reason: 'zero-tools', policy: 'zero tools is unusual: treat as review, not an automatic drop', when: (f) => f.evidence.connected && f.evidence.tools?.length === 0 },
+  { verdict: 'review', reason: 'zero-tools', policy: 'zero tools is unusual: treat as review, not an automatic drop', when: (f) => f.evidence.connected && f.evidence.toolCount === 0 },
 ];
 
 // ---- 3. the seed's taxonomy, from the evidence of the reads (initialize, then tools/list)
@@ -172,9 +170,9 @@ const initRules: Rule[] = [
   { verdict: 'failed', reason: 'rate-limited', policy: '429 is not an observation of the server: retry once, then keep', when: ({ init }) => init.status === 429 },
   { verdict: 'review', reason: 'payment-required', policy: 'Paid-only hosts stay out; an auth-optional entry that now wants payment is a human\'s call', when: ({ init, entry }) => init.status === 402 && entry.requiresAuth },
   { verdict: 'drop', reason: 'payment-required', policy: 'Must hold: free to add. Paid-only hosts stay out (HTTP 402, as x402-style paid servers answer)', when: ({ init }) => init.status === 402 },
-  { verdict: 'drop', reason: 'not-streamable-http', policy: 'Must drop: anything that is not Streamable HTTP (legacy HTTP+SSE answers GET with an endpoint event)', when: ({ o, init }) => o.legacySse === true || init.problem === 'endpoint-event' || (init.status === 405 && init.response === null) },
-  { verdict: 'drop', reason: 'http-404', policy: 'Must drop: 404', when: ({ init }) => init.status === 404 && init.response === null },
-  { verdict: 'drop', reason: 'http-410', policy: 'Must drop: 410', when: ({ init }) => init.status === 410 && init.response === null },
+  { verdict: 'drop', reason: 'not-streamable-http', policy: 'Must drop: anything that is not Streamable HTTP (legacy HTTP+SSE answers GET with an endpoint event)', when: ({ o, init }) => o.legacySse === true || init.problem === 'endpoint-event' || (init.status === 405 && init.rpc === null) },
+  { verdict: 'drop', reason: 'http-404', policy: 'Must drop: 404', when: ({ init }) => init.status === 404 && init.rpc === null },
+  { verdict: 'drop', reason: 'http-410', policy: 'Must drop: 410', when: ({ init }) => init.status === 410 && init.rpc === null },
   { verdict: 'review', reason: 'redirected', policy: 'not named by the policy: the app does not follow a redirected POST, a human updates the URL', when: ({ init }) => (status(init) ?? 0) >= 300 && (status(init) ?? 0) < 400 },
   { verdict: 'failed', reason: 'edge-blocked', policy: 'A 403 alone is not proof of auth-gating (edges 403 non-browser agents)', when: ({ init }) => isEdgeChallenge(init) },
   { verdict: 'review', reason: 'auth-required', policy: 'Auth-optional hosts: initialize without a key is enough; a 401/403 there means the key is no longer optional', when: ({ init, entry }) => entry.requiresAuth && isAuthStatus(init) },
@@ -202,13 +200,13 @@ export interface Classification extends Verdict {
 }
 
 /** A failure that passes (5xx, 429, a network error other than DNS or refused): retried, never a trip of the app's. */
-export function isTransient(e: Exchange | undefined): boolean {
+export function isTransient(e: Pick<Exchange, 'errorCode' | 'status'> | undefined): boolean {
   if (!e) return false;
   if (e.errorCode !== null && e.status === null) return e.errorCode !== 'ENOTFOUND' && e.errorCode !== 'ECONNREFUSED';
   return is5xx(e) || e.status === 429;
 }
 
-function facts(o: Observation, entry: EntryFacts): Facts {
+function facts(o: Evidence, entry: EntryFacts): Facts {
   const evidence = o.diagnosis ?? o.deciding;
   const init = stepOf(evidence, 'initialize') ?? stepOf(evidence, 'server/discover') ?? stepOf(o.deciding, 'initialize') ?? evidence.steps[0];
   if (!init) throw new Error('observation has no first step');
@@ -223,8 +221,8 @@ function decide(rules: Rule[], f: Facts): Classification | null {
   return { verdict: first.verdict, reason: first.reason, reasons, policy: first.policy };
 }
 
-/** The policy: observation + entry facts → verdict, reason, every reason that applies. */
-export function classify(o: Observation, entry: EntryFacts): Classification {
+/** The policy: the evidence + entry facts → verdict, reason, every reason that applies. */
+export function classify(o: Evidence, entry: EntryFacts): Classification {
   // Before the facts: an answer that could not be processed may have no steps to read.
   if (o.unprocessable) { const r = unprocessableRules[0]!; return { verdict: r.verdict, reason: r.reason, reasons: [r.reason], policy: r.policy }; }
   const f = facts(o, entry);
@@ -247,6 +245,20 @@ export function classify(o: Observation, entry: EntryFacts): Classification {
   const initStep = decide(initRules, f);
   if (initStep) return initStep;
   return decide(toolsRules, f)!;
+}
+
+/**
+ * The evidence judged as if `profile` had decided (the matrix, and `rejudge` under another deciding profile): that
+ * profile's run in the deciding place, beside the same diagnosis, the matrix's runs counted. Null when the record
+ * holds no run of that profile (no evidence).
+ */
+export function classifyAs(e: Evidence, profile: string, entry: EntryFacts): Classification | null {
+  const others = { ...e.others, ...e.matrix?.others };
+  const own = profile === e.deciding.profile;
+  const run = own ? e.deciding : others[profile];
+  if (!run) return null;
+  delete others[profile];
+  return classify({ ...e, deciding: run, diagnosis: e.diagnosis ?? e.matrix?.diagnosis ?? null, others, uaBlocked: own ? e.uaBlocked : null }, entry);
 }
 
 /** Every rule, in order, for documentation, `explain` and tests. */

@@ -3,8 +3,8 @@
  * would show the model (name, title, description, annotations, and every string in inputSchema: property
  * descriptions, titles, enum/const/default/examples values) in full, and reports each rule once per field.
  */
-import { MAX_NESTING } from '../attest/snapshot.js';
-import { clipText } from '../util/text.js';
+import { MAX_NESTING } from '../util/json.js';
+import { clipText } from '../text/clip.js';
 import { PROBE_RULES, RULES, type CharRule, type Clause, type TextRule } from './rules.js';
 import type { Finding, ScreenRuleDoc, ToolSnapshot } from './types.js';
 
@@ -96,7 +96,7 @@ type Mode = 'schema' | 'names' | 'value';
 
 /**
  * Every string in a JSON value, depth-first in document order, without recursion. Levels are counted as
- * nestsDeeperThan (src/attest/snapshot.ts) counts them over the whole tool: the tool is level 1, its inputSchema
+ * nestsDeeperThan (src/util/json.ts) counts them over the whole tool: the tool is level 1, its inputSchema
  * or annotations object level 2. An object or array deeper than MAX_NESTING is not walked (the prober refuses such
  * a list before screening; here it only bounds the work), so every list the prober accepts is screened whole.
  */

@@ -6,12 +6,11 @@
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Catalog } from '../catalog/model.js';
-import type { HistoryStore } from '../history/store.js';
-import { historyProblemsOf } from '../history/open.js';
+import type { Store } from '../store/store.js';
 import { publication, publishedDocuments, type PublishOptions } from '../publish/publish.js';
 import { historyAnswer, refreshView } from '../status/model.js';
 import { overviewPage, serverPage } from '../status/page.js';
-import { buildStatus } from '../status/routes.js';
+import { buildStatus } from '../status/build.js';
 import { writeAllAtomic } from '../util/atomic.js';
 
 /** The history windows written per server (`api/servers/<id>/history-<days>.json`). */
@@ -29,22 +28,22 @@ export interface SiteFile { path: string; content: string }
 const json = (v: unknown) => JSON.stringify(v, null, 2) + '\n';
 
 /** Every file of the site, in memory. Reads the store; writes nothing. */
-export function siteFiles(catalog: Catalog, store: HistoryStore | null, opts: SiteOptions = {}): SiteFile[] {
+export async function siteFiles(catalog: Catalog, store: Store | null, opts: SiteOptions = {}): Promise<SiteFile[]> {
   const now = opts.now ?? new Date();
   const files: SiteFile[] = [];
   // Discovery documents, byte for byte what `serve` answers (absolute URLs only with a base URL).
   for (const [path, doc] of publishedDocuments(publication(catalog, opts))) files.push({ path: path.replace(/^\//, ''), content: doc.body });
-  const model = buildStatus(catalog, store, now);
+  const model = await buildStatus(catalog, store, now);
   files.push({ path: 'api/servers.json', content: json(model) });
-  const latest = refreshView(store?.latestRun() ?? null);
+  const latest = refreshView((await store?.latestRun()) ?? null);
   // Before the first refresh there is no such document (serve answers 404): no file.
   if (latest) files.push({ path: 'api/refreshes/latest.json', content: json(latest) });
   const since = (days: number) => new Date(now.getTime() - (days - 1) * DAY).toISOString().slice(0, 10);
   for (const server of model.servers) {
-    const observations90 = store?.since(server.url, since(90)) ?? [];
+    const observations90 = (await store?.since(server.url, since(90))) ?? [];
     files.push({ path: `servers/${server.id}.html`, content: serverPage(server, observations90, model.generatedAt, { static: true }) });
     for (const days of HISTORY_WINDOWS) {
-      const observations = store?.since(server.url, since(days)) ?? [];
+      const observations = days === 90 ? observations90 : (await store?.since(server.url, since(days))) ?? [];
       files.push({
         path: `api/servers/${server.id}/history-${days}.json`,
         content: json(historyAnswer(server, observations, days, now)),
@@ -54,7 +53,7 @@ export function siteFiles(catalog: Catalog, store: HistoryStore | null, opts: Si
   // GitHub Pages deployed from a branch runs Jekyll, which drops dot-folders (.well-known) without this.
   files.push({ path: '.nojekyll', content: '' });
   // Last: it links to everything above, so a reader never follows a link to a file not yet written.
-  files.push({ path: 'index.html', content: overviewPage(model, { static: true, historyProblems: historyProblemsOf(store) }) });
+  files.push({ path: 'index.html', content: overviewPage(model, { static: true, historyProblems: (await store?.problems()) ?? undefined }) });
   return files;
 }
 

@@ -1,5 +1,5 @@
 /** A tagged template that escapes every interpolation unless it is already `Html`: XSS-safe by construction. */
-import { escapeHtml, escapingTemplate, SafeText } from '../outputs/escape.js';
+import { escapeHtml, escapingTemplate, SafeText } from '../text/escape.js';
 
 export class Html extends SafeText {}
 

@@ -4,12 +4,12 @@
  */
 import type { Catalog } from '../catalog/model.js';
 import { serverIds } from '../catalog/ids.js';
-import type { ObservationRecord, RunRecord } from '../history/store.js';
-import type { MatrixCell } from '../attest/result.js';
-import type { PlanRowJson } from '../decide/plan-json.js';
-import { REASON_TEXT, type Reason, type VerdictName } from '../policy/policy.js';
-import type { Decision } from '../decide/decide.js';
-import { clipText as clip } from '../util/text.js';
+import type { MatrixCell } from '../model/observation.js';
+import type { PlanRow, RecordedRun } from '../model/plan.js';
+import type { Decision, Reason, VerdictName } from '../model/words.js';
+import { planRowJson, type PlanRowJson } from '../decide/plan-json.js';
+import { REASON_TEXT } from '../policy/policy.js';
+import { clipText as clip } from '../text/clip.js';
 
 /** Worst first: a day's bar shows the worst verdict observed that day. */
 const SEVERITY: Record<VerdictName, number> = { drop: 3, failed: 2, review: 1, live: 0 };
@@ -82,20 +82,25 @@ export function clipTools(tools: readonly string[] | null | undefined, count: nu
   return Array.isArray(tools) ? tools.slice(0, count).map((t) => clipText(String(t), chars)) : null;
 }
 
-/** An observation as the history API answers it: tools and remote text clipped, `toolCount` beside the tools. */
-export function observationView(o: ObservationRecord): ObservationRecord & { toolCount: number | null } {
+/** An observation as the history API answers it (a view of the recorded row): tools and remote text clipped, `toolCount` beside the tools. */
+export function observationView(o: PlanRow) {
   return {
-    ...o, tools: clipTools(o.tools), toolCount: o.tools?.length ?? null, error: clipNullable(o.error), appError: clipNullable(o.appError), location: clipNullable(o.location),
-    findings: (o.findings ?? []).slice(0, LIMITS.findingsListed).map((f) => ({ ...f, tool: clipText(String(f.tool), LIMITS.toolNameChars), excerpt: clipNullable(f.excerpt) as string })),
+    url: o.url, name: o.name, at: o.observedAt, verdict: o.verdict, reason: o.reason, attempts: o.attempts, httpStatus: o.httpStatus, durationMs: o.durationMs,
+    tools: clipTools(o.tools), error: clipNullable(o.error), profile: o.profile, reasons: o.reasons, appError: clipNullable(o.appError), location: clipNullable(o.location),
+    matrix: o.matrix, toolsHash: o.toolsHash,
+    findings: o.findings.slice(0, LIMITS.findingsListed).map((f) => ({ ...f, tool: clipText(String(f.tool), LIMITS.toolNameChars), excerpt: clipNullable(f.excerpt) as string })),
+    findingsSeen: o.findingsSeen, snapshotSha256: o.snapshotSha256, toolCount: o.toolCount ?? o.tools?.length ?? null,
+    decision: o.decision, run: o.run, vantage: o.vantage,
   };
 }
 
 /** The answer of `/api/servers/<id>/history?days=N` (and the static site's `history-N.json`). */
-export function historyAnswer(s: Pick<ServerStatus, 'id' | 'name' | 'url'>, observations: readonly ObservationRecord[], days: number, now: Date) {
+export function historyAnswer(s: Pick<ServerStatus, 'id' | 'name' | 'url'>, observations: readonly PlanRow[], days: number, now: Date) {
   return { id: s.id, name: s.name, url: s.url, days, observations: observations.map(observationView), daily: dayBars(observations, days, now) };
 }
 
 function clipPlanRow(r: PlanRowJson): PlanRowView {
+  // (a view of a recorded row: `planRowJson`, then clipped)
   const changes = r.toolChanges && typeof r.toolChanges === 'object'
     ? Object.fromEntries(Object.entries(r.toolChanges).map(([k, v]) => [k, Array.isArray(v) ? clipTools(v, LIMITS.changesListed) : v])) as unknown as PlanRowJson['toolChanges']
     : r.toolChanges;
@@ -126,8 +131,11 @@ function utcDay(iso: string): string {
   return iso.slice(0, 10);
 }
 
+/** What a bar or an uptime reads of an observation. */
+export type Point = Pick<PlanRow, 'observedAt' | 'verdict'>;
+
 /** `days` bars ending today (UTC), oldest first. */
-export function dayBars(observations: readonly ObservationRecord[], days: number, now: Date): DayBar[] {
+export function dayBars(observations: readonly Point[], days: number, now: Date): DayBar[] {
   const byDay = new Map<string, DayBar>();
   const bars: DayBar[] = [];
   for (let i = days - 1; i >= 0; i--) {
@@ -137,7 +145,7 @@ export function dayBars(observations: readonly ObservationRecord[], days: number
     bars.push(bar);
   }
   for (const o of observations) {
-    const bar = byDay.get(utcDay(o.at));
+    const bar = byDay.get(utcDay(o.observedAt));
     if (!bar) continue;
     bar.observations++;
     // Only a known verdict colours a day (a store of any origin may hold other words).
@@ -147,26 +155,27 @@ export function dayBars(observations: readonly ObservationRecord[], days: number
   return bars;
 }
 
-function uptime(observations: readonly ObservationRecord[], sinceIso: string): number | null {
-  const inRange = observations.filter((o) => o.at >= sinceIso);
+function uptime(observations: readonly Point[], sinceIso: string): number | null {
+  const inRange = observations.filter((o) => o.observedAt >= sinceIso);
   return inRange.length ? inRange.filter((o) => o.verdict === 'live').length / inRange.length : null;
 }
 
-export function refreshView(run: RunRecord | null): RefreshView | null {
-  if (!run) return null;
-  const p = run.plan as { plan?: PlanRowView[]; summary?: RefreshView['summary']; aborted?: string | null };
+export function refreshView(recorded: RecordedRun | null): RefreshView | null {
+  if (!recorded) return null;
+  const { run, rows } = recorded;
   return {
-    startedAt: run.startedAt, finishedAt: run.finishedAt, applied: run.applied,
-    summary: p.summary ?? { total: 0, keep: 0, keepFailed: 0, review: 0, drop: 0, changed: 0 },
-    aborted: p.aborted ?? null,
-    plan: Array.isArray(p.plan) ? p.plan.map(clipPlanRow) : [],
+    startedAt: run.startedAt, finishedAt: run.finishedAt, applied: run.applied, summary: run.summary, aborted: run.aborted,
+    plan: rows.map((r) => clipPlanRow(planRowJson(r))),
   };
 }
 
+/** What the status of one server reads: its verdicts of the last 90 days (oldest first) and the latest row among them. */
+export interface ServerHistory { points: readonly Point[]; last: PlanRow | null }
+
 /**
- * `history(url)` gives a server's observations of the last 90 days, oldest first.
+ * `history(url)` gives a server's verdicts of the last 90 days and its latest row (null without one in them).
  */
-export function statusModel(catalog: Catalog, history: (url: string) => ObservationRecord[], lastRun: RunRecord | null, now: Date): StatusModel {
+export function statusModel(catalog: Catalog, history: (url: string) => ServerHistory, lastRun: RecordedRun | null, now: Date): StatusModel {
   const ids = serverIds(catalog.servers);
   const lastRefresh = refreshView(lastRun);
   const planByUrl = new Map(lastRefresh?.plan.map((r) => [r.url, r]) ?? []);
@@ -176,13 +185,12 @@ export function statusModel(catalog: Catalog, history: (url: string) => Observat
     generatedAt: now.toISOString(),
     lastRefresh,
     servers: catalog.servers.map((s, i): ServerStatus => {
-      const observations = history(s.url);
-      const last = observations.at(-1) ?? null;
+      const { points: observations, last } = history(s.url);
       return {
         id: ids[i]!, name: s.name, url: s.url, description: s.description, requiresAuth: s.requiresAuth,
         decision: planByUrl.get(s.url)?.decision ?? null,
         verdict: last?.verdict ?? null, reason: last?.reason ?? null, reasonText: last ? (Object.hasOwn(REASON_TEXT, last.reason) ? REASON_TEXT[last.reason] : String(last.reason)) : null,
-        tools: clipTools(last?.tools), toolCount: last?.tools?.length ?? null, lastProbeAt: last?.at ?? null, attempts: last?.attempts ?? null, durationMs: last?.durationMs ?? null,
+        tools: clipTools(last?.tools), toolCount: last ? last.toolCount ?? last.tools?.length ?? null : null, lastProbeAt: last?.observedAt ?? null, attempts: last?.attempts ?? null, durationMs: last?.durationMs ?? null,
         httpStatus: last?.httpStatus ?? null, error: clipNullable(last?.error),
         appError: clipNullable(last?.appError), location: clipNullable(last?.location), matrix: last?.matrix ?? null,
         uptime30: uptime(observations, since30), uptime90: uptime(observations, since90),

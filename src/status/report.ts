@@ -3,10 +3,10 @@
  * any remote text (a server wrote the tool names and errors; anyone with the file can write the rest), so
  * every value goes through the `md` template and unknown enum values print as escaped text.
  */
-import { md, mdCodeWord, mdTrusted, type Md } from '../outputs/escape.js';
+import { md, mdCodeWord, mdTrusted, type Md } from '../text/escape.js';
 import { matrixLine } from '../attest/profile.js';
 import { toolReviewLine } from '../decide/drift.js';
-import type { HistoryProblems } from '../history/text.js';
+import type { HistoryProblems } from '../model/plan.js';
 import type { DayBar, StatusModel } from './model.js';
 
 const SQUARE: Record<string, string> = { live: '🟩', review: '🟨', failed: '🟧', drop: '🟥', none: '⬜' };

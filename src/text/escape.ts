@@ -154,3 +154,13 @@ export function mdCodeWord(text: unknown): Md {
 export function escapeHtml(text: string): string {
   return escapeHidden(text, visibleCodePoint).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
 }
+
+/**
+ * Server-supplied text must not drive, hide or reorder the terminal: control characters and line separators
+ * become U+FFFD, and what the shared decision shows escaped (bidi controls, zero-width, tag and other
+ * invisible characters, stray variation selectors) a visible `⟨U+XXXX⟩`.
+ */
+export function inert(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return escapeHidden(text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, '\uFFFD'), visibleCodePoint);
+}

@@ -1,7 +1,7 @@
 /** What `refresh --write` writes, computed without I/O: the next catalog and every generated file. */
 import { join } from 'node:path';
 import { serializeCatalog, type Catalog } from '../catalog/model.js';
-import type { Plan } from '../decide/decide.js';
+import type { Plan } from '../model/plan.js';
 import { REASON_TEXT } from '../policy/policy.js';
 import { runtimeJson, runtimeKotlin, runtimeServers, runtimeTypeScript } from '../outputs/runtime-list.js';
 import { logMarkdown, snapshotMarkdown, type RefreshModel } from '../outputs/snapshot.js';

@@ -2,8 +2,8 @@
 import { readFile } from 'node:fs/promises';
 import { probe, type ProbeOptions, type ProbeResult } from '../attest/probe.js';
 import { acquireLock, writeFileAtomic } from '../util/atomic.js';
-import { lintCatalog, where } from './lint.js';
-import { CatalogError, loadCatalog, serializeCatalog, type CatalogServer } from './model.js';
+import { lintCatalog, where } from '../catalog/lint.js';
+import { CatalogError, loadCatalog, serializeCatalog, type CatalogServer } from '../catalog/model.js';
 
 export interface AddOptions {
   catalogPath: string;

@@ -7,9 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseCatalog, serializeCatalog } from '../catalog/model.js';
 import { hostOf } from '../catalog/url.js';
-import { runRefresh } from '../cli/refresh.js';
+import { runRefresh } from './refresh.js';
 import { packagePath } from '../util/package-file.js';
-import { startDemoServer, type DemoServer, type Role } from './fleet.js';
+import { startDemoServer, type DemoServer, type Role } from '../demo/fleet.js';
 
 /** Who plays what; every other entry is live. */
 const ROLES: Record<string, Role> = {

@@ -1,0 +1,22 @@
+/** The status model from a store: what `serve`, `report` and `site` show. */
+import type { Catalog } from '../catalog/model.js';
+import type { Store } from '../store/store.js';
+import { statusModel, type ServerHistory, type StatusModel } from './model.js';
+
+/** The default of `--retention-days` (serve, report, site): what the pages and the API keep of the history. */
+export const DEFAULT_RETENTION_DAYS = 400;
+
+const DAY = 86_400_000;
+
+/** The status of every catalog server from the store: its verdicts of the last 90 days and its latest row among them. */
+export async function buildStatus(catalog: Catalog, store: Store | null, now: Date): Promise<StatusModel> {
+  const since = new Date(now.getTime() - 89 * DAY).toISOString().slice(0, 10);
+  const histories = new Map<string, ServerHistory>();
+  for (const s of catalog.servers) {
+    const points = (await store?.verdicts(s.url, since)) ?? [];
+    const last = points.length ? (await store!.recent(s.url, 1))[0] ?? null : null;
+    histories.set(s.url, { points, last: last && last.observedAt >= since ? last : null });
+  }
+  return statusModel(catalog, (url) => histories.get(url)!, (await store?.latestRun()) ?? null, now);
+}
+

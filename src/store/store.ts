@@ -1,0 +1,58 @@
+/**
+ * The store: where recorded runs, their rows, the tool snapshots they saw and the acceptances of tool lists live.
+ * One interface, one file per backend (Gatus's split): the text history in git beside the catalog
+ * (`./text-store.ts`) is the default; a database backend implements the same. Decisions read it; the prober
+ * never does. Everything is async: a database driver is.
+ */
+import type { LockEntry, ToolsLock } from '../model/acceptance.js';
+import type { HistoryProblems, PlanRow, RecordedRun } from '../model/plan.js';
+import type { StoredSnapshot } from '../model/snapshot.js';
+import type { VerdictName, Reason } from '../model/words.js';
+import type { FileWrite } from '../util/atomic.js';
+import type { SnapshotRead } from './snapshots.js';
+
+/** One observation of a URL as bars and uptime read it: when, and what it came to. */
+export interface VerdictPoint { observedAt: string; verdict: VerdictName; reason: Reason }
+
+/** Which runs: the last `last` recorded, or those started on or after `since` (an ISO day or time). */
+export interface RunSelection { last?: number; since?: string }
+
+/** What a run records besides its rows: the tool lists it saw, and the acceptances it made (on first use). */
+export interface RunChanges {
+  snapshots: readonly StoredSnapshot[];
+  /** The acceptances after this run (null: unchanged). */
+  lock: ToolsLock | null;
+  /** Files of the catalog's own written with the run's, all or none (the catalog, the generated lists). */
+  files: readonly FileWrite[];
+  /** Write the snapshot files even when their bytes differ only in format (a `--write` run, which also updates the lock). */
+  rewriteSnapshots: boolean;
+}
+
+export interface Store {
+  /** The rows of a URL's recorded runs (aborted runs never count), newest first. */
+  recent(url: string, limit: number): Promise<PlanRow[]>;
+  /** The rows of a URL observed on or after `since` (an ISO day or time), oldest first. */
+  since(url: string, since: string): Promise<PlanRow[]>;
+  /** The verdicts of a URL observed on or after `since`, oldest first: what day bars and uptime read. */
+  verdicts(url: string, since: string): Promise<VerdictPoint[]>;
+  /** The newest recorded run (an aborted one too), with its rows. */
+  latestRun(): Promise<RecordedRun | null>;
+  /** Recorded runs, oldest first. */
+  runs(select: RunSelection): Promise<RecordedRun[]>;
+  /** The accepted tool lists. */
+  acceptances(): Promise<ToolsLock>;
+  /** A stored snapshot, verified against the SHA-256 recorded for it (when given). */
+  snapshot(hash: string, sha256?: string | null): Promise<SnapshotRead>;
+  /** Per snapshot, the SHA-256 its stored bytes have once a run recording it is recorded (what rows record). */
+  snapshotDigests(snapshots: readonly StoredSnapshot[], rewrite: boolean): Promise<Map<string, string>>;
+  /**
+   * Records a run: its rows, the snapshots it saw and the acceptances it made, with `changes.files`, all or none.
+   * When the files cannot be written, the run is recorded as not applied (and the error thrown).
+   */
+  record(run: RecordedRun, changes: RunChanges): Promise<void>;
+  /** Accepts a tool list for a URL (`onetap accept`). */
+  accept(url: string, entry: LockEntry): Promise<void>;
+  /** What of the history could not be read (lines skipped, never fatal): how many, and the first few. */
+  problems(): Promise<HistoryProblems>;
+  close(): Promise<void>;
+}

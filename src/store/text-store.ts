@@ -1,0 +1,128 @@
+/**
+ * The default store: plain files beside the catalog, made to be committed, so a fresh clone (a CI runner) knows
+ * every streak, bar and acceptance. The history (`history/YYYY-MM.jsonl`, `./lines.ts`), the tool snapshots
+ * (`history/snapshots/`, `./snapshots.ts`) and the acceptances (`tools.lock.json`, `./lock.ts`); the index is
+ * in memory (`./text-index.ts`). Nothing is written until a run is recorded or a list accepted.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, open, truncate } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { LockEntry, ToolsLock } from '../model/acceptance.js';
+import type { HistoryProblems, PlanRow, RecordedRun } from '../model/plan.js';
+import type { StoredSnapshot } from '../model/snapshot.js';
+import { acquireLock, writeAllAtomic, writeFileAtomic, type FileWrite } from '../util/atomic.js';
+import { historyDir, monthFileName, parseHistory, runLines } from './lines.js';
+import { lockPath, readLock, serializeLock } from './lock.js';
+import { readSnapshot, snapshotFiles, type SnapshotRead } from './snapshots.js';
+import { TextIndex, type Retention } from './text-index.js';
+import type { RunChanges, RunSelection, Store, VerdictPoint } from './store.js';
+
+export class TextStore implements Store {
+  readonly dir: string;
+  private readonly index: TextIndex;
+
+  /** The store of the catalog at `catalogPath`; `retention` bounds what queries return (the files are never pruned). */
+  constructor(readonly catalogPath: string, retention: Retention = {}) {
+    this.dir = historyDir(catalogPath);
+    this.index = new TextIndex(this.dir, retention);
+  }
+
+  /** The index, in step with the files (a pull, another run's append). */
+  private fresh(): TextIndex {
+    this.index.sync();
+    return this.index;
+  }
+
+  /** Brings the index up to date; true when the files changed since the last call. */
+  sync(): boolean {
+    return this.index.sync();
+  }
+
+  async recent(url: string, limit: number): Promise<PlanRow[]> { return this.fresh().recent(url, limit); }
+  async since(url: string, since: string): Promise<PlanRow[]> { return this.fresh().since(url, since); }
+  async verdicts(url: string, since: string): Promise<VerdictPoint[]> { return this.fresh().verdicts(url, since); }
+  async latestRun(): Promise<RecordedRun | null> { return this.fresh().runs({ last: 1 })[0] ?? null; }
+  async runs(select: RunSelection): Promise<RecordedRun[]> { return this.fresh().runs(select); }
+  async problems(): Promise<HistoryProblems> { return this.fresh().problems(); }
+  async acceptances(): Promise<ToolsLock> { return readLock(this.catalogPath); }
+  async snapshot(hash: string, sha256?: string | null): Promise<SnapshotRead> { return readSnapshot(this.catalogPath, hash, sha256); }
+
+  async snapshotDigests(snapshots: readonly StoredSnapshot[], rewrite: boolean): Promise<Map<string, string>> {
+    return (await snapshotFiles(this.catalogPath, snapshots, rewrite)).sha;
+  }
+
+  /**
+   * The snapshot files, the lock and `changes.files` (the catalog last) are staged and renamed together; then the
+   * run's lines are appended. When the files fail, the run is recorded as not applied.
+   */
+  async record(recorded: RecordedRun, changes: RunChanges): Promise<void> {
+    const snapshots = (await snapshotFiles(this.catalogPath, changes.snapshots, changes.rewriteSnapshots)).writes;
+    const lock: FileWrite[] = changes.lock ? [{ path: lockPath(this.catalogPath), content: serializeLock(changes.lock) }] : [];
+    // The acceptances go in before the catalog, which stays last.
+    const files = [...snapshots, ...changes.files.slice(0, -1), ...lock, ...changes.files.slice(-1)];
+    try {
+      await writeAllAtomic(files);
+    } catch (err) {
+      await appendRuns(this.dir, [{ ...recorded, run: { ...recorded.run, applied: false } }]);
+      throw err;
+    }
+    await appendRuns(this.dir, [recorded]);
+  }
+
+  async accept(url: string, entry: LockEntry): Promise<void> {
+    const path = lockPath(this.catalogPath);
+    const release = await acquireLock(path, 10_000);
+    try {
+      const lock = await readLock(this.catalogPath);
+      await writeFileAtomic(path, serializeLock({ version: 1, servers: { ...lock.servers, [url]: entry } }));
+    } finally {
+      await release();
+    }
+  }
+
+  async close(): Promise<void> {}
+}
+
+/**
+ * Appends runs to their month files: one locked write per file, then fsync. An incomplete tail left by a
+ * crash is cut off first, so it can never run into the new lines.
+ */
+export async function appendRuns(dir: string, runs: readonly RecordedRun[]): Promise<string[]> {
+  const byFile = new Map<string, RecordedRun[]>();
+  for (const r of runs) byFile.set(monthFileName(r.run.startedAt), [...(byFile.get(monthFileName(r.run.startedAt)) ?? []), r]);
+  await mkdir(dir, { recursive: true });
+  const written: string[] = [];
+  for (const [file, fileRuns] of byFile) {
+    const path = join(dir, file);
+    // The lock is a dot-file: never a month file, so never history.
+    const release = await acquireLock(join(dir, `.${file}`), 10_000);
+    try {
+      const fresh = !existsSync(path);
+      const known = new Set<string>();
+      if (!fresh) {
+        const current = readFileSync(path);
+        const parsed = parseHistory(current);
+        if (parsed.wholeBytes < current.length) await truncate(path, parsed.wholeBytes);
+        for (const ref of parsed.tools.keys()) known.add(ref);
+      }
+      const text = fileRuns.map((r) => runLines(r, known)).join('');
+      const handle = await open(path, 'a', 0o644);
+      try {
+        await handle.write(text);
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      if (fresh) await syncDir(dir);
+      written.push(path);
+    } finally {
+      await release();
+    }
+  }
+  return written;
+}
+
+async function syncDir(dir: string): Promise<void> {
+  const handle = await open(dir, 'r').catch(() => null);
+  try { await handle?.sync(); } catch { /* not every platform syncs directories */ } finally { await handle?.close(); }
+}
