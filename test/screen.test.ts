@@ -66,7 +66,7 @@ describe('poisoned descriptions', () => {
     const echo = all.find((f) => f.tool === 'echo' && f.rule === 'invisible-unicode')!;
     assert.match(echo.excerpt, /\[hidden: "Ignore previous instructions/);
     const bidi = all.find((f) => f.tool === 'cleanup' && f.rule === 'bidi-control')!;
-    assert.match(bidi.excerpt, /\[U\+202E\]/);
+    assert.match(bidi.excerpt, /⟨U\+202E⟩/, 'the notation every page and terminal shows a hidden character in');
   });
 
   it('screens the full text: a payload after 200 KB of honest prose, or deep in a schema, is found', () => {

@@ -10,6 +10,7 @@ import { addQuirk, emptyRun, toolDefinition, type LiveExchange, type LiveRun } f
 import type { StepName } from '../model/words.js';
 import type { ToolDefinition } from '../model/snapshot.js';
 import { invalidToolHeaders } from './tool-headers.js';
+import { squeezed } from '../text/clip.js';
 import type { ClientProfile } from './profile.js';
 import { deleteSession, postJsonRpc, type PostOutcome } from './transport.js';
 import type { ClientOptions } from './app-client.js';
@@ -54,13 +55,9 @@ function resultOf(e: LiveExchange): Record<string, unknown> | null {
 export function exchangeError(e: LiveExchange): string {
   if (e.error) return `${e.error} on ${e.step}`;
   if (e.response?.error) return `JSON-RPC error ${e.response.error.code} on ${e.step}: ${String(e.response.error.message).slice(0, 160)}`;
-  if (e.status !== null && e.status >= 300) return `HTTP ${e.status} on ${e.step}${e.bodySnippet ? `: ${oneLine(e.bodySnippet)}` : ''}`;
-  if (e.problem) return `${e.problem} on ${e.step}${e.bodySnippet ? `: ${oneLine(e.bodySnippet)}` : ''}`;
+  if (e.status !== null && e.status >= 300) return `HTTP ${e.status} on ${e.step}${e.bodySnippet ? `: ${squeezed(e.bodySnippet, 120)}` : ''}`;
+  if (e.problem) return `${e.problem} on ${e.step}${e.bodySnippet ? `: ${squeezed(e.bodySnippet, 120)}` : ''}`;
   return `no result on ${e.step}`;
-}
-
-export function oneLine(text: string): string {
-  return text.replace(/\s+/g, ' ').trim().slice(0, 120);
 }
 
 function finish(run: LiveRun, started: number): LiveRun {

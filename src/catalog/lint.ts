@@ -8,7 +8,7 @@ import { ajv as loadAjv } from '../util/lazy.js';
 import { placeOf, type Catalog, type CatalogServer } from './model.js';
 import { hostOf, isLoopbackUrl, normalizeUrl } from './url.js';
 import { RULES, type CharRule } from '../screen/rules.js';
-import { escapeHidden, firstHidden, hiddenKind, visibleCodePoint } from '../text/unicode.js';
+import { escapeHidden, firstHidden, hiddenKind, visibleCodePoint, codePointName } from '../text/unicode.js';
 
 export interface LintProblem { where: string; message: string }
 
@@ -114,7 +114,7 @@ const CHARACTER_RULES = RULES.filter((r): r is CharRule => r.kind === 'chars');
 /** Code points of a hit, as `U+XXXX` words (at most four, then `…`). */
 function codePoints(text: string): string {
   const cps = [...text];
-  return cps.slice(0, 4).map((ch) => `U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`).join(' ') + (cps.length > 4 ? ' …' : '');
+  return cps.slice(0, 4).map(codePointName).join(' ') + (cps.length > 4 ? ' …' : '');
 }
 
 /**

@@ -3,6 +3,7 @@
  * Loading checks the structure every command relies on (types, and name/url/description/requiresAuth);
  * `lint` enforces the curation rules.
  */
+import { clipText } from '../text/clip.js';
 import { readFile } from 'node:fs/promises';
 import { once } from '../util/once.js';
 import { readPackageJson } from '../util/package-file.js';
@@ -182,9 +183,9 @@ export function placeOf(raw: unknown, segments: string[]): string {
     if (Array.isArray(parent)) {
       place += `[${seg}]`;
       // Entries are named as lint names them: servers[i] (name), removed[i] (name).
-      if (i === 1 && (segments[0] === 'servers' || segments[0] === 'removed')) place += ` (${isObject(node) && typeof node.name === 'string' ? clip(node.name) : '?'})`;
+      if (i === 1 && (segments[0] === 'servers' || segments[0] === 'removed')) place += ` (${isObject(node) && typeof node.name === 'string' ? clipText(node.name, 61) : '?'})`;
     } else {
-      place += /^[A-Za-z_$][\w$-]*$/.test(seg) ? `${place ? '.' : ''}${seg}` : `[${JSON.stringify(clip(seg))}]`;
+      place += /^[A-Za-z_$][\w$-]*$/.test(seg) ? `${place ? '.' : ''}${seg}` : `[${JSON.stringify(clipText(seg, 61))}]`;
     }
   });
   return place;
@@ -194,11 +195,10 @@ function describe(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
   if (typeof value === 'object') return 'an object';
-  if (typeof value === 'string') return `the string ${JSON.stringify(clip(value))}`;
+  if (typeof value === 'string') return `the string ${JSON.stringify(clipText(value, 61))}`;
   return `${typeof value} ${String(value)}`;
 }
 
-const clip = (text: string) => (text.length > 60 ? `${text.slice(0, 60)}…` : text);
 
 /** The catalog as written to disk: stable key order, two-space indent, trailing newline, no raw bidi control. */
 export function serializeCatalog(catalog: Catalog): string {

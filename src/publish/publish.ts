@@ -2,6 +2,7 @@
  * `publish`: the curated list in the discovery standards' shapes (pure), and writing it to a directory.
  * An AI Catalog, the older MCP Catalog, and one Server Card per server.
  */
+import { clipText } from '../text/clip.js';
 import { createHash } from 'node:crypto';
 import { readFile, unlink } from 'node:fs/promises';
 import { basename, join } from 'node:path';
@@ -35,10 +36,6 @@ function namespaceOf(url: string): string {
   return host.split('.').reverse().join('.').replace(/[^a-zA-Z0-9.-]/g, '-');
 }
 
-function clip(text: string, max: number): string {
-  const chars = [...text.trim()];
-  return chars.length <= max ? chars.join('') : `${chars.slice(0, max - 1).join('')}…`;
-}
 
 /** A valid Server Card for one curated server. */
 export function serverCard(s: CatalogServer, slug: string): Record<string, unknown> {
@@ -55,8 +52,8 @@ export function serverCard(s: CatalogServer, slug: string): Record<string, unkno
     $schema: CARD_SCHEMA,
     name: `${namespaceOf(s.url)}/${slug}`,
     version: decided,
-    title: clip(s.name, 100),
-    description: clip(s.description, 100),
+    title: clipText(s.name.trim(), 100),
+    description: clipText(s.description.trim(), 100),
     remotes: [{ type: 'streamable-http', url: s.url, ...(headers.length ? { headers } : {}) }],
   };
 }

@@ -4,6 +4,7 @@
  * descriptions, titles, enum/const/default/examples values) in full, and reports each rule once per field.
  */
 import { MAX_NESTING } from '../util/json.js';
+import { visibleCodePoint } from '../text/unicode.js';
 import { clipText } from '../text/clip.js';
 import { PROBE_RULES, RULES, type CharRule, type Clause, type TextRule } from './rules.js';
 import type { Finding, ScreenRuleDoc, ToolSnapshot } from './types.js';
@@ -35,7 +36,7 @@ export function screenTools(tools: readonly ToolSnapshot[]): Finding[] {
     seen ??= new Set();
     if (seen.has(key)) return;
     seen.add(key);
-    perTool.push({ tool: name, field: inert(field, Infinity), rule, excerpt });
+    perTool.push({ tool: name, field: excerptText(field, Infinity), rule, excerpt });
   };
   const visit: Visit = (text, path, kind, inSchema) => screenText(text, path, kind, inSchema, name, report);
   for (const tool of tools) {
@@ -470,7 +471,7 @@ function encodedInstructions(text: string, toolName: string): string | undefined
     const cues = new Set(Array.from(decoded.matchAll(CUE_WORDS), (c) => c[1]!.toLowerCase()));
     const ruled = textHits(normalize(decoded), false, false, toolName).length > 0;
     if (ruled || cues.size >= 2) {
-      return inert(`${clip(blob, 24)} decodes to: ${decoded}`, EXCERPT_MAX);
+      return excerptText(`${clip(blob, 24)} decodes to: ${decoded}`, EXCERPT_MAX);
     }
   }
   return undefined;
@@ -496,7 +497,7 @@ function excerptAround(text: string, index: number, length: number): string {
   if (start > 0 && isLowSurrogate(text.charCodeAt(start))) start--;
   const end = Math.min(text.length, Math.max(index + length, start) + EXCERPT_MAX);
   const prefix = start > 0 ? '…' : '';
-  return inert(prefix + text.slice(start, end) + (end < text.length ? '…' : ''), EXCERPT_MAX);
+  return excerptText(prefix + text.slice(start, end) + (end < text.length ? '…' : ''), EXCERPT_MAX);
 }
 
 function isLowSurrogate(code: number): boolean {
@@ -508,15 +509,15 @@ const UNSAFE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\ufe00-\ufe0f\u{e0100}-\u{e01ef}\u034f\
 
 /**
  * Text safe to print anywhere: tag-character runs shown decoded, every control, format, bidi, invisible or
- * separator character shown as [U+XXXX] (newline and tab as a space), clipped to `max` characters.
+ * separator character shown as ⟨U+XXXX⟩ (newline and tab as a space), clipped to `max` characters.
  */
-function inert(text: string, max: number): string {
+function excerptText(text: string, max: number): string {
   const decodedTags = text.replace(TAG_RUN, (run) => `[hidden: "${Array.from(run, (c) => String.fromCodePoint(c.codePointAt(0)! - 0xe0000)).join('')}"]`);
   let out = '';
   let count = 0;
   for (const ch of decodedTags) {
     const piece = ch === '\n' || ch === '\t' ? ' '
-      : UNSAFE.test(ch) ? `[U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}]`
+      : UNSAFE.test(ch) ? visibleCodePoint(ch)
       : ch;
     const size = Array.from(piece).length;
     if (count + size > max) return out + '…';

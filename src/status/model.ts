@@ -9,7 +9,7 @@ import type { PlanRow, RecordedRun } from '../model/plan.js';
 import type { Decision, Reason, VerdictName } from '../model/words.js';
 import { planRowJson, type PlanRowJson } from '../decide/plan-json.js';
 import { REASON_TEXT } from '../policy/policy.js';
-import { clipText as clip } from '../text/clip.js';
+import { clipText } from '../text/clip.js';
 
 /** Worst first: a day's bar shows the worst verdict observed that day. */
 const SEVERITY: Record<VerdictName, number> = { drop: 3, failed: 2, review: 1, live: 0 };
@@ -70,12 +70,7 @@ export const LIMITS = {
   findingsListed: 5,
 } as const;
 
-/** `text` cut to `max` characters (the last one "…"), never splitting a surrogate pair. */
-export function clipText(text: string, max: number = LIMITS.textChars): string {
-  return clip(text, max);
-}
-
-const clipNullable = (text: string | null | undefined, max?: number) => (typeof text === 'string' ? clipText(text, max) : text ?? null);
+const clipNullable = (text: string | null | undefined, max: number = LIMITS.textChars) => (typeof text === 'string' ? clipText(text, max) : text ?? null);
 
 /** The first `count` names, each clipped. */
 export function clipTools(tools: readonly string[] | null | undefined, count: number = LIMITS.toolsListed, chars: number = LIMITS.toolNameChars): string[] | null {

@@ -88,10 +88,14 @@ type ObservationLine = z.infer<typeof observationLine>;
 
 const toolsRef = (tools: readonly string[]) => `#${createHash('sha256').update(JSON.stringify(tools)).digest('hex').slice(0, 8)}`;
 
-/** A row as a line's fields: the record's own, `previous` and `changed` left out (they are recomputed). */
+/** The fields of a row's line, in the record's order: `previous` and `changed` are left out (they are recomputed when read). */
+const ROW_FIELDS = Object.keys(planRowSchema.shape).filter((k) => k !== 'previous' && k !== 'changed' && k !== 'run') as Array<keyof PlanRow>;
+
+/** A row as a line's fields, keys in the record's order, `tools` as given (the list or a reference to it). */
 function rowFields(r: PlanRow, tools: string[] | string | null): Record<string, unknown> {
-  const { previous: _p, changed: _c, ...rest } = r;
-  return { ...rest, tools };
+  const line: Record<string, unknown> = {};
+  for (const k of ROW_FIELDS) line[k] = k === 'tools' ? tools : r[k];
+  return line;
 }
 
 /** The lines of one run, each ending in a newline, keys in a fixed order, each at most `HISTORY_LIMITS.lineBytes`. */
@@ -106,15 +110,13 @@ export function runLines({ run, rows }: RecordedRun, knownTools: Set<string> = n
   const line = (r: PlanRow) => {
     const ref = r.tools?.length ? toolsRef(r.tools) : null;
     const fields = rowFields(r, ref !== null && knownTools.has(ref) ? ref : r.tools);
-    const l = boundedObservationLine({ v: HISTORY_LINE_VERSION, type: 'observation', run: run.id, ...withoutRun(fields) });
+    const l = boundedObservationLine({ v: HISTORY_LINE_VERSION, type: 'observation', run: run.id, ...fields });
     // Only a list written in full may be referred to later (a bounded line holds none).
     if (ref !== null && Array.isArray(l.tools)) knownTools.add(ref);
     return l;
   };
   return [head, ...rows.map(line)].map((l) => JSON.stringify(l) + '\n').join('');
 }
-
-const withoutRun = ({ run: _r, ...rest }: Record<string, unknown>) => rest;
 
 // ---------------------------------------------------------------------------------------------------------
 // Bounding what is written
@@ -123,12 +125,11 @@ type Line = Record<string, unknown>;
 
 const utf8Bytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value));
 const fits = (value: unknown) => utf8Bytes(value) <= HISTORY_LIMITS.lineBytes;
-const clip = (text: string, max: number = HISTORY_LIMITS.textChars) => clipText(text, max);
 
 /** A JSON value kept as it is when small, else as its JSON text, clipped. */
 function clipValue(value: unknown): unknown {
   const json = JSON.stringify(value) ?? 'null';
-  return json.length <= HISTORY_LIMITS.textChars / 2 ? value : clip(json, HISTORY_LIMITS.textChars / 2);
+  return json.length <= HISTORY_LIMITS.textChars / 2 ? value : clipText(json, HISTORY_LIMITS.textChars / 2);
 }
 
 /** The lists a server decides the length of, as counts (`toolsHash`, the snapshot's digest, stays). */
@@ -145,19 +146,19 @@ function countLists(line: Line): void {
   }
   if (Array.isArray(line.cardMismatches)) {
     line.cardMismatches = (line.cardMismatches as Array<{ field: string; card: unknown; live: unknown }>).slice(0, HISTORY_LIMITS.cardMismatches)
-      .map((m) => ({ field: clip(String(m.field), 200), card: clipValue(m.card), live: clipValue(m.live) }));
+      .map((m) => ({ field: clipText(String(m.field), 200), card: clipValue(m.card), live: clipValue(m.live) }));
   }
 }
 
 const FREE_TEXT = ['error', 'appError', 'location', 'name', 'note'] as const;
 
 function clipFreeText(line: Line): void {
-  for (const k of FREE_TEXT) if (typeof line[k] === 'string') line[k] = clip(line[k] as string);
+  for (const k of FREE_TEXT) if (typeof line[k] === 'string') line[k] = clipText(line[k] as string, HISTORY_LIMITS.textChars);
 }
 
 type Evidence = NonNullable<PlanRow['evidence']>;
 type Run = Evidence['deciding'];
-const withoutSnippets = (r: Run): Run => ({ ...r, steps: r.steps.map((s) => ({ ...s, bodySnippet: s.bodySnippet === null ? null : clip(s.bodySnippet, 64) })) });
+const withoutSnippets = (r: Run): Run => ({ ...r, steps: r.steps.map((s) => ({ ...s, bodySnippet: s.bodySnippet === null ? null : clipText(s.bodySnippet, 64) })) });
 
 /** The evidence a little smaller each time: without the matrix's runs, then with short body snippets, then none. */
 const EVIDENCE_STEPS: Array<(e: Evidence) => Evidence | null> = [
@@ -189,8 +190,8 @@ function boundedObservationLine(line: Line): Line {
   b.matrix = null;
   b.cardMismatches = null;
   b.diagnosis = null;
-  b.url = clip(String(b.url));
-  b.profile = clip(String(b.profile), 100);
+  b.url = clipText(String(b.url), HISTORY_LIMITS.textChars);
+  b.profile = clipText(String(b.profile), 100);
   return finish();
 }
 

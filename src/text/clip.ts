@@ -17,6 +17,11 @@ export function oneLine(text: string, max: number): string {
 const BREAKS = /[\r\n\v\f\u0085\u2028\u2029]/;
 const BREAKS_ALL = /[\r\n\v\f\u0085\u2028\u2029]+/g;
 
+/** Whitespace runs as one space, trimmed, at most `max` units: a snippet of a body inside a sentence. */
+export function squeezed(text: string, max: number): string {
+  return clipText(text.replace(/\s+/g, ' ').trim(), max);
+}
+
 export function oneLineOrNull(text: string | null | undefined, max: number): string | null {
   return typeof text === 'string' ? oneLine(text, max) : null;
 }

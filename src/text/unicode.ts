@@ -118,9 +118,14 @@ export function uEscapes(ch: string): string {
   return out;
 }
 
-/** `⟨U+XXXX⟩` (the code point, uppercase hex): plain, inert text that is easy to spot in review. */
+/** `U+XXXX`: a character's code point, uppercase hex, as Unicode names it. */
+export function codePointName(ch: string): string {
+  return `U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+}
+
+/** `⟨U+XXXX⟩`: plain, inert text that is easy to spot in review (how every page, Markdown file and terminal shows one). */
 export function visibleCodePoint(ch: string): string {
-  return `⟨U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}⟩`;
+  return `⟨${codePointName(ch)}⟩`;
 }
 
 /** Calls `visit` for each character to be shown escaped until it returns false. */
