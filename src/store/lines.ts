@@ -74,7 +74,7 @@ const lineHead = { v: z.literal(HISTORY_LINE_VERSION), type: z.string() };
 const runLine = runRecordSchema.extend({
   ...lineHead,
   observations: z.number().int().min(0),
-  plan: z.array(planRowSchema.omit({ previous: true, changed: true }).extend({ tools: toolsOrRef })).optional(),
+  plan: z.array(planRowSchema.omit({ previous: true, changed: true, run: true }).extend({ tools: toolsOrRef })).optional(),
   bounded: z.literal(true).optional(),
   planRows: z.number().int().min(0).optional(),
 });
