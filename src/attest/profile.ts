@@ -9,7 +9,7 @@
 export type Handshake =
   | 'app' // the app's classic McpClient (Ktor): src/attest/app-client.ts
   | 'spec' // a spec-correct Streamable HTTP client: src/attest/spec-client.ts
-  | 'stateless' // the 2026-07-28 stateless revision: src/attest/stateless-client.ts
+  | 'stateless' // the 2026-07-28 stateless revision: src/attest/spec-client.ts (runStatelessClient)
   | 'app-fallback'; // the app fork's newest-first chain: src/attest/app-client.ts
 
 export interface ClientProfile {
