@@ -18,7 +18,7 @@ export function registerAccept(program: Command): void {
       if (opts.snapshot !== undefined && !/^[0-9a-f]{16}$/.test(opts.snapshot)) throw new UsageError(`--snapshot: expected 16 hex digits, got "${opts.snapshot}"`);
       if (!/^[^:]+:.+$/.test(opts.decision.trim())) throw new UsageError('--decision must read "who: why"');
       // The history as git has it (a fresh clone builds its index in memory).
-      const store = openStore(opts.catalog);
+      const store = await openStore(opts.catalog);
       try {
         const { url, entry, previous } = await acceptTools({ catalogPath: opts.catalog, store, server, decision: opts.decision, snapshot: opts.snapshot });
         process.stdout.write(`accepted ${inert(entry.name)} (${inert(url)}): tools ${entry.hash}${previous ? ` (was ${previous.hash})` : ''} by ${inert(entry.by)}: ${inert(entry.why)}\n`);

@@ -33,7 +33,7 @@ export function registerRejudge(program: Command): void {
     .action(async (flags: RejudgeFlags) => {
       if (flags.runs !== undefined && flags.since !== undefined) throw new UsageError('--runs and --since: give one of them');
       const { catalog } = await loadCatalog(flags.catalog);
-      const store = openStore(flags.catalog);
+      const store = await openStore(flags.catalog);
       try {
         const runs = await store.runs(flags.since !== undefined ? { since: flags.since } : { last: flags.runs ?? 1 });
         const skipped = describeHistoryProblems(await store.problems());

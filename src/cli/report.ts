@@ -24,7 +24,7 @@ export function registerReport(program: Command): void {
       if (!opts.html && !opts.markdown && !opts.json) throw new UsageError('report needs --html <file>, --markdown or --json');
       if (opts.markdown && opts.json) throw new UsageError('--markdown and --json both print on stdout: choose one');
       const { catalog } = await loadCatalog(opts.catalog);
-      const store = openStore(opts.catalog, opts.retentionDays);
+      const store = await openStore(opts.catalog, opts.retentionDays);
       try {
         let model: Awaited<ReturnType<typeof buildStatus>>;
         try {

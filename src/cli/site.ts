@@ -21,7 +21,7 @@ export function registerSite(program: Command): void {
       if (opts.baseUrl !== undefined && !/^https?:\/\/[^/]+/.test(opts.baseUrl)) throw new UsageError(`--base-url must be an absolute http(s) URL: ${opts.baseUrl}`);
       if (!opts.out.trim()) throw new UsageError('--out needs a directory');
       const { catalog } = await loadCatalog(opts.catalog);
-      const store = openStore(opts.catalog, opts.retentionDays);
+      const store = await openStore(opts.catalog, opts.retentionDays);
       try {
         const files = await siteFiles(catalog, store, { baseUrl: opts.baseUrl, publisher: opts.publisher });
         await writeSite(opts.out, files);

@@ -1,6 +1,5 @@
 /** How a command reaches its store: the text history beside the catalog (the default). */
 import { existsSync, statSync } from 'node:fs';
-import { TextStore } from '../store/text-store.js';
 import type { Store } from '../store/store.js';
 import { inert } from '../text/escape.js';
 import { UsageError } from './args.js';
@@ -23,7 +22,11 @@ export const STATE_OPTION = [
   '.onetap/history.db',
 ] as const;
 
-/** The store of a catalog: what `refresh` records to and every other command reads (`retentionDays` bounds what it returns). */
-export function openStore(catalogPath: string, retentionDays?: number): Store & { sync?: () => boolean } {
+/**
+ * The store of a catalog: what `refresh` records to and every other command reads (`retentionDays` bounds what it
+ * returns). Loaded when a command opens it: `onetap probe` never loads a store or the schemas it validates with.
+ */
+export async function openStore(catalogPath: string, retentionDays?: number): Promise<Store> {
+  const { TextStore } = await import('../store/text-store.js');
   return new TextStore(catalogPath, retentionDays === undefined ? {} : { days: retentionDays });
 }

@@ -14,7 +14,6 @@ import { decide } from '../decide/decide.js';
 import type { HistoryProblems, Plan } from '../model/plan.js';
 import type { StoredSnapshot } from '../model/snapshot.js';
 import type { Store } from '../store/store.js';
-import { TextStore } from '../store/text-store.js';
 
 export interface RefreshOptions {
   catalogPath: string;
@@ -77,7 +76,8 @@ export async function refresh(opts: RefreshOptions): Promise<RefreshResult> {
   const insecure = catalog.servers.filter((s) => !s.url.startsWith('https://') && !(opts.allowHttp && s.url.startsWith('http://') && isLoopbackUrl(s.url)));
   if (insecure.length) throw new CatalogError(`${opts.catalogPath}: HTTPS only (--allow-http opens http:// on loopback only): ${insecure.map((s) => s.url).join(', ')}`);
   const recorded = opts.record ?? !!opts.write;
-  const store = opts.store ?? new TextStore(opts.catalogPath);
+  // The text store (and the schemas that validate what it reads) loads when a refresh runs, not with the CLI.
+  const store = opts.store ?? new (await import('../store/text-store.js')).TextStore(opts.catalogPath);
   try {
     const historyProblems = await store.problems();
     const confirmDrops = opts.confirmDrops ?? catalog.policy.confirmDrops ?? 1;

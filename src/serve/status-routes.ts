@@ -5,7 +5,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Catalog } from '../catalog/model.js';
 import type { Store } from '../store/store.js';
-import { TextStore } from '../store/text-store.js';
 import { describeHistoryProblems } from '../store/problems.js';
 import { ServiceUnavailable, type ServeContext } from './server.js';
 import { sendDocument, sendJson } from './http.js';
@@ -61,11 +60,12 @@ function decodeSegment(segment: string): string | null {
 export function statusRoutes(opts: StatusOptions): Array<(req: IncomingMessage, res: ServerResponse, url: URL, ctx: ServeContext) => Promise<boolean>> {
   const now = opts.now ?? (() => new Date());
   const log = opts.log ?? ((line: string) => void process.stderr.write(`onetap serve: ${line}\n`));
-  const history = opts.store ?? new TextStore(opts.catalogPath, { days: opts.retentionDays ?? DEFAULT_RETENTION_DAYS, now });
+  let history: Store | null = opts.store ?? null;
   let told = '';
   /** The store, having said which history lines it leaves out whenever that changed (a pull may change them). */
   const store = async (): Promise<Store> => {
     try {
+      history ??= new (await import('../store/text-store.js')).TextStore(opts.catalogPath, { days: opts.retentionDays ?? DEFAULT_RETENTION_DAYS, now });
       const problems = await history.problems();
       const key = JSON.stringify(problems);
       if (key !== told) {
