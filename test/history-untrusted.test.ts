@@ -9,14 +9,15 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { appendFile, mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { existsSync, readFileSync } from 'node:fs';
+import { appendFile, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium, type Browser } from 'playwright-core';
-import { refresh } from '../src/index.js';
-import { HISTORY_LIMITS, monthFileName, parseHistory } from '../src/store/lines.js';
+import { refresh, rejudge, type Evidence } from '../src/index.js';
+import { FIXTURE } from './fixtures/record-observations.js';
+import { HISTORY_LIMITS, monthFileName, parseHistory, runLines } from '../src/store/lines.js';
 import { appendRuns, TextStore } from '../src/store/text-store.js';
 import { TextIndex } from '../src/store/text-index.js';
 import type { PlanRow, RecordedRun } from '../src/model/plan.js';
@@ -361,3 +362,65 @@ describe('a history line is bounded', () => {
     assert.equal(parsed.wholeBytes, Buffer.byteLength(text));
   });
 });
+
+describe('a bounded line never alters what can be judged again', () => {
+  const fixtures = JSON.parse(readFileSync(FIXTURE, 'utf8')) as Array<{ scenario: string; evidence: Evidence }>;
+  const evidenceOf = (scenario: string) => fixtures.find((r) => r.scenario === scenario)!.evidence;
+  /** A run of many exchanges, each with the longest body snippet the record keeps. */
+  const bigRun = (profile: string): Evidence['deciding'] => ({
+    ...evidenceOf('ok-json').deciding, profile,
+    steps: Array.from({ length: 80 }, () => ({ ...evidenceOf('non-retryable-5xx').deciding.steps[0]!, bodySnippet: 'y'.repeat(2_048) })),
+  });
+
+  it('a line too long keeps its evidence whole (the matrix runs go first) or none: rejudge never differs', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'onetap-judge-'));
+    cleanup.push(dir);
+    const base = evidenceOf('non-retryable-5xx');
+    const withMatrix = recordedRow('Matrix', { url: 'https://m.example/mcp', verdict: 'drop', reason: 'non-retryable-5xx', reasons: ['non-retryable-5xx'], evidence: { ...base, matrix: { diagnosis: null, others: { 'mcp-2026-07-28': bigRun('mcp-2026-07-28') } } } });
+    const huge = recordedRow('Huge', { url: 'https://h.example/mcp', verdict: 'drop', reason: 'non-retryable-5xx', reasons: ['non-retryable-5xx'], evidence: { ...base, others: { 'mcp-2025-11-25': bigRun('mcp-2025-11-25') } } });
+    const manyExcluded = recordedRow('Excluded', { url: 'https://x.example/mcp', excludedTools: Array.from({ length: 400 }, (_, i) => ({ name: `tool_${i}_${'n'.repeat(100)}`, reason: 'r'.repeat(500) })), evidence: evidenceOf('ok-json') });
+    const warnings = Array.from({ length: 1_100 }, (_, i) => `history/snapshots/${String(i).padStart(16, '0')}.json: does not match the SHA-256 recorded for it; treated as missing`);
+    await appendRuns(dir, [recordedRun('2026-11-20T06:00:00.000Z', [withMatrix, huge, manyExcluded], { warnings })]);
+    const text = await readFile(join(dir, '2026-11.jsonl'), 'utf8');
+    for (const l of text.split('\n').filter(Boolean)) assert.ok(Buffer.byteLength(l) <= HISTORY_LIMITS.lineBytes, `a line of ${Buffer.byteLength(l)} bytes`);
+    const index = new TextIndex(dir);
+    index.sync();
+    assert.deepEqual(index.problems(), { count: 0, first: [] });
+    const [run] = index.runs({});
+    assert.equal(run!.rows.length, 3, 'every row reads back');
+    assert.equal(run!.run.warnings.length, HISTORY_LIMITS.listed + 1);
+    assert.match(run!.run.warnings.at(-1)!, /and 1080 more warnings/);
+    const [m, h, x] = run!.rows;
+    assert.equal(m!.evidence!.matrix, null, 'the matrix runs go first');
+    assert.deepEqual(m!.evidence!.deciding, base.deciding, 'the evidence that decided is whole');
+    assert.equal(h!.evidence, null, 'evidence too long to keep whole is not kept at all');
+    assert.equal(x!.excludedTools.length, HISTORY_LIMITS.listed);
+    const judged = rejudge(index.runs({}), { profile: 'kai-9000', requiresAuth: () => false });
+    assert.deepEqual([judged.differences, judged.noEvidence], [0, 1]);
+  });
+
+  it('a plan on a run that was not aborted, and an observation of another version, are problems', () => {
+    const at = '2026-11-10T06:00:00.000Z';
+    const row = recordedRow('A', { url: 'https://a.example/mcp' });
+    const good = recordedRun(at, [row]);
+    const lines = parseHistory(runLinesOf(good)).runs;
+    assert.equal(lines.length, 1);
+    const [runLine, obsLine] = runLinesOf(good).split('\n');
+    const withPlan = JSON.stringify({ ...JSON.parse(runLine!), plan: [] });
+    assert.match(parseHistory(`${withPlan}\n${obsLine}\n`).problems[0]!.problem, /plan: expected only on an aborted run/);
+    const v1 = JSON.stringify({ v: 1, type: 'observation', at, run: at, name: 'A', url: 'https://a.example/mcp', verdict: 'live', reason: 'ok', reasons: ['ok'], attempts: 1, httpStatus: 200, durationMs: 1, tools: null, error: null, profile: 'kai-9000', appError: null, location: null, matrix: null, decision: 'keep', dropStreak: 0, note: null });
+    assert.match(parseHistory(`${runLine}\n${v1}\n`).problems[0]!.problem, /a line of version 1 in a run of version 2/);
+  });
+
+  it('a last line that is whole but lost its newline is kept by the next append', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'onetap-newline-'));
+    cleanup.push(dir);
+    await appendRuns(dir, [recordedRun('2026-11-10T06:00:00.000Z', [recordedRow('A', { url: 'https://a.example/mcp' })])]);
+    const file = join(dir, '2026-11.jsonl');
+    await writeFile(file, (await readFile(file, 'utf8')).replace(/\n$/, ''));
+    await appendRuns(dir, [recordedRun('2026-11-17T06:00:00.000Z', [recordedRow('A', { url: 'https://a.example/mcp' })])]);
+    assert.equal(parseHistory(await readFile(file)).runs.length, 2);
+  });
+});
+
+const runLinesOf = (r: RecordedRun) => runLines(r);

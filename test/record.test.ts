@@ -27,6 +27,11 @@ before(async () => {
       c.res.setHeader('www-authenticate', `Bearer realm="${key}"`);
       json(c.res, 401, { jsonrpc: '2.0', id: c.msg?.id ?? null, error: { code: -32001, message: `bad key ${key}` } });
     },
+    // Sends back the token alone, where the kept first 2,048 characters of a body end inside it.
+    edge: (c) => {
+      const token = String(c.req.headers.authorization ?? '').replace(/^Bearer /, '');
+      c.res.writeHead(503, { 'content-type': 'text/plain' }).end(`${'x'.repeat(2_040)}${token} and more`);
+    },
   });
 });
 after(async () => { await fleet.close(); });
@@ -60,12 +65,21 @@ describe('the record', () => {
   });
 
   it('a probe-only header\'s value never reaches a record, even when the server sends it back', async () => {
-    const r = await probe(fleet.url('echo'), { headers: { Authorization: `Bearer ${SECRET}` }, retryDelayMs: 10 });
+    const url = fleet.url('echo');
+    const r = await probe(url, { headers: { Authorization: `Bearer ${SECRET}`, 'X-Mode': 'initialize' }, retryDelayMs: 10 });
     assert.equal(r.reason, 'auth-required');
-    assert.ok(!JSON.stringify(r).includes(SECRET), 'no field of the record holds the key');
-    assert.deepEqual(r.probe?.headers, ['authorization'], 'the header is named, its value is not');
-    assert.match(JSON.stringify(r.evidence), /\[redacted\]/, 'what the server echoed is recorded redacted');
+    assert.ok(!JSON.stringify(r).includes(SECRET) && !JSON.stringify(r).includes(SECRET.slice(0, 12)), 'no field of the record holds the key');
+    assert.deepEqual(r.probe?.headers, ['authorization', 'x-mode'], 'the headers are named, their values are not');
+    assert.match(JSON.stringify(r.evidence), /bad key \[redacted\]/, 'what the server echoed is recorded redacted');
+    assert.equal(r.url, url, 'only what the server sent is redacted: the URL, steps and words of the record are not');
+    assert.equal(r.evidence!.deciding.steps[0]!.step, 'initialize');
     assert.equal(r.probe?.version, ONETAP_VERSION);
+    assert.ok(observationSchema.safeParse(r).success);
+    // The token alone, cut where the first 2,048 characters of the body end: no prefix of it survives.
+    const edge = await probe(fleet.url('edge'), { headers: { Authorization: `Bearer ${SECRET}` }, retryDelayMs: 10 });
+    const snippets = JSON.stringify(edge.evidence);
+    assert.ok(!snippets.includes(SECRET.slice(0, 6)), snippets.slice(-400));
+    assert.match(snippets, /x\[redact/, "the cut key is redacted, even where the kept text then ends");
   });
 
   it('the version on record is the package\'s', () => {

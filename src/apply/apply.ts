@@ -57,7 +57,8 @@ export async function applyPlan(plan: Plan, opts: ApplyOptions): Promise<Applied
       return { written: [] };
     }
     if (!opts.write || !unchanged) {
-      await opts.store.record(recorded(false), { snapshots, lock: null, files: [], rewriteSnapshots: false });
+      // The rows recorded the snapshot files' SHA-256 as a `write` run leaves them: written so, whatever happens next.
+      await opts.store.record(recorded(false), { snapshots, lock: null, files: [], rewriteSnapshots: opts.write });
       if (!opts.write) return { written: [] };
       throw new CatalogError(`${opts.catalogPath} changed during the refresh; nothing was written, run it again`);
     }

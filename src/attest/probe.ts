@@ -14,7 +14,7 @@ import { firstSseEvent } from './transport.js';
 import { screenTools } from '../screen/screen.js';
 import { duplicateNames, storedSnapshot, toolListSnapshot } from './snapshot.js';
 import { MAX_NESTING, nestsDeeperThan } from '../util/json.js';
-import { evidenceOf, profileDigest, redacted, secretsOf } from './record.js';
+import { evidenceOf, profileDigest, redactRun, secretsOf } from './record.js';
 import type { Evidence, Unprocessable } from '../model/evidence.js';
 import type { Finding, MatrixCell, Observation } from '../model/observation.js';
 import type { StoredSnapshot } from '../model/snapshot.js';
@@ -66,7 +66,7 @@ export const PROBE_DEFAULTS = {
 } as const;
 
 /** Every option named (a new one that \`probe()\` forgets to pass on fails to compile), the defaults filled in. */
-type Resolved = { [K in keyof Required<ProbeOptions>]: ProbeOptions[K] } & { maxBodyBytes: number; retryDelayMs: number; maxRetryAfterMs: number; dispatcher: Dispatcher };
+type Resolved = { [K in keyof Required<ProbeOptions>]: ProbeOptions[K] } & { maxBodyBytes: number; retryDelayMs: number; maxRetryAfterMs: number; dispatcher: Dispatcher; secrets: readonly string[] };
 
 export function resolveProfile(profile: string | ClientProfile | undefined): ClientProfile {
   if (profile === undefined) return KAI_9000;
@@ -98,10 +98,11 @@ export async function probe(url: string, options: ProbeOptions = {}): Promise<Pr
     retryDelayMs: options.retryDelayMs ?? PROBE_DEFAULTS.retryDelayMs,
     maxRetryAfterMs: options.maxRetryAfterMs ?? PROBE_DEFAULTS.maxRetryAfterMs,
     dispatcher: options.dispatcher ?? own!,
+    // Whatever the server sends back of the headers it was given is redacted before anything reads it.
+    secrets: secretsOf(options.headers),
   };
   try {
-    // Whatever the server sends back of the headers it was given is recorded without their values.
-    return redacted(await attest(url, resolveProfile(options.profile), opts), secretsOf(options.headers));
+    return await attest(url, resolveProfile(options.profile), opts);
   } finally {
     own?.destroy().catch(() => {});
   }
@@ -233,7 +234,11 @@ async function explain(o: LiveObservation, url: string, profile: ClientProfile, 
 
 const isAppLike = (p: ClientProfile) => p.handshake === 'app' || p.handshake === 'app-fallback';
 
-function runProfile(url: string, profile: ClientProfile, opts: Resolved, userAgent?: string): Promise<LiveRun> {
+async function runProfile(url: string, profile: ClientProfile, opts: Resolved, userAgent?: string): Promise<LiveRun> {
+  return redactRun(await runClient(url, profile, opts, userAgent), opts.secrets);
+}
+
+function runClient(url: string, profile: ClientProfile, opts: Resolved, userAgent?: string): Promise<LiveRun> {
   const client: ClientOptions = {
     headers: opts.headers ?? {},
     requestTimeoutMs: Math.min(profile.requestTimeoutMs, opts.timeoutMs ?? Infinity),
@@ -319,7 +324,8 @@ function summarize(url: string, profile: ClientProfile, o: LiveObservation, wide
       protocolVersion: oneLineOrNull(diagnosis.protocolVersion, L.nameChars), serverName: oneLineOrNull(diagnosis.serverInfo?.name, L.nameChars),
       serverVersion: oneLineOrNull(diagnosis.serverInfo?.version, L.nameChars), quirks: [...new Set(diagnosis.quirks)],
     } : null,
-    matrix: wide ? matrixOf(evidence, o, wide, entry) : null,
+    // An answer that could not be processed ran no other profile: its matrix is the deciding profile's one cell.
+    matrix: opts.matrix ? matrixOf(evidence, o, wide ?? { diagnosis: null, others: {} }, entry) : null,
     toolsHash: snapshot?.hash ?? null,
     toolsDigest: snapshot?.toolsDigest ?? null,
     findings: o.findings.slice(0, L.findings).map(boundedFinding),

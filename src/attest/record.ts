@@ -77,26 +77,64 @@ export function profileDigest(p: ClientProfile): string {
 }
 
 /** Shorter values are not redacted: they would match ordinary text. */
-const MIN_SECRET_CHARS = 6;
+const MIN_SECRET_CHARS = 8;
+/** Authorization schemes: the credential after one is a secret of its own (a server may send back the token alone). */
+const SCHEME = /^(?:bearer|basic|token|apikey|api-key|key|digest)\s+(\S+)$/i;
 
-/** The values of the headers a probe was given, and each word of them (a server may send the token back alone). */
+/** The values of the headers a probe was given, and the credential of a `<scheme> <credential>` value, longest first. */
 export function secretsOf(headers: Readonly<Record<string, string>> | undefined): string[] {
-  const values = Object.values(headers ?? {}).flatMap((v) => [v.trim(), ...v.trim().split(/\s+/)]);
-  // Longest first, so a whole value is replaced before a word of it.
+  const values = Object.values(headers ?? {}).flatMap((v) => {
+    const value = v.trim();
+    const credential = SCHEME.exec(value)?.[1];
+    return credential ? [value, credential] : [value];
+  });
   return [...new Set(values.filter((v) => v.length >= MIN_SECRET_CHARS))].sort((a, b) => b.length - a.length);
 }
 
+const REDACTED = '[redacted]';
+
 /**
- * `value` with every occurrence of a secret in any string replaced by `[redacted]`: what a server sends back of a
- * key it was given (in an error, a header, a body) is recorded, printed and shown without it.
+ * `text` with every secret replaced by `[redacted]`, and a tail that begins a secret too (text the source cut, a
+ * snippet's 2,048 characters, may end inside one).
  */
-export function redacted<T>(value: T, secrets: readonly string[]): T {
-  if (!secrets.length) return value;
-  const walk = (v: unknown): unknown => {
-    if (typeof v === 'string') return secrets.reduce((s, secret) => (s.includes(secret) ? s.split(secret).join('[redacted]') : s), v);
-    if (Array.isArray(v)) return v.map(walk);
-    if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [walk(k) as string, walk(x)]));
-    return v;
-  };
-  return walk(value) as T;
+export function redactText(text: string, secrets: readonly string[]): string {
+  let out = text;
+  for (const secret of secrets) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
+  for (const secret of secrets) {
+    for (let n = Math.min(secret.length - 1, out.length); n >= 4; n--) {
+      if (out.endsWith(secret.slice(0, n))) { out = out.slice(0, out.length - n) + REDACTED; break; }
+    }
+  }
+  return out;
+}
+
+/** A JSON value with `redactText` applied to every string in it (tool definitions). */
+function redactValue(value: unknown, secrets: readonly string[]): unknown {
+  if (typeof value === 'string') return redactText(value, secrets);
+  if (Array.isArray(value)) return value.map((v) => redactValue(v, secrets));
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redactValue(v, secrets)]));
+  return value;
+}
+
+/**
+ * A client's run with whatever the server sent back of a probe-only header's value redacted, in place, before
+ * anything reads, hashes, screens, clips or records it: bodies, header values, errors, JSON-RPC error messages,
+ * serverInfo, the tools. What the policy classifies is what is recorded.
+ */
+export function redactRun(run: LiveRun, secrets: readonly string[]): LiveRun {
+  if (!secrets.length) return run;
+  const text = (t: string) => redactText(t, secrets);
+  for (const e of run.steps) {
+    if (e.bodySnippet !== null) e.bodySnippet = text(e.bodySnippet);
+    if (e.error !== null) e.error = text(e.error);
+    if (Object.keys(e.headers).length) e.headers = Object.fromEntries(Object.entries(e.headers).map(([k, v]) => [k, text(v)]));
+    if (e.response?.error && typeof e.response.error.message === 'string') e.response.error.message = text(e.response.error.message);
+  }
+  if (run.error !== null) run.error = text(run.error);
+  if (run.protocolVersion !== null) run.protocolVersion = text(run.protocolVersion);
+  if (run.serverInfo) run.serverInfo = { name: text(run.serverInfo.name), version: run.serverInfo.version === null ? null : text(run.serverInfo.version) };
+  if (run.tools) run.tools = run.tools.map(text);
+  if (run.toolDefinitions) run.toolDefinitions = run.toolDefinitions.map((t) => redactValue(t, secrets) as typeof t);
+  if (run.excludedTools.length) run.excludedTools = run.excludedTools.map((x) => ({ name: text(x.name), reason: text(x.reason) }));
+  return run;
 }

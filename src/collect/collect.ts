@@ -10,7 +10,8 @@ import { profileById } from '../attest/profile.js';
 import { isReachable } from '../attest/reachable.js';
 import { cardMismatches } from '../discover/consistency.js';
 import { curatedCard } from '../discover/discover.js';
-import { unprocessable, type CanaryCheck } from '../decide/decide.js';
+import type { CanaryCheck } from '../decide/decide.js';
+import { asUnprocessable } from '../policy/policy.js';
 import { LOCAL_VANTAGE } from '../model/limits.js';
 import type { Mismatch, Observation } from '../model/observation.js';
 import type { StoredSnapshot } from '../model/snapshot.js';
@@ -79,12 +80,12 @@ async function observed(r: ProbeResult, run: CollectOptions['run'], card: Promis
   try {
     o.cardMismatches = cardCheck(o, await card);
   } catch (err) {
-    return { observation: unprocessable(o, 'review', err), snapshot: null };
+    return { observation: asUnprocessable(o, 'review', err), snapshot: null };
   }
   try {
     JSON.stringify(o); // what will be recorded must serialise
   } catch (err) {
-    o = unprocessable({ ...o, cardMismatches: null }, 'store', err);
+    o = asUnprocessable({ ...o, cardMismatches: null }, 'store', err);
     return { observation: o, snapshot: null };
   }
   return { observation: o, snapshot };

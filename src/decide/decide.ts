@@ -5,12 +5,11 @@
  * network is down.
  */
 import type { ToolsLock } from '../model/acceptance.js';
-import { RECORD_LIMITS } from '../model/limits.js';
 import type { Observation } from '../model/observation.js';
 import type { Plan, PlanRow } from '../model/plan.js';
 import type { StoredSnapshot } from '../model/snapshot.js';
-import type { Decision, Reason, UnprocessableStage } from '../model/words.js';
-import { oneLine } from '../text/clip.js';
+import type { Decision, Reason } from '../model/words.js';
+import { asUnprocessable } from '../policy/policy.js';
 import { HELD_OUT, NO_TOOL_REVIEW, reviewAgainst, reviewTools, type ToolReview } from './drift.js';
 
 export interface CanaryCheck { configured: number; reachable: number }
@@ -81,19 +80,6 @@ function toolReviewOf(o: Observation, input: DecideInput, url: string): ToolRevi
   return reviewAgainst(accepted ? { hash: accepted.hash, toolsDigest: accepted.toolsDigest, snapshot: input.snapshots.get(accepted.hash) ?? null } : null, latest);
 }
 
-/**
- * An observation whose processing failed at `stage` after the probe: review/unprocessable, its evidence saying
- * where, so judging the record again gives the same verdict.
- */
-export function unprocessable(o: Observation, stage: UnprocessableStage, err: unknown): Observation {
-  const error = oneLine(String((err as Error)?.message ?? err), RECORD_LIMITS.errorChars);
-  return {
-    ...o, verdict: 'review', reason: 'unprocessable', reasons: ['unprocessable'], tools: null, toolCount: null, error: oneLine(`${stage}: ${error}`, RECORD_LIMITS.errorChars),
-    appError: null, location: null, matrix: null, toolsHash: null, toolsDigest: null, findings: [], findingsSeen: 0, cardMismatches: null,
-    evidence: o.evidence && { ...o.evidence, unprocessable: { stage, error } },
-  };
-}
-
 /** One row decided. Whatever goes wrong in its tool review is this row's verdict (review/unprocessable), never the run's. */
 function planRow(row: RowInput, input: DecideInput, outage: boolean): PlanRow {
   let o = row.observation;
@@ -101,7 +87,7 @@ function planRow(row: RowInput, input: DecideInput, outage: boolean): PlanRow {
   try {
     review = toolReviewOf(o, input, o.url);
   } catch (err) {
-    o = unprocessable(o, 'review', err);
+    o = asUnprocessable(o, 'review', err);
     review = NO_TOOL_REVIEW;
   }
   const reviewed = { ...o, ...reviewTools(o, review) };

@@ -9,8 +9,11 @@
  * Each rule quotes the sentence of the policy it implements, so the two can be read side by side.
  */
 import type { ClientRun, Evidence, Exchange } from '../model/evidence.js';
+import { RECORD_LIMITS } from '../model/limits.js';
+import type { Observation } from '../model/observation.js';
+import { oneLine } from '../text/clip.js';
 import { isTlsCode, stepOf } from '../model/read.js';
-import type { Reason, VerdictName } from '../model/words.js';
+import type { Reason, UnprocessableStage, VerdictName } from '../model/words.js';
 
 export type { Reason, VerdictName };
 
@@ -69,6 +72,19 @@ export const REASON_TEXT: Record<Reason, string> = {
 export function detailOf(r: { reason: Reason; evidence: Pick<Evidence, 'unprocessable'> | null }): string {
   const u = r.evidence?.unprocessable;
   return u && r.reason === 'unprocessable' ? `${REASON_TEXT.unprocessable} (stage: ${u.stage})` : REASON_TEXT[r.reason];
+}
+
+/**
+ * An observation whose processing failed at `stage` after the probe: review/unprocessable, its evidence saying
+ * where, so judging the record again gives the same verdict.
+ */
+export function asUnprocessable(o: Observation, stage: UnprocessableStage, err: unknown): Observation {
+  const error = oneLine(String((err as Error)?.message ?? err), RECORD_LIMITS.errorChars);
+  return {
+    ...o, verdict: 'review', reason: 'unprocessable', reasons: ['unprocessable'], tools: null, toolCount: null, error: oneLine(`${stage}: ${error}`, RECORD_LIMITS.errorChars),
+    appError: null, location: null, matrix: null, toolsHash: null, toolsDigest: null, findings: [], findingsSeen: 0, cardMismatches: null,
+    evidence: o.evidence && { ...o.evidence, unprocessable: { stage, error } },
+  };
 }
 
 /** Failures worth exactly one retry (policy: "Timeouts and retryable 5xx: retry once"). */

@@ -11,7 +11,7 @@ import { LOCAL_VANTAGE } from '../model/limits.js';
 import type { Decision, VerdictName } from '../model/words.js';
 
 /** A tool list, or a reference to one written in full in the same file. */
-export const toolsOrRef = z.union([z.array(z.string()), z.string().regex(/^#[0-9a-f]{8}$/)], { message: 'a list of strings, a "#<8 hex>" reference, or null' }).nullable();
+export const toolsOrRef = z.union([z.array(z.string()), z.string().regex(/^#(?:[0-9a-f]{8}|[0-9a-f]{16})$/)], { message: 'a list of strings, a "#<hex>" reference, or null' }).nullable();
 
 /** The fields a probe outcome has, wherever v1 wrote it (an observation line, a plan row). */
 const OUTCOME = {

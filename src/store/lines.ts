@@ -8,8 +8,8 @@
  *    "warnings"}
  *   then N × {"v":2,"type":"observation","run":<the run's id>,…every field of the plan row (`src/model/plan.ts`)
  *   but `previous` and `changed`, its evidence included}
- * `tools` is the list, or `"#<8 hex>"` (the first 8 hex digits of the SHA-256 of the list's JSON) when the same
- * list is written in full elsewhere in the same month file: tool lists rarely change, and they are most of the
+ * `tools` is the list, or `"#<16 hex>"` (the first 16 hex digits of the SHA-256 of the list's JSON; 0.1 wrote 8) when
+ * the same list is written in full elsewhere in the same month file: tool lists rarely change, and they are most of the
  * bytes. Each month file stays self-contained. A row's `previous` and `changed` are not written: they follow
  * from the runs before it and are recomputed when the index is built.
  * An aborted run (outage guard) is one run line with `"aborted":"<why>"`, `"observations":0` and its plan
@@ -22,8 +22,9 @@
  * `null` with `"toolChangesCount":{"added":n,"removed":n,"changed":n}`, matrix cells lose their tool lists, card mismatches
  * keep 20 with their values clipped; `toolsHash` (the snapshot's digest, under `history/snapshots/`) stays. If
  * that is still too long, the free text (error, appError, location, name, note) is clipped to
- * `HISTORY_LIMITS.textChars` characters, then the evidence loses the runs `--matrix` added, then its body
- * snippets, then the evidence itself (`"evidence":null`: such a row cannot be judged again). An aborted run line
+ * `HISTORY_LIMITS.textChars` characters, then the evidence loses the runs `--matrix` added, then the evidence goes
+ * whole (`"evidence":null`: such a row cannot be judged again; its evidence is never altered). A run's warnings
+ * are always the first 20, clipped. An aborted run line
  * bounds each plan row the same way and, if it must, keeps only the rows that fit (`"planRows":<all rows>`).
  *
  * Untrusted: the history arrives through pull requests, so every line is validated against the record's schema
@@ -53,6 +54,8 @@ export const HISTORY_LIMITS = {
   textChars: 1_000,
   /** Card mismatches kept on a bounded line. */
   cardMismatches: 20,
+  /** Excluded tools kept on a bounded line, and a run's warnings kept on any (each clipped). */
+  listed: 20,
   /** Problems kept one by one (`count` says how many there were in all). */
   problemsListed: 10,
 } as const;
@@ -86,7 +89,10 @@ type ObservationLine = z.infer<typeof observationLine>;
 // ---------------------------------------------------------------------------------------------------------
 // Writing
 
-const toolsRef = (tools: readonly string[]) => `#${createHash('sha256').update(JSON.stringify(tools)).digest('hex').slice(0, 8)}`;
+/** A tool list's reference: `#` and 16 hex digits of the SHA-256 of its JSON (0.1 wrote 8, which are still read). */
+const toolsDigest = (tools: readonly string[]) => createHash('sha256').update(JSON.stringify(tools)).digest('hex');
+const toolsRef = (tools: readonly string[]) => `#${toolsDigest(tools).slice(0, 16)}`;
+const sameList = (a: readonly string[] | undefined, b: readonly string[]) => !!a && a.length === b.length && a.every((x, i) => x === b[i]);
 
 /** The fields of a row's line, in the record's order: `previous` and `changed` are left out (they are recomputed when read). */
 const ROW_FIELDS = Object.keys(planRowSchema.shape).filter((k) => k !== 'previous' && k !== 'changed' && k !== 'run') as Array<keyof PlanRow>;
@@ -99,20 +105,21 @@ function rowFields(r: PlanRow, tools: string[] | string | null): Record<string, 
 }
 
 /** The lines of one run, each ending in a newline, keys in a fixed order, each at most `HISTORY_LIMITS.lineBytes`. */
-export function runLines({ run, rows }: RecordedRun, knownTools: Set<string> = new Set()): string {
+export function runLines({ run, rows }: RecordedRun, knownTools: Map<string, string[]> = new Map()): string {
   const aborted = run.aborted;
   const head = {
     v: HISTORY_LINE_VERSION, type: 'run', id: run.id, startedAt: run.startedAt, finishedAt: run.finishedAt, catalog: basename(run.catalog),
-    applied: run.applied, aborted, observations: aborted ? 0 : rows.length, summary: run.summary, warnings: run.warnings,
+    applied: run.applied, aborted, observations: aborted ? 0 : rows.length, summary: run.summary, warnings: boundedWarnings(run.warnings),
     ...(aborted ? { plan: rows.map((r) => rowFields(r, r.tools)) } : {}),
   };
   if (aborted) return JSON.stringify(boundedRunLine(head)) + '\n';
   const line = (r: PlanRow) => {
     const ref = r.tools?.length ? toolsRef(r.tools) : null;
-    const fields = rowFields(r, ref !== null && knownTools.has(ref) ? ref : r.tools);
+    // A list is referred to only when the one written under that reference is the same list, name for name.
+    const fields = rowFields(r, ref !== null && sameList(knownTools.get(ref), r.tools!) ? ref : r.tools);
     const l = boundedObservationLine({ v: HISTORY_LINE_VERSION, type: 'observation', run: run.id, ...fields });
     // Only a list written in full may be referred to later (a bounded line holds none).
-    if (ref !== null && Array.isArray(l.tools)) knownTools.add(ref);
+    if (ref !== null && Array.isArray(l.tools) && !knownTools.has(ref)) knownTools.set(ref, r.tools!);
     return l;
   };
   return [head, ...rows.map(line)].map((l) => JSON.stringify(l) + '\n').join('');
@@ -144,6 +151,8 @@ function countLists(line: Line): void {
   if (line.matrix && typeof line.matrix === 'object') {
     line.matrix = Object.fromEntries(Object.entries(line.matrix as Record<string, Record<string, unknown>>).map(([id, cell]) => [id, { ...cell, tools: null }]));
   }
+  if (line.diagnosis && typeof line.diagnosis === 'object') line.diagnosis = { ...(line.diagnosis as Record<string, unknown>), tools: null };
+  if (Array.isArray(line.excludedTools) && line.excludedTools.length > HISTORY_LIMITS.listed) line.excludedTools = line.excludedTools.slice(0, HISTORY_LIMITS.listed);
   if (Array.isArray(line.cardMismatches)) {
     line.cardMismatches = (line.cardMismatches as Array<{ field: string; card: unknown; live: unknown }>).slice(0, HISTORY_LIMITS.cardMismatches)
       .map((m) => ({ field: clipText(String(m.field), 200), card: clipValue(m.card), live: clipValue(m.live) }));
@@ -157,18 +166,18 @@ function clipFreeText(line: Line): void {
 }
 
 type Evidence = NonNullable<PlanRow['evidence']>;
-type Run = Evidence['deciding'];
-const withoutSnippets = (r: Run): Run => ({ ...r, steps: r.steps.map((s) => ({ ...s, bodySnippet: s.bodySnippet === null ? null : clipText(s.bodySnippet, 64) })) });
 
-/** The evidence a little smaller each time: without the matrix's runs, then with short body snippets, then none. */
-const EVIDENCE_STEPS: Array<(e: Evidence) => Evidence | null> = [
-  (e) => ({ ...e, matrix: null }),
-  (e) => ({
-    ...e, deciding: withoutSnippets(e.deciding), diagnosis: e.diagnosis && withoutSnippets(e.diagnosis),
-    others: Object.fromEntries(Object.entries(e.others).map(([id, r]) => [id, withoutSnippets(r)])),
-  }),
-  () => null,
-];
+/**
+ * The evidence smaller each time, never altered: first without the runs `--matrix` added (the verdict never reads
+ * them), then none at all (`rejudge` says "no evidence": a clipped reading could judge otherwise).
+ */
+const EVIDENCE_STEPS: Array<(e: Evidence) => Evidence | null> = [(e) => ({ ...e, matrix: null }), () => null];
+
+/** A run's warnings as a line keeps them: the first few, each clipped, and how many more there were. */
+function boundedWarnings(warnings: readonly string[]): string[] {
+  const kept = warnings.slice(0, HISTORY_LIMITS.listed).map((w) => clipText(w, HISTORY_LIMITS.textChars));
+  return warnings.length > kept.length ? [...kept, `… and ${warnings.length - kept.length} more warnings`] : kept;
+}
 
 /** The line itself when it fits; else bounded (see the header), its extra fields at the end. */
 function boundedObservationLine(line: Line): Line {
@@ -282,12 +291,14 @@ function readRunLine(value: Record<string, unknown>): { ok: true; run: RunRecord
   if (value.v === 1) {
     const c = check(v1RunLine, value);
     if (!c.ok) return c;
+    if (c.value.plan && c.value.aborted === null) return { ok: false, problem: 'plan: expected only on an aborted run' };
     const run = runOfV1(c.value);
     const plan = c.value.plan?.map((r) => ({ row: rowOfV1(r, run.id, run.startedAt, null), tools: r.tools })) ?? null;
     return { ok: true, run, expected: c.value.observations, key: c.value.startedAt, plan };
   }
   const c = check(runLine, value);
   if (!c.ok) return c;
+  if (c.value.plan && c.value.aborted === null) return { ok: false, problem: 'plan: expected only on an aborted run' };
   const { v: _v, type: _t, observations, plan: rows, bounded: _b, planRows: _p, ...run } = c.value;
   const plan = rows?.map((r) => ({ row: { ...r, run: run.id, previous: null, changed: true, tools: null } as PlanRow, tools: r.tools })) ?? null;
   return { ok: true, run, expected: observations, key: run.id, plan };
@@ -333,7 +344,11 @@ export function parseHistory(bytes: Buffer | string, known: ReadonlyMap<string, 
   const finish = (p: Pending) => {
     pending = null;
     if (!p.run) { skipped += p.lines; wholeBytes = offset; return; }
-    for (const list of p.tools) tools.set(toolsRef(list), list); // only a whole run's lists count
+    for (const list of p.tools) { // only a whole run's lists count; 0.1's 8-digit references resolve too
+      const digest = toolsDigest(list);
+      tools.set(`#${digest.slice(0, 16)}`, list);
+      tools.set(`#${digest.slice(0, 8)}`, list);
+    }
     let rows = p.rows;
     let spans = p.spans;
     if (p.plan) {
@@ -414,7 +429,8 @@ export function parseHistory(bytes: Buffer | string, known: ReadonlyMap<string, 
         startRun(start, null, value.v, typeof key === 'string' ? key : null, Number.isSafeInteger(value.observations) && (value.observations as number) >= 0 ? value.observations as number : null, null);
       }
     } else if (value.type === 'observation' && belongs(pending, key)) {
-      observe(pending, [start, end], pending.run ? readObservationLine(value, pending.run) : { ok: false, problem: 'of a skipped run' });
+      const read = value.v !== pending.version ? { ok: false as const, problem: `a line of version ${value.v} in a run of version ${pending.version}` } : pending.run ? readObservationLine(value, pending.run) : { ok: false as const, problem: 'of a skipped run' };
+      observe(pending, [start, end], read);
     } else {
       // A bad run of an unknown count ends at the first line that is not its own.
       const p = pending as Pending | null;

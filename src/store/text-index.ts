@@ -153,7 +153,8 @@ export class TextIndex {
       const out: PlanRow[] = [];
       for (const e of picked) {
         const row = rowAt(reader.bytes(e.file, e.start, e.end), e.run.run, this.files.get(e.file)!.tools);
-        if (!row) continue; // the file changed under us: the next sync reads it again
+        // The line is not the one indexed (the file changed under us): left out; the next sync reads the file again.
+        if (!row || row.url !== e.url || row.run !== e.run.run.id) continue;
         const before = all[all.indexOf(e) - 1];
         row.previous = before ? { verdict: before.verdict, reason: before.reason, at: before.observedAt } : null;
         row.changed = !before || before.verdict !== row.verdict || before.reason !== row.reason;
@@ -180,7 +181,9 @@ export class TextIndex {
 
   private readRun(r: IndexedRun, reader: FileReader): RecordedRun {
     const file = this.files.get(r.file)!;
-    const rows = parseHistory(reader.bytes(r.file, r.bytes[0], r.bytes[1]), file.tools).runs[0]?.rows ?? [];
+    const parsed = parseHistory(reader.bytes(r.file, r.bytes[0], r.bytes[1]), file.tools).runs[0];
+    // Not the run indexed (the file changed under us): no rows; the next sync reads the file again.
+    const rows = parsed?.run.id === r.run.id ? parsed.rows : [];
     const at = this.position.get(r)!;
     for (const row of rows) {
       // The URL's last row of a run before this one (an aborted run's plan rows read the same way).

@@ -5,7 +5,7 @@
  * in memory (`./text-index.ts`). Nothing is written until a run is recorded or a list accepted.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, open, truncate } from 'node:fs/promises';
+import { appendFile, mkdir, open, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { LockEntry, ToolsLock } from '../model/acceptance.js';
 import type { HistoryProblems, PlanRow, RecordedRun } from '../model/plan.js';
@@ -98,12 +98,17 @@ export async function appendRuns(dir: string, runs: readonly RecordedRun[]): Pro
     const release = await acquireLock(join(dir, `.${file}`), 10_000);
     try {
       const fresh = !existsSync(path);
-      const known = new Set<string>();
+      let known = new Map<string, string[]>();
       if (!fresh) {
-        const current = readFileSync(path);
+        let current = readFileSync(path);
+        // A last line that is whole but lost its newline (a hand edit) is kept: it gets its newline, not cut.
+        if (current.length && current[current.length - 1] !== 0x0a && endsWithWholeLine(current)) {
+          await appendFile(path, '\n');
+          current = readFileSync(path);
+        }
         const parsed = parseHistory(current);
         if (parsed.wholeBytes < current.length) await truncate(path, parsed.wholeBytes);
-        for (const ref of parsed.tools.keys()) known.add(ref);
+        known = parsed.tools;
       }
       const text = fileRuns.map((r) => runLines(r, known)).join('');
       const handle = await open(path, 'a', 0o644);
@@ -120,6 +125,16 @@ export async function appendRuns(dir: string, runs: readonly RecordedRun[]): Pro
     }
   }
   return written;
+}
+
+/** The file's last line (after its last newline) is a whole JSON value: it only lacks its newline. */
+function endsWithWholeLine(bytes: Buffer): boolean {
+  try {
+    JSON.parse(bytes.subarray(bytes.lastIndexOf(0x0a) + 1).toString('utf8'));
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 async function syncDir(dir: string): Promise<void> {
