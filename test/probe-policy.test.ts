@@ -1,5 +1,5 @@
 /**
- * One test per rule of shared/spec/one-tap-policy.md (and the issue's verdict table), each against
+ * One test per rule of docs/one-tap-policy.md (shared/spec/ of the planning repository) (and the issue's verdict table), each against
  * a scripted server on 127.0.0.1. Read them next to the policy text.
  */
 import { after, before, describe, it } from 'node:test';

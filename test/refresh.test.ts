@@ -1,4 +1,4 @@
-/** Multi-run refresh scenarios with a real SQLite file and scripted servers on 127.0.0.1. */
+/** Multi-run refresh scenarios with a real text history and scripted servers on 127.0.0.1. */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * The one-tap policy as a table (source: shared/spec/one-tap-policy.md).
+ * The one-tap policy as a table (source: docs/one-tap-policy.md (shared/spec/ of the planning repository)).
  * `classify(observation, entry)` is pure. One rule, in this order, so that two readers get the same verdict:
  *   1. live: the deciding profile's client (the app's, by default) would connect and list >= 1 tool;
  *   2. review: the spec-correct diagnosis finds a working server the app cannot use (the reason names what
