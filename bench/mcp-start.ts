@@ -102,6 +102,7 @@ const sdkModules = (logFile: string, from = 0) => {
 
 function probeChecks(dir: string) {
   const lib = pathToFileURL(fileURLToPath(new URL('../src/index.js', import.meta.url))).href;
+  const mcpServer = pathToFileURL(fileURLToPath(new URL('../src/mcp/server.js', import.meta.url))).href;
   // In-process: the library's probe() on a port nothing listens on, then an MCP server made in the same process.
   const libLog = join(dir, 'lib.log');
   const script = `const m = await import(${JSON.stringify(lib)});
@@ -109,7 +110,8 @@ const r = await m.probe('http://127.0.0.1:1/mcp');
 const { appendFileSync, readFileSync } = await import('node:fs');
 const { createRequire } = await import('node:module');
 appendFileSync(${JSON.stringify(libLog)}, Object.keys(createRequire('/').cache).join('\\n') + '\\n--- after probe: ' + r.verdict + '/' + r.reason + '\\n');
-m.createMcpServer({ root: process.cwd() });`;
+const { createMcpServer } = await import(${JSON.stringify(mcpServer)});
+createMcpServer({ root: process.cwd() });`;
   execFileSync(process.execPath, ['--import', tracer(libLog), '--input-type=module', '-e', script], { stdio: 'ignore' });
   const lines = readFileSync(libLog, 'utf8').split('\n');
   const cut = lines.findIndex((l) => l.startsWith('--- after probe'));
