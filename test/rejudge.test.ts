@@ -11,7 +11,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { refresh, rejudge, type Evidence, type RecordedRun } from '../src/index.js';
 import { startFleet, type Fleet } from './fleet/fleet.js';
 import { CASES, FIXTURE } from './fixtures/record-observations.js';
-import { catalogOf, recordedRow, recordedRun, runCli, server, workspace } from './helpers.js';
+import { catalogOf, recordedRow, recordedRun, runCli, server, snapshotDir, workspace } from './helpers.js';
 
 let fleet: Fleet;
 before(async () => { fleet = await startFleet(); });
@@ -43,8 +43,12 @@ describe('rejudge', () => {
     assert.equal(r.exitCode, 0);
     assert.ok(new Set(r.plan.rows.map((x) => x.verdict)).size === 4, 'the run covers every verdict class');
 
+    const before = await snapshotDir(ws.dir);
+    const hitsBefore = JSON.stringify(servers.map((s) => fleet.hits(new URL(s.url).pathname.slice(1))));
     const same = await runCli(['rejudge', '--catalog', ws.catalogPath, '--json']);
     assert.equal(same.code, 0, same.stderr + same.stdout);
+    assert.deepEqual(await snapshotDir(ws.dir), before, 'no file written');
+    assert.equal(JSON.stringify(servers.map((s) => fleet.hits(new URL(s.url).pathname.slice(1)))), hitsBefore, 'no server contacted');
     const judged = JSON.parse(same.stdout) as RejudgeJson;
     assert.equal(judged.runs.length, 1);
     assert.equal(judged.runs[0]!.rows.length, servers.length);

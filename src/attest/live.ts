@@ -55,10 +55,6 @@ export function toolDefinition(t: Record<string, unknown>): ToolDefinition {
   return d;
 }
 
-export function stepOf(run: Pick<LiveRun, 'steps'>, step: LiveExchange['step']): LiveExchange | undefined {
-  return run.steps.find((s) => s.step === step);
-}
-
 /** Shared by every run that excludes nothing (most): a run keeps thousands of these. */
 const NONE_EXCLUDED: LiveRun['excludedTools'] = Object.freeze([]) as unknown as LiveRun['excludedTools'];
 

@@ -125,7 +125,6 @@ export const observationSchema = z.object({
   evidence: evidenceSchema.nullable(),
 });
 
-export type VerdictOutcome = { verdict: z.infer<typeof verdictNameSchema>; reason: z.infer<typeof reasonSchema> };
 export type Finding = z.infer<typeof findingSchema>;
 export type MatrixCell = z.infer<typeof matrixCellSchema>;
 export type DiagnosisSummary = z.infer<typeof diagnosisSummarySchema>;

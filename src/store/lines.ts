@@ -37,11 +37,13 @@ import { basename, dirname, join } from 'node:path';
 import { z } from 'zod';
 import { planRowSchema, runRecordSchema, type PlanRow, type RecordedRun, type RunRecord } from '../model/plan.js';
 import { check } from '../model/validate.js';
+import { RECORD_VERSION } from '../model/limits.js';
 import { clipText } from '../text/clip.js';
 import { nestsDeeperThan } from '../util/json.js';
 import { rowOfV1, runOfV1, toolsOrRef, v1ObservationLine, v1RunLine } from './legacy.js';
 
-export const HISTORY_LINE_VERSION = 2;
+/** The version lines are written in: the record's (`RECORD_VERSION`); 1 is still read. */
+export const HISTORY_LINE_VERSION = RECORD_VERSION;
 export const MONTH_FILE = /^\d{4}-\d{2}\.jsonl$/;
 
 /** What one line of the history may cost, written and read (see the header). */

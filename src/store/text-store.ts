@@ -33,11 +33,6 @@ export class TextStore implements Store {
     return this.index;
   }
 
-  /** Brings the index up to date; true when the files changed since the last call. */
-  sync(): boolean {
-    return this.index.sync();
-  }
-
   async recent(url: string, limit: number): Promise<PlanRow[]> { return this.fresh().recent(url, limit); }
   async since(url: string, since: string): Promise<PlanRow[]> { return this.fresh().since(url, since); }
   async verdicts(url: string, since: string): Promise<VerdictPoint[]> { return this.fresh().verdicts(url, since); }
