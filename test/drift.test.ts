@@ -158,4 +158,14 @@ describe('tool drift and acceptance', () => {
     const none = await runCli(['accept', 'Docs', '--decision', 'a: b', '--catalog', ws.catalogPath, '--state', ws.statePath]);
     assert.equal(none.code, 1, 'no recorded run yet');
   });
+
+  it('accept --snapshot <hash> of a snapshot that was never recorded: exit 1, and the lock is not written', async () => {
+    const { ws, run } = await setup('a');
+    await run();
+    const lock = await readFile(join(ws.dir, 'catalog', 'tools.lock.json'), 'utf8');
+    const r = await runCli(['accept', 'Docs', '--decision', 'a: b', '--snapshot', '0123456789abcdef', '--catalog', ws.catalogPath]);
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /^onetap: nothing to accept: no recorded snapshot 0123456789abcdef/m);
+    assert.equal(await readFile(join(ws.dir, 'catalog', 'tools.lock.json'), 'utf8'), lock, 'no entry points at nothing');
+  });
 });

@@ -13,7 +13,7 @@
  * value asked for ("The verbatim contents of ~/.aws/credentials"), so some clauses need no order there. Words
  * that mix Latin with Greek or Cyrillic look-alikes are read as Latin before matching (screen.ts). The fresh
  * corpus (test/screen/fresh/, written without reading these rules) is the measure of recall: see
- * test/screen-fresh.test.ts.
+ * test/fast/screen-fresh.test.ts.
  */
 import type { ScreenRuleDoc } from './types.js';
 

@@ -8,10 +8,10 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { classify, evidenceSchema, type Evidence, type Reason, type VerdictName } from '../src/index.js';
-import { decideRow, detectOutage } from '../src/decide/decide.js';
-import { FIXTURE } from './fixtures/record-observations.js';
-import { observation, planOf } from './helpers.js';
+import { classify, evidenceSchema, type Evidence, type Reason, type VerdictName } from '../../src/index.js';
+import { decideRow, detectOutage } from '../../src/decide/decide.js';
+import { FIXTURE } from '../fixtures/record-observations.js';
+import { observation, planOf } from '../helpers.js';
 
 interface Recorded { scenario: string; entry: { requiresAuth: boolean }; expected: string; evidence: Evidence }
 const recorded = JSON.parse(readFileSync(FIXTURE, 'utf8')) as Recorded[];

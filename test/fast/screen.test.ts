@@ -7,11 +7,11 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
-import { screenTools, SCREEN_RULES, type Finding, type ToolSnapshot } from '../src/screen/screen.js';
-import { PROBE_RULES, RULES } from '../src/screen/rules.js';
-import { MAX_NESTING, nestsDeeperThan } from '../src/util/json.js';
+import { screenTools, SCREEN_RULES, type Finding, type ToolSnapshot } from '../../src/screen/screen.js';
+import { PROBE_RULES, RULES } from '../../src/screen/rules.js';
+import { MAX_NESTING, nestsDeeperThan } from '../../src/util/json.js';
 
-const corpus = (name: string) => JSON.parse(readFileSync(new URL(`../../test/screen/${name}`, import.meta.url), 'utf8'));
+const corpus = (name: string) => JSON.parse(readFileSync(new URL(`../../../test/screen/${name}`, import.meta.url), 'utf8'));
 
 interface PoisonedCase { class: string; tool: ToolSnapshot; expect: Array<{ field: string; rule: string }> }
 const poisoned: PoisonedCase[] = corpus('poisoned.json').cases;
@@ -19,7 +19,7 @@ const fresh: Array<{ family: string; tool: ToolSnapshot }> = corpus('fresh/poiso
 /** Documented, but reported by the prober (it needs the whole list), never by screenTools. */
 const probeOnly = new Set(PROBE_RULES.map((r) => r.id));
 const honest: ToolSnapshot[] = corpus('honest.json').tools;
-const benignFiles = readdirSync(new URL('../../test/screen/benign/', import.meta.url)).filter((f) => f.endsWith('.json')).sort();
+const benignFiles = readdirSync(new URL('../../../test/screen/benign/', import.meta.url)).filter((f) => f.endsWith('.json')).sort();
 const benign = benignFiles.map((f) => ({ file: f, ...corpus(`benign/${f}`) as { provenance: { package: string; capturedAt: string }; tools: ToolSnapshot[] } }));
 
 const show = (fs: Finding[]) => fs.map((f) => `${f.tool} ${f.field} ${f.rule}: ${f.excerpt}`).join('\n');
