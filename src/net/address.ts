@@ -45,22 +45,34 @@ for (const [net, prefix] of [
   ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24],
   ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
 ] as const) FORBIDDEN_V4.addSubnet(net, prefix, 'ipv4');
+/** Registry entries marked "globally reachable: true" inside a refused block (PCP and TURN anycast in 192.0.0.0/24). */
+const REACHABLE_V4 = new BlockList();
+for (const address of ['192.0.0.9', '192.0.0.10']) REACHABLE_V4.addAddress(address, 'ipv4');
+const forbiddenV4 = (address: string) => FORBIDDEN_V4.check(address, 'ipv4') && !REACHABLE_V4.check(address, 'ipv4');
 
 /**
  * Reserved parts of IPv6 global unicast (2000::/3). Everything outside 2000::/3 is refused outright, which
  * covers ::/128, ::1, ::a.b.c.d (IPv4-compatible, ::/96), ::ffff:0:0:0/96 (IPv4-translated), 64:ff9b:1::/48
  * (local-use NAT64), 100::/64 (discard), fc00::/7, fe80::/10, fec0::/10 and ff00::/8.
- * 6to4 and Teredo embed an IPv4 address that a relay would reach: both are deprecated and refused whole.
+ * 2001::/23 (IETF protocol assignments, Teredo and benchmarking among them) is refused but for the entries the
+ * registry marks globally reachable. 6to4 and Teredo embed an IPv4 address that a relay would reach: both are
+ * deprecated and refused whole.
  */
 const FORBIDDEN_V6_UNICAST = new BlockList();
 for (const [net, prefix] of [
-  ['2001::', 32], // Teredo
-  ['2001:2::', 48], // benchmarking
-  ['2001:10::', 28], ['2001:20::', 28], // ORCHID
+  ['2001::', 23], // IETF protocol assignments: Teredo 2001::/32, benchmarking 2001:2::/48, ORCHID 2001:10::/28
   ['2001:db8::', 32], // documentation
   ['2002::', 16], // 6to4
   ['3fff::', 20], // documentation (RFC 9637)
 ] as const) FORBIDDEN_V6_UNICAST.addSubnet(net, prefix, 'ipv6');
+const REACHABLE_V6 = new BlockList();
+for (const [net, prefix] of [
+  ['2001:1::1', 128], ['2001:1::2', 128], ['2001:1::3', 128], // PCP, TURN and DNS-SD SRP anycast
+  ['2001:3::', 32], // AMT
+  ['2001:4:112::', 48], // AS112-v6
+  ['2001:20::', 28], // ORCHIDv2
+  ['2001:30::', 28], // drone remote ID
+] as const) REACHABLE_V6.addSubnet(net, prefix, 'ipv6');
 
 /** The eight 16-bit groups of an IPv6 address (a trailing dotted IPv4 part included), or null. */
 function ipv6Groups(address: string): number[] | null {
@@ -84,16 +96,16 @@ const v4Of = (hi: number, lo: number) => `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo
 /** True for an IP address that a supplied URL must never reach. Names are not addresses: false. */
 export function isForbiddenAddress(address: string): boolean {
   const version = isIP(address);
-  if (version === 4) return FORBIDDEN_V4.check(address, 'ipv4');
+  if (version === 4) return forbiddenV4(address);
   const g = ipv6Groups(address);
   if (!g) return false;
   const zeros = (from: number, to: number) => g.slice(from, to).every((x) => x === 0);
   // IPv4-mapped (::ffff:a.b.c.d) and the well-known NAT64 prefix (64:ff9b::a.b.c.d, what DNS64 synthesises
   // on IPv6-only networks): the connection reaches the embedded IPv4 address, so that address decides.
-  if (zeros(0, 5) && g[5] === 0xffff) return FORBIDDEN_V4.check(v4Of(g[6]!, g[7]!), 'ipv4');
-  if (g[0] === 0x64 && g[1] === 0xff9b && zeros(2, 6)) return FORBIDDEN_V4.check(v4Of(g[6]!, g[7]!), 'ipv4');
+  if (zeros(0, 5) && g[5] === 0xffff) return forbiddenV4(v4Of(g[6]!, g[7]!));
+  if (g[0] === 0x64 && g[1] === 0xff9b && zeros(2, 6)) return forbiddenV4(v4Of(g[6]!, g[7]!));
   if ((g[0]! & 0xe000) !== 0x2000) return true;
-  return FORBIDDEN_V6_UNICAST.check(address, 'ipv6');
+  return FORBIDDEN_V6_UNICAST.check(address, 'ipv6') && !REACHABLE_V6.check(address, 'ipv6');
 }
 
 /** `localhost` and its subdomains (RFC 6761) resolve to loopback without asking DNS. */
