@@ -228,6 +228,13 @@ const sse: SseCase[] = [
   { name: 'data: followed by a tab is not "data: "', body: `data:\t${R1}\n`, want: null, spaceless: 1, undecoded: 0 },
   { name: 'extra spaces after "data: " are trimmed', body: `data:    ${R1}   \n`, want: W1, spaceless: 0, undecoded: 0 },
   { name: 'tabs and spaces around the data are trimmed', body: `data: \t ${R1} \t\r\n`, want: W1, spaceless: 0, undecoded: 0 },
+  {
+    name: "whitespace that JSON does not allow (VT, FF, NBSP, EM SPACE) is trimmed too (Kotlin's trim)",
+    body: `data: \u00A0\u000B${R1}\f\u2003\u000B\n`,
+    want: W1,
+    spaceless: 0,
+    undecoded: 0,
+  },
   { name: 'the prefix is case-sensitive', body: `Data: ${R1}\nDATA: ${R1}\n`, want: null, spaceless: 0, undecoded: 0 },
   { name: 'a line must start with the prefix', body: ` data: ${R1}\nid: data: ${R1}\nxdata: ${R1}\n`, want: null, spaceless: 0, undecoded: 0 },
   { name: 'the prefix is removed once', body: `data: data: ${R1}\n`, want: null, spaceless: 0, undecoded: 1 },
