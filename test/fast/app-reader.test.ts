@@ -8,7 +8,8 @@
  *   - SSE bodies: `body.lines()` (split on CRLF, LF or CR only), keep lines starting with "data: " (space required),
  *     each alone `removePrefix("data: ").trim()`, empty skipped, the first that decodes wins; none →
  *     "No valid JSON-RPC response found in SSE stream"; multi-line data is not joined; event:/id:/comments ignored;
- *   - tools/list: `result == null` → no tools, else `result` decoded as {tools: [{name, description?, inputSchema?}]}.
+ *   - tools/list: `result` decoded as {tools: [{name, description?, inputSchema?}]} (`result == null` → no tools is
+ *     decided by the app before decoding, so by the caller here, and is not tested in this file).
  * Field types and defaults (JsonRpcError(code: Int, message: String), McpToolsResult(tools = emptyList()),
  * McpToolDefinition(inputSchema: JsonObject?)) are those of the DTO file §4.1 cites (shibmaster/Lefty McpModels.kt).
  * `kind` is only the diagnosis' name for the JSON-RPC message type (response / notification / request, §2), asserted
@@ -327,7 +328,7 @@ const sse: SseCase[] = [
   { name: 'the first answer stays when more follow', body: `data: ${R1}\ndata: ${R2}\ndata: [garbage\ndata:{}\n`, want: W1 },
   {
     name: 'a long comment line before the answer',
-    body: `: ${'x'.repeat(300)}\ndata: ${R1}\n`,
+    body: `: ${'x'.repeat(120)}\ndata: ${R1}\n`,
     want: W1,
     spaceless: 0,
     undecoded: 0,
@@ -374,8 +375,8 @@ describe('AppSseReader: the SSE path, however the body arrives', () => {
     });
   }
 
-  it('splits in three at every pair of byte positions of a body with CRLF and 4-byte UTF-8', async () => {
-    const body = `: 😀\r\ndata:x\r\ndata: {"id":3,"result":"é𝄞"}\r\n`;
+  it('splits in three at every pair of byte positions of a body with CRLF, 2- and 4-byte UTF-8', async () => {
+    const body = `data:x\r\ndata: {"id":3,"result":"é𝄞"}\r\n`;
     const bytes = Buffer.from(body, 'utf8');
     for (let i = 0; i <= bytes.length; i++) {
       for (let j = i; j <= bytes.length; j++) {
