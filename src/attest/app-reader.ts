@@ -132,6 +132,21 @@ function startsWithData(bytes: Uint8Array, start = 0, end = bytes.length): boole
 }
 
 /**
+ * Kotlin's `String.trim()`: what `Char.isWhitespace` is on the JVM (`Character.isWhitespace || isSpaceChar`):
+ * tab to carriage return, U+001C to U+001F, and every space and line or paragraph separator. Not JavaScript's
+ * `trim()`, which keeps U+001C to U+001F and removes a BOM (U+FEFF), which Kotlin keeps (and kotlinx then refuses).
+ */
+const KOTLIN_WHITESPACE = /[\t-\r\x1c-\x1f\p{Zs}\p{Zl}\p{Zp}]/u;
+export function kotlinTrim(text: string): string {
+  // Index loops, not one regular expression: `\s+$` backtracks quadratically over a long line of inner spaces.
+  let start = 0;
+  let end = text.length;
+  while (start < end && KOTLIN_WHITESPACE.test(text[start]!)) start++;
+  while (end > start && KOTLIN_WHITESPACE.test(text[end - 1]!)) end--;
+  return text.slice(start, end);
+}
+
+/**
  * The app's SSE reading, fed incrementally so that a long stream holds no more than the `data:` line not yet
  * ended: lines split on CRLF, LF or CR (Kotlin's `lines()`; on bytes, as no UTF-8 sequence contains them), the
  * first `data: ` line that decodes wins. Lines are decoded one by one, as Java's UTF-8 decoder would (a BOM
@@ -211,10 +226,10 @@ export class AppSseReader {
   private line(bytes: Buffer, start: number, end: number): void {
     if (!startsWithData(bytes, start, end)) return;
     if (bytes[start + 5] !== 0x20) {
-      if (bytes.toString('utf8', start + 5, end).trim() !== '') this.spacelessDataLines++;
+      if (kotlinTrim(bytes.toString('utf8', start + 5, end)) !== '') this.spacelessDataLines++;
       return;
     }
-    const data = bytes.toString('utf8', start + 6, end).trim();
+    const data = kotlinTrim(bytes.toString('utf8', start + 6, end));
     if (data === '') return;
     const decoded = decodeAppResponse(data);
     if (decoded.ok) this.winner = decoded.value;

@@ -236,6 +236,22 @@ const sse: SseCase[] = [
     spaceless: 0,
     undecoded: 0,
   },
+  {
+    // Kotlin's Char.isWhitespace is Java's Character.isWhitespace (which has U+001C-U+001F) or isSpaceChar.
+    name: "the information separators U+001C-U+001F are whitespace to Kotlin's trim",
+    body: `data: \u001C${R1}\u001F\u001E\u001D\n`,
+    want: W1,
+    spaceless: 0,
+    undecoded: 0,
+  },
+  {
+    // U+FEFF is a format character, not whitespace: Kotlin keeps it, and kotlinx refuses a body that starts with it.
+    name: 'a BOM after "data: " stays, so the line does not decode',
+    body: `data: \uFEFF${R1}\n`,
+    want: null,
+    spaceless: 0,
+    undecoded: 1,
+  },
   { name: 'the prefix is case-sensitive', body: `Data: ${R1}\nDATA: ${R1}\n`, want: null, spaceless: 0, undecoded: 0 },
   { name: 'a line must start with the prefix', body: ` data: ${R1}\nid: data: ${R1}\nxdata: ${R1}\n`, want: null, spaceless: 0, undecoded: 0 },
   { name: 'the prefix is removed once', body: `data: data: ${R1}\n`, want: null, spaceless: 0, undecoded: 1 },
