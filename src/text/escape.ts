@@ -106,7 +106,8 @@ export function mdText(text: string): string {
   const line = escapeHidden(text.replace(/[\r\n\t\u000b\u000c\u0085\u2028\u2029]+/g, ' '), visibleCodePoint).trim();
   let out = line.split(/( +)/).map((word, i) => (i % 2 ? ' ' : LINKISH.test(word) ? codeWord(word) : escapeMdRun(word))).join('');
   // Block markers only count at the start of a line; an interpolated value may start one.
-  out = out.replace(/^([-+=])/, '\\$1').replace(/^(\d{1,9})([.)])(?= |$)/, '$1\\$2');
+  // A leading `:` may start a table's delimiter row (`:-:`) under a line of text, as `-` may.
+  out = out.replace(/^([-+=:])/, '\\$1').replace(/^(\d{1,9})([.)])(?= |$)/, '$1\\$2');
   return out;
 }
 
@@ -150,9 +151,13 @@ export function mdCodeWord(text: unknown): Md {
   return new Md(/^[a-z0-9][a-z0-9/._-]{0,63}$/i.test(s) && !LINKISH.test(s) ? `\`${s}\`` : mdText(s));
 }
 
-/** HTML text and attribute values; what the shared decision shows escaped as a visible `⟨U+XXXX⟩`. */
+/**
+ * HTML text and attribute values; what the shared decision shows escaped as a visible `⟨U+XXXX⟩`, and the C0
+ * controls HTML calls a parse error (a NUL is dropped from text) as U+FFFD, as in the terminal.
+ */
 export function escapeHtml(text: string): string {
-  return escapeHidden(text, visibleCodePoint).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+  // eslint-disable-next-line no-control-regex
+  return escapeHidden(text.replace(/[\u0000-\u0008\u000b\u000e-\u001f]/g, '\uFFFD'), visibleCodePoint).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
 }
 
 /**
