@@ -100,7 +100,7 @@ describe('rejudge', () => {
     const ws = await workspace(catalogOf([server('A', 'https://a.example/mcp')]));
     const both = await runCli(['rejudge', '--catalog', ws.catalogPath, '--runs', '2', '--since', '2026-11-01']);
     assert.equal(both.code, 2);
-    assert.match(both.stderr, /^onetap: --runs and --since/m);
+    assert.match(both.stderr, /^onetap: --runs, --since: give one of them$/m);
     const bad = await runCli(['rejudge', '--catalog', ws.catalogPath, '--since', 'last week']);
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /^onetap: --since: expected a UTC day/m);

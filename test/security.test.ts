@@ -388,7 +388,7 @@ describe('flags of publish and serve are checked before any work (exit 2, naming
     assert.match(out.stderr, /--out must be a directory/);
     const state = await runCli(['serve', '--catalog', ws.catalogPath, '--state', ws.dir], { killAfterMs: 10_000 });
     assert.equal(state.code, 2);
-    assert.match(state.stderr, /--state must be a file/);
+    assert.match(state.stderr, /--state: must be a file, not a directory/);
     assert.deepEqual(await snapshotDir(ws.dir), before);
   });
 });

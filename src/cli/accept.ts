@@ -3,7 +3,7 @@ import { acceptTools, NothingToAccept } from '../curate/accept.js';
 import { DEFAULT_CATALOG } from './catalog.js';
 import { openStore, STATE_OPTION } from './store.js';
 import { inert } from '../text/escape.js';
-import { UsageError } from './args.js';
+import { flagError } from './args.js';
 
 export function registerAccept(program: Command): void {
   program
@@ -15,8 +15,8 @@ export function registerAccept(program: Command): void {
     .option('--catalog <file>', 'catalog file', DEFAULT_CATALOG)
     .option(...STATE_OPTION)
     .action(async (server: string, opts: { decision: string; snapshot?: string; catalog: string }) => {
-      if (opts.snapshot !== undefined && !/^[0-9a-f]{16}$/.test(opts.snapshot)) throw new UsageError(`--snapshot: expected 16 hex digits, got "${opts.snapshot}"`);
-      if (!/^[^:]+:.+$/.test(opts.decision.trim())) throw new UsageError('--decision must read "who: why"');
+      if (opts.snapshot !== undefined && !/^[0-9a-f]{16}$/.test(opts.snapshot)) throw flagError('--snapshot', 'expected 16 hex digits', opts.snapshot);
+      if (!/^[^:]+:.+$/.test(opts.decision.trim())) throw flagError('--decision', 'must read "who: why"', opts.decision);
       // The history as git has it (a fresh clone builds its index in memory).
       const store = await openStore(opts.catalog);
       try {

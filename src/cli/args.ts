@@ -5,8 +5,14 @@
  */
 import { InvalidArgumentError } from 'commander';
 import { CLIENT_PROFILES } from '../attest/profile.js';
+import { inert } from '../text/escape.js';
 
 export class UsageError extends Error {}
+
+/** A flag's value refused, in the one wording every flag uses: `--flag: why, got "value"` (the value as given). */
+export function flagError(flag: string, why: string, value?: string): UsageError {
+  return new UsageError(`${flag}: ${why}${value === undefined ? '' : `, got "${inert(value)}"`}`);
+}
 
 /** The largest delay Node's timers accept (2^31-1 ms, about 24.8 days); a larger one fires at once with a warning. */
 export const MAX_TIMER_MS = 2_147_483_647;
@@ -29,7 +35,7 @@ export function profileId(value: string): string {
   return value;
 }
 
-export function parseHeader(line: string, previous: Record<string, string>): Record<string, string> {
+export function parseHeader(line: string, previous: Record<string, string> = {}): Record<string, string> {
   const at = line.indexOf(':');
   const name = at > 0 ? line.slice(0, at).trim() : '';
   if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) throw new InvalidArgumentError(`a header is "Name: value", got "${line}"`);

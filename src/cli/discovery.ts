@@ -10,7 +10,7 @@ import { MEDIA } from '../discover/documents.js';
 import { publication, publishProblems, UnpublishableCatalog, writePublication } from '../publish/publish.js';
 import { formatProblems, type LintOptions } from '../catalog/lint.js';
 import { startServer } from '../serve/server.js';
-import { positiveInt, timeoutMs, UsageError } from './args.js';
+import { flagError, portNumber, positiveInt, timeoutMs, UsageError } from './args.js';
 import { DEFAULT_CATALOG } from './catalog.js';
 import { paint, table, useColor } from './render.js';
 import { inert } from '../text/escape.js';
@@ -21,7 +21,7 @@ import { RETENTION_OPTION } from './report.js';
 /** The curated catalog when there is one; discovery still works without it (nothing curated, nothing removed). */
 async function curatedOrEmpty(path: string): Promise<Catalog> {
   if (existsSync(path)) return (await loadCatalog(path)).catalog;
-  if (path !== DEFAULT_CATALOG) throw new UsageError(`no catalog at ${path}`);
+  if (path !== DEFAULT_CATALOG) throw flagError('--catalog', 'no such file', path);
   return parseCatalog('{"servers":[]}');
 }
 
@@ -94,11 +94,11 @@ export function registerDiscovery(program: Command): void {
     .requiredOption('--out <dir>', 'output directory (the root of the site that serves it)')
     .option('--catalog <file>', 'catalog file', DEFAULT_CATALOG)
     .option('--base-url <url>', 'absolute base for the URLs in the catalogs (default: root-relative paths)')
-    .option('--publisher <domain>', 'publisher domain in urn:air identifiers (default: the base URL\'s host)')
+    .option('--publisher <domain>', 'publisher domain in urn:air identifiers (default: the base URL\'s host; without --base-url, onetap.local)')
     .option('--allow-http', 'accept http:// server URLs on loopback addresses (local fixtures and demos only)')
     .action(async (opts: { out: string; catalog: string; baseUrl?: string; publisher?: string; allowHttp?: boolean }) => {
       const baseUrl = opts.baseUrl === undefined ? undefined : baseUrlFlag(opts.baseUrl);
-      if (opts.publisher !== undefined && !DOMAIN.test(opts.publisher)) throw new UsageError(`--publisher must be a domain name (example.org), got "${inert(opts.publisher)}"`);
+      if (opts.publisher !== undefined && !DOMAIN.test(opts.publisher)) throw flagError('--publisher', 'must be a domain name (example.org)', opts.publisher);
       outDirFlag(opts.out);
       const { catalog } = await loadCatalog(opts.catalog);
       if (!publishable(opts.catalog, catalog, { allowHttp: opts.allowHttp })) return;
@@ -113,21 +113,20 @@ export function registerDiscovery(program: Command): void {
   program
     .command('serve')
     .description('serve the published documents and the status page over HTTP')
-    .option('--port <n>', 'port, 0 to 65535 (0 picks a free one)', '8787')
+    .option('--port <n>', 'port, 0 to 65535 (0 picks a free one)', portNumber, 8787)
     .option('--host <address>', 'address to listen on', '127.0.0.1')
     .option('--catalog <file>', 'catalog file', DEFAULT_CATALOG)
     .option(...STATE_OPTION)
     .option('--base-url <url>', 'absolute base for the URLs in the catalogs (default: this server\'s origin)')
     .option('--allow-http', 'accept http:// server URLs on loopback addresses (local fixtures and demos only)')
     .option(...RETENTION_OPTION)
-    .action(async (opts: { port: string; host: string; catalog: string; baseUrl?: string; allowHttp?: boolean; retentionDays: number }) => {
-      const port = portFlag(opts.port);
+    .action(async (opts: { port: number; host: string; catalog: string; baseUrl?: string; allowHttp?: boolean; retentionDays: number }) => {
       const baseUrl = opts.baseUrl === undefined ? undefined : baseUrlFlag(opts.baseUrl);
-      if (!opts.host.trim()) throw new UsageError('--host must name an address to listen on');
+      if (!opts.host.trim()) throw flagError('--host', 'must name an address to listen on', opts.host);
       const { catalog } = await loadCatalog(opts.catalog); // fail early, with the catalog's own error
       if (!publishable(opts.catalog, catalog, { allowHttp: opts.allowHttp })) return;
       const running = await startServer({
-        catalogPath: opts.catalog, host: opts.host, port, baseUrl, lint: { allowHttp: opts.allowHttp }, routes: statusRoutes({ catalogPath: opts.catalog, retentionDays: opts.retentionDays }),
+        catalogPath: opts.catalog, host: opts.host, port: opts.port, baseUrl, lint: { allowHttp: opts.allowHttp }, routes: statusRoutes({ catalogPath: opts.catalog, retentionDays: opts.retentionDays }),
       });
       process.stdout.write(`serving ${running.url}/ (status page), ${running.url}/.well-known/ai-catalog.json; Ctrl-C stops\n`);
       await new Promise<void>((resolve) => {
@@ -152,24 +151,19 @@ export function publishable(file: string, catalog: Catalog, opts: LintOptions = 
 
 const DOMAIN = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/i;
 
-function portFlag(value: string): number {
-  if (!/^\d{1,5}$/.test(value) || Number(value) > 65535) throw new UsageError(`--port must be a whole number from 0 to 65535, got "${inert(value)}"`);
-  return Number(value);
-}
-
 /** An absolute http(s) base without credentials, query or fragment; returned without a trailing slash. */
 function baseUrlFlag(value: string): string {
   let u: URL;
-  try { u = new URL(value); } catch { throw new UsageError(`--base-url must be an absolute http(s) URL, got "${inert(value)}"`); }
-  if (u.protocol !== 'https:' && u.protocol !== 'http:') throw new UsageError(`--base-url must be an http(s) URL, got ${inert(u.protocol)}`);
-  if (u.username || u.password) throw new UsageError('--base-url must not carry credentials (user:password@): they would be published');
-  if (u.search || u.hash) throw new UsageError('--base-url must not have a query or fragment');
+  try { u = new URL(value); } catch { throw flagError('--base-url', 'must be an absolute http(s) URL', value); }
+  if (u.protocol !== 'https:' && u.protocol !== 'http:') throw flagError('--base-url', 'must be an http(s) URL', value);
+  if (u.username || u.password) throw new UsageError('--base-url: must not carry credentials (user:password@): they would be published');
+  if (u.search || u.hash) throw flagError('--base-url', 'must not have a query or fragment', value);
   return `${u.origin}${u.pathname}`.replace(/\/+$/, '');
 }
 
 function outDirFlag(path: string): void {
-  if (!path.trim()) throw new UsageError('--out must name a directory');
-  if (existsSync(path) && !statSync(path).isDirectory()) throw new UsageError(`--out must be a directory, but ${inert(path)} is a file`);
+  if (!path.trim()) throw flagError('--out', 'must name a directory', path);
+  if (existsSync(path) && !statSync(path).isDirectory()) throw flagError('--out', 'must be a directory, not a file', path);
 }
 
 /** A positive whole number; the usage error names the flag. */

@@ -19,7 +19,7 @@ export function registerProbe(program: Command): void {
     .option('--profile <id>', `the deciding client profile: ${Object.keys(CLIENT_PROFILES).join(', ')}`, profileId, DEFAULT_PROFILE_ID)
     .option('--matrix', 'also run every other profile; --json adds matrix: {profile: {works, verdict, reason, tools}}')
     .option('--timeout <ms>', 'per-request time limit override (default: the profile\'s own, 60000 for the app)', timeoutMs)
-    .option('--header <line>', 'extra request header "Name: value" (repeatable)', parseHeader, {} as Record<string, string>)
+    .option('--header <line>', 'extra request header "Name: value" (repeatable)', parseHeader)
     .option('--concurrency <n>', 'probes in flight at once', positiveInt, PROBE_MANY_DEFAULTS.concurrency)
     .option('--per-host <n>', 'probes in flight per host (politeness towards shared gateways)', positiveInt, PROBE_MANY_DEFAULTS.perHost)
     .option('--user-agent <ua>', 'User-Agent override for the deciding profile (diagnostic; the app sends "Ktor client")')
@@ -53,14 +53,14 @@ export function registerProbe(program: Command): void {
 }
 
 interface ProbeFlags {
-  json?: boolean; requiresAuth?: boolean; timeout?: number; header: Record<string, string>; concurrency: number; perHost: number;
+  json?: boolean; requiresAuth?: boolean; timeout?: number; header?: Record<string, string>; concurrency: number; perHost: number;
   userAgent?: string; profile: string; matrix?: boolean;
 }
 
 function checkUrl(url: string): void {
   let parsed: URL;
-  try { parsed = new URL(url); } catch { throw new UsageError(`not a URL: ${url}`); }
-  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') throw new UsageError(`not an http(s) URL: ${url}`);
+  try { parsed = new URL(url); } catch { throw new UsageError(`<url>: not a URL, got "${url}"`); }
+  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') throw new UsageError(`<url>: not an http(s) URL, got "${url}"`);
 }
 
 function renderProbeTable(results: ProbeResult[], color: boolean): string {

@@ -3,7 +3,7 @@ import type { Plan } from '../model/plan.js';
 import { REASON_TEXT } from '../policy/policy.js';
 import { refresh, type RefreshResult } from '../refresh/refresh.js';
 import { planJson } from '../decide/plan-json.js';
-import { positiveInt, profileId, timeoutMs, UsageError } from './args.js';
+import { flagError, positiveInt, profileId, timeoutMs } from './args.js';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { PROBE_MANY_DEFAULTS } from '../attest/probe-many.js';
 import { KOTLIN_PACKAGE } from '../refresh/refresh.js';
@@ -54,9 +54,9 @@ export function registerRefresh(program: Command): void {
 
 /** Paths and names checked before the first probe (exit 2 naming the flag). */
 function checkFlags(flags: RefreshFlags): void {
-  if (flags.kotlinPackage !== undefined && !KOTLIN_PACKAGE.test(flags.kotlinPackage)) throw new UsageError(`--kotlin-package: not a Kotlin package name, got "${flags.kotlinPackage}"`);
-  if (flags.out !== undefined && existsSync(flags.out) && !statSync(flags.out).isDirectory()) throw new UsageError(`--out: ${flags.out} exists and is not a directory`);
-  if (!existsSync(flags.catalog)) throw new UsageError(`--catalog: no such file: ${flags.catalog}`);
+  if (flags.kotlinPackage !== undefined && !KOTLIN_PACKAGE.test(flags.kotlinPackage)) throw flagError('--kotlin-package', 'not a Kotlin package name', flags.kotlinPackage);
+  if (flags.out !== undefined && existsSync(flags.out) && !statSync(flags.out).isDirectory()) throw flagError('--out', 'exists and is not a directory', flags.out);
+  if (!existsSync(flags.catalog)) throw flagError('--catalog', 'no such file', flags.catalog);
 }
 
 export async function runRefresh(flags: RefreshFlags, out: NodeJS.WriteStream | { write: (s: string) => unknown; isTTY?: boolean }): Promise<number> {

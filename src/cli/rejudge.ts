@@ -31,7 +31,7 @@ export function registerRejudge(program: Command): void {
     .option('--profile <id>', 'judge as this deciding profile (default: policy.clientProfile, else kai-9000); rows without its run say no evidence', profileId)
     .option('--json', 'print one JSON object {runs, differences, noEvidence}')
     .action(async (flags: RejudgeFlags) => {
-      if (flags.runs !== undefined && flags.since !== undefined) throw new UsageError('--runs and --since: give one of them');
+      if (flags.runs !== undefined && flags.since !== undefined) throw new UsageError('--runs, --since: give one of them');
       const { catalog } = await loadCatalog(flags.catalog);
       const store = await openStore(flags.catalog);
       try {

@@ -5,7 +5,7 @@ import { buildStatus, DEFAULT_RETENTION_DAYS } from '../status/build.js';
 import { overviewPage } from '../status/page.js';
 import { markdownReport } from '../status/report.js';
 import { writeFileAtomic } from '../util/atomic.js';
-import { positiveInt, UsageError } from './args.js';
+import { flagError, positiveInt, UsageError } from './args.js';
 import { DEFAULT_CATALOG } from './catalog.js';
 import { openStore, STATE_OPTION } from './store.js';
 import { printJson } from './render.js';
@@ -21,8 +21,8 @@ export function registerReport(program: Command): void {
     .option(...STATE_OPTION)
     .option(...RETENTION_OPTION)
     .action(async (opts: { html?: string; markdown?: boolean; json?: boolean; catalog: string; retentionDays: number }) => {
-      if (!opts.html && !opts.markdown && !opts.json) throw new UsageError('report needs --html <file>, --markdown or --json');
-      if (opts.markdown && opts.json) throw new UsageError('--markdown and --json both print on stdout: choose one');
+      if (!opts.html && !opts.markdown && !opts.json) throw new UsageError('--html, --markdown, --json: report needs one of them');
+      if (opts.markdown && opts.json) throw new UsageError('--markdown, --json: both print on stdout, choose one');
       const { catalog } = await loadCatalog(opts.catalog);
       const store = await openStore(opts.catalog, opts.retentionDays);
       try {
@@ -55,7 +55,7 @@ const MAX_RETENTION_DAYS = 100_000;
 export function retentionDaysFlag(value: string): number {
   let n: number;
   try { n = positiveInt(value); } catch (err) { throw new UsageError(`--retention-days: ${(err as Error).message}`); }
-  if (n > MAX_RETENTION_DAYS) throw new UsageError(`--retention-days: at most ${MAX_RETENTION_DAYS}, got "${value}"`);
+  if (n > MAX_RETENTION_DAYS) throw flagError('--retention-days', `at most ${MAX_RETENTION_DAYS}`, value);
   return n;
 }
 

@@ -3,7 +3,7 @@ import { loadCatalog } from '../catalog/model.js';
 import { describeHistoryProblems } from '../store/problems.js';
 import { openStore, STATE_OPTION } from './store.js';
 import { siteFiles, writeSite } from '../site/site.js';
-import { UsageError } from './args.js';
+import { flagError } from './args.js';
 import { RETENTION_OPTION } from './report.js';
 import { DEFAULT_CATALOG } from './catalog.js';
 
@@ -18,8 +18,8 @@ export function registerSite(program: Command): void {
     .option('--publisher <domain>', 'publisher domain in urn:air identifiers (default: the base URL\'s host)')
     .option(...RETENTION_OPTION)
     .action(async (opts: { out: string; catalog: string; baseUrl?: string; publisher?: string; retentionDays: number }) => {
-      if (opts.baseUrl !== undefined && !/^https?:\/\/[^/]+/.test(opts.baseUrl)) throw new UsageError(`--base-url must be an absolute http(s) URL: ${opts.baseUrl}`);
-      if (!opts.out.trim()) throw new UsageError('--out needs a directory');
+      if (opts.baseUrl !== undefined && !/^https?:\/\/[^/]+/.test(opts.baseUrl)) throw flagError('--base-url', 'not an absolute http(s) URL', opts.baseUrl);
+      if (!opts.out.trim()) throw flagError('--out', 'must name a directory', opts.out);
       const { catalog } = await loadCatalog(opts.catalog);
       const store = await openStore(opts.catalog, opts.retentionDays);
       try {

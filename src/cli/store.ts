@@ -1,13 +1,12 @@
 /** How a command reaches its store: the text history beside the catalog (the default). */
 import { existsSync, statSync } from 'node:fs';
 import type { Store } from '../store/store.js';
-import { inert } from '../text/escape.js';
-import { UsageError } from './args.js';
+import { flagError } from './args.js';
 
 /** `--state` still names a file, as it did (a directory there is a mistake worth stopping for). */
 function statePath(value: string): string {
-  if (!value.trim() || value.includes('\0')) throw new UsageError('--state must name a file');
-  if (existsSync(value) && statSync(value).isDirectory()) throw new UsageError(`--state must be a file, but ${inert(value)} is a directory`);
+  if (!value.trim() || value.includes('\0')) throw flagError('--state', 'must name a file', value);
+  if (existsSync(value) && statSync(value).isDirectory()) throw flagError('--state', 'must be a file, not a directory', value);
   return value;
 }
 
