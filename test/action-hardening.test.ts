@@ -199,12 +199,14 @@ describe('third-party actions pinned by commit', () => {
 });
 
 describe('the install runs no dependency lifecycle script but the ones it names', () => {
-  it('npm ci --ignore-scripts, then the build', async () => {
+  it('a release: npm ci --omit=dev --ignore-scripts; elsewhere npm ci --ignore-scripts, then the build', async () => {
     const action = await readFile(join(ROOT, 'action.yml'), 'utf8');
-    const step = /- name: Install and build onetap\n(?: {6}.*\n)+/.exec(action)?.[0] ?? '';
-    const commands = step.split('\n').map((l) => l.trim()).filter((l) => /^(?:npm|npx|yarn|pnpm)\b/.test(l));
-    assert.deepEqual(commands, ['npm ci --no-audit --no-fund --ignore-scripts', 'npm run build --ignore-scripts']);
-    assert.ok(!/\bnpm (?:i|install|ci)\b(?![^\n]*--ignore-scripts)/.test(action), 'no other install with scripts on');
+    const step = /- name: Install onetap\n(?: {6}.*\n)+/.exec(action)?.[0] ?? '';
+    assert.match(step, /run: '"\$GITHUB_ACTION_PATH\/action\/install\.sh"'/);
+    const install = await readFile(join(ROOT, 'action', 'install.sh'), 'utf8');
+    const commands = install.split('\n').map((l) => l.trim()).filter((l) => /^(?:npm|npx|yarn|pnpm)\b/.test(l));
+    assert.deepEqual(commands, ['npm ci --omit=dev --no-audit --no-fund --ignore-scripts', 'npm ci --no-audit --no-fund --ignore-scripts', 'npm run build --ignore-scripts']);
+    for (const text of [action, install]) assert.ok(!/\bnpm (?:i|install|ci)\b(?![^\n]*--ignore-scripts)/.test(text), 'no other install with scripts on');
   });
 
   it('every runtime dependency with an install script is one the step rebuilds by name', async () => {
