@@ -30,7 +30,7 @@ WRITE=${INPUT_WRITE:-true}
 RECORD=${INPUT_RECORD:-false}
 ALLOW_HTTP=${INPUT_ALLOW_HTTP:-false}
 bool write "$WRITE"; bool record "$RECORD"; bool allow-http "$ALLOW_HTTP"
-count confirm-drops "${INPUT_CONFIRM_DROPS:-}"; count concurrency "${INPUT_CONCURRENCY:-}"; count timeout "${INPUT_TIMEOUT:-}"
+count confirm-drops "${INPUT_CONFIRM_DROPS:-}"; count concurrency "${INPUT_CONCURRENCY:-}"; count timeout "${INPUT_TIMEOUT:-}"; count next-run-days "${INPUT_NEXT_RUN_DAYS:-}"
 MAX_FILE_BYTES=${INPUT_MAX_FILE_BYTES:-16777216}; count max-file-bytes "$MAX_FILE_BYTES"
 if [[ -n ${INPUT_SITE_BASE_URL:-} && ! ${INPUT_SITE_BASE_URL} =~ ^https?://[^/]+ ]]; then fail "input site-base-url must be an absolute http(s) URL" 2; fi
 
@@ -80,6 +80,15 @@ if [[ $RECORDED == true ]]; then
   if [[ -d $HISTORY_DIR ]]; then cp -R "$HISTORY_DIR/." "$TMP/before/"; fi
 fi
 
+# Probe-only keys (the catalog's probeHeaders name environment variables): masked in the log before anything runs.
+while IFS= read -r var; do
+  value=${!var:-}
+  if [[ -n $value ]]; then while IFS= read -r line; do [[ -n $line ]] && echo "::add-mask::$line"; done <<< "$value"; fi
+done < <(node -e '
+  const c = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+  for (const s of Array.isArray(c.servers) ? c.servers : []) for (const h of Object.values(s?.probeHeaders ?? {})) if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(h?.env)) console.log(h.env);
+' "$CATALOG" 2> /dev/null || true)
+
 # 2. The refresh.
 ARGS=(refresh --catalog "$CATALOG" --json)
 if [[ $WRITE == true ]]; then ARGS+=(--write); elif [[ $RECORD == true ]]; then ARGS+=(--record); fi
@@ -87,6 +96,8 @@ if [[ -n ${INPUT_CONFIRM_DROPS:-} ]]; then ARGS+=(--confirm-drops "$INPUT_CONFIR
 if [[ -n ${INPUT_CONCURRENCY:-} ]]; then ARGS+=(--concurrency "$INPUT_CONCURRENCY"); fi
 if [[ -n ${INPUT_TIMEOUT:-} ]]; then ARGS+=(--timeout "$INPUT_TIMEOUT"); fi
 if [[ $ALLOW_HTTP == true ]]; then ARGS+=(--allow-http); fi
+if [[ -n ${INPUT_OUTPUTS+set} && $INPUT_OUTPUTS != catalog ]]; then ARGS+=(--outputs "$INPUT_OUTPUTS"); fi
+if [[ -n ${INPUT_NEXT_RUN_DAYS:-} ]]; then ARGS+=(--next-run-days "$INPUT_NEXT_RUN_DAYS"); fi
 echo "::group::$(annotation "onetap ${ARGS[*]}")"
 set +e
 "${ONETAP[@]}" "${ARGS[@]}" 2>&1 > "$TMP/plan.json" | "${LOG_SAFE[@]}" >&2   # the plan to a file, the rest through the filter
@@ -171,9 +182,16 @@ output history-commit "$HISTORY_COMMIT"
 output history-branch "$BRANCH"
 
 # 4. The pull request's content and body, and the site.
-OUT_DIR=$CATALOG_DIR
-# tools.lock.json (acceptances on first use) goes with the catalog: a maintainer reviews it in the pull request.
-PR_PATHS=("$CATALOG" "$CATALOG_DIR/tools.lock.json" "$OUT_DIR/generated" "$OUT_DIR/servers.md" "$OUT_DIR/log.md")
+# The catalog, tools.lock.json (acceptances on first use: a maintainer reviews them in the pull request) and the
+# generated files the run wrote (the catalog's outputs say which and where); the history went in above.
+PR_PATHS=("$CATALOG" "$CATALOG_DIR/tools.lock.json")
+while IFS= read -r f; do PR_PATHS+=("$f"); done < <(node -e '
+  const p = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+  const history = require("path").resolve(process.argv[2]) + require("path").sep;
+  const listed = new Set(process.argv.slice(3).map((f) => require("path").resolve(f)));
+  for (const f of p.written ?? []) if (!require("path").resolve(f).startsWith(history) && !listed.has(require("path").resolve(f))) console.log(f);
+' "$TMP/plan.json" "$HISTORY_DIR" "${PR_PATHS[@]}")
+DATES_ONLY=$(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).datesOnly === true)' "$TMP/plan.json")
 CHANGED=false
 if [[ $WRITE == true && $OUTAGE == false && -n $(git status --porcelain --untracked-files=all -- "${PR_PATHS[@]}") ]]; then CHANGED=true; fi
 if [[ $CHANGED == true ]]; then refuse_large "${PR_PATHS[@]}"; fi
@@ -183,7 +201,11 @@ output_lines pr-paths "$(printf '%s\n' "${PR_PATHS[@]}")"
 output plan-path "$TMP/plan.json"
 
 REPORT="$TMP/report.md"
-"${ONETAP[@]}" report --markdown --catalog "$CATALOG" 2>&1 > "$REPORT" | "${LOG_SAFE[@]}" >&2 || fail "onetap report failed"
+: > "$REPORT"
+if [[ $DATES_ONLY == true ]]; then
+  printf '%s\n\n' "> Nothing changed this run: this pull request only refreshes the snapshot's dates, which would have gone stale before the next scheduled run." > "$REPORT"
+fi
+"${ONETAP[@]}" report --markdown --catalog "$CATALOG" 2>&1 >> "$REPORT" | "${LOG_SAFE[@]}" >&2 || fail "onetap report failed"
 output report-path "$REPORT"
 if [[ -n ${GITHUB_STEP_SUMMARY:-} ]]; then cat "$REPORT" >> "$GITHUB_STEP_SUMMARY"; fi
 

@@ -121,7 +121,10 @@ describe('action/run.sh: weekly refresh in fresh clones', () => {
     const r1 = await runAction(tmp, 'run.sh', week1, inputs);
     assert.equal(r1.code, 0, r1.stdout + r1.stderr);
     assert.deepEqual([r1.outputs.changed, r1.outputs.outage, r1.outputs.total, r1.outputs.keep, r1.outputs['keep-failed'], r1.outputs.review, r1.outputs.drop], ['true', 'false', '2', '2', '0', '0', '0']);
-    assert.deepEqual(r1.outputs['pr-paths']!.split('\n'), ['catalog/servers.json', 'catalog/tools.lock.json', 'catalog/generated', 'catalog/servers.md', 'catalog/log.md']);
+    assert.deepEqual(r1.outputs['pr-paths']!.split('\n'), [
+      'catalog/servers.json', 'catalog/tools.lock.json', 'catalog/generated/popular-servers.json', 'catalog/generated/popular-servers.ts',
+      'catalog/generated/PopularMcpServers.kt', 'catalog/servers.md', 'catalog/log.md',
+    ]);
     assert.match(await readFile(r1.outputs['report-path']!, 'utf8'), /\| Steady \|/);
     assert.ok(existsSync(join(week1, '_site', 'index.html')) && existsSync(join(week1, '_site', '.well-known', 'ai-catalog.json')));
     assert.equal(r1.outputs['site-path'], '_site');
@@ -156,6 +159,34 @@ describe('action/run.sh: weekly refresh in fresh clones', () => {
       assert.equal(git(remote, 'rev-list', '--count', `${mainBefore}..main`), '3', 'one history commit per week');
     }
     fleet.state('dying').dead = false;
+  });
+
+  it('a quiet week: nothing changed, no pull request, the history still grows; dates only when they would go stale', async () => {
+    const remote = await remoteWith(catalogOf([server('Steady', fleet.url('ok-json'))]));
+    const inputs = { write: 'true', 'allow-http': 'true', timeout: '2000', 'history-branch': 'onetap-history' };
+    const week1 = await freshClone(remote);
+    const r1 = await runAction(tmp, 'run.sh', week1, inputs);
+    assert.equal(r1.outputs.changed, 'true');
+    // The maintainer merges the pull request.
+    git(week1, 'add', 'catalog');
+    git(week1, 'commit', '--quiet', '-m', 'merge the refresh');
+    git(week1, 'push', '--quiet', 'origin', 'HEAD:main');
+
+    const week2 = await freshClone(remote);
+    const r2 = await runAction(tmp, 'run.sh', week2, inputs);
+    assert.equal(r2.code, 0, r2.stdout + r2.stderr);
+    assert.equal(r2.outputs.changed, 'false');
+    assert.equal(git(week2, 'status', '--porcelain', '--untracked-files=all', '--', 'catalog/servers.json', 'catalog/generated', 'catalog/servers.md', 'catalog/log.md'), '');
+    if (historyInGit) assert.equal(git(remote, 'rev-list', '--count', 'onetap-history'), '2', 'the quiet run is in the history');
+
+    // The next run is 14 days away: the snapshot would go stale first, so only its dates are refreshed.
+    const week3 = await freshClone(remote);
+    const r3 = await runAction(tmp, 'run.sh', week3, { ...inputs, 'next-run-days': '14' });
+    assert.equal(r3.outputs.changed, 'true');
+    assert.deepEqual(git(week3, 'status', '--porcelain', '--untracked-files=all', '--', 'catalog', ':!catalog/history').split('\n'), ['M catalog/servers.md']);
+    const diff = git(week3, 'diff', '-U0', '--', 'catalog/servers.md').split('\n').filter((l) => /^[-+][^-+]/.test(l));
+    assert.ok(diff.every((l) => /^[-+]- (generated|stale_after): /.test(l)), diff.join('\n'));
+    assert.match(await readFile(r3.outputs['report-path']!, 'utf8'), /^> Nothing changed this run: this pull request only refreshes the snapshot's dates/);
   });
 
   it('a data branch holds only the history and grows week by week; the default branch is untouched', async () => {

@@ -70,9 +70,10 @@ describe('refresh --write under faults (a child process)', () => {
     const ws = await workspace(catalog());
     const first = await runWithFault(args(ws), null);
     assert.equal(first.code, 0, first.stderr);
-    // A second run would write new content into every file: a server added changes the runtime lists too.
+    // A second run would write new content into every file: a server added changes the runtime lists, and one
+    // dropped changes the catalog (a file that would keep its bytes is not written at all).
     const text = JSON.parse(await readFile(ws.catalogPath, 'utf8'));
-    text.servers.push(server('C', fleet.url('ok-json') + '?c'));
+    text.servers.push(server('C', fleet.url('ok-json') + '?c'), server('Gone', fleet.url('http-410') + '?gone'));
     await writeFile(ws.catalogPath, JSON.stringify(text, null, 2) + '\n');
     const before = await writtenFiles(ws.dir);
     const failed = await runWithFault(args(ws), { batchWith: 'servers.json', failRename: 3 });

@@ -45,9 +45,9 @@ export async function snapshotDir(dir: string): Promise<Record<string, string>> 
 
 export interface RunResult { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }
 
-export function runCli(args: string[], opts: { cwd?: string; killAfterMs?: number } = {}): Promise<RunResult> {
+export function runCli(args: string[], opts: { cwd?: string; killAfterMs?: number; env?: Record<string, string> } = {}): Promise<RunResult> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: opts.cwd, env: { ...process.env, NO_COLOR: '1' } });
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: opts.cwd, env: { ...process.env, NO_COLOR: '1', ...opts.env } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));

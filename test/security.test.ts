@@ -385,7 +385,7 @@ describe('flags of publish and serve are checked before any work (exit 2, naming
     const before = await snapshotDir(ws.dir);
     const out = await runCli(['publish', '--catalog', ws.catalogPath, '--out', file]);
     assert.equal(out.code, 2);
-    assert.match(out.stderr, /--out must be a directory/);
+    assert.match(out.stderr, /^onetap: --out: must be a directory/);
     const state = await runCli(['serve', '--catalog', ws.catalogPath, '--state', ws.dir], { killAfterMs: 10_000 });
     assert.equal(state.code, 2);
     assert.match(state.stderr, /--state: must be a file, not a directory/);

@@ -9,10 +9,12 @@ import { readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { CatalogError, type Catalog } from '../catalog/model.js';
 import type { ToolsLock } from '../model/acceptance.js';
+import type { ResolvedOutputs } from '../catalog/outputs.js';
 import type { Plan, RecordedRun } from '../model/plan.js';
 import type { StoredSnapshot } from '../model/snapshot.js';
 import type { Store } from '../store/store.js';
-import { acquireLock } from '../util/atomic.js';
+import { acquireLock, type FileWrite } from '../util/atomic.js';
+import { snapshotStaleAfter, snapshotWithDates } from '../outputs/snapshot.js';
 import { nextCatalog, outputPaths, refreshFiles } from './files.js';
 
 export const STALE_AFTER_DAYS = 14;
@@ -33,13 +35,26 @@ export interface ApplyOptions {
   lock: ToolsLock;
   /** Directory for generated files (default: the catalog's directory). */
   outDir?: string;
-  kotlinPackage?: string;
+  /** The generated files to write (resolved from the catalog's `outputs` and the flags). */
+  outputs: ResolvedOutputs;
+  /**
+   * Days until the next scheduled run: a run that changes nothing still refreshes the snapshot's dates when they
+   * would pass before then (default 7, a weekly run).
+   */
+  nextRunDays?: number;
   now?: () => Date;
 }
 
 export interface Applied {
-  /** The catalog's files written (empty unless `write` and not aborted). */
+  /** Every file whose bytes this run changed: the catalog's, the generated ones, the lock, snapshots, the history. */
   written: string[];
+  /**
+   * A `write` run that changed nothing (the catalog, the lock, the runtime lists and every row's verdict and reason
+   * as before): no generated file was written, unless `datesOnly`. False for any other run.
+   */
+  quiet: boolean;
+  /** A quiet run that refreshed only the snapshot's dates, which would have gone stale before the next run. */
+  datesOnly: boolean;
 }
 
 export async function applyPlan(plan: Plan, opts: ApplyOptions): Promise<Applied> {
@@ -53,28 +68,56 @@ export async function applyPlan(plan: Plan, opts: ApplyOptions): Promise<Applied
     });
     const snapshots = [...new Set(plan.rows.map((r) => r.toolsHash).filter((h): h is string => h !== null))].map((h) => opts.snapshots.get(h)).filter((s): s is StoredSnapshot => !!s);
     if (plan.aborted) {
-      await opts.store.record(recorded(false), { snapshots: [], lock: null, files: [], rewriteSnapshots: false });
-      return { written: [] };
+      const written = await opts.store.record(recorded(false), { snapshots: [], lock: null, files: [], rewriteSnapshots: false });
+      return { written, quiet: false, datesOnly: false };
     }
     if (!opts.write || !unchanged) {
       // The rows recorded the snapshot files' SHA-256 as a `write` run leaves them: written so, whatever happens next.
-      await opts.store.record(recorded(false), { snapshots, lock: null, files: [], rewriteSnapshots: opts.write });
-      if (!opts.write) return { written: [] };
+      const written = await opts.store.record(recorded(false), { snapshots, lock: null, files: [], rewriteSnapshots: opts.write });
+      if (!opts.write) return { written, quiet: false, datesOnly: false };
       throw new CatalogError(`${opts.catalogPath} changed during the refresh; nothing was written, run it again`);
     }
     const startedAt = opts.run.startedAt;
-    const paths = outputPaths(opts.catalogPath, opts.outDir ?? dirname(opts.catalogPath));
-    const staleAfter = new Date(Date.parse(startedAt) + STALE_AFTER_DAYS * 86_400_000).toISOString().slice(0, 10);
+    const paths = outputPaths(opts.outputs, opts.outDir ?? dirname(opts.catalogPath));
+    const staleAfter = day(Date.parse(startedAt) + STALE_AFTER_DAYS * 86_400_000);
     const model = { catalog: nextCatalog(opts.catalog, plan, startedAt), plan, probedAt: startedAt, staleAfter };
-    const existingLog = await readFile(paths.log, 'utf8').catch(() => null);
+    const existingLog = paths.log === undefined ? null : await readFile(paths.log, 'utf8').catch(() => null);
     const heldOut = new Set(plan.rows.filter((r) => r.heldOut).map((r) => r.url));
-    const files = refreshFiles(model, paths, existingLog, opts.kotlinPackage, heldOut);
     const lock = withVerifiedDigests(acceptOnFirstUse(opts.lock, plan, startedAt, opts.snapshots), plan, opts.snapshots);
-    await opts.store.record(recorded(true), { snapshots, lock: lock === opts.lock ? null : lock, files, rewriteSnapshots: true });
-    return { written: files.map((f) => f.path) };
+    let files = refreshFiles(model, opts.catalogPath, paths, existingLog, heldOut);
+    const quiet = lock === opts.lock && !plan.rows.some((r) => r.changed) && !(await listsDiffer(files, paths));
+    let datesOnly = false;
+    if (quiet) {
+      // Nothing changed: no generated file, no log entry; the snapshot's dates only when they would go stale first.
+      const existing = paths.snapshot === undefined ? null : await readFile(paths.snapshot, 'utf8').catch(() => null);
+      const staleAfterNow = existing === null ? null : snapshotStaleAfter(existing);
+      const due = staleAfterNow !== null && staleAfterNow <= day(Date.parse(startedAt) + (opts.nextRunDays ?? 7) * 86_400_000);
+      const dated = due ? snapshotWithDates(existing!, startedAt, staleAfter) : null;
+      files = dated === null ? [] : [{ path: paths.snapshot!, content: dated }];
+      datesOnly = dated !== null;
+    }
+    const written = await opts.store.record(recorded(true), { snapshots, lock: lock === opts.lock ? null : lock, files, rewriteSnapshots: true });
+    return { written, quiet, datesOnly };
   } finally {
     await release();
   }
+}
+
+/** A UTC day (YYYY-MM-DD) of a time in ms. */
+const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+
+/**
+ * Whether the catalog or a runtime list would change (the snapshot and the log carry dates and are not compared);
+ * an output that is on but not there yet would change.
+ */
+async function listsDiffer(files: readonly FileWrite[], paths: ResolvedOutputs): Promise<boolean> {
+  const dated = new Set([paths.snapshot, paths.log]);
+  const compared = files.filter((f) => !dated.has(f.path));
+  const same = await Promise.all(compared.map(async (f) => (await readFile(f.path, 'utf8').catch(() => null)) === f.content));
+  if (same.includes(false)) return true;
+  // A snapshot or log that is on but missing is a change too (the first write of an output).
+  const missing = await Promise.all([paths.snapshot, paths.log].filter((p): p is string => p !== undefined).map((p) => readFile(p).then(() => false, () => true)));
+  return missing.includes(true);
 }
 
 /** What a lock entry records of an accepted snapshot of this run: its tools digest and the SHA-256 of its file. */

@@ -6,25 +6,14 @@ import { REASON_TEXT } from '../policy/policy.js';
 import { runtimeJson, runtimeKotlin, runtimeServers, runtimeTypeScript } from '../outputs/runtime-list.js';
 import { logMarkdown, snapshotMarkdown, type RefreshModel } from '../outputs/snapshot.js';
 import type { FileWrite } from '../util/atomic.js';
+import type { ResolvedOutputs } from '../catalog/outputs.js';
 
-export interface OutputPaths {
-  catalog: string;
-  runtimeJson: string;
-  runtimeTs: string;
-  runtimeKotlin: string;
-  snapshot: string;
-  log: string;
-}
-
-/** Generated files live beside the catalog unless `outDir` says otherwise. */
-export function outputPaths(catalogPath: string, outDir: string): OutputPaths {
+/** The catalog's path and the generated files' paths, from the outputs that are on (relative to `outDir`). */
+export function outputPaths(outputs: ResolvedOutputs, outDir: string): ResolvedOutputs {
+  const at = (path: string | undefined) => (path === undefined ? undefined : join(outDir, path));
   return {
-    catalog: catalogPath,
-    runtimeJson: join(outDir, 'generated', 'popular-servers.json'),
-    runtimeTs: join(outDir, 'generated', 'popular-servers.ts'),
-    runtimeKotlin: join(outDir, 'generated', 'PopularMcpServers.kt'),
-    snapshot: join(outDir, 'servers.md'),
-    log: join(outDir, 'log.md'),
+    json: at(outputs.json), ts: at(outputs.ts), snapshot: at(outputs.snapshot), log: at(outputs.log),
+    ...(outputs.kotlin ? { kotlin: { ...outputs.kotlin, path: join(outDir, outputs.kotlin.path) } } : {}),
   };
 }
 
@@ -41,7 +30,9 @@ export function nextCatalog(catalog: Catalog, plan: Plan, at: string): Catalog {
       ...catalog.servers.filter((s) => dropped.has(s.url)).map((s) => {
         const r = dropped.get(s.url)!;
         return {
-          name: s.name, url: s.url, reason: r.reason, removedAt: day,
+          // The description and the decision that added it are kept: `onetap restore` puts the entry back as it was.
+          name: s.name, url: s.url, description: s.description, reason: r.reason, removedAt: day,
+          ...(s.decision ? { added: s.decision } : {}),
           ...(r.error ? { note: r.error } : {}),
           decision: { by: 'onetap refresh', at, why: `policy must-drop: ${REASON_TEXT[r.reason]}${r.dropStreak > 1 ? ` (${r.dropStreak} consecutive runs)` : ''}` },
         };
@@ -50,16 +41,19 @@ export function nextCatalog(catalog: Catalog, plan: Plan, at: string): Catalog {
   };
 }
 
-/** Every file of an applied refresh, the catalog last (the others derive from it); held-out rows leave the runtime lists only. */
-export function refreshFiles(model: RefreshModel, paths: OutputPaths, existingLog: string | null, kotlinPackage?: string, heldOut: ReadonlySet<string> = new Set()): FileWrite[] {
+/**
+ * Every file of an applied refresh: the generated files that are on (`paths`, from `outputPaths`), then the catalog
+ * (the others derive from it); held-out rows leave the runtime lists only.
+ */
+export function refreshFiles(model: RefreshModel, catalogPath: string, paths: ResolvedOutputs, existingLog: string | null, heldOut: ReadonlySet<string> = new Set()): FileWrite[] {
   // Rows in review for identity-changed or suspicious-tools stay out of what the app ships until accepted.
   const servers = runtimeServers({ ...model.catalog, servers: model.catalog.servers.filter((s) => !heldOut.has(s.url)) });
-  return [
-    { path: paths.runtimeJson, content: runtimeJson(servers) },
-    { path: paths.runtimeTs, content: runtimeTypeScript(servers) },
-    { path: paths.runtimeKotlin, content: runtimeKotlin(servers, kotlinPackage) },
-    { path: paths.snapshot, content: snapshotMarkdown(model) },
-    { path: paths.log, content: logMarkdown(model, existingLog) },
-    { path: paths.catalog, content: serializeCatalog(model.catalog) },
-  ];
+  const files: FileWrite[] = [];
+  if (paths.json) files.push({ path: paths.json, content: runtimeJson(servers) });
+  if (paths.ts) files.push({ path: paths.ts, content: runtimeTypeScript(servers) });
+  if (paths.kotlin) files.push({ path: paths.kotlin.path, content: runtimeKotlin(servers, paths.kotlin.package) });
+  if (paths.snapshot) files.push({ path: paths.snapshot, content: snapshotMarkdown(model) });
+  if (paths.log) files.push({ path: paths.log, content: logMarkdown(model, existingLog) });
+  files.push({ path: catalogPath, content: serializeCatalog(model.catalog) });
+  return files;
 }

@@ -40,6 +40,8 @@ export interface LiveObservation {
   legacySse: boolean | null;
   auth: AuthKind | null;
   uaBlocked: boolean | null;
+  /** The deciding client again with the entry's probe-only keys (null: none, or the keyless client never connected). */
+  keyed: LiveRun | null;
   /** What screening found in the deciding client's tool list (src/screen), on the full text. */
   findings: Finding[];
   unprocessable: Unprocessable | null;

@@ -1,9 +1,16 @@
 import { mapConcurrentPerKey } from '../util/pool.js';
 import { BodyBudget } from './budget.js';
 import { Throttle } from '../util/throttle.js';
-import { probe, probeDispatcher, type ProbeOptions, type ProbeResult } from './probe.js';
+import { probe, probeDispatcher, type ProbeKey, type ProbeOptions, type ProbeResult } from './probe.js';
 
-export interface ProbeTarget { url: string; requiresAuth?: boolean; headers?: Record<string, string> }
+/** One URL to probe, with its entry's facts: auth-optional, its own headers, its probe-only keys. */
+export interface ProbeTarget {
+  url: string;
+  requiresAuth?: boolean;
+  headers?: Record<string, string>;
+  keys?: Record<string, ProbeKey>;
+  missingKeys?: string[];
+}
 
 export const PROBE_MANY_DEFAULTS = {
   concurrency: 16,
@@ -11,7 +18,7 @@ export const PROBE_MANY_DEFAULTS = {
   perHost: 4,
 } as const;
 
-export interface ProbeManyOptions extends Omit<ProbeOptions, 'requiresAuth' | 'dispatcher' | 'budget'> {
+export interface ProbeManyOptions extends Omit<ProbeOptions, 'requiresAuth' | 'dispatcher' | 'budget' | 'keys' | 'missingKeys'> {
   concurrency?: number;
   perHost?: number;
   /** Called as each probe ends (for progress lines and streamed output). */
@@ -46,6 +53,8 @@ export async function probeMany(targets: readonly ProbeTarget[], options: ProbeM
         ...probeOptions,
         requiresAuth: t.requiresAuth,
         headers: t.headers ? { ...probeOptions.headers, ...t.headers } : probeOptions.headers,
+        keys: t.keys,
+        missingKeys: t.missingKeys,
         dispatcher,
         budget,
       }).finally(() => throttle.leave());

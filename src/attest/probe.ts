@@ -26,6 +26,9 @@ import { ONETAP_VERSION } from '../util/version.js';
 import type { BodyBudget } from './budget.js';
 
 
+/** A probe-only header's value: the secret, after an optional prefix (`Bearer `). */
+export interface ProbeKey { value: string; prefix?: string }
+
 export interface ProbeOptions {
   /** The entry is auth-optional (initialize without a key is enough). */
   requiresAuth?: boolean;
@@ -37,6 +40,14 @@ export interface ProbeOptions {
   timeoutMs?: number;
   /** Extra request headers (the entry's own headers; sent to this URL only). */
   headers?: Record<string, string>;
+  /**
+   * Probe-only keys of a requiresAuth entry, by header name (`probeHeaders`, read from the environment): the keyless
+   * handshake decides the verdict; a second session of the deciding client, with these appended, lists the tools.
+   * Never recorded; whatever the server sends back of them is redacted.
+   */
+  keys?: Record<string, ProbeKey>;
+  /** Environment variables the entry's `probeHeaders` name that were not set: recorded, so the plan says why. */
+  missingKeys?: string[];
   /** Replaces the deciding profile's User-Agent (diagnostic). */
   userAgent?: string;
   /** Cap on one response body after decompression, bytes. */
@@ -77,6 +88,10 @@ export function resolveProfile(profile: string | ClientProfile | undefined): Cli
   return found;
 }
 
+/** The probe-only headers as sent: each key after its prefix. */
+const keyHeaders = (keys: Record<string, ProbeKey> | undefined): Record<string, string> =>
+  Object.fromEntries(Object.entries(keys ?? {}).map(([name, k]) => [name, `${k.prefix ?? ''}${k.value}`]));
+
 /** A dispatcher with a client's connect limit (the app's 10 s; an override may shorten it). */
 export function probeDispatcher(timeoutMs?: number, lookup?: unknown): Agent {
   const connect = Math.min(KAI_9000.connectTimeoutMs, timeoutMs ?? Infinity);
@@ -92,6 +107,8 @@ export async function probe(url: string, options: ProbeOptions = {}): Promise<Pr
     matrix: options.matrix,
     timeoutMs: options.timeoutMs,
     headers: options.headers,
+    keys: options.keys,
+    missingKeys: options.missingKeys,
     userAgent: options.userAgent,
     budget: options.budget,
     allowPrivate: options.allowPrivate,
@@ -100,7 +117,7 @@ export async function probe(url: string, options: ProbeOptions = {}): Promise<Pr
     maxRetryAfterMs: options.maxRetryAfterMs ?? PROBE_DEFAULTS.maxRetryAfterMs,
     dispatcher: options.dispatcher ?? own!,
     // Whatever the server sends back of the headers it was given is redacted before anything reads it.
-    secrets: secretsOf(options.headers),
+    secrets: secretsOf({ ...options.headers, ...keyHeaders(options.keys) }, Object.values(options.keys ?? {}).map((k) => k.value)),
   };
   try {
     return await attest(url, resolveProfile(options.profile), opts);
@@ -146,15 +163,19 @@ async function attest(url: string, profile: ClientProfile, opts: Resolved): Prom
 const factsOf = (o: LiveObservation, requiresAuth: boolean): EntryFacts => ({ requiresAuth, flagged: o.findings.length > 0 });
 
 function emptyObservation(url: string, profile: ClientProfile, unprocessable: Unprocessable | null): LiveObservation {
-  return { url, deciding: emptyRun(profile.id), diagnosis: null, others: {}, legacySse: null, auth: null, uaBlocked: null, findings: [], unprocessable };
+  return { url, deciding: emptyRun(profile.id), diagnosis: null, others: {}, legacySse: null, auth: null, uaBlocked: null, keyed: null, findings: [], unprocessable };
 }
 
+/** The run whose tool list the record keeps: the keyed session's when it listed tools, else the deciding client's. */
+const toolsRunOf = (o: LiveObservation): LiveRun => (o.keyed?.toolDefinitions ? o.keyed : o.deciding);
+
 /**
- * The deciding client's tool list as a snapshot, with the findings on its full text. A list nested deeper than
- * MAX_NESTING, or one whose hashing or screening throws, is not processed: the observation says where.
+ * The deciding client's tool list (the keyed session's, when it listed tools) as a snapshot, with the findings on
+ * its full text. A list nested deeper than MAX_NESTING, or one whose hashing or screening throws, is not
+ * processed: the observation says where.
  */
 function processTools(o: LiveObservation): StoredSnapshot | null {
-  const run = o.deciding;
+  const run = toolsRunOf(o);
   const definitions = run.toolDefinitions;
   if (!definitions) return null;
   let stage: UnprocessableStage = 'nesting';
@@ -184,6 +205,10 @@ function processTools(o: LiveObservation): StoredSnapshot | null {
 async function observe(url: string, profile: ClientProfile, opts: Resolved): Promise<[LiveObservation, StoredSnapshot | null]> {
   const o = emptyObservation(url, profile, null);
   o.deciding = await runProfile(url, profile, opts, opts.userAgent);
+  // The keyless handshake decides (the policy); with the entry's keys, the same client lists what a user with a key sees.
+  if (opts.keys && Object.keys(opts.keys).length && o.deciding.connected) {
+    o.keyed = await runProfile(url, profile, { ...opts, headers: { ...opts.headers, ...keyHeaders(opts.keys) } }, opts.userAgent);
+  }
   const snapshot = processTools(o);
   if (o.unprocessable) return [o, null];
   return [await explain(o, url, profile, opts), snapshot];
@@ -241,7 +266,8 @@ async function runProfile(url: string, profile: ClientProfile, opts: Resolved, u
 
 function runClient(url: string, profile: ClientProfile, opts: Resolved, userAgent?: string): Promise<LiveRun> {
   const client: ClientOptions = {
-    headers: opts.headers ?? {},
+    // The client's own headers, then the entry's (the app appends the user's headers after its own).
+    headers: profile.headers ? { ...profile.headers, ...opts.headers } : opts.headers ?? {},
     requestTimeoutMs: Math.min(profile.requestTimeoutMs, opts.timeoutMs ?? Infinity),
     maxBodyBytes: opts.maxBodyBytes,
     dispatcher: opts.dispatcher,
@@ -281,6 +307,7 @@ function summarize(url: string, profile: ClientProfile, o: LiveObservation, wide
   const entry = factsOf(o, opts.requiresAuth ?? false);
   const v = classify(evidence, entry);
   const run = o.deciding;
+  const toolsRun = toolsRunOf(o);
   const recorded = evidence.deciding;
   const init = firstStep(run);
   const decidingStep = stepOf(run, 'tools/list') ?? init;
@@ -299,6 +326,12 @@ function summarize(url: string, profile: ClientProfile, o: LiveObservation, wide
     probe: {
       version: ONETAP_VERSION, profileDigest: profileDigest(profile), requiresAuth: opts.requiresAuth ?? false, timeoutMs: opts.timeoutMs ?? null,
       matrix: opts.matrix ?? false, headers: Object.keys(opts.headers ?? {}).map((h) => h.toLowerCase()).sort(),
+      ...(opts.keys || opts.missingKeys?.length ? {
+        keys: {
+          headers: Object.keys(opts.keys ?? {}).map((h) => h.toLowerCase()).sort(), missing: [...(opts.missingKeys ?? [])].sort(),
+          listed: !!o.keyed?.toolDefinitions, error: o.keyed && !o.keyed.toolDefinitions ? oneLineOrNull(o.keyed.error ?? firstProblem(o.keyed), L.errorChars) : null,
+        },
+      } : {}),
     },
     verdict: v.verdict,
     reason: v.reason,
@@ -309,8 +342,8 @@ function summarize(url: string, profile: ClientProfile, o: LiveObservation, wide
     protocolVersion: recorded.protocolVersion,
     serverName: recorded.serverInfo?.name ?? null,
     serverVersion: recorded.serverInfo?.version ?? null,
-    tools: run.tools && clipNames(run.tools),
-    toolCount: run.tools?.length ?? null,
+    tools: toolsRun.tools && clipNames(toolsRun.tools),
+    toolCount: toolsRun.tools?.length ?? null,
     sessionId: run.sessionId,
     error: o.unprocessable ? oneLine(`${o.unprocessable.stage}: ${o.unprocessable.error}`, L.errorChars) : live && v.reason === 'ok' ? null : oneLineOrNull(errorText(o, v.reason), L.errorChars),
     appError: oneLineOrNull(app && !app.works ? app.error ?? (app.tools?.length === 0 ? 'connected, but the app lists 0 tools' : null) : null, L.errorChars),

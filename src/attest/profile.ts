@@ -4,6 +4,7 @@
  * Sources: shared/notes/transport.md §4.2 (the app), §3.1 (the official SDK client), §4.4 (the app fork),
  * §7 (the 2026-07-28 exchange).
  */
+import type { CatalogPolicy } from '../catalog/model.js';
 
 /** How a profile talks: each maps to one client in this folder. */
 export type Handshake =
@@ -32,6 +33,10 @@ export interface ClientProfile {
   toolPages: number;
   /** Protocol versions the client accepts in an initialize result (empty: any answer). */
   supportedVersions: readonly string[];
+  /** Headers the client sends on every request, before the entry's own (a list's own client may add some). */
+  headers?: Readonly<Record<string, string>>;
+  /** The built-in profile a list's own profile derives from. */
+  extends?: string;
 }
 
 /** The app's User-Agent: Ktor's default (`KTOR_DEFAULT_USER_AGENT`), Kai sets none of its own. */
@@ -127,6 +132,52 @@ export const CLIENT_PROFILES: Readonly<Record<string, ClientProfile>> = Object.f
 
 export function profileById(id: string): ClientProfile | undefined {
   return Object.hasOwn(CLIENT_PROFILES, id) ? CLIENT_PROFILES[id] : undefined;
+}
+
+/** What a list's own client changes of a built-in profile; everything else (handshake, reading, limits) is kept. */
+export interface ProfileChanges {
+  clientInfo?: { name: string; version: string };
+  userAgent?: string | null;
+  protocolVersion?: string;
+  headers?: Record<string, string>;
+  requestTimeoutMs?: number;
+}
+
+/** A list's own client profile: `base` with `changes`, under its own id (its label too). */
+export function deriveProfile(id: string, base: ClientProfile, changes: ProfileChanges): ClientProfile {
+  return {
+    ...base,
+    id,
+    label: id,
+    extends: base.id,
+    clientInfo: changes.clientInfo ?? base.clientInfo,
+    userAgent: changes.userAgent !== undefined ? changes.userAgent : base.userAgent,
+    protocolVersion: changes.protocolVersion ?? base.protocolVersion,
+    // The era's client asks for this version and accepts it back.
+    supportedVersions: changes.protocolVersion && base.supportedVersions.length && !base.supportedVersions.includes(changes.protocolVersion) ? [changes.protocolVersion, ...base.supportedVersions] : base.supportedVersions,
+    headers: { ...base.headers, ...changes.headers },
+    requestTimeoutMs: changes.requestTimeoutMs ?? base.requestTimeoutMs,
+  };
+}
+
+/** The profile ids a catalog can choose: the built-in ones and its own. */
+export function profileIds(policy: Pick<CatalogPolicy, 'profiles'>): string[] {
+  return [...Object.keys(CLIENT_PROFILES), ...Object.keys(policy.profiles ?? {})];
+}
+
+/**
+ * A catalog's deciding profile: `id` (a flag), else `policy.clientProfile`, else the Kai 9000 app's; a built-in
+ * one, or one of `policy.profiles` derived from a built-in one. Throws naming the known ids when there is none.
+ */
+export function catalogProfile(policy: Pick<CatalogPolicy, 'clientProfile' | 'profiles'>, id = policy.clientProfile ?? DEFAULT_PROFILE_ID): ClientProfile {
+  const builtIn = profileById(id);
+  if (builtIn) return builtIn;
+  const own = policy.profiles && Object.hasOwn(policy.profiles, id) ? policy.profiles[id]! : undefined;
+  const base = own && profileById(own.extends);
+  if (!own || !base) throw new Error(`unknown client profile "${id}" (known: ${profileIds(policy).join(', ')})`);
+  return deriveProfile(id, base, {
+    clientInfo: own.clientInfo, userAgent: own.userAgent, protocolVersion: own.protocolVersion, headers: own.headers, requestTimeoutMs: own.timeoutMs,
+  });
 }
 
 /** One line per server: "app ✓ · 2025-11-25 ✓ · 2026-07-28 ✗" (the mark and the word, never colour alone). */

@@ -81,9 +81,12 @@ const MIN_SECRET_CHARS = 8;
 /** Authorization schemes: the credential after one is a secret of its own (a server may send back the token alone). */
 const SCHEME = /^(?:bearer|basic|token|apikey|api-key|key|digest)\s+(\S+)$/i;
 
-/** The values of the headers a probe was given, and the credential of a `<scheme> <credential>` value, longest first. */
-export function secretsOf(headers: Readonly<Record<string, string>> | undefined): string[] {
-  const values = Object.values(headers ?? {}).flatMap((v) => {
+/**
+ * The values of the headers a probe was given, the credential of a `<scheme> <credential>` value, and `keys` (the
+ * secrets of probe-only headers, sent after any prefix), longest first.
+ */
+export function secretsOf(headers: Readonly<Record<string, string>> | undefined, keys: readonly string[] = []): string[] {
+  const values = [...Object.values(headers ?? {}), ...keys].flatMap((v) => {
     const value = v.trim();
     const credential = SCHEME.exec(value)?.[1];
     return credential ? [value, credential] : [value];

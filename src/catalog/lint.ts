@@ -6,6 +6,7 @@ import { readPackageJson } from '../util/package-file.js';
 import { once } from '../util/once.js';
 import { ajv as loadAjv } from '../util/lazy.js';
 import { placeOf, type Catalog, type CatalogServer } from './model.js';
+import { outputsProblems } from './outputs.js';
 import { hostOf, isLoopbackUrl, normalizeUrl } from './url.js';
 import { RULES, type CharRule } from '../screen/rules.js';
 import { escapeHidden, firstHidden, hiddenKind, visibleCodePoint, codePointName } from '../text/unicode.js';
@@ -29,8 +30,50 @@ function validateShape(value: unknown) {
   return { valid: validate(value) as boolean, errors: validate.errors ?? [] };
 }
 
+/** The built-in client profiles a list's own profile can extend (the schema's enum, held to the code by a test). */
+export function builtInProfileIds(): string[] {
+  const schema = readPackageJson('catalog/servers.schema.json') as { $defs: { profile: { properties: { extends: { enum: string[] } } } } };
+  return schema.$defs.profile.properties.extends.enum;
+}
+
+/** The deciding profile must exist; a list's own profile ids must not shadow a built-in one. */
+function policyProblems(catalog: Catalog): LintProblem[] {
+  const builtIn = builtInProfileIds();
+  const own = Object.keys(catalog.policy.profiles ?? {});
+  const problems: LintProblem[] = own.filter((id) => builtIn.includes(id))
+    .map((id) => ({ where: `policy.profiles.${id}`, message: `"${id}" is a built-in profile: give the list's own profile another id` }));
+  const chosen = catalog.policy.clientProfile;
+  if (chosen !== undefined && !builtIn.includes(chosen) && !own.includes(chosen)) {
+    problems.push({ where: 'policy.clientProfile', message: `unknown client profile "${chosen}" (known: ${[...builtIn, ...own].join(', ')})` });
+  }
+  return problems;
+}
+
+/**
+ * Text that looks like a credential: a known token format, or a long unbroken run of letters and digits mixing
+ * both (a random key) that is not a hex digest. Heuristic on purpose: a catalog holds names, URLs and prose.
+ */
+export function looksSecret(text: string): boolean {
+  if (/\b(?:sk|pk|rk)[-_](?:live|test|proj|ant)?[-_]?[A-Za-z0-9]{16,}|\bgh[pousr]_[A-Za-z0-9]{20,}|\bgithub_pat_\w{20,}|\bxox[abprs]-[A-Za-z0-9-]{10,}|\bAKIA[0-9A-Z]{16}\b|\beyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}|\bBearer\s+\S{8,}/.test(text)) return true;
+  for (const run of text.match(/[A-Za-z0-9_-]{32,}/g) ?? []) {
+    if (/^[0-9a-f]+$/i.test(run)) continue; // a digest, not a key
+    if (/[0-9]/.test(run) && /[a-z]/.test(run) && /[A-Z]/.test(run)) return true;
+  }
+  return false;
+}
+
+/** Every string of a catalog with its path (keys excluded: they are names). */
+function strings(value: unknown, path: string[] = []): Array<{ path: string[]; text: string }> {
+  if (typeof value === 'string') return [{ path, text: value }];
+  if (value === null || typeof value !== 'object') return [];
+  return Object.entries(value).flatMap(([k, v]) => strings(v, [...path, k]));
+}
+
 /** Header names that carry secrets; a default value for one would ship a secret to every user. */
 export const SECRET_HEADER = /authorization|key|token|secret|password|cookie|session/i;
+
+/** An HTTP header name (RFC 9110 token). */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 export function where(kind: 'servers' | 'removed', i: number, name: unknown): string {
   return `${kind}[${i}] (${typeof name === 'string' ? name : '?'})`;
@@ -55,6 +98,11 @@ export function lintCatalog(catalog: Catalog, opts: LintOptions = {}): LintProbl
   });
   const { servers: _servers, removed: _removed, ...rest } = catalog;
   for (const message of hiddenTextProblems(rest)) problems.push({ where: '(catalog)', message });
+  problems.push(...policyProblems(catalog));
+  for (const message of outputsProblems(catalog.outputs)) problems.push({ where: '(catalog)', message });
+  for (const { path, text } of strings(catalog)) {
+    if (looksSecret(text)) problems.push({ where: placeOf(catalog, path), message: 'looks like a literal secret (a key or token): never write one into the catalog; a probe-only key comes from an environment variable (probeHeaders)' });
+  }
   // No two entries on one host unless it is a declared shared gateway (and then not the same URL twice).
   const gateways = new Set(catalog.policy.sharedGatewayHosts.map((h) => h.toLowerCase()));
   const seenHost = new Map<string, number>();
@@ -96,6 +144,10 @@ export function entryProblems(s: CatalogServer, catalog: Catalog, opts: LintOpti
   if (s.requiresAuth === true && host && !authHosts.has(host)) out.push(`requiresAuth is only allowed on policy.authOptionalHosts (${[...authHosts].join(', ') || 'none'}), not ${host}`);
   for (const [name, value] of Object.entries(s.headers ?? {})) {
     if (SECRET_HEADER.test(name) && String(value).trim() !== '') out.push(`default header "${name}" looks secret: never ship a secret default (the user adds their own key)`);
+  }
+  if (s.probeHeaders !== undefined && s.requiresAuth !== true) out.push('probeHeaders need requiresAuth: true (a key for probing is only for an auth-optional server)');
+  for (const name of Object.keys(s.probeHeaders ?? {})) {
+    if (!HEADER_NAME.test(name)) out.push(`probeHeaders: "${name}" is not a header name`);
   }
   const d = s.decision;
   if (!d || typeof d !== 'object' || !d.by?.trim() || !d.at?.trim() || !d.why?.trim()) out.push('no decision record: every entry needs {by, at, why} (this list is curated, not scraped)');

@@ -8,6 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { once } from '../util/once.js';
 import { readPackageJson } from '../util/package-file.js';
 import { jsonInvisibleEscaped } from '../text/escape.js';
+import type { CatalogOutputs } from './outputs.js';
 
 export interface DecisionRecord {
   /** Who decided (a person or a tool). */
@@ -24,18 +25,46 @@ export interface CatalogServer {
   requiresAuth: boolean;
   /** Non-secret default headers sent on one-tap add. */
   headers?: Record<string, string>;
+  /** requiresAuth entries only: headers onetap sends when it probes (never published), values from the environment. */
+  probeHeaders?: Record<string, ProbeHeader>;
   decision?: DecisionRecord;
   [extra: string]: unknown;
+}
+
+/** A client profile of the list's own client: a built-in one (`extends`) with what differs. */
+export interface ProfileDefinition {
+  extends: string;
+  clientInfo?: { name: string; version: string };
+  /** The User-Agent it sends (null: none). */
+  userAgent?: string | null;
+  protocolVersion?: string;
+  /** Headers it sends on every request (not secrets). */
+  headers?: Record<string, string>;
+  /** Its per-request time limit, ms. */
+  timeoutMs?: number;
+}
+
+/** A probe-only header's value: the environment variable that holds it, after an optional prefix (`Bearer `). */
+export interface ProbeHeader {
+  env: string;
+  prefix?: string;
 }
 
 export interface RemovedEntry {
   name: string;
   url: string;
+  /** The description it had in the list (for `restore`). */
+  description?: string;
   /** A policy reason (`dns`, `origin-tls`, …) or a word such as `dead` or `rejected`. */
   reason: string;
   removedAt?: string | null;
   note?: string;
+  /** Never to be added back: `add` and `restore` refuse it. */
+  permanent?: boolean;
+  /** Why it was removed. */
   decision?: DecisionRecord;
+  /** The decision record that had added it (for `restore`). */
+  added?: DecisionRecord;
 }
 
 export interface CatalogPolicy {
@@ -47,6 +76,8 @@ export interface CatalogPolicy {
   aliasedHosts?: string[];
   /** The client profile whose outcome decides each row (default `kai-9000`, the app's own client). */
   clientProfile?: string;
+  /** This list's own client profiles, each derived from a built-in one, by id. */
+  profiles?: Record<string, ProfileDefinition>;
   /** Per-request time limit override, ms (default: the profile's own, 60 s for the app; `--timeout` wins). */
   timeoutMs?: number;
   /** Consecutive drop-class runs needed before a drop (a `--confirm-drops` flag wins). */
@@ -59,6 +90,8 @@ export interface Catalog {
   $schema?: string;
   about?: string;
   policy: CatalogPolicy;
+  /** Which generated files a refresh writes (every one without it). */
+  outputs?: CatalogOutputs;
   servers: CatalogServer[];
   removed: RemovedEntry[];
 }

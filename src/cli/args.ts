@@ -5,6 +5,8 @@
  */
 import { InvalidArgumentError } from 'commander';
 import { CLIENT_PROFILES } from '../attest/profile.js';
+import { parseProbeHeader } from '../attest/keys.js';
+import type { ProbeHeader } from '../catalog/model.js';
 import { inert } from '../text/escape.js';
 
 export class UsageError extends Error {}
@@ -30,9 +32,32 @@ export function timeoutMs(value: string): number {
   return n;
 }
 
+/** A built-in client profile's id. */
 export function profileId(value: string): string {
   if (!Object.hasOwn(CLIENT_PROFILES, value)) throw new InvalidArgumentError(`unknown profile "${value}" (known: ${Object.keys(CLIENT_PROFILES).join(', ')})`);
   return value;
+}
+
+/** A profile id a catalog may define (checked against the catalog once it is read: `knownProfile`). */
+export function profileName(value: string): string {
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(value)) throw new InvalidArgumentError(`expected a profile id (letters, digits, '.', '_', '-'), got "${value}"`);
+  return value;
+}
+
+/** `--profile` against the built-in profiles and the catalog's own (exit 2 naming the flag). */
+export function knownProfile(id: string, policy: { profiles?: Record<string, unknown> }): void {
+  const known = [...Object.keys(CLIENT_PROFILES), ...Object.keys(policy.profiles ?? {})];
+  if (!known.includes(id)) throw flagError('--profile', `unknown profile (known: ${known.join(', ')})`, id);
+}
+
+/**
+ * `--probe-header 'Authorization: Bearer ${API_KEY}'` (repeatable): a probe-only key read from the environment.
+ * A refused value is not echoed: the shell may have put a key in it.
+ */
+export function probeHeaderFlag(line: string, previous: Record<string, ProbeHeader> = {}): Record<string, ProbeHeader> {
+  const parsed = parseProbeHeader(line);
+  if (typeof parsed === 'string') throw new InvalidArgumentError(`${parsed} (the value given is not shown: it may hold a key)`);
+  return { ...previous, [parsed.name]: parsed.source };
 }
 
 export function parseHeader(line: string, previous: Record<string, string> = {}): Record<string, string> {

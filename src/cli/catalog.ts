@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
 import { addServer, AddRefused } from '../curate/add.js';
 import { formatProblems, lintCatalog, type LintProblem } from '../catalog/lint.js';
-import { CatalogError, loadCatalog, type Catalog } from '../catalog/model.js';
+import { CatalogError, loadCatalog, type Catalog, type ProbeHeader } from '../catalog/model.js';
 import type { ProbeResult } from '../attest/probe.js';
-import { timeoutMs } from './args.js';
+import { probeHeaderFlag, timeoutMs } from './args.js';
 import { printJson } from './render.js';
 import { inert } from '../text/escape.js';
 
@@ -76,16 +76,17 @@ export function registerCatalogCommands(program: Command): void {
     .requiredOption('--description <text>', 'what the server does for a user')
     .requiredOption('--decision <who: why>', 'the product decision record, as "who: why"')
     .option('--requires-auth', 'auth-optional entry (the host must be in policy.authOptionalHosts)')
+    .option('--probe-header <line>', 'with --requires-auth: a probe-only key, \'Name: prefix${VARIABLE}\', its value read from the environment variable and never written (repeatable; the entry keeps the variable\'s name)', probeHeaderFlag)
     .option('--catalog <file>', 'catalog file', DEFAULT_CATALOG)
     .option('--timeout <ms>', 'per-request time limit override (default: policy.timeoutMs, else the profile\'s own)', timeoutMs)
     .option('--allow-http', 'permit http:// URLs on loopback addresses (local fixtures and demos only)')
     .option('--json', 'print one JSON object {added, url, entry, problems, probe}')
-    .action(async (url: string, opts: { name: string; description: string; decision: string; requiresAuth?: boolean; catalog: string; timeout?: number; allowHttp?: boolean; json?: boolean }) => {
+    .action(async (url: string, opts: { name: string; description: string; decision: string; requiresAuth?: boolean; probeHeader?: Record<string, ProbeHeader>; catalog: string; timeout?: number; allowHttp?: boolean; json?: boolean }) => {
       let result: AddJson;
       try {
         const { entry, probe } = await addServer({
           catalogPath: opts.catalog, url, name: opts.name, description: opts.description, decision: opts.decision,
-          requiresAuth: opts.requiresAuth, allowHttp: opts.allowHttp, probe: { timeoutMs: opts.timeout },
+          requiresAuth: opts.requiresAuth, probeHeaders: opts.probeHeader, allowHttp: opts.allowHttp, probe: { timeoutMs: opts.timeout },
         });
         result = { added: true, url, entry, problems: [], probe: probeSummary(probe) };
       } catch (err) {

@@ -4,12 +4,21 @@
  */
 import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { parseCatalog, serializeCatalog } from '../catalog/model.js';
 import { hostOf } from '../catalog/url.js';
 import { runRefresh } from './refresh.js';
 import { packagePath } from '../util/package-file.js';
 import { startDemoServer, type DemoServer, type Role } from '../demo/fleet.js';
+import { probeMany } from '../attest/probe-many.js';
+import { renderProbeTable } from './probe.js';
+
+/** How this onetap was started, as a command to print: the checkout's bin/onetap, else npx onetap. */
+function invocation(): string {
+  const bin = process.argv[1] ?? '';
+  const rel = relative(process.cwd(), bin);
+  return bin && !rel.startsWith('..') && !rel.includes('node_modules') ? `./${rel}` : 'npx onetap';
+}
 
 /** Who plays what; every other entry is live. */
 const ROLES: Record<string, Role> = {
@@ -45,14 +54,25 @@ export async function runDemo(out: { write: (s: string) => unknown } = process.s
     const catalogPath = join(workspace, 'catalog', 'servers.json');
     await mkdir(join(workspace, 'catalog'));
     await writeFile(catalogPath, serializeCatalog(catalog));
-    const flags = { catalog: catalogPath, state: join(workspace, '.onetap', 'history.db'), concurrency: 16, allowHttp: true };
+    const flags = { catalog: catalogPath, concurrency: 16, allowHttp: true };
     out.write(`onetap demo: ${catalog.servers.length} shipped servers played on 127.0.0.1 (${Object.entries(ROLES).map(([n, r]) => `${n}: ${r}`).join(', ')})\nworkspace: ${workspace}\n\n`);
     out.write('== 1. onetap refresh (the plan; nothing is written) ==\n\n');
     await runRefresh(flags, out);
     out.write('\n== 2. onetap refresh --write (the same plan, applied atomically) ==\n\n');
     const code = await runRefresh({ ...flags, write: true }, out);
-    out.write(`\nLook at: ${join(workspace, 'catalog', 'servers.md')} (snapshot), ${join(workspace, 'catalog', 'generated')} (runtime lists), ${join(workspace, 'catalog', 'log.md')}\n`);
-    out.write(`See the status page: ./bin/onetap serve --catalog ${catalogPath} --state ${flags.state}\n`);
+    const one = catalog.servers.find((s) => (ROLES[s.name] ?? 'live-json') === 'live-json')!;
+    out.write(`\n== 3. onetap probe (one server, as the app would connect) ==\n\n`);
+    const probed = await probeMany([{ url: one.url }], { retain: true });
+    out.write(renderProbeTable(probed, false) + '\n');
+    const onetap = invocation();
+    out.write([
+      '',
+      `Look at: ${join(workspace, 'catalog', 'servers.md')} (snapshot), ${join(workspace, 'catalog', 'generated')} (runtime lists), ${join(workspace, 'catalog', 'log.md')}`,
+      `The status page of this run (the fleet is gone, its history stays; http:// because it played on 127.0.0.1):`,
+      `  ${onetap} serve --catalog ${catalogPath} --allow-http     # then open http://127.0.0.1:8787/`,
+      `Your own list: ${onetap} init --dir <your list repository> (README: "Your own list in five minutes")`,
+      '',
+    ].join('\n'));
     return code;
   } finally {
     await Promise.all(servers.map((s) => s.close()));

@@ -7,12 +7,12 @@ import { discover, DISCOVERY_LIMITS, NO_CARD_READ, type DiscoverResult } from '.
 import { addCommand } from '../discover/eligibility.js';
 import { FetchRefused, guardedGet } from '../net/fetcher.js';
 import { MEDIA } from '../discover/documents.js';
-import { publication, publishProblems, UnpublishableCatalog, writePublication } from '../publish/publish.js';
+import { leakProblems, publication, publishProblems, UnpublishableCatalog, writePublication } from '../publish/publish.js';
 import { formatProblems, type LintOptions } from '../catalog/lint.js';
 import { startServer } from '../serve/server.js';
 import { flagError, portNumber, positiveInt, timeoutMs, UsageError } from './args.js';
 import { DEFAULT_CATALOG } from './catalog.js';
-import { paint, table, useColor } from './render.js';
+import { findingLines, mismatchText, paint, table, useColor } from './render.js';
 import { inert } from '../text/escape.js';
 import { statusRoutes } from '../serve/status-routes.js';
 import { STATE_OPTION } from './store.js';
@@ -124,7 +124,8 @@ export function registerDiscovery(program: Command): void {
       const baseUrl = opts.baseUrl === undefined ? undefined : baseUrlFlag(opts.baseUrl);
       if (!opts.host.trim()) throw flagError('--host', 'must name an address to listen on', opts.host);
       const { catalog } = await loadCatalog(opts.catalog); // fail early, with the catalog's own error
-      if (!publishable(opts.catalog, catalog, { allowHttp: opts.allowHttp })) return;
+      // Lint findings are shown on the status page; a catalog that would leak a secret is not served at all.
+      if (leakProblems(catalog).length && !publishable(opts.catalog, catalog, { allowHttp: opts.allowHttp })) return;
       const running = await startServer({
         catalogPath: opts.catalog, host: opts.host, port: opts.port, baseUrl, lint: { allowHttp: opts.allowHttp }, routes: statusRoutes({ catalogPath: opts.catalog, retentionDays: opts.retentionDays }),
       });
@@ -223,7 +224,11 @@ function renderDiscovery(r: DiscoverResult, color: boolean, probed: boolean): st
   lines.push('', ...r.candidates.map((c) => {
     const more = c.errorCount - Math.min(c.errors.length, 5);
     const details = [...c.errors.slice(0, 5), ...(more > 0 ? [`… ${more} more error${more === 1 ? '' : 's'}`] : []), ...c.warnings.map((w) => `warning: ${w}`)];
-    return `  ${inert(c.title ?? c.name ?? '?')}: ${inert(c.why)}${details.length ? `\n    ${details.map(inert).join('\n    ')}` : ''}`;
+    const probed = [
+      ...(c.findings.length ? [`screening: ${c.findings.length} finding${c.findings.length === 1 ? '' : 's'} in its tool list`, ...findingLines(c.findings, '  ')] : []),
+      ...(c.mismatches.length ? [`card vs runtime: ${mismatchText(c.mismatches)}`] : []),
+    ];
+    return `  ${inert(c.title ?? c.name ?? '?')}: ${inert(c.why)}${[...details.map(inert), ...probed].map((d) => `\n    ${d}`).join('')}`;
   }));
   const fresh = r.candidates.filter((c) => c.addCommand);
   lines.push('', `${r.candidates.length} candidates, ${fresh.length} new and eligible${probed ? ' (attested live)' : ''}. Nothing was added.`);

@@ -15,6 +15,7 @@ import { registerRejudge } from './rejudge.js';
 import { runDemo } from './demo.js';
 import { UsageError } from './args.js';
 import { CatalogError } from '../catalog/model.js';
+import { registerInit } from './init.js';
 import { LockBusyError } from '../util/atomic.js';
 import { errorLines } from './render.js';
 import { ONETAP_VERSION } from '../util/version.js';
@@ -38,6 +39,7 @@ export function buildProgram(): Command {
     // Commander's own messages ("error: unknown option '--x'") read like every other error.
     .configureOutput({ outputError: (text, write) => write(errorLines(commanderMessage(text))) });
   registerProbe(program);
+  registerInit(program);
   registerCatalogCommands(program);
   registerRefresh(program);
   registerRejudge(program);

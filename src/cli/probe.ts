@@ -4,10 +4,12 @@ import { jsonInvisibleEscaped } from '../text/escape.js';
 import type { ProbeResult } from '../attest/probe.js';
 import { probeJson } from '../attest/json.js';
 import { CLIENT_PROFILES, DEFAULT_PROFILE_ID } from '../attest/profile.js';
-import { OrderedJsonArray, paint, Progress, table, useColor } from './render.js';
+import { findingLines, mismatchText, OrderedJsonArray, paint, Progress, table, useColor } from './render.js';
 import { inert } from '../text/escape.js';
 import { matrixLine } from '../attest/profile.js';
-import { parseHeader, positiveInt, profileId, timeoutMs, UsageError } from './args.js';
+import { parseHeader, positiveInt, probeHeaderFlag, profileId, timeoutMs, UsageError } from './args.js';
+import { keysFrom } from '../attest/keys.js';
+import type { ProbeHeader } from '../catalog/model.js';
 
 export function registerProbe(program: Command): void {
   program
@@ -20,16 +22,19 @@ export function registerProbe(program: Command): void {
     .option('--matrix', 'also run every other profile; --json adds matrix: {profile: {works, verdict, reason, tools}}')
     .option('--timeout <ms>', 'per-request time limit override (default: the profile\'s own, 60000 for the app)', timeoutMs)
     .option('--header <line>', 'extra request header "Name: value" (repeatable)', parseHeader)
+    .option('--probe-header <line>', 'with --requires-auth: a key, \'Name: prefix${VARIABLE}\', read from the environment variable: the keyless handshake decides, a second session with the key lists the tools; redacted from everything printed (repeatable)', probeHeaderFlag)
     .option('--concurrency <n>', 'probes in flight at once', positiveInt, PROBE_MANY_DEFAULTS.concurrency)
     .option('--per-host <n>', 'probes in flight per host (politeness towards shared gateways)', positiveInt, PROBE_MANY_DEFAULTS.perHost)
     .option('--user-agent <ua>', 'User-Agent override for the deciding profile (diagnostic; the app sends "Ktor client")')
     .action(async (urls: string[], opts: ProbeFlags) => {
       for (const url of urls) checkUrl(url);
+      if (opts.probeHeader && !opts.requiresAuth) throw new UsageError('--probe-header: needs --requires-auth (a key for probing is only for an auth-optional server)');
+      const keyed = opts.probeHeader ? keysFrom(opts.probeHeader, process.env) : {};
       const progress = new Progress(urls, !opts.json && urls.length > 1 && !!process.stderr.isTTY);
       // --json streams the array in input order as results arrive: nothing is kept but what still waits its turn.
       const out = opts.json ? new OrderedJsonArray((text) => process.stdout.write(text), jsonInvisibleEscaped) : null;
       let allLive = true;
-      const results = await probeMany(urls.map((url) => ({ url, requiresAuth: opts.requiresAuth })), {
+      const results = await probeMany(urls.map((url) => ({ url, requiresAuth: opts.requiresAuth, ...keyed })), {
         timeoutMs: opts.timeout,
         profile: opts.profile,
         matrix: opts.matrix,
@@ -54,7 +59,7 @@ export function registerProbe(program: Command): void {
 
 interface ProbeFlags {
   json?: boolean; requiresAuth?: boolean; timeout?: number; header?: Record<string, string>; concurrency: number; perHost: number;
-  userAgent?: string; profile: string; matrix?: boolean;
+  userAgent?: string; profile: string; matrix?: boolean; probeHeader?: Record<string, ProbeHeader>;
 }
 
 function checkUrl(url: string): void {
@@ -63,7 +68,7 @@ function checkUrl(url: string): void {
   if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') throw new UsageError(`<url>: not an http(s) URL, got "${url}"`);
 }
 
-function renderProbeTable(results: ProbeResult[], color: boolean): string {
+export function renderProbeTable(results: ProbeResult[], color: boolean): string {
   const rows = results.map((r) => [
     r.verdict, r.reason, r.httpStatus === null ? '-' : String(r.httpStatus), r.tools === null ? '-' : String(r.tools.length),
     String(r.attempts), `${r.durationMs}`, inert(r.url),
@@ -78,6 +83,11 @@ function renderProbeTable(results: ProbeResult[], color: boolean): string {
     if (r.cutShort) lines.push(`  ${inert(r.url)}: cut short by --timeout before the client's own limit`);
     if (r.matrix) lines.push(`  ${inert(r.url)}: ${matrixLine(r.matrix)}`);
     if (r.quirks.length) lines.push(`  ${inert(r.url)}: quirks: ${r.quirks.join(', ')}`);
+    const keys = r.probe?.keys;
+    if (keys?.missing.length) lines.push(`  ${inert(r.url)}: probed without its key (${keys.missing.map(inert).join(', ')} not set)`);
+    else if (keys && !keys.listed) lines.push(`  ${inert(r.url)}: the keyed session listed no tools${keys.error ? ` (${inert(keys.error)})` : ''}`);
+    if (r.findings.length) lines.push(`  ${inert(r.url)}: screening: ${r.findings.length} finding${r.findings.length === 1 ? '' : 's'} in its tool list`, ...findingLines(r.findings));
+    if (r.cardMismatches?.length) lines.push(`  ${inert(r.url)}: card vs runtime: ${mismatchText(r.cardMismatches)}`);
     return lines;
   });
   const live = results.filter((r) => r.verdict === 'live').length;

@@ -58,6 +58,7 @@ export interface ExitCode { code: number | null; meaning: string }
  * before any work), 3 only refresh's outage guard.
  */
 export const EXIT_CODES: Readonly<Record<string, readonly ExitCode[]>> = {
+  'init': [{ code: 0, meaning: 'written' }, { code: 1, meaning: 'a file it would write exists (nothing written), or an error' }, { code: 2, meaning: 'usage' }],
   'probe': [{ code: 0, meaning: 'every URL is live' }, { code: 1, meaning: 'any URL is not live' }, { code: 2, meaning: 'usage' }],
   'lint': [{ code: 0, meaning: 'clean' }, { code: 1, meaning: 'problems, or an unreadable catalog' }, { code: 2, meaning: 'usage' }],
   'add': [{ code: 0, meaning: 'added' }, { code: 1, meaning: 'refused, or an error' }, { code: 2, meaning: 'usage' }],
@@ -67,7 +68,7 @@ export const EXIT_CODES: Readonly<Record<string, readonly ExitCode[]>> = {
   'discover': [{ code: 0, meaning: 'at least one Server Card was read' }, { code: 1, meaning: 'none found, or the source was refused' }, { code: 2, meaning: 'usage' }],
   'validate': [{ code: 0, meaning: 'valid' }, { code: 1, meaning: 'invalid or unreadable' }, { code: 2, meaning: 'usage' }],
   'publish': [{ code: 0, meaning: 'published' }, { code: 1, meaning: 'the catalog fails lint, or an error' }, { code: 2, meaning: 'usage' }],
-  'serve': [{ code: null, meaning: 'runs until stopped (SIGINT or SIGTERM)' }, { code: 1, meaning: 'the catalog fails lint, or an error' }, { code: 2, meaning: 'usage' }],
+  'serve': [{ code: null, meaning: 'runs until stopped (SIGINT or SIGTERM); a catalog that fails lint is served with its findings on the status page, its published documents answered 503' }, { code: 1, meaning: 'an unreadable catalog, the port cannot be bound, or an error' }, { code: 2, meaning: 'usage' }],
   'report': [{ code: 0, meaning: 'written' }, { code: 1, meaning: 'an error' }, { code: 2, meaning: 'usage' }],
   'site': [{ code: 0, meaning: 'written' }, { code: 1, meaning: 'an error' }, { code: 2, meaning: 'usage' }],
   'mcp': [{ code: 0, meaning: 'stopped (it runs until stopped)' }, { code: 1, meaning: 'the port cannot be bound' }, { code: 2, meaning: 'usage' }],
@@ -80,11 +81,6 @@ export const PROGRAM_EXIT_CODES: readonly ExitCode[] = [
   { code: 2, meaning: 'no command (the help is printed on stderr), an unknown command or option' },
 ];
 
-/**
- * The program as src/cli/main.ts builds it (same name, description, version and commands, in the same order).
- * TODO: once main.ts exports its builder (`buildProgram()`), use that instead; until then the staleness test
- * compares every page, the index included, with the real `onetap … --help`, so a difference here fails it.
- */
 /** The CLI's own program (its output settings are fixed per page, so the pages do not depend on the terminal). */
 export function buildReferenceProgram(): Command {
   return buildProgram();

@@ -1,12 +1,12 @@
-import type { Command } from 'commander';
+import { InvalidArgumentError, type Command } from 'commander';
 import type { Plan } from '../model/plan.js';
 import { REASON_TEXT } from '../policy/policy.js';
 import { refresh, type RefreshResult } from '../refresh/refresh.js';
 import { planJson } from '../decide/plan-json.js';
-import { flagError, positiveInt, profileId, timeoutMs } from './args.js';
+import { flagError, knownProfile, positiveInt, profileName, timeoutMs } from './args.js';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { PROBE_MANY_DEFAULTS } from '../attest/probe-many.js';
-import { KOTLIN_PACKAGE } from '../refresh/refresh.js';
+import { KOTLIN_PACKAGE, OUTPUT_NAMES, parseOutputList, type OutputName } from '../catalog/outputs.js';
 import { jsonInvisibleEscaped } from '../text/escape.js';
 
 /** The catalog's names for the progress line (the catalog is read again, and checked, by the refresh itself). */
@@ -14,7 +14,7 @@ function catalogLabels(path: string): string[] {
   try { return (JSON.parse(readFileSync(path, 'utf8')) as { servers: Array<{ name: string }> }).servers.map((s) => String(s.name)); } catch { return []; }
 }
 import { DEFAULT_CATALOG } from './catalog.js';
-import { paint, Progress, table, useColor } from './render.js';
+import { findingLines, mismatchText, paint, Progress, table, useColor } from './render.js';
 import { inert } from '../text/escape.js';
 import { describeHistoryProblems } from '../store/problems.js';
 import { STATE_OPTION } from './store.js';
@@ -26,7 +26,7 @@ const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
 export interface RefreshFlags {
   catalog: string; state?: string; write?: boolean; record?: boolean; json?: boolean; concurrency: number; timeout?: number;
-  allowHttp?: boolean; confirmDrops?: number; out?: string; kotlinPackage?: string; profile?: string; matrix?: boolean; perHost?: number;
+  allowHttp?: boolean; confirmDrops?: number; out?: string; outputs?: OutputName[]; nextRunDays?: number; kotlinPackage?: string; profile?: string; matrix?: boolean; perHost?: number;
 }
 
 export function registerRefresh(program: Command): void {
@@ -41,15 +41,22 @@ export function registerRefresh(program: Command): void {
     .option('--concurrency <n>', 'probes in flight at once', positiveInt, PROBE_MANY_DEFAULTS.concurrency)
     .option('--per-host <n>', 'probes in flight per host (politeness towards shared gateways)', positiveInt, PROBE_MANY_DEFAULTS.perHost)
     .option('--timeout <ms>', 'per-request time limit override (default: policy.timeoutMs, else the profile\'s own: 60000 for the app)', timeoutMs)
-    .option('--profile <id>', 'the deciding client profile (default: policy.clientProfile, else kai-9000)', profileId)
+    .option('--profile <id>', 'the deciding client profile: a built-in one or one of the catalog\'s policy.profiles (default: policy.clientProfile, else kai-9000)', profileName)
     .option('--matrix', 'also run every client profile and record the matrix (informational)')
     .option('--allow-http', 'permit http:// URLs on loopback addresses (local fixtures and demos only)')
     .option('--confirm-drops <n>', 'consecutive drop-class runs needed before a drop (default: policy.confirmDrops, else 1)', positiveInt)
     .option('--out <dir>', 'directory for generated files (default: the catalog\'s directory)')
-    .option('--kotlin-package <name>', 'package of the generated Kotlin file', 'com.inspiredandroid.kai.mcp')
+    .option('--outputs <list>', `the generated files to write, comma-separated, over the catalog's outputs: ${OUTPUT_NAMES.join(', ')} (none: "")`, outputList)
+    .option('--next-run-days <n>', 'days until the next scheduled run: a --write that changes nothing writes no generated file, but refreshes the snapshot\'s dates if they would go stale before then (default 7)', positiveInt)
+    .option('--kotlin-package <name>', 'package of the generated Kotlin file (default: the catalog\'s outputs.kotlin.package, else com.inspiredandroid.kai.mcp)')
     .action(async (flags: RefreshFlags) => {
       process.exitCode = await runRefresh(flags, process.stdout);
     });
+}
+
+/** `--outputs`: known names only (commander prints the error naming the flag). */
+function outputList(value: string): OutputName[] {
+  try { return parseOutputList(value); } catch (err) { throw new InvalidArgumentError(`${(err as Error).message}, got "${value}"`); }
 }
 
 /** Paths and names checked before the first probe (exit 2 naming the flag). */
@@ -57,6 +64,12 @@ function checkFlags(flags: RefreshFlags): void {
   if (flags.kotlinPackage !== undefined && !KOTLIN_PACKAGE.test(flags.kotlinPackage)) throw flagError('--kotlin-package', 'not a Kotlin package name', flags.kotlinPackage);
   if (flags.out !== undefined && existsSync(flags.out) && !statSync(flags.out).isDirectory()) throw flagError('--out', 'exists and is not a directory', flags.out);
   if (!existsSync(flags.catalog)) throw flagError('--catalog', 'no such file', flags.catalog);
+  if (flags.profile !== undefined) knownProfile(flags.profile, catalogPolicy(flags.catalog));
+}
+
+/** The catalog's policy for checking flags (an unreadable catalog is the refresh's own error to report). */
+function catalogPolicy(path: string): { profiles?: Record<string, unknown> } {
+  try { return (JSON.parse(readFileSync(path, 'utf8')) as { policy?: { profiles?: Record<string, unknown> } }).policy ?? {}; } catch { return {}; }
 }
 
 export async function runRefresh(flags: RefreshFlags, out: NodeJS.WriteStream | { write: (s: string) => unknown; isTTY?: boolean }): Promise<number> {
@@ -66,7 +79,7 @@ export async function runRefresh(flags: RefreshFlags, out: NodeJS.WriteStream | 
   let progress: Progress | null = null;
   const result: RefreshResult = await refresh({
     catalogPath: flags.catalog, write: flags.write, record: flags.write || flags.record ? true : undefined, concurrency: flags.concurrency, timeoutMs: flags.timeout,
-    allowHttp: flags.allowHttp, confirmDrops: flags.confirmDrops, outDir: flags.out, kotlinPackage: flags.kotlinPackage,
+    allowHttp: flags.allowHttp, confirmDrops: flags.confirmDrops, outDir: flags.out, outputs: flags.outputs, nextRunDays: flags.nextRunDays, kotlinPackage: flags.kotlinPackage,
     profile: flags.profile, matrix: flags.matrix, perHost: flags.perHost,
     onProbeStart: (i) => {
       progress ??= new Progress(catalogLabels(flags.catalog), !flags.json && !!process.stderr.isTTY);
@@ -82,9 +95,11 @@ export async function runRefresh(flags: RefreshFlags, out: NodeJS.WriteStream | 
   const skipped = describeHistoryProblems(result.historyProblems);
   if (skipped) process.stderr.write(`onetap: ${skipped}\n`);
   if (flags.json) {
-    out.write(jsonInvisibleEscaped(JSON.stringify({ ...planJson(result.plan), probedAt: result.probedAt, written: result.written }, null, 2)) + '\n');
+    out.write(jsonInvisibleEscaped(JSON.stringify({ ...planJson(result.plan), probedAt: result.probedAt, written: result.written, quiet: result.quiet, datesOnly: result.datesOnly }, null, 2)) + '\n');
   } else if (result.exitCode === 3) {
     out.write(`\nABORTED by the outage guard: ${result.plan.aborted}\nNo file was written${flags.write || flags.record ? ' (the aborted run is recorded in the history)' : ''}.\n`);
+  } else if (result.quiet) {
+    out.write(`\nNothing changed: ${result.datesOnly ? 'only the snapshot\'s dates were refreshed (they would have gone stale before the next run)' : 'no generated file written'}; the run is in the history.\n${result.written.length ? `Wrote:\n${result.written.map((p) => `  ${p}`).join('\n')}\n` : ''}`);
   } else if (result.written.length) {
     out.write(`\nWrote:\n${result.written.map((p) => `  ${p}`).join('\n')}\n`);
   } else {
@@ -111,9 +126,15 @@ function renderPlan(plan: Plan, catalogPath: string, color: boolean, written: bo
     const line = toolReviewLine(r);
     if (line === null) return [];
     const accept = r.decision === 'review' && r.toolsHash ? ` — after review: onetap accept ${shellQuote(r.name)} --decision "who: why" --snapshot ${r.toolsHash}` : '';
-    return [`${inert(r.name)}: ${line}${accept}`, ...r.findings.slice(0, 5).map((f) => `    ${inert(f.tool)} ${inert(f.field)} [${f.rule}]: ${inert(f.excerpt)}`)];
+    return [`${inert(r.name)}: ${line}${accept}`, ...findingLines(r.findings)];
   }));
-  section('Card vs runtime (advisory)', plan.rows.filter((r) => r.cardMismatches?.length).map((r) => `${inert(r.name)}: ${r.cardMismatches!.map((m) => `${m.field}: card says ${inert(JSON.stringify(m.card))}, the server ${inert(JSON.stringify(m.live))}`).join('; ')}`));
+  section('Card vs runtime (advisory)', plan.rows.filter((r) => r.cardMismatches?.length).map((r) => `${inert(r.name)}: ${mismatchText(r.cardMismatches!)}`));
+  section('Probe-only keys', plan.rows.flatMap((r) => {
+    const keys = r.probe?.keys;
+    if (!keys) return [];
+    if (keys.missing.length) return [`${inert(r.name)}: probed without its key (${keys.missing.map(inert).join(', ')} not set): the tool list is what a user without a key sees`];
+    return keys.listed ? [] : [`${inert(r.name)}: the keyed session listed no tools${keys.error ? ` (${inert(keys.error)})` : ''}: the tool list is the keyless one`];
+  }));
   section('Client matrix', plan.rows.filter((r) => r.matrix).map((r) => `${inert(r.name)}: ${matrixLine(r.matrix!)}`));
   section('Recovered on the retry (a flake, not a failure)', plan.rows.filter((r) => r.attempts > 1 && r.verdict === 'live').map((r) => inert(r.name)));
   section('Changed since the last run', plan.rows.filter((r) => r.changed).map((r) => `${inert(r.name)}: ${r.previous ? `${r.previous.verdict}/${r.previous.reason}` : 'first probe'} → ${r.verdict}/${r.reason}`));

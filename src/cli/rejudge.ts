@@ -5,7 +5,7 @@ import { loadCatalog } from '../catalog/model.js';
 import { rejudge, type Rejudged } from '../decide/rejudge.js';
 import { describeHistoryProblems } from '../store/problems.js';
 import { inert } from '../text/escape.js';
-import { positiveInt, profileId, UsageError } from './args.js';
+import { knownProfile, positiveInt, profileName, UsageError } from './args.js';
 import { DEFAULT_CATALOG } from './catalog.js';
 import { paint, printJson, table, useColor } from './render.js';
 import { openStore, STATE_OPTION } from './store.js';
@@ -28,11 +28,12 @@ export function registerRejudge(program: Command): void {
     .option(...STATE_OPTION)
     .option('--runs <n>', 'the last n recorded runs (default: the last one)', positiveInt)
     .option('--since <date>', 'the runs started on or after a UTC day (YYYY-MM-DD) or an ISO time', sinceFlag)
-    .option('--profile <id>', 'judge as this deciding profile (default: policy.clientProfile, else kai-9000); rows without its run say no evidence', profileId)
+    .option('--profile <id>', 'judge as this deciding profile (default: policy.clientProfile, else kai-9000); rows without its run say no evidence', profileName)
     .option('--json', 'print one JSON object {runs, differences, noEvidence}')
     .action(async (flags: RejudgeFlags) => {
       if (flags.runs !== undefined && flags.since !== undefined) throw new UsageError('--runs, --since: give one of them');
       const { catalog } = await loadCatalog(flags.catalog);
+      if (flags.profile !== undefined) knownProfile(flags.profile, catalog.policy);
       const store = await openStore(flags.catalog);
       try {
         const runs = await store.runs(flags.since !== undefined ? { since: flags.since } : { last: flags.runs ?? 1 });

@@ -1,6 +1,7 @@
 /** Terminal rendering helpers: colour only on a TTY without NO_COLOR, untrusted text made inert. */
 import type { VerdictName } from '../policy/policy.js';
 import { inert, jsonInvisibleEscaped } from '../text/escape.js';
+import type { Finding, Mismatch } from '../model/observation.js';
 
 export function useColor(stream: NodeJS.WriteStream): boolean {
   return !!stream.isTTY && !('NO_COLOR' in process.env && process.env.NO_COLOR !== '') && process.env.TERM !== 'dumb';
@@ -101,4 +102,16 @@ export class Progress {
   clear(): void {
     if (this.on) this.stream.write('\r\x1b[K');
   }
+}
+
+/** Screening findings, one indented line each (tool, field, rule, the words that fired it), at most `max` then a count. */
+export function findingLines(findings: readonly Finding[], indent = '    ', max = 5): string[] {
+  const lines = findings.slice(0, max).map((f) => `${indent}${inert(f.tool)} ${inert(f.field)} [${f.rule}]: ${inert(f.excerpt)}`);
+  if (findings.length > max) lines.push(`${indent}… ${findings.length - max} more (--json lists them all)`);
+  return lines;
+}
+
+/** Where a Server Card disagrees with the live server: `field: card says "x", the server "y"`, joined by `; `. */
+export function mismatchText(mismatches: readonly Mismatch[]): string {
+  return mismatches.map((m) => `${m.field}: card says ${inert(JSON.stringify(m.card) ?? 'nothing')}, the server ${inert(JSON.stringify(m.live) ?? 'nothing')}`).join('; ');
 }

@@ -3,7 +3,9 @@ import { readFile } from 'node:fs/promises';
 import { probe, type ProbeOptions, type ProbeResult } from '../attest/probe.js';
 import { acquireLock, writeFileAtomic } from '../util/atomic.js';
 import { lintCatalog, where } from '../catalog/lint.js';
-import { CatalogError, loadCatalog, serializeCatalog, type CatalogServer } from '../catalog/model.js';
+import { CatalogError, loadCatalog, serializeCatalog, type CatalogServer, type ProbeHeader } from '../catalog/model.js';
+import { catalogProfile } from '../attest/profile.js';
+import { targetOf, type Env } from '../attest/keys.js';
 
 export interface AddOptions {
   catalogPath: string;
@@ -13,8 +15,12 @@ export interface AddOptions {
   /** "who: why" */
   decision: string;
   requiresAuth?: boolean;
+  /** Probe-only keys of a requiresAuth entry, written into the entry (names of environment variables, never values). */
+  probeHeaders?: Record<string, ProbeHeader>;
+  /** Where those keys are read from (default: this process's environment). */
+  env?: Env;
   allowHttp?: boolean;
-  probe?: Omit<ProbeOptions, 'requiresAuth'>;
+  probe?: Omit<ProbeOptions, 'requiresAuth' | 'keys' | 'missingKeys'>;
   now?: () => Date;
 }
 
@@ -34,6 +40,7 @@ export async function addServer(opts: AddOptions): Promise<{ entry: CatalogServe
     description: opts.description.trim(),
     requiresAuth: !!opts.requiresAuth,
     headers: {},
+    ...(opts.probeHeaders && Object.keys(opts.probeHeaders).length ? { probeHeaders: opts.probeHeaders } : {}),
     decision: { by: at?.[1] ?? '', at: (opts.now?.() ?? new Date()).toISOString().slice(0, 10), why: at?.[2] ?? '' },
   };
   const candidate = { ...catalog, servers: [...catalog.servers, entry] };
@@ -43,8 +50,11 @@ export async function addServer(opts: AddOptions): Promise<{ entry: CatalogServe
   if (problems.length) throw new AddRefused(problems);
 
   // Decided as refresh decides: the catalog's profile and time limit unless the caller overrides them.
+  let profile;
+  try { profile = catalogProfile(catalog.policy); } catch (err) { throw new CatalogError(`${opts.catalogPath}: ${(err as Error).message}`); }
+  const { keys, missingKeys } = targetOf(entry, opts.env);
   const result = await probe(entry.url, {
-    profile: catalog.policy.clientProfile, timeoutMs: catalog.policy.timeoutMs, ...opts.probe, requiresAuth: entry.requiresAuth,
+    profile, timeoutMs: catalog.policy.timeoutMs, ...opts.probe, requiresAuth: entry.requiresAuth, keys, missingKeys,
   });
   if (result.verdict !== 'live') {
     const evidence = [result.error, result.appError && result.appError !== result.error ? `the app says: ${result.appError}` : null, result.auth ? `auth: ${result.auth}${result.auth === 'oauth' ? ' (OAuth-only servers stay out)' : ''}` : null].filter(Boolean).join('; ');

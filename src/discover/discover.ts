@@ -5,7 +5,11 @@
 import { detailOf } from '../policy/policy.js';
 import type { Catalog } from '../catalog/model.js';
 import { probeMany } from '../attest/probe-many.js';
+import { targetOf, type Env } from '../attest/keys.js';
+import { catalogProfile } from '../attest/profile.js';
+import { normalizeUrl } from '../catalog/url.js';
 import { cardMismatches, type Mismatch } from './consistency.js';
+import type { Finding } from '../model/observation.js';
 import type { Reason, VerdictName } from '../policy/policy.js';
 import { mapConcurrent } from '../util/pool.js';
 import { validateDocument, type Validation } from './card.js';
@@ -19,6 +23,8 @@ export interface DiscoverOptions extends FetchPolicy {
   /** Attest each eligible remote with the prober. */
   probe?: boolean;
   probeTimeoutMs?: number;
+  /** Where the probe-only keys of candidates the catalog holds are read from (default: this process's environment). */
+  env?: Env;
   /** At most this many documents (catalogs and cards, fetched or inline) are read in one run. Default 500. */
   maxDocuments?: number;
   /** At most this many documents are fetched from one origin in one run. Default 100. */
@@ -70,6 +76,8 @@ export interface Candidate {
   addCommand: string | null;
   /** With --probe: where the card's claims disagree with the live server (empty when consistent). */
   mismatches: Mismatch[];
+  /** With --probe: what screening found in the tool list the probe saw. */
+  findings: Finding[];
 }
 
 export interface DiscoverResult {
@@ -189,13 +197,19 @@ export async function discover(input: string, opts: DiscoverOptions): Promise<Di
     // and in the probe's own DNS lookups (names).
     const eligible = candidates.filter((c) => c.eligible && c.url && !refusedRemote(c, policy));
     // Decided as refresh decides: the curated catalog's profile and time limit unless told otherwise.
-    const results = await probeMany(eligible.map((c) => ({ url: c.url!, requiresAuth: c.requiresAuth })), {
-      profile: opts.catalog.policy.clientProfile, timeoutMs: opts.probeTimeoutMs ?? opts.catalog.policy.timeoutMs, lookup: guardedLookup(opts.trustedAddresses, opts.resolver, { allowPrivate: opts.allowPrivate }),
+    // A candidate the catalog already holds is probed as refresh probes it, with its probe-only keys.
+    const curated = new Map(opts.catalog.servers.map((s) => [normalizeUrl(s.url), s]));
+    const results = await probeMany(eligible.map((c) => {
+      const entry = curated.get(normalizeUrl(c.url!));
+      return entry ? targetOf(entry, opts.env) : { url: c.url!, requiresAuth: c.requiresAuth };
+    }), {
+      profile: catalogProfile(opts.catalog.policy), timeoutMs: opts.probeTimeoutMs ?? opts.catalog.policy.timeoutMs, lookup: guardedLookup(opts.trustedAddresses, opts.resolver, { allowPrivate: opts.allowPrivate }),
     });
     eligible.forEach((c, i) => {
       const r = results[i]!;
       c.verdict = r.verdict;
       c.reason = r.reason;
+      c.findings = r.findings;
       c.mismatches = cardMismatches(cardOf.get(c), { url: c.url!, serverVersion: r.serverVersion, protocolVersion: r.protocolVersion, eras: {} });
       // A card is a claim; only a live answer makes it a one-tap candidate.
       if (c.verdict !== 'live') { c.eligible = false; c.why = `not attested live: ${c.verdict}/${c.reason} (${detailOf(r)})`; }
@@ -260,7 +274,7 @@ async function readCandidate(ref: CardRef, opts: DiscoverOptions, policy: FetchP
   const candidate: Candidate = {
     name: null, title: entry?.displayName ?? identifierTail(entry?.identifier ?? null), identifier: entry?.identifier ?? null,
     url: null, cardUrl: ref.url, description: null, valid: false, schema: null, errors: [], errorCount: 0, warnings: [], eligible: false, why: '',
-    requiresAuth: false, curated: false, verdict: null, reason: null, addCommand: null, mismatches: [],
+    requiresAuth: false, curated: false, verdict: null, reason: null, addCommand: null, mismatches: [], findings: [],
   };
   let card = ref.data;
   if (card === undefined && ref.url) {

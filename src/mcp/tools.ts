@@ -246,6 +246,8 @@ const planTool: ToolSpec = {
       warnings: { type: 'array', items: str },
       probedAt: str,
       written: { type: 'array', items: str, maxItems: 0 },
+      quiet: { type: 'boolean', const: false, description: 'A --write that changed nothing (never: this tool writes nothing).' },
+      datesOnly: { type: 'boolean', const: false },
     },
   },
   annotations: { title: 'Plan a refresh', readOnlyHint: true, openWorldHint: true },
@@ -268,7 +270,7 @@ const planTool: ToolSpec = {
       ...(plan.aborted ? [`OUTAGE GUARD: ${inert(plan.aborted)} (a real refresh would change nothing)`] : []),
       ...plan.rows.map((r) => `- ${inert(r.name)} (${inert(r.url)}): ${r.decision}, ${r.verdict}/${r.reason}${r.note ? `; ${inert(r.note)}` : ''}${r.error ? `; ${inert(r.error)}` : ''}${r.matrix ? `; ${matrixLine(r.matrix)}` : ''}`),
     ].join('\n');
-    return { summary, structured: { ...planJson(plan), probedAt, written: [] } };
+    return { summary, structured: { ...planJson(plan), probedAt, written: [], quiet: false, datesOnly: false } };
   },
 };
 

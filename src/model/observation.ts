@@ -56,6 +56,12 @@ export const probeSettingsSchema = z.object({
   matrix: z.boolean(),
   /** Names of the extra request headers sent (never their values). */
   headers: z.array(z.string()),
+  /**
+   * Probe-only keys (a requiresAuth entry's `probeHeaders`), absent without any: the headers sent with a key (names
+   * only), the environment variables that were not set (the row was probed without them), whether the keyed session
+   * listed tools (then the tool list, its snapshot and screening are the keyed session's), and its error.
+   */
+  keys: z.object({ headers: z.array(z.string()), missing: z.array(z.string()), listed: z.boolean(), error: z.string().nullable() }).optional(),
 });
 
 export const observationSchema = z.object({

@@ -56,7 +56,9 @@ function mdToolList(tools: string[]): Md {
   return md`${tools.length}: ${tools.map((t, i) => (i ? md`, ${t}` : md`${t}`))}`;
 }
 
-const LOG_HEADER = '# Refresh log\n\nNewest first. One entry per applied `onetap refresh --write`.\n';
+const LOG_HEADER = '# Refresh log\n\nNewest first. One entry per `onetap refresh --write` that changed something.\n';
+/** The header logs written before 0.3 start with: replaced by today's. */
+const OLD_LOG_HEADER = '# Refresh log\n\nNewest first. One entry per applied `onetap refresh --write`.\n';
 
 /** Prepends this refresh's entry to the existing log (or starts one). */
 export function logMarkdown(m: RefreshModel, existing: string | null): string {
@@ -70,6 +72,23 @@ export function logMarkdown(m: RefreshModel, existing: string | null): string {
     ...m.plan.rows.filter((r) => r.changed && r.decision !== 'drop').map((r) => md`- ${r.name}: ${r.previous ? verdictReason(r.previous.verdict, r.previous.reason) : 'first probe'} → ${verdictReason(r.verdict, r.reason)}`),
     md``,
   ].join('\n');
-  const body = existing?.startsWith(LOG_HEADER) ? existing.slice(LOG_HEADER.length) : existing ? `\n${existing}` : '';
+  const header = [LOG_HEADER, OLD_LOG_HEADER].find((h) => existing?.startsWith(h));
+  const body = header ? existing!.slice(header.length) : existing ? `\n${existing}` : '';
   return `${LOG_HEADER}\n${entry}${body.replace(/^\n+/, '\n')}`;
+}
+
+/**
+ * A snapshot whose rows did not change, with only its dates refreshed (a quiet week that would otherwise let it go
+ * stale); null when it does not carry both date lines.
+ */
+export function snapshotWithDates(existing: string, probedAt: string, staleAfter: string): string | null {
+  const generated = /^- generated: .*$/m;
+  const stale = /^- stale_after: .*$/m;
+  if (!generated.test(existing) || !stale.test(existing)) return null;
+  return existing.replace(generated, () => md`- generated: ${probedAt}`.toString()).replace(stale, () => md`- stale_after: ${staleAfter}`.toString());
+}
+
+/** The `stale_after` day a snapshot states, or null. */
+export function snapshotStaleAfter(existing: string): string | null {
+  return /^- stale_after: (\d{4}-\d{2}-\d{2})$/m.exec(existing)?.[1] ?? null;
 }

@@ -85,7 +85,7 @@ function leaks(s: CatalogServer): string[] {
   return out;
 }
 
-function leakProblems(catalog: Catalog): LintProblem[] {
+export function leakProblems(catalog: Catalog): LintProblem[] {
   return catalog.servers.flatMap((s, i) => leaks(s).map((message) => ({ where: where('servers', i, s.name), message })));
 }
 

@@ -4,12 +4,16 @@
  * (`applyPlan`). The order is the contract: nothing is written before `onPlan` has been called.
  */
 import { existsSync, statSync } from 'node:fs';
+import { basename } from 'node:path';
 import { PROBE_MANY_DEFAULTS } from '../attest/probe-many.js';
 import type { ProbeOptions } from '../attest/probe.js';
 import { applyPlan } from '../apply/apply.js';
 import { CatalogError, loadCatalog } from '../catalog/model.js';
 import { isLoopbackUrl } from '../catalog/url.js';
 import { collect } from '../collect/collect.js';
+import { targetOf } from '../attest/keys.js';
+import { catalogProfile, type ClientProfile } from '../attest/profile.js';
+import { KOTLIN_PACKAGE, outputsProblems, resolveOutputs, type OutputName } from '../catalog/outputs.js';
 import { decide } from '../decide/decide.js';
 import type { HistoryProblems, Plan } from '../model/plan.js';
 import type { StoredSnapshot } from '../model/snapshot.js';
@@ -43,29 +47,37 @@ export interface RefreshOptions {
   confirmDrops?: number;
   /** Directory for generated files (default: the catalog's directory). */
   outDir?: string;
+  /** The generated files to write, over the catalog's `outputs` (default: what the catalog says). */
+  outputs?: OutputName[];
+  /** The generated Kotlin's package, over the catalog's. */
   kotlinPackage?: string;
+  /** Days until the next scheduled run (a quiet run refreshes the snapshot's dates only if they go stale first). */
+  nextRunDays?: number;
+  /** Where probe-only keys are read from (default: this process's environment). */
+  env?: Readonly<Record<string, string | undefined>>;
   /** The run's id (default: its start time). */
   runId?: string;
   /** Called with the plan before anything is written. */
   onPlan?: (plan: Plan) => void;
   /** Passed to every probe (retry delay, user agent, …). */
-  probe?: Omit<ProbeOptions, 'requiresAuth' | 'headers' | 'timeoutMs' | 'dispatcher' | 'profile' | 'matrix'>;
+  probe?: Omit<ProbeOptions, 'requiresAuth' | 'headers' | 'keys' | 'missingKeys' | 'timeoutMs' | 'dispatcher' | 'profile' | 'matrix'>;
   now?: () => Date;
 }
 
 export interface RefreshResult {
   plan: Plan;
   probedAt: string;
-  /** Files written (empty without `write` or when aborted). */
+  /** Every file whose bytes the run changed: generated files, the catalog, the lock, snapshots, the history. */
   written: string[];
+  /** A `--write` run that changed nothing: no generated file was written (but perhaps the snapshot's dates). */
+  quiet: boolean;
+  /** A quiet run that refreshed only the snapshot's dates, which would have gone stale before the next run. */
+  datesOnly: boolean;
   /** 0 ran, 3 the outage guard aborted. */
   exitCode: 0 | 3;
   /** History lines skipped as unreadable when this run read the history (they decide nothing). */
   historyProblems: HistoryProblems;
 }
-
-/** A Kotlin package name: dot-separated identifiers (the generated file declares it). */
-export const KOTLIN_PACKAGE = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/;
 
 export async function refresh(opts: RefreshOptions): Promise<RefreshResult> {
   const now = opts.now ?? (() => new Date());
@@ -73,6 +85,11 @@ export async function refresh(opts: RefreshOptions): Promise<RefreshResult> {
   if (opts.kotlinPackage !== undefined && !KOTLIN_PACKAGE.test(opts.kotlinPackage)) throw new CatalogError(`--kotlin-package: not a Kotlin package name: "${opts.kotlinPackage}"`);
   if (opts.outDir !== undefined && existsSync(opts.outDir) && !statSync(opts.outDir).isDirectory()) throw new CatalogError(`--out: ${opts.outDir} exists and is not a directory`);
   const { catalog, text } = await loadCatalog(opts.catalogPath);
+  const outputs = resolveOutputs(catalog.outputs, opts.outputs, opts.kotlinPackage);
+  const outputProblems = outputsProblems(catalog.outputs, basename(opts.catalogPath));
+  if (outputProblems.length) throw new CatalogError(outputProblems.map((p) => `${opts.catalogPath}: ${p}`).join('\n'));
+  let profile: ClientProfile;
+  try { profile = catalogProfile(catalog.policy, opts.profile); } catch (err) { throw new CatalogError(`${opts.catalogPath}: ${(err as Error).message}`); }
   const insecure = catalog.servers.filter((s) => !s.url.startsWith('https://') && !(opts.allowHttp && s.url.startsWith('http://') && isLoopbackUrl(s.url)));
   if (insecure.length) throw new CatalogError(`${opts.catalogPath}: HTTPS only (--allow-http opens http:// on loopback only): ${insecure.map((s) => s.url).join(', ')}`);
   const recorded = opts.record ?? !!opts.write;
@@ -83,9 +100,9 @@ export async function refresh(opts: RefreshOptions): Promise<RefreshResult> {
     const confirmDrops = opts.confirmDrops ?? catalog.policy.confirmDrops ?? 1;
     const startedAt = now().toISOString();
     const run = { id: opts.runId ?? startedAt, startedAt };
-    const collected = await collect(catalog.servers.map((s) => ({ url: s.url, requiresAuth: s.requiresAuth, headers: s.headers })), {
+    const collected = await collect(catalog.servers.map((s) => targetOf(s, opts.env)), {
       ...opts.probe, run, concurrency: opts.concurrency ?? PROBE_MANY_DEFAULTS.concurrency, perHost: opts.perHost,
-      timeoutMs: opts.timeoutMs ?? catalog.policy.timeoutMs, profile: opts.profile ?? catalog.policy.clientProfile, matrix: opts.matrix,
+      timeoutMs: opts.timeoutMs ?? catalog.policy.timeoutMs, profile, matrix: opts.matrix,
       allowPrivateCard: (url) => !!opts.allowHttp && isLoopbackUrl(url), canaries: catalog.policy.canaries ?? [],
       canaryTimeoutMs: opts.timeoutMs ?? catalog.policy.timeoutMs,
       onStart: opts.onProbeStart, onObservation: opts.onProbeResult ? (_, i) => opts.onProbeResult!(i) : undefined,
@@ -109,12 +126,12 @@ export async function refresh(opts: RefreshOptions): Promise<RefreshResult> {
     });
     opts.onPlan?.(plan);
     const exitCode = plan.aborted ? 3 : 0;
-    if (!recorded) return { plan, probedAt: startedAt, written: [], exitCode, historyProblems };
-    const { written } = await applyPlan(plan, {
+    if (!recorded) return { plan, probedAt: startedAt, written: [], quiet: false, datesOnly: false, exitCode, historyProblems };
+    const { written, quiet, datesOnly } = await applyPlan(plan, {
       store, catalogPath: opts.catalogPath, catalog, catalogText: text, run, write: !!opts.write, snapshots: collected.snapshots, lock,
-      outDir: opts.outDir, kotlinPackage: opts.kotlinPackage, now,
+      outDir: opts.outDir, outputs, nextRunDays: opts.nextRunDays, now,
     });
-    return { plan, probedAt: startedAt, written, exitCode, historyProblems };
+    return { plan, probedAt: startedAt, written, quiet, datesOnly, exitCode, historyProblems };
   } finally {
     if (!opts.store) await store.close();
   }

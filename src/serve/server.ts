@@ -10,8 +10,8 @@ import { statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { loadCatalog, type Catalog } from '../catalog/model.js';
-import { formatProblems, type LintOptions } from '../catalog/lint.js';
-import { publication, publishProblems, publishedDocuments, UnpublishableCatalog } from '../publish/publish.js';
+import { formatProblems, type LintOptions, type LintProblem } from '../catalog/lint.js';
+import { leakProblems, publication, publishProblems, publishedDocuments, UnpublishableCatalog } from '../publish/publish.js';
 import { CORS_HEADERS, sendDocument, sendJson } from './http.js';
 
 export interface ServeOptions {
@@ -40,7 +40,11 @@ export interface ServeOptions {
   log?: (line: string) => void;
 }
 
-export interface ServeContext { catalog: () => Promise<Catalog> }
+export interface ServeContext {
+  catalog: () => Promise<Catalog>;
+  /** The catalog's lint findings (empty when it is publishable). */
+  problems: () => Promise<LintProblem[]>;
+}
 
 export interface RunningServer { url: string; server: Server; close: () => Promise<void> }
 
@@ -73,41 +77,52 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     idleTimeoutMs: opts.idleTimeoutMs ?? SERVE_LIMITS.idleTimeoutMs,
   };
   let origin = '';
-  type Built = { version: string; catalog: Catalog; docs: ReturnType<typeof publishedDocuments> };
-  let good: Built | null = null;
-  let refusedVersion: string | null = null;
-  /** The last publishable version of the catalog; a newer version that is not publishable is logged once and skipped. */
+  type Built = { version: string; catalog: Catalog; docs: ReturnType<typeof publishedDocuments> | null; problems: LintProblem[] };
+  let built: Built | null = null;
+  /** The last publishable documents: a newer catalog that fails lint keeps them served, its findings on the page. */
+  let lastGoodDocs: Built['docs'] = null;
+  let unreadable: string | null = null;
+  /**
+   * The catalog as it is now. One that fails lint is still shown on the status page, with its findings; only the
+   * published documents are withheld (the last publishable ones stay, else 503). An unreadable one is logged once.
+   */
   const current = async (): Promise<Built> => {
     let version: string;
     try {
       const st = statSync(opts.catalogPath);
       version = `${st.mtimeMs}:${st.size}`;
     } catch (err) {
-      if (good) return good;
+      if (built) return built;
       throw err;
     }
-    if (good?.version === version || refusedVersion === version) {
-      if (good) return good;
-      throw new ServiceUnavailable('no publishable catalog');
+    if (built?.version === version) return built;
+    if (unreadable === version) {
+      if (built) return built;
+      throw new ServiceUnavailable('no readable catalog');
     }
     try {
       const { catalog } = await loadCatalog(opts.catalogPath);
-      if (opts.lint) {
-        const problems = publishProblems(catalog, opts.lint);
-        if (problems.length) throw new UnpublishableCatalog(problems);
+      // A catalog that would leak a secret is not shown at all; one that only fails lint is, with its findings.
+      const leaks = opts.lint ? leakProblems(catalog) : [];
+      if (leaks.length) throw new UnpublishableCatalog(leaks);
+      const problems = opts.lint ? publishProblems(catalog, opts.lint) : [];
+      if (problems.length) {
+        log(`onetap serve: ${opts.catalogPath} fails lint, its published documents are withheld${lastGoodDocs ? ' (the last good ones stay)' : ''}: ${new UnpublishableCatalog(problems).message}\n${formatProblems(opts.catalogPath, problems)}`);
+      } else {
+        lastGoodDocs = publishedDocuments(publication(catalog, { baseUrl: opts.baseUrl ?? origin }));
       }
-      good = { version, catalog, docs: publishedDocuments(publication(catalog, { baseUrl: opts.baseUrl ?? origin })) };
-      refusedVersion = null;
-      return good;
+      built = { version, catalog, docs: lastGoodDocs, problems };
+      unreadable = null;
+      return built;
     } catch (err) {
-      refusedVersion = version;
+      unreadable = version;
       const why = err instanceof UnpublishableCatalog ? `${err.message}\n${formatProblems(opts.catalogPath, err.problems)}` : (err as Error).message;
-      log(`onetap serve: this version of ${opts.catalogPath} is not served${good ? ' (the last good one stays)' : ''}: ${why}`);
-      if (good) return good;
-      throw new ServiceUnavailable('no publishable catalog');
+      log(`onetap serve: this version of ${opts.catalogPath} is not served${built ? ' (the last good one stays)' : ''}: ${why}`);
+      if (built) return built;
+      throw new ServiceUnavailable('no readable catalog');
     }
   };
-  const ctx: ServeContext = { catalog: async () => (await current()).catalog };
+  const ctx: ServeContext = { catalog: async () => (await current()).catalog, problems: async () => (await current()).problems };
 
   const server = createServer({
     headersTimeout: limits.headersTimeoutMs,
@@ -150,8 +165,12 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     if (req.method !== 'GET' && req.method !== 'HEAD') return void res.writeHead(405, { ...CORS_HEADERS, allow: 'GET, HEAD, OPTIONS' }).end();
     const url = requestUrl(req.url);
     if (!url) return sendJson(req, res, { error: 'bad request: the path is not a valid URL path' }, 400);
-    const doc = (await current()).docs.get(url.pathname);
+    const now = await current();
+    const doc = now.docs?.get(url.pathname);
     if (doc) return sendDocument(req, res, doc.body, doc.mediaType);
+    if (!now.docs && url.pathname.startsWith('/.well-known/')) {
+      return sendJson(req, res, { error: 'the catalog fails lint: its published documents are withheld', problems: now.problems.map((p) => `${p.where}: ${p.message}`) }, 503);
+    }
     for (const route of opts.routes ?? []) if (await route(req, res, url, ctx)) return;
     sendJson(req, res, { error: 'not found', path: url.pathname }, 404);
   };

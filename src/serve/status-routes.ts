@@ -96,7 +96,7 @@ export function statusRoutes(opts: StatusOptions): Array<(req: IncomingMessage, 
     const model = async () => { const catalog = await ctx.catalog(); return reading((s) => steppedModel(catalog, s, now(), stepMs)); };
     if (path === '/' || path === '/index.html') {
       const m = await model();
-      page(req, res, overviewPage(m, { refreshMs: opts.refreshMs, historyProblems: await reading((s) => s.problems()) }));
+      page(req, res, overviewPage(m, { refreshMs: opts.refreshMs, historyProblems: await reading((s) => s.problems()), lintProblems: await ctx.problems() }));
       return true;
     }
     if (path === '/api/servers') {

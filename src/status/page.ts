@@ -255,6 +255,14 @@ export interface PageOptions {
   static?: boolean;
   /** Lines of the text history left out (not of the line format): the overview says how many and where. */
   historyProblems?: HistoryProblems;
+  /** The catalog's lint findings (`serve` shows the page anyway and withholds the published documents). */
+  lintProblems?: ReadonlyArray<{ where: string; message: string }>;
+}
+
+/** The overview's banner of a catalog that fails lint: each finding, escaped, and what is withheld. */
+function lintBanner(problems: PageOptions['lintProblems']): Html | '' {
+  if (!problems?.length) return '';
+  return html`<div class="banner" role="alert" id="lint-problems"><strong>The catalog fails lint (${problems.length} finding${problems.length === 1 ? '' : 's'})</strong>: the published documents (AI Catalog, MCP Catalog, Server Cards) are withheld until it passes.<ul>${problems.slice(0, 20).map((p) => html`<li><code>${p.where}</code> ${p.message}</li>`)}</ul></div>`;
 }
 
 /** The overview's notice of history lines left out: counts, file names, line numbers and onetap's own words, escaped all the same. */
@@ -276,7 +284,7 @@ export function overviewPage(m: StatusModel, opts: PageOptions = {}): string {
 <header class="top"><h1>One-tap MCP servers</h1><span class="sub">${m.servers.length} curated remote servers · checked with the app's own handshake · updated <time datetime="${m.generatedAt}">${m.generatedAt.slice(0, 16).replace('T', ' ')} UTC</time></span></header>
 <div class="counts" aria-label="Show">${filter('all', m.servers.length, 'none')}${attention ? filter('attention', attention, 'drop') : ''}${(['drop', 'review', 'keep-failed', 'none', 'keep'] as const).filter((d) => counts.get(d)).map((d) => filter(d, counts.get(d)!, d === 'none' ? 'none' : DECISION_TONE[d]))}</div>
 ${m.lastRefresh?.aborted ? html`<div class="banner" role="alert">The last refresh was stopped by the outage guard: ${m.lastRefresh.aborted}</div>` : ''}
-${problemsNotice(opts.historyProblems)}
+${lintBanner(opts.lintProblems)}${problemsNotice(opts.historyProblems)}
 <section class="servers" aria-label="Servers">${attentionOrder(m.servers).map((s) => serverRow(s, m.generatedAt, !!opts.standalone, links))}</section>
 ${legend}
 ${planSection(m.lastRefresh, m.generatedAt)}

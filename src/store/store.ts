@@ -47,9 +47,10 @@ export interface Store {
   snapshotDigests(snapshots: readonly StoredSnapshot[], rewrite: boolean): Promise<Map<string, string>>;
   /**
    * Records a run: its rows, the snapshots it saw and the acceptances it made, with `changes.files`, all or none.
-   * When the files cannot be written, the run is recorded as not applied (and the error thrown).
+   * When the files cannot be written, the run is recorded as not applied (and the error thrown). Resolves to the
+   * paths whose bytes changed (a file already holding its content is not written), history files included.
    */
-  record(run: RecordedRun, changes: RunChanges): Promise<void>;
+  record(run: RecordedRun, changes: RunChanges): Promise<string[]>;
   /** Accepts a tool list for a URL (`onetap accept`). */
   accept(url: string, entry: LockEntry): Promise<void>;
   /** What of the history could not be read (lines skipped, never fatal): how many, and the first few. */

@@ -5,7 +5,7 @@
  * in memory (`./text-index.ts`). Nothing is written until a run is recorded or a list accepted.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { appendFile, mkdir, open, truncate } from 'node:fs/promises';
+import { appendFile, mkdir, open, readFile, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { LockEntry, ToolsLock } from '../model/acceptance.js';
 import type { HistoryProblems, PlanRow, RecordedRun } from '../model/plan.js';
@@ -50,18 +50,21 @@ export class TextStore implements Store {
    * The snapshot files, the lock and `changes.files` (the catalog last) are staged and renamed together; then the
    * run's lines are appended. When the files fail, the run is recorded as not applied.
    */
-  async record(recorded: RecordedRun, changes: RunChanges): Promise<void> {
+  async record(recorded: RecordedRun, changes: RunChanges): Promise<string[]> {
     const snapshots = (await snapshotFiles(this.catalogPath, changes.snapshots, changes.rewriteSnapshots)).writes;
     const lock: FileWrite[] = changes.lock ? [{ path: lockPath(this.catalogPath), content: serializeLock(changes.lock) }] : [];
-    // The acceptances go in before the catalog, which stays last.
-    const files = [...snapshots, ...changes.files.slice(0, -1), ...lock, ...changes.files.slice(-1)];
+    // The acceptances go in before the catalog, which stays last; a file that already holds its content is left be.
+    const files = await changedOnly([...snapshots, ...changes.files.slice(0, -1), ...lock, ...changes.files.slice(-1)]);
     try {
       await writeAllAtomic(files);
     } catch (err) {
       await appendRuns(this.dir, [{ ...recorded, run: { ...recorded.run, applied: false } }]);
       throw err;
     }
-    await appendRuns(this.dir, [recorded]);
+    // Listed as a reader looks for them: the catalog's files, then the tool lists, then the history.
+    const kept = new Set(snapshots.map((f) => f.path));
+    const paths = files.map((f) => f.path);
+    return [...paths.filter((p) => !kept.has(p)), ...paths.filter((p) => kept.has(p)), ...await appendRuns(this.dir, [recorded])];
   }
 
   async accept(url: string, entry: LockEntry): Promise<void> {
@@ -76,6 +79,12 @@ export class TextStore implements Store {
   }
 
   async close(): Promise<void> {}
+}
+
+/** The writes whose file does not already hold exactly their content. */
+async function changedOnly(files: readonly FileWrite[]): Promise<FileWrite[]> {
+  const same = await Promise.all(files.map(async (f) => (await readFile(f.path, 'utf8').catch(() => null)) === f.content));
+  return files.filter((_, i) => !same[i]);
 }
 
 /**
