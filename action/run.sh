@@ -212,6 +212,7 @@ if [[ -n ${GITHUB_STEP_SUMMARY:-} ]]; then cat "$REPORT" >> "$GITHUB_STEP_SUMMAR
 if [[ -n ${INPUT_SITE_DIR:-} ]]; then
   SITE_ARGS=(site --out "$INPUT_SITE_DIR" --catalog "$CATALOG")
   if [[ -n ${INPUT_SITE_BASE_URL:-} ]]; then SITE_ARGS+=(--base-url "$INPUT_SITE_BASE_URL"); fi
+  if [[ $ALLOW_HTTP == true ]]; then SITE_ARGS+=(--allow-http); fi
   "${ONETAP[@]}" "${SITE_ARGS[@]}" 2>&1 | "${LOG_SAFE[@]}" || fail "onetap site failed"
   output site-path "$INPUT_SITE_DIR"
 fi

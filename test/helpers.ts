@@ -1,4 +1,5 @@
 /** Shared test helpers: temporary workspaces with a catalog, and running the CLI as a process. */
+import { existsSync } from 'node:fs';
 import { mkdtemp, mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { tmpdir } from 'node:os';
@@ -112,4 +113,12 @@ export function recordedRun(at: string, rows: PlanRow[], run: Partial<RecordedRu
     },
     rows: rows.map((r) => ({ ...r, run: run.id ?? at, observedAt: at })),
   };
+}
+
+/** Debian's Chromium (never a downloaded one), or null without it; it may still be installing when a suite starts. */
+export async function launchChromium(): Promise<import('playwright-core').Browser | null> {
+  for (let i = 0; i < 60 && !existsSync('/usr/bin/chromium'); i++) await new Promise((r) => setTimeout(r, 1_000));
+  if (!existsSync('/usr/bin/chromium')) return null;
+  const { chromium } = await import('playwright-core');
+  return chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'] });
 }

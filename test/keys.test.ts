@@ -56,7 +56,7 @@ describe('keys for probing', () => {
     assert.equal(row.verdict, 'live');
     assert.deepEqual(row.tools, ['search', 'read_page', 'deep_research']);
     const human = await runCli(['refresh', '--catalog', ws.catalogPath, '--allow-http'], { env });
-    const site = await runCli(['site', '--catalog', ws.catalogPath, '--out', join(ws.dir, 'site')], { env });
+    const site = await runCli(['site', '--catalog', ws.catalogPath, '--out', join(ws.dir, 'site'), '--allow-http'], { env });
     assert.equal(site.code, 0, site.stderr);
     const probe = await runCli(['probe', '--requires-auth', '--probe-header', 'Authorization: Bearer ${ECHO_KEY}', '--json', fleet.url('echo')], { env });
     assert.deepEqual(JSON.parse(probe.stdout)[0].tools, ['search', 'read_page', 'deep_research']);

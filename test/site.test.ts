@@ -45,14 +45,14 @@ before(async () => {
     server('Steady', fleet.url('ok-json')),
     server('Switch', fleet.url('switch')),
     server(HOSTILE_NAME, fleet.url('hostile'), { description: 'Description with <b>markup</b> & "quotes"' }),
-  ]));
+  ], { policy: { authOptionalHosts: [], sharedGatewayHosts: [new URL(fleet.origin).host] } }));
   for (let d = SWITCH.length - 1; d >= 0; d--) {
     fleet.state('switch').mode = SWITCH[d];
     const at = new Date(TODAY.getTime() - d * DAY);
     await refresh({ catalogPath: ws.catalogPath, write: true, allowHttp: true, timeoutMs: 2_000, probe: { retryDelayMs: 10 }, now: () => at });
   }
   out = join(ws.dir, 'site');
-  const r = await runCli(['site', '--out', out, '--catalog', ws.catalogPath, '--state', ws.statePath, '--base-url', BASE]);
+  const r = await runCli(['site', '--out', out, '--catalog', ws.catalogPath, '--state', ws.statePath, '--base-url', BASE, '--allow-http']);
   assert.equal(r.code, 0, r.stderr);
   if (existsSync('/usr/bin/chromium')) {
     browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'] });
@@ -98,6 +98,10 @@ describe('onetap site: the files', () => {
       'api/servers/steady/history-90.json',
       'api/servers/switch/history-30.json',
       'api/servers/switch/history-90.json',
+      'badge/hostile-script-window-xss-1-script.svg',
+      'badge/list.svg',
+      'badge/steady.svg',
+      'badge/switch.svg',
       'cards/hostile-script-window-xss-1-script.json',
       'cards/steady.json',
       'cards/switch.json',
@@ -177,12 +181,12 @@ describe('onetap site: the files', () => {
   it('a server that left the catalog leaves the site; files that are not the site\'s stay', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'onetap-site-'));
     const siteDir = join(dir, 'site');
-    assert.equal((await runCli(['site', '--out', siteDir, '--catalog', ws.catalogPath, '--state', ws.statePath])).code, 0);
+    assert.equal((await runCli(['site', '--out', siteDir, '--catalog', ws.catalogPath, '--state', ws.statePath, '--allow-http'])).code, 0);
     await writeFile(join(siteDir, 'CNAME'), 'lists.example.org\n');
     const { catalog } = await loadCatalog(ws.catalogPath);
     const smaller = join(dir, 'servers.json');
     await writeFile(smaller, JSON.stringify({ ...catalog, servers: catalog.servers.filter((s) => s.name !== 'Switch') }));
-    const r = await runCli(['site', '--out', siteDir, '--catalog', smaller, '--state', ws.statePath]);
+    const r = await runCli(['site', '--out', siteDir, '--catalog', smaller, '--state', ws.statePath, '--allow-http']);
     assert.equal(r.code, 0, r.stderr);
     const files = await filesUnder(siteDir);
     assert.ok(files.includes('CNAME'));

@@ -127,7 +127,7 @@ describe('status page in a real browser', () => {
     assert.deepEqual(seen.switchBars.slice(20), ['live', 'live', 'live', 'live', 'live', 'live', 'failed', 'live', 'live', 'failed']);
     assert.ok(seen.switchBars.slice(0, 20).every((v) => v === 'none'));
     assert.deepEqual(seen.colours, ['rgb(26, 127, 55)', 'rgb(188, 76, 0)', 'rgb(208, 215, 222)']);
-    assert.match(seen.steadyLabel, /30 days: 100\.0% live\s+90 days: 100\.0% live/);
+    assert.match(seen.steadyLabel, /30 days: 100\.0% usable\s+90 days: 100\.0% usable/);
     assert.match(seen.plan, /Probe failed \(kept\) \(1\)\s+Switch: failed\/retryable-5xx/i);
     await mkdir(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: new URL('status.png', ARTIFACTS).pathname, fullPage: true });

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { addServer, AddRefused } from '../curate/add.js';
+import { addServer, AddRefused, restoreServer } from '../curate/add.js';
 import { formatProblems, lintCatalog, type LintProblem } from '../catalog/lint.js';
 import { CatalogError, loadCatalog, type Catalog, type ProbeHeader } from '../catalog/model.js';
 import type { ProbeResult } from '../attest/probe.js';
@@ -100,5 +100,36 @@ export function registerCatalogCommands(program: Command): void {
       } else {
         process.stderr.write(result.problems.map((p) => `onetap: refused ${inert(url)}: ${inert(p)}\n`).join(''));
       }
+    });
+
+  program
+    .command('restore')
+    .description('put a removed entry back (a server that recovered): probes it live first, as add does; refuses entries marked permanent')
+    .argument('<name>', 'the removed entry\'s name')
+    .requiredOption('--decision <who: why>', 'the product decision record, as "who: why"')
+    .option('--description <text>', 'what the server does for a user (default: the description it had)')
+    .option('--requires-auth', 'auth-optional entry (the host must be in policy.authOptionalHosts)')
+    .option('--probe-header <line>', 'with --requires-auth: a probe-only key, \'Name: prefix${VARIABLE}\' (as add takes it)', probeHeaderFlag)
+    .option('--catalog <file>', 'catalog file', DEFAULT_CATALOG)
+    .option('--timeout <ms>', 'per-request time limit override (default: policy.timeoutMs, else the profile\'s own)', timeoutMs)
+    .option('--allow-http', 'permit http:// URLs on loopback addresses (local fixtures and demos only)')
+    .option('--json', 'print one JSON object {restored, name, entry, problems, probe}')
+    .action(async (name: string, opts: { decision: string; description?: string; requiresAuth?: boolean; probeHeader?: Record<string, ProbeHeader>; catalog: string; timeout?: number; allowHttp?: boolean; json?: boolean }) => {
+      let result: { restored: boolean; name: string; entry: unknown; problems: string[]; probe: unknown };
+      try {
+        const { entry, probe } = await restoreServer({
+          catalogPath: opts.catalog, name, description: opts.description, decision: opts.decision,
+          requiresAuth: opts.requiresAuth, probeHeaders: opts.probeHeader, allowHttp: opts.allowHttp, probe: { timeoutMs: opts.timeout },
+        });
+        result = { restored: true, name, entry, problems: [], probe: probeSummary(probe) };
+        process.exitCode = 0;
+        if (!opts.json) process.stdout.write(`restored ${inert(entry.name)} (${inert(entry.url)}): ${probe.verdict}/${probe.reason}, ${probe.toolCount ?? 0} tools\n`);
+      } catch (err) {
+        if (!(err instanceof AddRefused)) throw err;
+        result = { restored: false, name, entry: null, problems: err.problems, probe: err.probeResult ? probeSummary(err.probeResult) : null };
+        process.exitCode = 1;
+        if (!opts.json) process.stderr.write(result.problems.map((p) => `onetap: refused ${inert(name)}: ${inert(p)}\n`).join(''));
+      }
+      if (opts.json) printJson(result);
     });
 }

@@ -62,6 +62,7 @@ export const EXIT_CODES: Readonly<Record<string, readonly ExitCode[]>> = {
   'probe': [{ code: 0, meaning: 'every URL is live' }, { code: 1, meaning: 'any URL is not live' }, { code: 2, meaning: 'usage' }],
   'lint': [{ code: 0, meaning: 'clean' }, { code: 1, meaning: 'problems, or an unreadable catalog' }, { code: 2, meaning: 'usage' }],
   'add': [{ code: 0, meaning: 'added' }, { code: 1, meaning: 'refused, or an error' }, { code: 2, meaning: 'usage' }],
+  'restore': [{ code: 0, meaning: 'restored' }, { code: 1, meaning: 'refused (not removed, permanent, lint, not live), or an error' }, { code: 2, meaning: 'usage' }],
   'refresh': [{ code: 0, meaning: 'ran (whatever the plan says)' }, { code: 1, meaning: 'an error' }, { code: 2, meaning: 'usage' }, { code: 3, meaning: 'the outage guard stopped the run' }],
   'rejudge': [{ code: 0, meaning: 'no verdict differs (rows without evidence are no difference)' }, { code: 1, meaning: 'a verdict differs, or an error' }, { code: 2, meaning: 'usage' }],
   'accept': [{ code: 0, meaning: 'accepted' }, { code: 1, meaning: 'nothing to accept' }, { code: 2, meaning: 'usage' }],
@@ -70,7 +71,7 @@ export const EXIT_CODES: Readonly<Record<string, readonly ExitCode[]>> = {
   'publish': [{ code: 0, meaning: 'published' }, { code: 1, meaning: 'the catalog fails lint, or an error' }, { code: 2, meaning: 'usage' }],
   'serve': [{ code: null, meaning: 'runs until stopped (SIGINT or SIGTERM); a catalog that fails lint is served with its findings on the status page, its published documents answered 503' }, { code: 1, meaning: 'an unreadable catalog, the port cannot be bound, or an error' }, { code: 2, meaning: 'usage' }],
   'report': [{ code: 0, meaning: 'written' }, { code: 1, meaning: 'an error' }, { code: 2, meaning: 'usage' }],
-  'site': [{ code: 0, meaning: 'written' }, { code: 1, meaning: 'an error' }, { code: 2, meaning: 'usage' }],
+  'site': [{ code: 0, meaning: 'written' }, { code: 1, meaning: 'the catalog fails lint (the status pages are written with the findings, the published documents are not), or an error' }, { code: 2, meaning: 'usage' }],
   'mcp': [{ code: 0, meaning: 'stopped (it runs until stopped)' }, { code: 1, meaning: 'the port cannot be bound' }, { code: 2, meaning: 'usage' }],
   'demo': [{ code: 0, meaning: 'the demo ran' }],
 };

@@ -123,7 +123,7 @@ function renderPlan(plan: Plan, catalogPath: string, color: boolean, written: bo
   section('Probe failed (kept)', plan.rows.filter((r) => r.decision === 'keep-failed').map((r) => `${inert(r.name)}: ${r.verdict}/${r.reason}${r.note ? `; ${r.note}` : ''}${r.error ? ` (${inert(r.error)})` : ''}`));
   section('Review', plan.rows.filter((r) => r.decision === 'review').map((r) => `${inert(r.name)}: ${r.reason}, ${REASON_TEXT[r.reason]}${r.location ? ` → ${inert(r.location)}` : ''}${r.appError ? `; the app says: ${inert(r.appError)}` : r.error ? ` (${inert(r.error)})` : ''}`));
   section('Tools', plan.rows.flatMap((r) => {
-    const line = toolReviewLine(r);
+    const line = toolReviewLine(r, written);
     if (line === null) return [];
     const accept = r.decision === 'review' && r.toolsHash ? ` — after review: onetap accept ${shellQuote(r.name)} --decision "who: why" --snapshot ${r.toolsHash}` : '';
     return [`${inert(r.name)}: ${line}${accept}`, ...findingLines(r.findings)];

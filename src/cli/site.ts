@@ -1,5 +1,9 @@
 import type { Command } from 'commander';
 import { loadCatalog } from '../catalog/model.js';
+import { formatProblems } from '../catalog/lint.js';
+import { leakProblems, publishProblems } from '../publish/publish.js';
+import { publishable } from './discovery.js';
+import { inert } from '../text/escape.js';
 import { describeHistoryProblems } from '../store/problems.js';
 import { openStore, STATE_OPTION } from './store.js';
 import { siteFiles, writeSite } from '../site/site.js';
@@ -16,14 +20,23 @@ export function registerSite(program: Command): void {
     .option(...STATE_OPTION)
     .option('--base-url <url>', 'absolute base for the URLs in the catalogs, e.g. https://owner.github.io/repo (default: root-relative paths)')
     .option('--publisher <domain>', 'publisher domain in urn:air identifiers (default: the base URL\'s host)')
+    .option('--allow-http', 'accept http:// server URLs on loopback addresses (local fixtures and demos only)')
     .option(...RETENTION_OPTION)
-    .action(async (opts: { out: string; catalog: string; baseUrl?: string; publisher?: string; retentionDays: number }) => {
+    .action(async (opts: { out: string; catalog: string; baseUrl?: string; publisher?: string; allowHttp?: boolean; retentionDays: number }) => {
       if (opts.baseUrl !== undefined && !/^https?:\/\/[^/]+/.test(opts.baseUrl)) throw flagError('--base-url', 'not an absolute http(s) URL', opts.baseUrl);
       if (!opts.out.trim()) throw flagError('--out', 'must name a directory', opts.out);
       const { catalog } = await loadCatalog(opts.catalog);
+      // As serve: a catalog that would leak a secret is refused; one that fails lint gets its status pages with the
+      // findings, without the published documents (and exit 1, naming them, as publish would).
+      if (leakProblems(catalog).length && !publishable(opts.catalog, catalog, { allowHttp: opts.allowHttp })) return;
+      const lintProblems = publishProblems(catalog, { allowHttp: opts.allowHttp });
       const store = await openStore(opts.catalog, opts.retentionDays);
       try {
-        const files = await siteFiles(catalog, store, { baseUrl: opts.baseUrl, publisher: opts.publisher });
+        const files = await siteFiles(catalog, store, { baseUrl: opts.baseUrl, publisher: opts.publisher, lintProblems });
+        if (lintProblems.length) {
+          process.stderr.write(`${lintProblems.map((p) => inert(formatProblems(opts.catalog, [p]))).join('\n')}\nonetap: the catalog fails lint: the status pages are written with the findings, the published documents are not\n`);
+          process.exitCode = 1;
+        }
         await writeSite(opts.out, files);
         const skipped = describeHistoryProblems(await store.problems());
         if (skipped) process.stderr.write(`onetap: ${skipped}\n`);

@@ -31,8 +31,32 @@ export class AddRefused extends Error {
   }
 }
 
-export async function addServer(opts: AddOptions): Promise<{ entry: CatalogServer; probe: ProbeResult }> {
-  const { catalog, text } = await loadCatalog(opts.catalogPath);
+export interface RestoreOptions extends Omit<AddOptions, 'url' | 'description'> {
+  /** The description when the removed entry kept none (entries removed before 0.3). */
+  description?: string;
+}
+
+/**
+ * `restore`: a removed entry goes back into the list as `add` puts one in (every lint rule, attested live, a new
+ * decision record), with the description it had; an entry marked `permanent` never does.
+ */
+export async function restoreServer(opts: RestoreOptions): Promise<{ entry: CatalogServer; probe: ProbeResult }> {
+  const { catalog } = await loadCatalog(opts.catalogPath);
+  const wanted = opts.name.trim().toLowerCase();
+  const index = catalog.removed.findIndex((r) => r.name.trim().toLowerCase() === wanted);
+  if (index === -1) throw new AddRefused([`no removed entry is named "${opts.name}" (removed: ${catalog.removed.map((r) => r.name).join(', ') || 'none'})`]);
+  const removed = catalog.removed[index]!;
+  if (removed.permanent === true) throw new AddRefused([`removed[${index}] (${removed.name}) is marked permanent: it is never added back (${removed.reason}${removed.note ? `; ${removed.note}` : ''})`]);
+  const description = opts.description ?? removed.description;
+  if (!description?.trim()) throw new AddRefused([`removed[${index}] (${removed.name}) kept no description: give one with --description`]);
+  return addServer({ ...opts, name: removed.name, url: removed.url, description }, index);
+}
+
+export async function addServer(opts: AddOptions, restoring?: number): Promise<{ entry: CatalogServer; probe: ProbeResult }> {
+  const loaded = await loadCatalog(opts.catalogPath);
+  const text = loaded.text;
+  // A restored entry leaves the removed list in the same write that puts it back.
+  const catalog = restoring === undefined ? loaded.catalog : { ...loaded.catalog, removed: loaded.catalog.removed.filter((_, i) => i !== restoring) };
   const at = /^\s*([^:]+?)\s*:\s*(.+?)\s*$/.exec(opts.decision);
   const entry: CatalogServer = {
     name: opts.name.trim(),

@@ -136,12 +136,13 @@ export function describeToolChanges(c: ToolChanges | null | undefined): string {
 }
 
 /** What a maintainer reads about a row's tools, one line; null when there is nothing to say. */
-export function toolReviewLine(r: { reason: string; toolsHash?: string | null; acceptedHash?: string | null; toolChanges?: ToolChanges | null; firstUse?: boolean; heldOut?: boolean; findingsSeen?: number }): string | null {
+export function toolReviewLine(r: { reason: string; toolsHash?: string | null; acceptedHash?: string | null; toolChanges?: ToolChanges | null; firstUse?: boolean; heldOut?: boolean; findingsSeen?: number }, applied = true): string | null {
   const parts: string[] = [];
   const diff = describeToolChanges(r.toolChanges);
   if (diff) parts.push(diff);
   if (r.findingsSeen) parts.push(`${r.findingsSeen} screening finding${r.findingsSeen === 1 ? '' : 's'}`);
-  if (r.firstUse) parts.push(`tools ${r.toolsHash} accepted on first use`);
+  // Only a --write run accepts anything; a plan says what one would.
+  if (r.firstUse) parts.push(applied ? `tools ${r.toolsHash} accepted on first use` : `tools ${r.toolsHash} would be accepted on first use by a --write run`);
   if (!parts.length && r.reason !== 'suspicious-tools') return null;
   if (r.toolsHash && r.acceptedHash !== r.toolsHash && !r.firstUse) parts.push(`snapshot ${r.toolsHash}${r.acceptedHash ? ` (accepted: ${r.acceptedHash})` : ''}`);
   if (r.heldOut) parts.push('held out of the runtime lists until accepted');

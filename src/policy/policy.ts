@@ -288,6 +288,14 @@ export const DRIFT_RULES: ReadonlyArray<Verdict & { policy: string }> = [
   { verdict: 'review', reason: 'tools-changed', policy: 'a server that changes its tools after it was vetted ("rug pull"): review the diff; the row stays in the runtime lists' },
 ];
 
+/**
+ * Whether a user could use the server in an observation: the deciding client listed its tools. Live, or in review
+ * only for what those tools say (drift rules); an `app-*` review or any failure is not usable. Uptime counts these.
+ */
+export function usable(v: { verdict: string; reason: string }): boolean {
+  return v.verdict === 'live' || (v.verdict === 'review' && DRIFT_RULES.some((r) => r.reason === v.reason));
+}
+
 export const POLICY_TABLE: ReadonlyArray<Verdict & { stage: 'live' | 'drift' | 'app-trip' | 'review' | 'initialize' | 'tools/list'; policy: string }> = [
   ...unprocessableRules.map(({ verdict, reason, policy }) => ({ stage: 'live' as const, verdict, reason, policy })),
   ...screenRules.map(({ verdict, reason, policy }) => ({ stage: 'live' as const, verdict, reason, policy })),

@@ -1,6 +1,7 @@
 /**
  * The status page and its JSON API, as routes of `onetap serve`:
- * `/`, `/servers/<id>`, `/api/servers`, `/api/servers/<id>/history?days=N`, `/api/refreshes/latest`.
+ * `/`, `/servers/<id>`, `/api/servers`, `/api/servers/<id>/history?days=N`, `/api/refreshes/latest`, `/badge/<id>.svg`,
+ * `/badge/list.svg`.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Catalog } from '../catalog/model.js';
@@ -11,6 +12,7 @@ import { sendDocument, sendJson } from './http.js';
 import { historyAnswer, refreshView, type StatusModel } from '../status/model.js';
 import { buildStatus, DEFAULT_RETENTION_DAYS } from '../status/build.js';
 import { CONTENT_SECURITY_POLICY, overviewPage, serverPage } from '../status/page.js';
+import { listBadge, serverBadge } from '../status/badge.js';
 
 export interface StatusOptions {
   /** The catalog whose history the pages show (its text history, unless `store` is given). */
@@ -107,6 +109,20 @@ export function statusRoutes(opts: StatusOptions): Array<(req: IncomingMessage, 
       const latest = refreshView(await reading((s) => s.latestRun()));
       if (latest) sendJson(req, res, latest);
       else sendJson(req, res, { error: 'no refresh recorded yet' }, 404);
+      return true;
+    }
+    if (path === '/badge/list.svg') {
+      const m = await model();
+      sendDocument(req, res, listBadge(m.servers.filter((x) => x.verdict === 'live').length, m.servers.length), 'image/svg+xml', 'no-cache');
+      return true;
+    }
+    const badgeMatch = /^\/badge\/([^/]+)\.svg$/.exec(path);
+    if (badgeMatch) {
+      const id = decodeSegment(badgeMatch[1]!);
+      // A removed server (or any id the list does not hold) has no badge.
+      const server = id === null ? undefined : (await model()).servers.find((s) => s.id === id);
+      if (server) sendDocument(req, res, serverBadge(server.verdict), 'image/svg+xml', 'no-cache');
+      else sendJson(req, res, { error: 'no such server', id }, 404);
       return true;
     }
     const serverMatch = /^\/servers\/([^/]+)$/.exec(path);

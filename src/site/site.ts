@@ -3,6 +3,7 @@
  * The documents come from the same renderers as `serve` (publishedDocuments, buildStatus, overviewPage,
  * serverPage); only the links are relative and the JSON API has fixed windows instead of query parameters.
  */
+import { listBadge, serverBadge } from '../status/badge.js';
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Catalog } from '../catalog/model.js';
@@ -20,6 +21,8 @@ const DAY = 86_400_000;
 
 export interface SiteOptions extends PublishOptions {
   now?: Date;
+  /** The catalog's lint findings: the published documents are left out and the overview names them. */
+  lintProblems?: ReadonlyArray<{ where: string; message: string }>;
 }
 
 /** One file of the site: its path relative to the site root (forward slashes) and its content. */
@@ -31,8 +34,9 @@ const json = (v: unknown) => JSON.stringify(v, null, 2) + '\n';
 export async function siteFiles(catalog: Catalog, store: Store | null, opts: SiteOptions = {}): Promise<SiteFile[]> {
   const now = opts.now ?? new Date();
   const files: SiteFile[] = [];
-  // Discovery documents, byte for byte what `serve` answers (absolute URLs only with a base URL).
-  for (const [path, doc] of publishedDocuments(publication(catalog, opts))) files.push({ path: path.replace(/^\//, ''), content: doc.body });
+  // Discovery documents, byte for byte what `serve` answers (absolute URLs only with a base URL); withheld, as serve
+  // withholds them, from a catalog that fails lint (the overview names the findings).
+  if (!opts.lintProblems?.length) for (const [path, doc] of publishedDocuments(publication(catalog, opts))) files.push({ path: path.replace(/^\//, ''), content: doc.body });
   const model = await buildStatus(catalog, store, now);
   files.push({ path: 'api/servers.json', content: json(model) });
   const latest = refreshView((await store?.latestRun()) ?? null);
@@ -50,15 +54,17 @@ export async function siteFiles(catalog: Catalog, store: Store | null, opts: Sit
       });
     }
   }
+  for (const server of model.servers) files.push({ path: `badge/${server.id}.svg`, content: serverBadge(server.verdict) });
+  files.push({ path: 'badge/list.svg', content: listBadge(model.servers.filter((s) => s.verdict === 'live').length, model.servers.length) });
   // GitHub Pages deployed from a branch runs Jekyll, which drops dot-folders (.well-known) without this.
   files.push({ path: '.nojekyll', content: '' });
   // Last: it links to everything above, so a reader never follows a link to a file not yet written.
-  files.push({ path: 'index.html', content: overviewPage(model, { static: true, historyProblems: (await store?.problems()) ?? undefined }) });
+  files.push({ path: 'index.html', content: overviewPage(model, { static: true, historyProblems: (await store?.problems()) ?? undefined, lintProblems: opts.lintProblems }) });
   return files;
 }
 
 /** The folders only the site writes: stale files in them (a removed server's page) are deleted. */
-const OWNED_FOLDERS = ['servers', 'cards', 'api/servers'];
+const OWNED_FOLDERS = ['badge', 'servers', 'cards', 'api/servers'];
 
 /**
  * Writes the site under `outDir`: every file staged then renamed (atomic per file), then the pages, cards and

@@ -8,7 +8,7 @@ import type { MatrixCell } from '../model/observation.js';
 import type { PlanRow, RecordedRun } from '../model/plan.js';
 import type { Decision, Reason, VerdictName } from '../model/words.js';
 import { planRowJson, type PlanRowJson } from '../decide/plan-json.js';
-import { REASON_TEXT } from '../policy/policy.js';
+import { REASON_TEXT, usable } from '../policy/policy.js';
 import { clipText } from '../text/clip.js';
 
 /** Worst first: a day's bar shows the worst verdict observed that day. */
@@ -127,7 +127,7 @@ function utcDay(iso: string): string {
 }
 
 /** What a bar or an uptime reads of an observation. */
-export type Point = Pick<PlanRow, 'observedAt' | 'verdict'>;
+export type Point = Pick<PlanRow, 'observedAt' | 'verdict' | 'reason'>;
 
 /** `days` bars ending today (UTC), oldest first. */
 export function dayBars(observations: readonly Point[], days: number, now: Date): DayBar[] {
@@ -150,9 +150,10 @@ export function dayBars(observations: readonly Point[], days: number, now: Date)
   return bars;
 }
 
+/** The share of observations since `sinceIso` in which the server was usable (the policy's `usable`), or null. */
 function uptime(observations: readonly Point[], sinceIso: string): number | null {
   const inRange = observations.filter((o) => o.observedAt >= sinceIso);
-  return inRange.length ? inRange.filter((o) => o.verdict === 'live').length / inRange.length : null;
+  return inRange.length ? inRange.filter(usable).length / inRange.length : null;
 }
 
 export function refreshView(recorded: RecordedRun | null): RefreshView | null {

@@ -11,6 +11,7 @@ import { REASON_TEXT } from '../policy/policy.js';
 import { matrixLine } from '../attest/profile.js';
 import { toolReviewLine } from '../decide/drift.js';
 import { html, trusted, type Html } from './html.js';
+import { VERDICT_COLOUR } from './badge.js';
 import { clipTools, dayBars, LIMITS, type DayBar, type RefreshView, type ServerStatus, type StatusModel } from './model.js';
 
 const VERDICT_WORD: Record<VerdictName, string> = { live: 'live', review: 'needs review', failed: 'probe failed', drop: 'must drop' };
@@ -61,7 +62,7 @@ export function attentionOrder<T extends Pick<ServerStatus, 'decision'>>(servers
 }
 
 const CSS = `
-:root{--live:#1a7f37;--review:#9a6700;--failed:#bc4c00;--drop:#cf222e;--none:#d0d7de;--fg:#1f2328;--muted:#59636e;--line:#d1d9e0;--bg:#f6f8fa;--card:#fff}
+:root{--live:${VERDICT_COLOUR.live};--review:${VERDICT_COLOUR.review};--failed:${VERDICT_COLOUR.failed};--drop:${VERDICT_COLOUR.drop};--none:#d0d7de;--fg:#1f2328;--muted:#59636e;--line:#d1d9e0;--bg:#f6f8fa;--card:#fff}
 @media (prefers-color-scheme:dark){:root{--live:#3fb950;--review:#d29922;--failed:#f0883e;--drop:#f85149;--none:#3d444d;--fg:#f0f6fc;--muted:#9198a1;--line:#3d444d;--bg:#0d1117;--card:#151b23}}
 *{box-sizing:border-box}body{margin:0;font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg)}
 a{color:inherit}main{max-width:1120px;margin:0 auto;padding:24px 16px 48px}
@@ -155,7 +156,8 @@ function ago(iso: string | null, now: string): string {
   return `${Math.round(s / 86400)} days ago`;
 }
 
-const pct = (v: number | null) => (v === null ? 'no data' : `${(Math.floor(v * 1000) / 10).toFixed(1)}% live`);
+/** Uptime as the page says it: the share of probes in which the server was usable (the deciding client listed tools). */
+const pct = (v: number | null) => (v === null ? 'no data' : `${(Math.floor(v * 1000) / 10).toFixed(1)}% usable`);
 
 function statusPill(s: Pick<ServerStatus, 'decision' | 'verdict'>): Html {
   const decision = decisionOf(s.decision);
@@ -240,7 +242,7 @@ function planSection(r: RefreshView | null, now: string): Html {
 </section>`;
 }
 
-const legend = html`<div class="legend" aria-label="Legend">${(['live', 'review', 'failed', 'drop'] as const).map((v) => html`<span><i class="sw bar v-${v}"></i>${VERDICT_WORD[v]}</span>`)}<span><i class="sw"></i>no probe</span></div>`;
+const legend = html`<div class="legend" aria-label="Legend">${(['live', 'review', 'failed', 'drop'] as const).map((v) => html`<span><i class="sw bar v-${v}"></i>${VERDICT_WORD[v]}</span>`)}<span><i class="sw"></i>no probe</span><span>usable: the app's client listed the tools (live, or in review for what they say)</span></div>`;
 
 export interface PageOptions {
   /** Refresh in place from the server (off for a static report). */

@@ -47,10 +47,12 @@ export function markdownReport(m: StatusModel, problems?: HistoryProblems): stri
   } else {
     lines.push(md`No refresh recorded yet.`, md``);
   }
-  lines.push(md`| Server | Status | Reason | Tools | 30 days | Uptime 30 d | Uptime 90 d |`, md`|---|---|---|---|---|---|---|`);
+  lines.push(md`Usable: the share of probes in which the app's client listed the server's tools (live, or in review only for what its tools say).`, md``);
+  lines.push(md`| Server | Status | Reason | Tools | 30 days | Usable 30 d | Usable 90 d |`, md`|---|---|---|---|---|---|---|`);
   for (const s of m.servers) {
     const status = s.decision ? known(DECISION, s.decision) ?? md`${s.decision}` : md`${s.verdict ?? 'not probed'}`;
-    const tools = Array.isArray(s.tools) ? String(s.tools.length) : '—';
+    // The count the server listed (the row keeps only the first names).
+    const tools = typeof s.toolCount === 'number' ? String(s.toolCount) : Array.isArray(s.tools) ? String(s.tools.length) : '—';
     lines.push(md`| ${s.name} | ${status} | ${s.reason ? verdictReason(s.verdict, s.reason) : '—'} | ${tools} | ${strip(s.days30)} | ${pct(s.uptime30)} | ${pct(s.uptime90)} |`);
   }
   const toolRows = (r && Array.isArray(r.plan) ? r.plan : []).flatMap((x) => { const line = untrustedLine(() => toolReviewLine(x)); return line === null ? [] : [{ x, line }]; });
