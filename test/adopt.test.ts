@@ -12,6 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser } from 'playwright-core';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { startFleet, type Fleet } from './fleet/fleet.js';
 import { BIN, catalogOf, launchChromium, runCli, server, snapshotDir, workspace } from './helpers.js';
 
@@ -75,6 +77,16 @@ describe('the package in another list\'s repository', () => {
     const changed = Object.keys(after).filter((p) => after[p] !== before[p]).map((p) => p.slice(list.length + 1));
     assert.deepEqual(changed, ['catalog/history/' + new Date().toISOString().slice(0, 7) + '.jsonl'], 'only the history grew');
     assert.deepEqual(plan.written, changed.map((p) => join('catalog', p.slice('catalog/'.length))));
+
+    // The agent config of docs/agents.md, as a client runs it in the list's directory.
+    const client = new Client({ name: 'onetap-adopt-test', version: '1.0' });
+    await client.connect(new StdioClientTransport({ command: 'npx', args: ['--no-install', 'onetap', 'mcp'], cwd: list, stderr: 'ignore' }));
+    try {
+      const tools = (await client.listTools()).tools.map((t) => t.name);
+      assert.ok(tools.includes('lint'), tools.join(', '));
+      const lint = await client.callTool({ name: 'lint', arguments: {} });
+      assert.equal(lint.isError ?? false, false, JSON.stringify(lint));
+    } finally { await client.close(); }
   });
 });
 
