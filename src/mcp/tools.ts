@@ -18,7 +18,7 @@ import { refresh } from '../refresh/refresh.js';
 import { planJson } from '../decide/plan-json.js';
 import type { ProbeResult } from '../attest/probe.js';
 import { probeMany } from '../attest/probe-many.js';
-import { CLIENT_PROFILES, DEFAULT_PROFILE_ID, matrixLine } from '../attest/profile.js';
+import { catalogProfile, CLIENT_PROFILES, DEFAULT_PROFILE_ID, matrixLine } from '../attest/profile.js';
 import { probeJson } from '../attest/json.js';
 import { inert } from '../text/escape.js';
 import { confinedPath } from './confine.js';
@@ -231,7 +231,7 @@ const planTool: ToolSpec = {
     type: 'object',
     properties: {
       catalogPath: catalogPathSchema,
-      profile: { type: 'string', enum: Object.keys(CLIENT_PROFILES), description: `The deciding client profile (default: the catalog's policy.clientProfile, else ${DEFAULT_PROFILE_ID}).` },
+      profile: { type: 'string', maxLength: 64, description: `The deciding client profile: ${Object.keys(CLIENT_PROFILES).join(', ')}, or one of the catalog's policy.profiles (default: the catalog's policy.clientProfile, else ${DEFAULT_PROFILE_ID}).` },
       matrix: { type: 'boolean', default: false, description: 'Also run every client profile per server: each row gets matrix {profileId: {works, verdict, reason, tools}}, to see which servers survive an app upgrade. Informational: only the deciding profile decides. Slower.' },
     },
     additionalProperties: false,
@@ -257,6 +257,9 @@ const planTool: ToolSpec = {
     const { catalog } = await loadCatalog(path);
     if (catalog.servers.length > ctx.limits.maxCatalogServers) throw new ToolRefused(`at most ${ctx.limits.maxCatalogServers} servers per catalog, ${label} has ${catalog.servers.length}`);
     await refuseTargets([...catalog.servers.map((s) => s.url), ...(catalog.policy.canaries ?? [])], ctx, `servers and canaries of ${inert(label)}`);
+    if (typeof args.profile === 'string') {
+      try { catalogProfile(catalog.policy, args.profile); } catch (err) { throw new ToolRefused((err as Error).message); }
+    }
     const counter = new ProgressCounter();
     // refresh() hands its `probe` options to probeMany, which takes the address-checking lookup.
     const probe = { lookup: lookupFor(ctx) } as NonNullable<Parameters<typeof refresh>[0]['probe']>;
