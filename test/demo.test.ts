@@ -2,6 +2,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { tmpdir } from 'node:os';
+import { mkdtemp } from 'node:fs/promises';
+import { join } from 'node:path';
 import { BIN, runCli } from './helpers.js';
 
 describe('npm start (onetap demo)', () => {
@@ -20,7 +22,7 @@ describe('npm start (onetap demo)', () => {
 
   it('its closing hints run as printed: serve shows the status page of the demo\'s run', async () => {
     // Run where a user who installed the package runs it: outside onetap's checkout.
-    const r = await runCli(['demo'], { cwd: tmpdir() });
+    const r = await runCli(['demo'], { cwd: await mkdtemp(join(tmpdir(), 'onetap-user-')) });
     const hint = /^ {2}(npx onetap|\S+) (serve --catalog \S+ --allow-http)/m.exec(r.stdout);
     assert.ok(hint, r.stdout);
     assert.equal(hint[1], 'npx onetap', 'run outside a checkout, the hint is npx onetap');

@@ -71,7 +71,7 @@ export const EXIT_CODES: Readonly<Record<string, readonly ExitCode[]>> = {
   'publish': [{ code: 0, meaning: 'published' }, { code: 1, meaning: 'the catalog fails lint, or an error' }, { code: 2, meaning: 'usage' }],
   'serve': [{ code: null, meaning: 'runs until stopped (SIGINT or SIGTERM); a catalog that fails lint is served with its findings on the status page, its published documents answered 503' }, { code: 1, meaning: 'an unreadable catalog, the port cannot be bound, or an error' }, { code: 2, meaning: 'usage' }],
   'report': [{ code: 0, meaning: 'written' }, { code: 1, meaning: 'an error' }, { code: 2, meaning: 'usage' }],
-  'site': [{ code: 0, meaning: 'written' }, { code: 1, meaning: 'the catalog fails lint (the status pages are written with the findings, the published documents are not), or an error' }, { code: 2, meaning: 'usage' }],
+  'site': [{ code: 0, meaning: 'written (a catalog that fails lint: the status pages with its findings, no published documents; the findings on stderr)' }, { code: 1, meaning: 'a catalog that would leak a secret, or an error' }, { code: 2, meaning: 'usage' }],
   'mcp': [{ code: 0, meaning: 'stopped (it runs until stopped)' }, { code: 1, meaning: 'the port cannot be bound' }, { code: 2, meaning: 'usage' }],
   'demo': [{ code: 0, meaning: 'the demo ran' }],
 };
