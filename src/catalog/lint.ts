@@ -31,10 +31,10 @@ function validateShape(value: unknown) {
 }
 
 /** The built-in client profiles a list's own profile can extend (the schema's enum, held to the code by a test). */
-export function builtInProfileIds(): string[] {
+export const builtInProfileIds = once((): string[] => {
   const schema = readPackageJson('catalog/servers.schema.json') as { $defs: { profile: { properties: { extends: { enum: string[] } } } } };
   return schema.$defs.profile.properties.extends.enum;
-}
+});
 
 /** The deciding profile must exist; a list's own profile ids must not shadow a built-in one. */
 function policyProblems(catalog: Catalog): LintProblem[] {

@@ -68,18 +68,14 @@ export function registerCatalogCommands(program: Command): void {
       }
     });
 
-  program
+  const add = program
     .command('add')
     .description('add a server: refuses duplicates, removed hosts and lint failures, and probes it live first')
     .argument('<url>', 'the Streamable HTTP endpoint (https)')
     .requiredOption('--name <name>', 'display name')
     .requiredOption('--description <text>', 'what the server does for a user')
-    .requiredOption('--decision <who: why>', 'the product decision record, as "who: why"')
-    .option('--requires-auth', 'auth-optional entry (the host must be in policy.authOptionalHosts)')
-    .option('--probe-header <line>', 'with --requires-auth: a probe-only key, \'Name: prefix${VARIABLE}\', its value read from the environment variable and never written (repeatable; the entry keeps the variable\'s name)', probeHeaderFlag)
-    .option('--catalog <file>', 'catalog file', DEFAULT_CATALOG)
-    .option('--timeout <ms>', 'per-request time limit override (default: policy.timeoutMs, else the profile\'s own)', timeoutMs)
-    .option('--allow-http', 'permit http:// URLs on loopback addresses (local fixtures and demos only)')
+    .requiredOption('--decision <who: why>', 'the product decision record, as "who: why"');
+  entryOptions(add)
     .option('--json', 'print one JSON object {added, url, entry, problems, probe}')
     .action(async (url: string, opts: { name: string; description: string; decision: string; requiresAuth?: boolean; probeHeader?: Record<string, ProbeHeader>; catalog: string; timeout?: number; allowHttp?: boolean; json?: boolean }) => {
       let result: AddJson;
@@ -102,17 +98,13 @@ export function registerCatalogCommands(program: Command): void {
       }
     });
 
-  program
+  const restore = program
     .command('restore')
     .description('put a removed entry back (a server that recovered): probes it live first, as add does; refuses entries marked permanent')
     .argument('<name>', 'the removed entry\'s name')
     .requiredOption('--decision <who: why>', 'the product decision record, as "who: why"')
-    .option('--description <text>', 'what the server does for a user (default: the description it had)')
-    .option('--requires-auth', 'auth-optional entry (the host must be in policy.authOptionalHosts)')
-    .option('--probe-header <line>', 'with --requires-auth: a probe-only key, \'Name: prefix${VARIABLE}\' (as add takes it)', probeHeaderFlag)
-    .option('--catalog <file>', 'catalog file', DEFAULT_CATALOG)
-    .option('--timeout <ms>', 'per-request time limit override (default: policy.timeoutMs, else the profile\'s own)', timeoutMs)
-    .option('--allow-http', 'permit http:// URLs on loopback addresses (local fixtures and demos only)')
+    .option('--description <text>', 'what the server does for a user (default: the description it had)');
+  entryOptions(restore)
     .option('--json', 'print one JSON object {restored, name, entry, problems, probe}')
     .action(async (name: string, opts: { decision: string; description?: string; requiresAuth?: boolean; probeHeader?: Record<string, ProbeHeader>; catalog: string; timeout?: number; allowHttp?: boolean; json?: boolean }) => {
       let result: { restored: boolean; name: string; entry: unknown; problems: string[]; probe: unknown };
@@ -132,4 +124,14 @@ export function registerCatalogCommands(program: Command): void {
       }
       if (opts.json) printJson(result);
     });
+}
+
+/** What `add` and `restore` both take: how the entry is probed before it goes in. */
+function entryOptions(cmd: Command): Command {
+  return cmd
+    .option('--requires-auth', 'auth-optional entry (the host must be in policy.authOptionalHosts)')
+    .option('--probe-header <line>', 'with --requires-auth: a probe-only key, \'Name: prefix${VARIABLE}\', its value read from the environment variable and never written (repeatable; the entry keeps the variable\'s name)', probeHeaderFlag)
+    .option('--catalog <file>', 'catalog file', DEFAULT_CATALOG)
+    .option('--timeout <ms>', 'per-request time limit override (default: policy.timeoutMs, else the profile\'s own)', timeoutMs)
+    .option('--allow-http', 'permit http:// URLs on loopback addresses (local fixtures and demos only)');
 }

@@ -9,9 +9,15 @@ import { PROBE_MANY_DEFAULTS } from '../attest/probe-many.js';
 import { KOTLIN_PACKAGE, OUTPUT_NAMES, parseOutputList, type OutputName } from '../catalog/outputs.js';
 import { jsonInvisibleEscaped } from '../text/escape.js';
 
-/** The catalog's names for the progress line (the catalog is read again, and checked, by the refresh itself). */
-function catalogLabels(path: string): string[] {
-  try { return (JSON.parse(readFileSync(path, 'utf8')) as { servers: Array<{ name: string }> }).servers.map((s) => String(s.name)); } catch { return []; }
+/**
+ * What the CLI reads of the catalog before the refresh does (which reads and checks it again): the names for the
+ * progress line and the own profiles `--profile` may name. An unreadable catalog is the refresh's error to report.
+ */
+function catalogGlance(path: string): { labels: string[]; policy: { profiles?: Record<string, unknown> } } {
+  try {
+    const raw = JSON.parse(readFileSync(path, 'utf8')) as { servers: Array<{ name: string }>; policy?: { profiles?: Record<string, unknown> } };
+    return { labels: raw.servers.map((s) => String(s.name)), policy: raw.policy ?? {} };
+  } catch { return { labels: [], policy: {} }; }
 }
 import { DEFAULT_CATALOG } from './catalog.js';
 import { findingLines, mismatchText, paint, Progress, table, useColor } from './render.js';
@@ -64,16 +70,12 @@ function checkFlags(flags: RefreshFlags): void {
   if (flags.kotlinPackage !== undefined && !KOTLIN_PACKAGE.test(flags.kotlinPackage)) throw flagError('--kotlin-package', 'not a Kotlin package name', flags.kotlinPackage);
   if (flags.out !== undefined && existsSync(flags.out) && !statSync(flags.out).isDirectory()) throw flagError('--out', 'exists and is not a directory', flags.out);
   if (!existsSync(flags.catalog)) throw flagError('--catalog', 'no such file', flags.catalog);
-  if (flags.profile !== undefined) knownProfile(flags.profile, catalogPolicy(flags.catalog));
-}
-
-/** The catalog's policy for checking flags (an unreadable catalog is the refresh's own error to report). */
-function catalogPolicy(path: string): { profiles?: Record<string, unknown> } {
-  try { return (JSON.parse(readFileSync(path, 'utf8')) as { policy?: { profiles?: Record<string, unknown> } }).policy ?? {}; } catch { return {}; }
 }
 
 export async function runRefresh(flags: RefreshFlags, out: NodeJS.WriteStream | { write: (s: string) => unknown; isTTY?: boolean }): Promise<number> {
   checkFlags(flags);
+  const glance = catalogGlance(flags.catalog);
+  if (flags.profile !== undefined) knownProfile(flags.profile, glance.policy);
   const color = useColor(out as NodeJS.WriteStream);
   // A progress line on a terminal (silent with --json or off a TTY), as probe shows it.
   let progress: Progress | null = null;
@@ -82,7 +84,7 @@ export async function runRefresh(flags: RefreshFlags, out: NodeJS.WriteStream | 
     allowHttp: flags.allowHttp, confirmDrops: flags.confirmDrops, outDir: flags.out, outputs: flags.outputs, nextRunDays: flags.nextRunDays, kotlinPackage: flags.kotlinPackage,
     profile: flags.profile, matrix: flags.matrix, perHost: flags.perHost,
     onProbeStart: (i) => {
-      progress ??= new Progress(catalogLabels(flags.catalog), !flags.json && !!process.stderr.isTTY);
+      progress ??= new Progress(glance.labels, !flags.json && !!process.stderr.isTTY);
       progress.start(i);
     },
     onProbeResult: (i) => progress?.done(i),
