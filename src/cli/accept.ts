@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { acceptTools, NothingToAccept } from '../curate/accept.js';
 import { DEFAULT_CATALOG } from './catalog.js';
-import { openStore, STATE_OPTION } from './store.js';
+import { openStore, STATE_OPTION, STORE_OPTION } from './store.js';
 import { inert } from '../text/escape.js';
 import { flagError } from './args.js';
 
@@ -14,11 +14,12 @@ export function registerAccept(program: Command): void {
     .option('--snapshot <hash>', 'the snapshot that was reviewed (16 hex digits; the plan and PR body print it)')
     .option('--catalog <file>', 'catalog file', DEFAULT_CATALOG)
     .option(...STATE_OPTION)
-    .action(async (server: string, opts: { decision: string; snapshot?: string; catalog: string }) => {
+    .option(...STORE_OPTION)
+    .action(async (server: string, opts: { decision: string; snapshot?: string; catalog: string; store?: string }) => {
       if (opts.snapshot !== undefined && !/^[0-9a-f]{16}$/.test(opts.snapshot)) throw flagError('--snapshot', 'expected 16 hex digits', opts.snapshot);
       if (!/^[^:]+:.+$/.test(opts.decision.trim())) throw flagError('--decision', 'must read "who: why"', opts.decision);
       // The history as git has it (a fresh clone builds its index in memory).
-      const store = await openStore(opts.catalog);
+      const store = await openStore(opts.catalog, { store: opts.store });
       try {
         const { url, entry, previous } = await acceptTools({ catalogPath: opts.catalog, store, server, decision: opts.decision, snapshot: opts.snapshot });
         process.stdout.write(`accepted ${inert(entry.name)} (${inert(url)}): tools ${entry.hash}${previous ? ` (was ${previous.hash})` : ''} by ${inert(entry.by)}: ${inert(entry.why)}\n`);

@@ -15,7 +15,7 @@ import { DEFAULT_CATALOG } from './catalog.js';
 import { findingLines, mismatchText, paint, table, useColor } from './render.js';
 import { inert } from '../text/escape.js';
 import { statusRoutes } from '../serve/status-routes.js';
-import { STATE_OPTION } from './store.js';
+import { openStore, STATE_OPTION, STORE_OPTION, storeUrl } from './store.js';
 import { RETENTION_OPTION } from './report.js';
 
 /** The curated catalog when there is one; discovery still works without it (nothing curated, nothing removed). */
@@ -117,21 +117,24 @@ export function registerDiscovery(program: Command): void {
     .option('--host <address>', 'address to listen on', '127.0.0.1')
     .option('--catalog <file>', 'catalog file', DEFAULT_CATALOG)
     .option(...STATE_OPTION)
+    .option(...STORE_OPTION)
     .option('--base-url <url>', 'absolute base for the URLs in the catalogs (default: this server\'s origin)')
     .option('--allow-http', 'accept http:// server URLs on loopback addresses (local fixtures and demos only)')
     .option(...RETENTION_OPTION)
-    .action(async (opts: { port: number; host: string; catalog: string; baseUrl?: string; allowHttp?: boolean; retentionDays: number }) => {
+    .action(async (opts: { port: number; host: string; catalog: string; baseUrl?: string; allowHttp?: boolean; retentionDays: number; store?: string }) => {
       const baseUrl = opts.baseUrl === undefined ? undefined : baseUrlFlag(opts.baseUrl);
       if (!opts.host.trim()) throw flagError('--host', 'must name an address to listen on', opts.host);
       const { catalog } = await loadCatalog(opts.catalog); // fail early, with the catalog's own error
       // Lint findings are shown on the status page; a catalog that would leak a secret is not served at all.
       if (leakProblems(catalog).length && !publishable(opts.catalog, catalog, { allowHttp: opts.allowHttp })) return;
+      // A PostgreSQL store shows what any machine recorded; it is opened (its schema checked) before serving.
+      const store = storeUrl(opts.store) === undefined ? undefined : await openStore(opts.catalog, { store: opts.store, retentionDays: opts.retentionDays });
       const running = await startServer({
-        catalogPath: opts.catalog, host: opts.host, port: opts.port, baseUrl, lint: { allowHttp: opts.allowHttp }, routes: statusRoutes({ catalogPath: opts.catalog, retentionDays: opts.retentionDays }),
+        catalogPath: opts.catalog, host: opts.host, port: opts.port, baseUrl, lint: { allowHttp: opts.allowHttp }, routes: statusRoutes({ catalogPath: opts.catalog, retentionDays: opts.retentionDays, store }),
       });
       process.stdout.write(`serving ${running.url}/ (status page), ${running.url}/.well-known/ai-catalog.json; Ctrl-C stops\n`);
       await new Promise<void>((resolve) => {
-        const stop = () => { void running.close().then(resolve); };
+        const stop = () => { void running.close().then(() => store?.close()).then(resolve); };
         process.once('SIGINT', stop);
         process.once('SIGTERM', stop);
       });

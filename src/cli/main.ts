@@ -12,6 +12,7 @@ import { registerAccept } from './accept.js';
 import { registerSite } from './site.js';
 import { registerMcp } from './mcp.js';
 import { registerRejudge } from './rejudge.js';
+import { registerStore } from './store.js';
 import { runDemo } from './demo.js';
 import { UsageError } from './args.js';
 import { CatalogError } from '../catalog/model.js';
@@ -48,6 +49,7 @@ export function buildProgram(): Command {
   registerAccept(program);
   registerSite(program);
   registerMcp(program);
+  registerStore(program);
   program
     .command('demo')
     .description('refresh the shipped catalog against a loopback fleet that plays it, in a temporary workspace (offline)')

@@ -1,5 +1,6 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import type { Plan } from '../model/plan.js';
+import type { Store } from '../store/store.js';
 import { REASON_TEXT } from '../policy/policy.js';
 import { refresh, type RefreshResult } from '../refresh/refresh.js';
 import { planJson } from '../decide/plan-json.js';
@@ -23,7 +24,7 @@ import { DEFAULT_CATALOG } from './catalog.js';
 import { findingLines, mismatchText, paint, Progress, table, useColor } from './render.js';
 import { inert } from '../text/escape.js';
 import { describeHistoryProblems } from '../store/problems.js';
-import { STATE_OPTION } from './store.js';
+import { openStore, STATE_OPTION, STORE_OPTION, storeUrl } from './store.js';
 import { matrixLine } from '../attest/profile.js';
 import { toolReviewLine } from '../decide/drift.js';
 
@@ -31,7 +32,7 @@ import { toolReviewLine } from '../decide/drift.js';
 const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
 export interface RefreshFlags {
-  catalog: string; state?: string; write?: boolean; record?: boolean; json?: boolean; concurrency: number; timeout?: number;
+  catalog: string; state?: string; store?: string; write?: boolean; record?: boolean; json?: boolean; concurrency: number; timeout?: number;
   allowHttp?: boolean; confirmDrops?: number; out?: string; outputs?: OutputName[]; nextRunDays?: number; kotlinPackage?: string; profile?: string; matrix?: boolean; perHost?: number;
 }
 
@@ -41,6 +42,7 @@ export function registerRefresh(program: Command): void {
     .description('probe every catalog entry, decide per row, print the plan; --write applies it atomically')
     .option('--catalog <file>', 'catalog file', DEFAULT_CATALOG)
     .option(...STATE_OPTION)
+    .option(...STORE_OPTION)
     .option('--write', 'apply the plan: catalog, runtime lists, snapshot, log (atomically); the run is recorded in the history')
     .option('--record', 'record this plan-only run in the history (<catalog dir>/history/YYYY-MM.jsonl) so it counts')
     .option('--json', 'print one JSON object {plan, summary, aborted}')
@@ -76,13 +78,23 @@ export async function runRefresh(flags: RefreshFlags, out: NodeJS.WriteStream | 
   checkFlags(flags);
   const glance = catalogGlance(flags.catalog);
   if (flags.profile !== undefined) knownProfile(flags.profile, glance.policy);
+  // A PostgreSQL store is opened (its schema checked) before the first probe; the text store opens in refresh().
+  const store = storeUrl(flags.store) === undefined ? undefined : await openStore(flags.catalog, { store: flags.store });
+  try {
+    return await refreshWith(flags, out, store, glance);
+  } finally {
+    await store?.close();
+  }
+}
+
+async function refreshWith(flags: RefreshFlags, out: Parameters<typeof runRefresh>[1], store: Store | undefined, glance: ReturnType<typeof catalogGlance>): Promise<number> {
   const color = useColor(out as NodeJS.WriteStream);
   // A progress line on a terminal (silent with --json or off a TTY), as probe shows it.
   let progress: Progress | null = null;
   const result: RefreshResult = await refresh({
     catalogPath: flags.catalog, write: flags.write, record: flags.write || flags.record ? true : undefined, concurrency: flags.concurrency, timeoutMs: flags.timeout,
     allowHttp: flags.allowHttp, confirmDrops: flags.confirmDrops, outDir: flags.out, outputs: flags.outputs, nextRunDays: flags.nextRunDays, kotlinPackage: flags.kotlinPackage,
-    profile: flags.profile, matrix: flags.matrix, perHost: flags.perHost,
+    profile: flags.profile, matrix: flags.matrix, perHost: flags.perHost, store,
     onProbeStart: (i) => {
       progress ??= new Progress(glance.labels, !flags.json && !!process.stderr.isTTY);
       progress.start(i);

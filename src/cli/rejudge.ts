@@ -8,9 +8,9 @@ import { inert } from '../text/escape.js';
 import { knownProfile, positiveInt, profileName, UsageError } from './args.js';
 import { DEFAULT_CATALOG } from './catalog.js';
 import { paint, printJson, table, useColor } from './render.js';
-import { openStore, STATE_OPTION } from './store.js';
+import { openStore, STATE_OPTION, STORE_OPTION } from './store.js';
 
-interface RejudgeFlags { catalog: string; runs?: number; since?: string; profile?: string; json?: boolean }
+interface RejudgeFlags { catalog: string; runs?: number; since?: string; profile?: string; json?: boolean; store?: string }
 
 /** `--since <date>`: a UTC day (YYYY-MM-DD) or an ISO time. */
 function sinceFlag(value: string): string {
@@ -26,6 +26,7 @@ export function registerRejudge(program: Command): void {
     .description('judge recorded evidence again by today\'s policy table, deciding profile and catalog settings; no network, no file written')
     .option('--catalog <file>', 'catalog file', DEFAULT_CATALOG)
     .option(...STATE_OPTION)
+    .option(...STORE_OPTION)
     .option('--runs <n>', 'the last n recorded runs (default: the last one)', positiveInt)
     .option('--since <date>', 'the runs started on or after a UTC day (YYYY-MM-DD) or an ISO time', sinceFlag)
     .option('--profile <id>', 'judge as this deciding profile (default: policy.clientProfile, else kai-9000); rows without its run say no evidence', profileName)
@@ -34,7 +35,7 @@ export function registerRejudge(program: Command): void {
       if (flags.runs !== undefined && flags.since !== undefined) throw new UsageError('--runs, --since: give one of them');
       const { catalog } = await loadCatalog(flags.catalog);
       if (flags.profile !== undefined) knownProfile(flags.profile, catalog.policy);
-      const store = await openStore(flags.catalog);
+      const store = await openStore(flags.catalog, { store: flags.store });
       try {
         const runs = await store.runs(flags.since !== undefined ? { since: flags.since } : { last: flags.runs ?? 1 });
         const skipped = describeHistoryProblems(await store.problems());

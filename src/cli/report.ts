@@ -7,7 +7,7 @@ import { markdownReport } from '../status/report.js';
 import { writeFileAtomic } from '../util/atomic.js';
 import { flagError, positiveInt, UsageError } from './args.js';
 import { DEFAULT_CATALOG } from './catalog.js';
-import { openStore, STATE_OPTION } from './store.js';
+import { openStore, STATE_OPTION, STORE_OPTION } from './store.js';
 import { printJson } from './render.js';
 
 export function registerReport(program: Command): void {
@@ -19,12 +19,13 @@ export function registerReport(program: Command): void {
     .option('--json', 'print the status as one JSON object on stdout (the shape of GET /api/servers)')
     .option('--catalog <file>', 'catalog file', DEFAULT_CATALOG)
     .option(...STATE_OPTION)
+    .option(...STORE_OPTION)
     .option(...RETENTION_OPTION)
-    .action(async (opts: { html?: string; markdown?: boolean; json?: boolean; catalog: string; retentionDays: number }) => {
+    .action(async (opts: { html?: string; markdown?: boolean; json?: boolean; catalog: string; retentionDays: number; store?: string }) => {
       if (!opts.html && !opts.markdown && !opts.json) throw new UsageError('--html, --markdown, --json: report needs one of them');
       if (opts.markdown && opts.json) throw new UsageError('--markdown, --json: both print on stdout, choose one');
       const { catalog } = await loadCatalog(opts.catalog);
-      const store = await openStore(opts.catalog, opts.retentionDays);
+      const store = await openStore(opts.catalog, { store: opts.store, retentionDays: opts.retentionDays });
       try {
         let model: Awaited<ReturnType<typeof buildStatus>>;
         try {

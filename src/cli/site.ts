@@ -5,7 +5,7 @@ import { leakProblems, publishProblems } from '../publish/publish.js';
 import { publishable } from './discovery.js';
 import { inert } from '../text/escape.js';
 import { describeHistoryProblems } from '../store/problems.js';
-import { openStore, STATE_OPTION } from './store.js';
+import { openStore, STATE_OPTION, STORE_OPTION } from './store.js';
 import { siteFiles, writeSite } from '../site/site.js';
 import { flagError } from './args.js';
 import { RETENTION_OPTION } from './report.js';
@@ -18,11 +18,12 @@ export function registerSite(program: Command): void {
     .requiredOption('--out <dir>', 'directory to write the site into')
     .option('--catalog <file>', 'catalog file', DEFAULT_CATALOG)
     .option(...STATE_OPTION)
+    .option(...STORE_OPTION)
     .option('--base-url <url>', 'absolute base for the URLs in the catalogs, e.g. https://owner.github.io/repo (default: root-relative paths)')
     .option('--publisher <domain>', 'publisher domain in urn:air identifiers (default: the base URL\'s host)')
     .option('--allow-http', 'accept http:// server URLs on loopback addresses (local fixtures and demos only)')
     .option(...RETENTION_OPTION)
-    .action(async (opts: { out: string; catalog: string; baseUrl?: string; publisher?: string; allowHttp?: boolean; retentionDays: number }) => {
+    .action(async (opts: { out: string; catalog: string; baseUrl?: string; publisher?: string; allowHttp?: boolean; retentionDays: number; store?: string }) => {
       if (opts.baseUrl !== undefined && !/^https?:\/\/[^/]+/.test(opts.baseUrl)) throw flagError('--base-url', 'not an absolute http(s) URL', opts.baseUrl);
       if (!opts.out.trim()) throw flagError('--out', 'must name a directory', opts.out);
       const { catalog } = await loadCatalog(opts.catalog);
@@ -30,7 +31,7 @@ export function registerSite(program: Command): void {
       // findings, without the published documents.
       if (leakProblems(catalog).length && !publishable(opts.catalog, catalog, { allowHttp: opts.allowHttp })) return;
       const lintProblems = publishProblems(catalog, { allowHttp: opts.allowHttp });
-      const store = await openStore(opts.catalog, opts.retentionDays);
+      const store = await openStore(opts.catalog, { store: opts.store, retentionDays: opts.retentionDays });
       try {
         const files = await siteFiles(catalog, store, { baseUrl: opts.baseUrl, publisher: opts.publisher, lintProblems });
         // Named, as publish names them; the site is still written (as serve still serves), so a weekly run goes on.

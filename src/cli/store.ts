@@ -1,7 +1,13 @@
-/** How a command reaches its store: the text history beside the catalog (the default). */
-import { existsSync, statSync } from 'node:fs';
+/**
+ * How a command reaches its store: the text history beside the catalog (the default), or PostgreSQL named by
+ * `--store <url>` or `ONETAP_STORE_URL` (never a catalog field: the URL may hold a password, so it is only ever
+ * shown redacted). `onetap store` migrates a PostgreSQL store and moves a history in and out of it.
+ */
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import type { Command } from 'commander';
 import type { Store } from '../store/store.js';
-import { flagError } from './args.js';
+import { redactStoreUrl, storeUrlProblem } from '../store/url.js';
+import { flagError, UsageError } from './args.js';
 
 /** `--state` still names a file, as it did (a directory there is a mistake worth stopping for). */
 function statePath(value: string): string {
@@ -21,11 +27,112 @@ export const STATE_OPTION = [
   '.onetap/history.db',
 ] as const;
 
+/** The environment variable that names a PostgreSQL store when `--store` does not. */
+export const STORE_ENV = 'ONETAP_STORE_URL';
+
+function storeFlag(value: string): string {
+  const problem = storeUrlProblem(value);
+  if (problem) throw flagError('--store', problem, redactStoreUrl(value));
+  return value;
+}
+
+/** `--store <url>`, as every command that reads or records history declares it. */
+export const STORE_OPTION = [
+  '--store <url>',
+  `PostgreSQL store (postgres://…; its ?schema= parameter, default onetap); default $${STORE_ENV}; neither: the text history beside the catalog`,
+  storeFlag,
+] as const;
+
+/** The PostgreSQL URL a command uses (`--store`, else `ONETAP_STORE_URL`), or undefined for the text history; checked (exit 2). */
+export function storeUrl(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (flag !== undefined) return flag;
+  const url = env[STORE_ENV];
+  if (!url) return undefined;
+  const problem = storeUrlProblem(url);
+  if (problem) throw new UsageError(`${STORE_ENV}: ${problem}, got "${redactStoreUrl(url)}"`);
+  return url;
+}
+
+export interface StoreChoice { store?: string; retentionDays?: number }
+
 /**
  * The store of a catalog: what `refresh` records to and every other command reads (`retentionDays` bounds what it
- * returns). Loaded when a command opens it: `onetap probe` never loads a store or the schemas it validates with.
+ * returns). Loaded when a command opens it: `onetap probe` never loads a store, a driver or the schemas. A
+ * PostgreSQL store's schema is checked here, before any work (behind: exit 1 naming `onetap store migrate`).
  */
-export async function openStore(catalogPath: string, retentionDays?: number): Promise<Store> {
+export async function openStore(catalogPath: string, choice: StoreChoice = {}): Promise<Store> {
+  const url = storeUrl(choice.store);
+  const retention = choice.retentionDays === undefined ? {} : { days: choice.retentionDays };
+  if (url !== undefined) return (await import('../store/pg-store.js')).openPgStore(url, retention);
   const { TextStore } = await import('../store/text-store.js');
-  return new TextStore(catalogPath, retentionDays === undefined ? {} : { days: retentionDays });
+  return new TextStore(catalogPath, retention);
+}
+
+/** A URL is needed: `--store` or the environment. */
+function neededUrl(flag: string | undefined): string {
+  const url = storeUrl(flag);
+  if (url === undefined) throw new UsageError(`--store: a PostgreSQL URL is needed (or set ${STORE_ENV})`);
+  return url;
+}
+
+function directoryFlag(flag: string, value: string): void {
+  if (!value.trim()) throw flagError(flag, 'must name a directory', value);
+  if (existsSync(value) && !statSync(value).isDirectory()) throw flagError(flag, 'must be a directory, not a file', value);
+}
+
+export function registerStore(program: Command): void {
+  const store = program
+    .command('store')
+    .description('a PostgreSQL store: migrate its schema, import a text history into it, export it as one');
+  store
+    .command('migrate')
+    .description('apply the schema migrations the store lacks (idempotent; exit 0 when up to date)')
+    .option(...STORE_OPTION)
+    .action(async (opts: { store?: string }) => {
+      const url = neededUrl(opts.store);
+      const { migrateStore } = await import('../store/pg-store.js');
+      const m = await migrateStore(url);
+      process.stdout.write(m.applied.length
+        ? `migrated ${redactStoreUrl(url)} from schema version ${m.from} to ${m.to}:\n${m.applied.map((a) => `  ${a}`).join('\n')}\n`
+        : `${redactStoreUrl(url)} is up to date (schema version ${m.to})\n`);
+    });
+  store
+    .command('import')
+    .description('load a text history (<dir>/YYYY-MM.jsonl, <dir>/snapshots/, tools.lock.json beside <dir>) into the store, in one transaction; runs it holds already are left out')
+    .requiredOption('--from <dir>', 'the history directory (a catalog\'s history/)')
+    .option(...STORE_OPTION)
+    .action(async (opts: { from: string; store?: string }) => {
+      directoryFlag('--from', opts.from);
+      if (!existsSync(opts.from)) throw flagError('--from', 'no such directory', opts.from);
+      const url = neededUrl(opts.store);
+      const [{ openPgStore }, { importHistory }] = await Promise.all([import('../store/pg-store.js'), import('../store/transfer.js')]);
+      const pg = await openPgStore(url);
+      try {
+        const r = await importHistory(pg, opts.from);
+        process.stdout.write(`imported ${r.runs} run${r.runs === 1 ? '' : 's'}, ${r.snapshots} snapshots, ${r.acceptances} acceptances into ${redactStoreUrl(url)}`
+          + `${r.present ? ` (${r.present} runs were there already)` : ''}${r.problems ? `; ${r.problems} history lines could not be used (onetap report names them)` : ''}\n`);
+        for (const s of r.skipped) process.stderr.write(`onetap: warning: ${s}\n`);
+      } finally {
+        await pg.close();
+      }
+    });
+  store
+    .command('export')
+    .description('write the store as a text history: <dir>/YYYY-MM.jsonl, <dir>/snapshots/, and tools.lock.json beside <dir>')
+    .requiredOption('--to <dir>', 'a new or empty history directory (a catalog\'s history/)')
+    .option(...STORE_OPTION)
+    .action(async (opts: { to: string; store?: string }) => {
+      directoryFlag('--to', opts.to);
+      if (existsSync(opts.to) && readdirSync(opts.to).length) throw flagError('--to', 'must be a new or empty directory (export writes a whole history)', opts.to);
+      const url = neededUrl(opts.store);
+      const [{ openPgStore }, { exportHistory, lockBeside }] = await Promise.all([import('../store/pg-store.js'), import('../store/transfer.js')]);
+      if (existsSync(lockBeside(opts.to))) throw flagError('--to', `${lockBeside(opts.to)} exists already (export writes the acceptances there)`, opts.to);
+      const pg = await openPgStore(url);
+      try {
+        const r = await exportHistory(pg, opts.to);
+        process.stdout.write(`exported ${r.months.length} month file${r.months.length === 1 ? '' : 's'}, ${r.snapshots} snapshots, ${r.acceptances} acceptances to ${opts.to}\n`);
+      } finally {
+        await pg.close();
+      }
+    });
 }

@@ -93,7 +93,8 @@ type ObservationLine = z.infer<typeof observationLine>;
 
 /** A tool list's reference: `#` and 16 hex digits of the SHA-256 of its JSON (0.1 wrote 8, which are still read). */
 const toolsDigest = (tools: readonly string[]) => createHash('sha256').update(JSON.stringify(tools)).digest('hex');
-const toolsRef = (tools: readonly string[]) => `#${toolsDigest(tools).slice(0, 16)}`;
+/** The reference a line writes for a tool list written in full elsewhere in its month. */
+export const toolsRef = (tools: readonly string[]) => `#${toolsDigest(tools).slice(0, 16)}`;
 const sameList = (a: readonly string[] | undefined, b: readonly string[]) => !!a && a.length === b.length && a.every((x, i) => x === b[i]);
 
 /** The fields of a row's line, in the record's order: `previous` and `changed` are left out (they are recomputed when read). */
@@ -107,14 +108,23 @@ function rowFields(r: PlanRow, tools: string[] | string | null): Record<string, 
 }
 
 /** The lines of one run, each ending in a newline, keys in a fixed order, each at most `HISTORY_LIMITS.lineBytes`. */
-export function runLines({ run, rows }: RecordedRun, knownTools: Map<string, string[]> = new Map()): string {
+export function runLines(recorded: RecordedRun, knownTools: Map<string, string[]> = new Map()): string {
+  return runLineList(recorded, knownTools).map((l) => l + '\n').join('');
+}
+
+/**
+ * The lines of one run without their newlines: the run line, then its observation lines. `knownTools` holds the
+ * lists written in full before them (in the same month file, or a store's same month): a row whose list is there
+ * refers to it; a list written in full here is added to it.
+ */
+export function runLineList({ run, rows }: RecordedRun, knownTools: Map<string, string[]> = new Map()): string[] {
   const aborted = run.aborted;
   const head = {
     v: HISTORY_LINE_VERSION, type: 'run', id: run.id, startedAt: run.startedAt, finishedAt: run.finishedAt, catalog: basename(run.catalog),
     applied: run.applied, aborted, observations: aborted ? 0 : rows.length, summary: run.summary, warnings: boundedWarnings(run.warnings),
     ...(aborted ? { plan: rows.map((r) => rowFields(r, r.tools)) } : {}),
   };
-  if (aborted) return JSON.stringify(boundedRunLine(head)) + '\n';
+  if (aborted) return [JSON.stringify(boundedRunLine(head))];
   const line = (r: PlanRow) => {
     const ref = r.tools?.length ? toolsRef(r.tools) : null;
     // A list is referred to only when the one written under that reference is the same list, name for name.
@@ -124,7 +134,7 @@ export function runLines({ run, rows }: RecordedRun, knownTools: Map<string, str
     if (ref !== null && Array.isArray(l.tools) && !knownTools.has(ref)) knownTools.set(ref, r.tools!);
     return l;
   };
-  return [head, ...rows.map(line)].map((l) => JSON.stringify(l) + '\n').join('');
+  return [head, ...rows.map(line)].map((l) => JSON.stringify(l));
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -449,6 +459,15 @@ export function parseHistory(bytes: Buffer | string, known: ReadonlyMap<string, 
   const lists = known.size ? new Map([...known, ...tools]) : tools;
   for (const u of unresolved) resolve(u.row, u.tools, lists);
   return { runs, wholeBytes, skipped, tools, problems };
+}
+
+/** A run line read again from its text, validated as when the history was read: the run, or null. */
+export function runAt(text: string): RunRecord | null {
+  let value: unknown;
+  try { value = JSON.parse(text); } catch { return null; }
+  if (!isObject(value)) return null;
+  const read = readRunLine(value);
+  return read.ok ? read.run : null;
 }
 
 /** One observation line read again from its bytes (the index keeps where each row is): the row, or null when it no longer reads. */

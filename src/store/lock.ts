@@ -11,7 +11,11 @@ import { CatalogError } from '../catalog/model.js';
 export const lockPath = (catalogPath: string) => join(dirname(catalogPath), 'tools.lock.json');
 
 export async function readLock(catalogPath: string): Promise<ToolsLock> {
-  const path = lockPath(catalogPath);
+  return readLockFile(lockPath(catalogPath));
+}
+
+/** A lock file read and checked (missing: no acceptances). */
+export async function readLockFile(path: string): Promise<ToolsLock> {
   let text: string;
   try { text = await readFile(path, 'utf8'); } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return EMPTY_LOCK;

@@ -64,12 +64,17 @@ export async function readSnapshot(catalogPath: string, hash: string, sha256?: s
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { snapshot: null, warning: null };
     return { snapshot: null, warning: `${path}: cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'}); treated as missing` };
   }
+  return snapshotOfBytes(bytes, hash, sha256, path);
+}
+
+/** Stored bytes read back as the snapshot `hash` (`where` names them in a warning), untrusted as a file is. */
+export function snapshotOfBytes(bytes: Buffer, hash: string, sha256: string | null | undefined, where: string): SnapshotRead {
   const actual = createHash('sha256').update(bytes).digest('hex');
-  if (sha256 && actual !== sha256) return { snapshot: null, warning: `${path}: does not match the SHA-256 recorded for it; treated as missing` };
+  if (sha256 && actual !== sha256) return { snapshot: null, warning: `${where}: does not match the SHA-256 recorded for it; treated as missing` };
   let value: unknown;
   try { value = JSON.parse(bytes.toString('utf8')); } catch { value = undefined; }
   const snapshot = parseStoredSnapshot(value, hash);
-  return snapshot ? { snapshot, sha256: actual, warning: null } : { snapshot: null, warning: `${path}: not a snapshot of ${hash}; treated as missing` };
+  return snapshot ? { snapshot, sha256: actual, warning: null } : { snapshot: null, warning: `${where}: not a snapshot of ${hash}; treated as missing` };
 }
 
 /** What a recorded run writes of its snapshots, and the SHA-256 of each file's bytes as they are once it is recorded. */
@@ -89,16 +94,23 @@ export async function snapshotFiles(catalogPath: string, snapshots: Iterable<Sto
   const sha = new Map<string, string>();
   await Promise.all([...snapshots].map(async (s) => {
     const file = snapshotFile(catalogPath, s);
-    const current = await readFile(file.path).catch(() => null);
-    const text = current?.toString('utf8');
-    if (current && (text === file.content || (!write && isFormat1(text!, s.hash)))) {
-      sha.set(s.hash, createHash('sha256').update(current).digest('hex'));
-      return;
-    }
-    writes.push(file);
-    sha.set(s.hash, createHash('sha256').update(file.content).digest('hex'));
+    const kept = keptSnapshot(await readFile(file.path).catch(() => null), s, write);
+    if (kept === null) writes.push(file);
+    sha.set(s.hash, kept ?? sha256Of(file.content));
   }));
   return { writes, sha };
+}
+
+const sha256Of = (bytes: string | Buffer) => createHash('sha256').update(bytes).digest('hex');
+
+/**
+ * The SHA-256 of a snapshot's stored bytes when they stay as they are (they are this snapshot's, or an older
+ * format that only a `write` run rewrites), or null when the snapshot is to be written (`snapshotText`).
+ */
+export function keptSnapshot(current: Buffer | null, s: StoredSnapshot, write: boolean): string | null {
+  if (!current) return null;
+  const text = current.toString('utf8');
+  return text === snapshotText(s) || (!write && isFormat1(text, s.hash)) ? sha256Of(current) : null;
 }
 
 function isFormat1(text: string, hash: string): boolean {

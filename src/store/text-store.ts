@@ -82,7 +82,7 @@ export class TextStore implements Store {
 }
 
 /** The writes whose file does not already hold exactly their content. */
-async function changedOnly(files: readonly FileWrite[]): Promise<FileWrite[]> {
+export async function changedOnly(files: readonly FileWrite[]): Promise<FileWrite[]> {
   const same = await Promise.all(files.map(async (f) => (await readFile(f.path, 'utf8').catch(() => null)) === f.content));
   return files.filter((_, i) => !same[i]);
 }

@@ -1,0 +1,73 @@
+/**
+ * The PostgreSQL store's schema, as numbered migrations applied in order by `onetap store migrate` (each in the
+ * transaction that records it in `schema_migrations`). A migration, once released, is never edited: a change is a
+ * new number. Every other command checks the version at start (`checkSchema` in `./pg-store.ts`).
+ *
+ * Lines are kept as the text history writes them (`./lines.ts`), verbatim, beside the columns queries need: a
+ * store exported back to text gives the same lines, and every line read back is validated as a file's is.
+ */
+export interface Migration { version: number; name: string; sql: string }
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'runs, observation lines, tool lists, snapshots, acceptances, history problems',
+    sql: `
+      CREATE TABLE runs (
+        seq bigserial PRIMARY KEY,
+        id text NOT NULL,
+        started_at text NOT NULL,
+        month text NOT NULL,
+        aborted boolean NOT NULL,
+        applied boolean NOT NULL,
+        observations integer NOT NULL,
+        line text NOT NULL,
+        recorded_at timestamptz NOT NULL DEFAULT now(),
+        UNIQUE (id, started_at)
+      );
+      CREATE INDEX runs_started ON runs (started_at, seq);
+      CREATE INDEX runs_month ON runs (month, seq);
+      -- One line per observation of a run, in its order; url is null for a line that did not read as a row when
+      -- imported (kept so the export gives the run back whole; never read as a row).
+      CREATE TABLE observations (
+        run_seq bigint NOT NULL REFERENCES runs (seq) ON DELETE CASCADE,
+        position integer NOT NULL,
+        url text,
+        vantage text,
+        observed_at text,
+        verdict text,
+        reason text,
+        tools_ref text,
+        line text NOT NULL,
+        PRIMARY KEY (run_seq, position)
+      );
+      CREATE INDEX observations_url ON observations (url, observed_at) WHERE url IS NOT NULL;
+      -- Tool lists written in full, per month (a line refers to one of its month, as in a month file).
+      CREATE TABLE tool_lists (
+        month text NOT NULL,
+        ref text NOT NULL,
+        list jsonb NOT NULL,
+        PRIMARY KEY (month, ref)
+      );
+      CREATE TABLE snapshots (
+        hash text PRIMARY KEY,
+        content text NOT NULL,
+        sha256 text NOT NULL
+      );
+      CREATE TABLE acceptances (
+        url text PRIMARY KEY,
+        entry jsonb NOT NULL
+      );
+      -- Lines of an imported text history that could not be used, as the import found them.
+      CREATE TABLE history_problems (
+        seq bigserial PRIMARY KEY,
+        file text NOT NULL,
+        line integer NOT NULL,
+        problem text NOT NULL
+      );
+    `,
+  },
+];
+
+/** The schema version this onetap reads and writes. */
+export const SCHEMA_VERSION = MIGRATIONS.at(-1)!.version;

@@ -1,0 +1,454 @@
+/**
+ * The store in PostgreSQL, for a fleet, a status page served from one host while runs record from another, and
+ * (next) workers in several places: the same interface as the text history (`./store.ts`), through `pg`, loaded
+ * when a store is opened. Lines are kept as the text history writes them, verbatim (`./pg-migrations.ts`), and
+ * validated when read back exactly as a month file's are; a run is recorded in one transaction, so a connection
+ * lost mid-run records nothing of it. The schema lives in the URL's `schema` parameter (default `onetap`).
+ */
+import { createHash } from 'node:crypto';
+import type { Pool, PoolClient } from 'pg';
+import type { LockEntry, ToolsLock } from '../model/acceptance.js';
+import { EMPTY_LOCK, lockEntrySchema } from '../model/acceptance.js';
+import type { HistoryProblem, HistoryProblems, PlanRow, RecordedRun, RunRecord } from '../model/plan.js';
+import type { StoredSnapshot } from '../model/snapshot.js';
+import { check } from '../model/validate.js';
+import { writeAllAtomic } from '../util/atomic.js';
+import { HISTORY_LIMITS, monthFileName, parseHistory, rowAt, runAt, runLineList, toolsRef } from './lines.js';
+import { MIGRATIONS, SCHEMA_VERSION } from './pg-migrations.js';
+import { keptSnapshot, snapshotOfBytes, snapshotText, type SnapshotRead } from './snapshots.js';
+import { keptFromDay, type Retention } from './text-index.js';
+import { changedOnly } from './text-store.js';
+import { DEFAULT_SCHEMA, redactStoreUrl, storeUrlProblem } from './url.js';
+import type { RunChanges, RunSelection, Store, VerdictPoint } from './store.js';
+
+/** A store that cannot be used: not reachable, behind or ahead of this onetap, or lost mid-run. */
+export class StoreError extends Error {}
+
+/** The connection string for `pg` (the `schema` parameter taken out) and the schema. */
+function connection(url: string): { connectionString: string; schema: string } {
+  const [base, query = ''] = url.split(/\?(.*)/s);
+  const params = new URLSearchParams(query);
+  const schema = params.get('schema') ?? DEFAULT_SCHEMA;
+  params.delete('schema');
+  const rest = params.toString();
+  return { connectionString: rest ? `${base}?${rest}` : base!, schema };
+}
+
+async function pool(url: string): Promise<Pool> {
+  const problem = storeUrlProblem(url);
+  if (problem) throw new StoreError(`the store ${redactStoreUrl(url)}: ${problem}`);
+  const { connectionString, schema } = connection(url);
+  const { default: pg } = await import('pg');
+  const p = new pg.Pool({
+    connectionString, options: `-c search_path=${schema}`, max: 8, connectionTimeoutMillis: 10_000,
+    query_timeout: 120_000, keepAlive: true, application_name: 'onetap',
+  });
+  // An idle connection that drops (a restart, a cut) is the pool's to replace; the next query says what failed.
+  p.on('error', () => {});
+  return p;
+}
+
+/** A driver's failure as the store's, naming the store without its password. */
+function storeFailure(err: unknown, url: string, what: string): StoreError {
+  const message = err instanceof Error ? err.message : String(err);
+  return new StoreError(`the store ${redactStoreUrl(url)}: ${what}: ${message}`, { cause: err });
+}
+
+async function schemaVersion(db: Pool | PoolClient, schema: string): Promise<number> {
+  const exists = await db.query(`SELECT to_regclass($1) AS t`, [`${schema}.schema_migrations`]);
+  if (exists.rows[0].t === null) return 0;
+  const r = await db.query(`SELECT coalesce(max(version), 0) AS v FROM schema_migrations`);
+  return Number(r.rows[0].v);
+}
+
+/** What `onetap store migrate` did: the version before and after, and the migrations applied. */
+export interface Migrated { from: number; to: number; applied: string[] }
+
+/** Applies the migrations the store lacks, each in its own transaction (idempotent; concurrent runs wait on a lock). */
+export async function migrateStore(url: string): Promise<Migrated> {
+  const db = await pool(url);
+  const { schema } = connection(url);
+  try {
+    const client = await db.connect().catch((err) => { throw storeFailure(err, url, 'cannot connect'); });
+    try {
+      // One migrating process at a time, whatever schema: the advisory lock is the database's.
+      await client.query(`SELECT pg_advisory_lock(hashtext('onetap migrate ' || $1))`, [schema]);
+      await client.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+      await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
+      const from = await schemaVersion(client, schema);
+      if (from > SCHEMA_VERSION) throw new StoreError(`the store ${redactStoreUrl(url)} is at schema version ${from}, newer than this onetap knows (${SCHEMA_VERSION}): use a newer onetap`);
+      const applied: string[] = [];
+      for (const m of MIGRATIONS.filter((x) => x.version > from)) {
+        await client.query('BEGIN');
+        try {
+          await client.query(m.sql);
+          await client.query(`INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`, [m.version, m.name]);
+          await client.query('COMMIT');
+        } catch (err) {
+          await client.query('ROLLBACK').catch(() => {});
+          throw storeFailure(err, url, `migration ${m.version} (${m.name}) failed, nothing of it applied`);
+        }
+        applied.push(`${m.version} ${m.name}`);
+      }
+      return { from, to: SCHEMA_VERSION, applied };
+    } finally {
+      await client.query(`SELECT pg_advisory_unlock_all()`).catch(() => {});
+      client.release();
+    }
+  } catch (err) {
+    throw err instanceof StoreError ? err : storeFailure(err, url, 'cannot migrate');
+  } finally {
+    await db.end();
+  }
+}
+
+/** Opens a store, its schema checked: a store behind this onetap names `onetap store migrate` (exit 1). */
+export async function openPgStore(url: string, retention: Retention = {}): Promise<PgStore> {
+  const db = await pool(url);
+  try {
+    const version = await schemaVersion(db, connection(url).schema);
+    if (version < SCHEMA_VERSION) {
+      throw new StoreError(`the store ${redactStoreUrl(url)} is at schema version ${version}, this onetap needs ${SCHEMA_VERSION}: run \`onetap store migrate\` with the same --store first`);
+    }
+    if (version > SCHEMA_VERSION) throw new StoreError(`the store ${redactStoreUrl(url)} is at schema version ${version}, newer than this onetap knows (${SCHEMA_VERSION}): use a newer onetap`);
+  } catch (err) {
+    await db.end();
+    throw err instanceof StoreError ? err : storeFailure(err, url, 'cannot be read');
+  }
+  return new PgStore(db, url, retention);
+}
+
+/** One observation line as stored: the row it read as (null: a line kept only so its run exports whole). */
+interface StoredLine { line: string; row: PlanRow | null; toolsRef: string | null }
+
+/** A run's lines, checked, ready to insert. */
+interface RunLines { run: RunRecord; month: string; runLine: string; observations: StoredLine[]; lists: Map<string, string[]> }
+
+/** An observation line as the row queries find it, with its run's line. */
+interface FoundRow { line: string; run_line: string; month: string; tools_ref: string | null; seq: string; position: number; started_at: string }
+
+const sha256Of = (text: string) => createHash('sha256').update(text).digest('hex');
+
+/** The reference a stored observation line makes to a list written in full elsewhere in its month, or null. */
+function refOf(line: string): string | null {
+  const m = /"tools":"(#[0-9a-f]{8,16})"/.exec(line);
+  return m ? m[1]! : null;
+}
+
+export class PgStore implements Store {
+  /** Rows or runs that did not read back (a store written by another hand): counted, never fatal. */
+  private readProblems: HistoryProblem[] = [];
+  private readProblemCount = 0;
+
+  constructor(private readonly db: Pool, private readonly url: string, readonly retention: Retention = {}) {}
+
+  private get keptFrom(): string {
+    return keptFromDay(this.retention) ?? '';
+  }
+
+  private async q<R extends object>(sql: string, params: unknown[] = []): Promise<R[]> {
+    try {
+      return (await this.db.query(sql, params)).rows as R[];
+    } catch (err) {
+      throw storeFailure(err, this.url, 'a query failed');
+    }
+  }
+
+  private problem(file: string, line: number, problem: string): void {
+    this.readProblemCount++;
+    if (this.readProblems.length < HISTORY_LIMITS.problemsListed) this.readProblems.push({ file, line, problem });
+  }
+
+  /** Tool lists of a month by reference (those asked for). */
+  private async lists(month: string, refs: Iterable<string>, db: Pool | PoolClient = this.db): Promise<Map<string, string[]>> {
+    const wanted = [...new Set(refs)];
+    if (!wanted.length) return new Map();
+    const rows = db === this.db
+      ? await this.q<{ ref: string; list: string[] }>(`SELECT ref, list FROM tool_lists WHERE month = $1 AND ref = ANY($2)`, [month, wanted])
+      : (await db.query(`SELECT ref, list FROM tool_lists WHERE month = $1 AND ref = ANY($2)`, [month, wanted])).rows as Array<{ ref: string; list: string[] }>;
+    return new Map(rows.filter((r) => Array.isArray(r.list) && r.list.every((t) => typeof t === 'string')).map((r) => [r.ref, r.list]));
+  }
+
+  /** Rows of a URL's observation lines (as the query gave them, in order), validated, tool lists resolved. */
+  private async readRows(found: FoundRow[]): Promise<PlanRow[]> {
+    const byMonth = new Map<string, string[]>();
+    for (const f of found) if (f.tools_ref) byMonth.set(f.month, [...(byMonth.get(f.month) ?? []), f.tools_ref]);
+    const lists = new Map<string, Map<string, string[]>>();
+    for (const [month, refs] of byMonth) lists.set(month, await this.lists(month, refs));
+    const runs = new Map<string, RunRecord | null>();
+    const rows: PlanRow[] = [];
+    for (const f of found) {
+      if (!runs.has(f.seq)) runs.set(f.seq, runAt(f.run_line));
+      const run = runs.get(f.seq)!;
+      const row = run && rowAt(Buffer.from(f.line), run, lists.get(f.month) ?? new Map());
+      if (!row || row.run !== run!.id) { this.problem(`store run ${f.seq}`, f.position + 2, 'observation line: does not read as a row of its run (skipped)'); continue; }
+      rows.push(row);
+    }
+    return rows;
+  }
+
+  private static readonly ROWS = `
+    SELECT o.line, r.line AS run_line, r.month, o.tools_ref, r.seq::text AS seq, o.position, r.started_at
+    FROM observations o JOIN runs r ON r.seq = o.run_seq`;
+
+  /** The URL's row before a run's position (`seq` of a run started at `startedAt`), as `previous` reads it. */
+  private async before(url: string, startedAt: string, seq: string, position: number): Promise<PlanRow['previous']> {
+    const r = await this.q<{ verdict: PlanRow['verdict']; reason: PlanRow['reason']; observed_at: string }>(`
+      SELECT o.verdict, o.reason, o.observed_at FROM observations o JOIN runs r ON r.seq = o.run_seq
+      WHERE o.url = $1 AND (r.started_at, r.seq, o.position) < ($2, $3::bigint, $4)
+      ORDER BY r.started_at DESC, r.seq DESC, o.position DESC LIMIT 1`, [url, startedAt, seq, position]);
+    return r[0] ? { verdict: r[0].verdict, reason: r[0].reason, at: r[0].observed_at } : null;
+  }
+
+  /** Each row's `previous` and `changed`: the row before it in the list, the first one's from the store. */
+  private async chain(url: string, rows: PlanRow[], first: { started_at: string; seq: string; position: number } | undefined): Promise<PlanRow[]> {
+    let previous = first ? await this.before(url, first.started_at, first.seq, first.position) : null;
+    for (const row of rows) {
+      row.previous = previous;
+      row.changed = !previous || previous.verdict !== row.verdict || previous.reason !== row.reason;
+      previous = { verdict: row.verdict, reason: row.reason, at: row.observedAt };
+    }
+    return rows;
+  }
+
+  private from(since = ''): string {
+    return since > this.keptFrom ? since : this.keptFrom;
+  }
+
+  async recent(url: string, limit: number): Promise<PlanRow[]> {
+    const found = (await this.q<FoundRow>(`${PgStore.ROWS} WHERE o.url = $1 AND o.observed_at >= $2
+      ORDER BY r.started_at DESC, r.seq DESC, o.position DESC LIMIT $3`, [url, this.from(), limit])).reverse();
+    return (await this.chain(url, await this.readRows(found), found[0])).reverse();
+  }
+
+  async since(url: string, since: string): Promise<PlanRow[]> {
+    const found = await this.q<FoundRow>(`${PgStore.ROWS} WHERE o.url = $1 AND o.observed_at >= $2
+      ORDER BY r.started_at, r.seq, o.position`, [url, this.from(since)]);
+    return this.chain(url, await this.readRows(found), found[0]);
+  }
+
+  async verdicts(url: string, since: string): Promise<VerdictPoint[]> {
+    const found = await this.q<{ observed_at: string; verdict: VerdictPoint['verdict']; reason: VerdictPoint['reason'] }>(`
+      SELECT o.observed_at, o.verdict, o.reason FROM observations o JOIN runs r ON r.seq = o.run_seq
+      WHERE o.url = $1 AND o.observed_at >= $2 ORDER BY r.started_at, r.seq, o.position`, [url, this.from(since)]);
+    return found.map((f) => ({ observedAt: f.observed_at, verdict: f.verdict, reason: f.reason }));
+  }
+
+  async latestRun(): Promise<RecordedRun | null> {
+    return (await this.runs({ last: 1 }))[0] ?? null;
+  }
+
+  async runs(select: RunSelection): Promise<RecordedRun[]> {
+    const since = select.since !== undefined && select.since > this.keptFrom ? select.since : this.keptFrom;
+    const found = await this.q<{ seq: string; started_at: string; month: string; line: string }>(`
+      SELECT seq::text AS seq, started_at, month, line FROM runs WHERE started_at >= $1
+      ORDER BY started_at DESC, seq DESC ${select.last !== undefined ? 'LIMIT $2' : ''}`,
+    select.last !== undefined ? [since, select.last] : [since]);
+    const out: RecordedRun[] = [];
+    for (const r of found.reverse()) {
+      const read = await this.readRun(r.seq, r.month, r.line);
+      if (!read) continue;
+      // Each row's previous: the URL's last row of a run before this one.
+      const urls = [...new Set(read.rows.map((x) => x.url))];
+      const before = urls.length ? await this.q<{ url: string; verdict: PlanRow['verdict']; reason: PlanRow['reason']; observed_at: string }>(`
+        SELECT DISTINCT ON (o.url) o.url, o.verdict, o.reason, o.observed_at FROM observations o JOIN runs r ON r.seq = o.run_seq
+        WHERE o.url = ANY($1) AND (r.started_at, r.seq) < ($2, $3::bigint)
+        ORDER BY o.url, r.started_at DESC, r.seq DESC, o.position DESC`, [urls, r.started_at, r.seq]) : [];
+      const last = new Map(before.map((b) => [b.url, { verdict: b.verdict, reason: b.reason, at: b.observed_at }]));
+      for (const row of read.rows) {
+        row.previous = last.get(row.url) ?? null;
+        row.changed = !row.previous || row.previous.verdict !== row.verdict || row.previous.reason !== row.reason;
+      }
+      out.push(read);
+    }
+    return out;
+  }
+
+  /** A run read back as its text would be: its lines parsed and validated together, tool lists of its month. */
+  private async readRun(seq: string, month: string, runLine: string): Promise<RecordedRun | null> {
+    const lines = await this.q<{ line: string; tools_ref: string | null }>(`SELECT line, tools_ref FROM observations WHERE run_seq = $1 ORDER BY position`, [seq]);
+    const known = await this.lists(month, lines.flatMap((l) => (l.tools_ref ? [l.tools_ref] : [])));
+    const parsed = parseHistory([runLine, ...lines.map((l) => l.line)].join('\n') + '\n', known);
+    for (const p of parsed.problems) this.problem(`store run ${seq}`, p.line, p.problem);
+    return parsed.runs[0] ?? null;
+  }
+
+  async acceptances(): Promise<ToolsLock> {
+    const rows = await this.q<{ url: string; entry: unknown }>(`SELECT url, entry FROM acceptances ORDER BY url`);
+    const servers: Record<string, LockEntry> = {};
+    for (const r of rows) {
+      const c = check(lockEntrySchema, r.entry);
+      if (c.ok) servers[r.url] = c.value;
+      else this.problem('store acceptances', 0, `${r.url}: ${c.problem} (not used)`);
+    }
+    return rows.length ? { version: 1, servers } : EMPTY_LOCK;
+  }
+
+  async snapshot(hash: string, sha256?: string | null): Promise<SnapshotRead> {
+    if (!/^[0-9a-f]{16}$/.test(hash)) return { snapshot: null, warning: null };
+    const rows = await this.q<{ content: string }>(`SELECT content FROM snapshots WHERE hash = $1`, [hash]);
+    return rows[0] ? snapshotOfBytes(Buffer.from(rows[0].content), hash, sha256, `the store's snapshot ${hash}`) : { snapshot: null, warning: null };
+  }
+
+  async snapshotDigests(snapshots: readonly StoredSnapshot[], rewrite: boolean): Promise<Map<string, string>> {
+    const current = await this.currentSnapshots(this.db, snapshots);
+    return new Map(snapshots.map((s) => [s.hash, keptSnapshot(current.get(s.hash) ?? null, s, rewrite) ?? sha256Of(snapshotText(s))]));
+  }
+
+  private async currentSnapshots(db: Pool | PoolClient, snapshots: readonly StoredSnapshot[]): Promise<Map<string, Buffer>> {
+    if (!snapshots.length) return new Map();
+    const rows = (await db.query(`SELECT hash, content FROM snapshots WHERE hash = ANY($1)`, [snapshots.map((s) => s.hash)])).rows as Array<{ hash: string; content: string }>;
+    return new Map(rows.map((r) => [r.hash, Buffer.from(r.content)]));
+  }
+
+  /**
+   * Records a run in one transaction: the acceptances, the snapshots, the run and its lines. The catalog's files
+   * are written once it is committed; when they fail, the run is marked not applied. A connection lost before the
+   * commit records nothing, and says so.
+   */
+  async record(recorded: RecordedRun, changes: RunChanges): Promise<string[]> {
+    const month = monthFileName(recorded.run.startedAt).slice(0, 7);
+    const seq = await this.transaction('nothing of this run was recorded', async (client) => {
+      if (changes.lock) await this.upsertAcceptances(client, changes.lock);
+      const current = await this.currentSnapshots(client, changes.snapshots);
+      const writes = [...changes.snapshots].sort((a, b) => (a.hash < b.hash ? -1 : 1))
+        .filter((s) => keptSnapshot(current.get(s.hash) ?? null, s, changes.rewriteSnapshots) === null);
+      for (const s of writes) {
+        const content = snapshotText(s);
+        await client.query(`INSERT INTO snapshots (hash, content, sha256) VALUES ($1, $2, $3)
+          ON CONFLICT (hash) DO UPDATE SET content = excluded.content, sha256 = excluded.sha256`, [s.hash, content, sha256Of(content)]);
+      }
+      const known = await this.lists(month, recorded.rows.flatMap((r) => (r.tools?.length ? [toolsRef(r.tools)] : [])), client);
+      const before = new Set(known.keys());
+      const [runLine, ...lines] = runLineList(recorded, known);
+      const lists = new Map([...known].filter(([ref]) => !before.has(ref)));
+      return insertRun(client, { run: recorded.run, month, runLine: runLine!, lists, observations: lines.map((line, i) => ({ line, row: recorded.rows[i]!, toolsRef: refOf(line) })) });
+    });
+    const files = await changedOnly(changes.files);
+    try {
+      await writeAllAtomic(files);
+    } catch (err) {
+      // The run line alone changes (it does not depend on the tool lists its rows refer to).
+      const notApplied = runLineList({ run: { ...recorded.run, applied: false }, rows: recorded.rows })[0]!;
+      await this.q(`UPDATE runs SET applied = false, line = $2 WHERE seq = $1`, [seq, notApplied]);
+      throw err;
+    }
+    return files.map((f) => f.path);
+  }
+
+  async accept(url: string, entry: LockEntry): Promise<void> {
+    await this.transaction('the acceptance was not recorded', (client) => this.upsertAcceptances(client, { version: 1, servers: { [url]: entry } }));
+  }
+
+  async upsertAcceptances(client: PoolClient, lock: ToolsLock): Promise<void> {
+    for (const url of Object.keys(lock.servers).sort()) {
+      await client.query(`INSERT INTO acceptances (url, entry) VALUES ($1, $2)
+        ON CONFLICT (url) DO UPDATE SET entry = excluded.entry WHERE acceptances.entry IS DISTINCT FROM excluded.entry`, [url, JSON.stringify(lock.servers[url])]);
+    }
+  }
+
+  /** Runs `work` in one transaction; any failure rolls it back and is thrown as a StoreError saying `lost`. */
+  async transaction<T>(lost: string, work: (client: PoolClient) => Promise<T>): Promise<T> {
+    let client: PoolClient;
+    try { client = await this.db.connect(); } catch (err) { throw storeFailure(err, this.url, `cannot connect; ${lost}`); }
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN');
+      const result = await work(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (err) {
+      broken = err as Error;
+      await client.query('ROLLBACK').catch(() => {});
+      throw err instanceof StoreError ? err : storeFailure(err, this.url, lost);
+    } finally {
+      // A connection that failed mid-transaction is not given back to the pool.
+      client.release(broken);
+    }
+  }
+
+  async problems(): Promise<HistoryProblems> {
+    const rows = await this.q<{ file: string; line: number; problem: string; n: string }>(`
+      SELECT file, line, problem, count(*) OVER () AS n FROM history_problems ORDER BY seq LIMIT $1`, [HISTORY_LIMITS.problemsListed]);
+    const stored = rows.length ? Number(rows[0]!.n) : 0;
+    const first = [...rows.map(({ file, line, problem }) => ({ file, line, problem })), ...this.readProblems].slice(0, HISTORY_LIMITS.problemsListed);
+    return { count: stored + this.readProblemCount, first };
+  }
+
+  /** The whole store as text history: per month, its runs' lines in the order recorded; the snapshots; the acceptances. */
+  async *months(): AsyncGenerator<{ month: string; text: string }> {
+    const months = await this.q<{ month: string }>(`SELECT DISTINCT month FROM runs ORDER BY month`);
+    for (const { month } of months) {
+      const runs = await this.q<{ seq: string; line: string }>(`SELECT seq::text AS seq, line FROM runs WHERE month = $1 ORDER BY seq`, [month]);
+      const parts: string[] = [];
+      for (const r of runs) {
+        parts.push(r.line + '\n');
+        for (const o of await this.q<{ line: string }>(`SELECT line FROM observations WHERE run_seq = $1 ORDER BY position`, [r.seq])) parts.push(o.line + '\n');
+      }
+      yield { month, text: parts.join('') };
+    }
+  }
+
+  async storedSnapshots(): Promise<Array<{ hash: string; content: string }>> {
+    return this.q(`SELECT hash, content FROM snapshots ORDER BY hash`);
+  }
+
+  async close(): Promise<void> {
+    await this.db.end();
+  }
+}
+
+/**
+ * Loads one month file's text into a transaction: its whole runs, verbatim (a run already in the store, by id and
+ * start, is left out), its tool lists, and what could not be read as problems.
+ */
+/** A snapshot's stored text, kept as it is (it is checked when read, as a file is). */
+export async function importSnapshot(client: PoolClient, hash: string, content: string): Promise<void> {
+  await client.query(`INSERT INTO snapshots (hash, content, sha256) VALUES ($1, $2, $3) ON CONFLICT (hash) DO NOTHING`, [hash, content, sha256Of(content)]);
+}
+
+export async function importMonth(client: PoolClient, file: string, text: Buffer): Promise<{ runs: number; present: number; problems: number }> {
+  const month = file.slice(0, 7);
+  const parsed = parseHistory(text);
+  const lists = parsed.tools; // 0.1's 8-digit references with today's 16
+  let runs = 0;
+  for (const p of parsed.problems) await client.query(`INSERT INTO history_problems (file, line, problem) VALUES ($1, $2, $3)`, [`history/${file}`, p.line, p.problem]);
+  for (const r of parsed.runs) {
+    // The run's lines as they are (blank ones left out), each with the row it read as.
+    const lines: Array<{ line: string; start: number }> = [];
+    for (let at = r.bytes[0]; at < r.bytes[1];) {
+      const end = text.indexOf(0x0a, at);
+      const line = text.toString('utf8', at, end);
+      if (line.trim()) lines.push({ line, start: at });
+      at = end + 1;
+    }
+    const rowsAt = new Map(r.run.aborted ? [] : r.spans.map((s, i) => [s[0], r.rows[i]!] as const));
+    const observations = lines.slice(1).map(({ line, start }) => ({ line, row: rowsAt.get(start) ?? null, toolsRef: refOf(line) }));
+    const exists = await client.query(`SELECT 1 FROM runs WHERE id = $1 AND started_at = $2`, [r.run.id, r.run.startedAt]);
+    if (exists.rowCount) continue;
+    await insertRun(client, { run: r.run, month, runLine: lines[0]!.line, observations, lists });
+    runs++;
+  }
+  return { runs, present: parsed.runs.length - runs, problems: parsed.problems.length };
+}
+
+/** Inserts a run, its observation lines (one statement) and the tool lists its lines wrote in full. Returns its seq. */
+async function insertRun(client: PoolClient, r: RunLines): Promise<string> {
+  const inserted = await client.query(`INSERT INTO runs (id, started_at, month, aborted, applied, observations, line)
+    VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING seq::text AS seq`,
+  [r.run.id, r.run.startedAt, r.month, r.run.aborted !== null, r.run.applied, r.observations.length, r.runLine]);
+  const seq = inserted.rows[0].seq as string;
+  if (r.observations.length) {
+    const o = r.observations;
+    await client.query(`INSERT INTO observations (run_seq, position, url, vantage, observed_at, verdict, reason, tools_ref, line)
+      SELECT $1::bigint, * FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[])`,
+    [seq, o.map((_, i) => i), o.map((x) => x.row?.url ?? null), o.map((x) => x.row?.vantage ?? null), o.map((x) => x.row?.observedAt ?? null),
+      o.map((x) => x.row?.verdict ?? null), o.map((x) => x.row?.reason ?? null), o.map((x) => x.toolsRef), o.map((x) => x.line)]);
+  }
+  const lists = [...r.lists];
+  if (lists.length) {
+    await client.query(`INSERT INTO tool_lists (month, ref, list) SELECT $1, * FROM unnest($2::text[], $3::jsonb[]) ON CONFLICT DO NOTHING`,
+      [r.month, lists.map(([ref]) => ref), lists.map(([, list]) => JSON.stringify(list))]);
+  }
+  return seq;
+}
