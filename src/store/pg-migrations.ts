@@ -58,12 +58,13 @@ export const MIGRATIONS: readonly Migration[] = [
         url text PRIMARY KEY,
         entry jsonb NOT NULL
       );
-      -- Lines of an imported text history that could not be used, as the import found them.
+      -- Lines of an imported text history that could not be used, as the import found them (once, however often imported).
       CREATE TABLE history_problems (
         seq bigserial PRIMARY KEY,
         file text NOT NULL,
         line integer NOT NULL,
-        problem text NOT NULL
+        problem text NOT NULL,
+        UNIQUE (file, line, problem)
       );
     `,
   },

@@ -70,6 +70,7 @@ export async function migrateStore(url: string): Promise<Migrated> {
   const { schema } = connection(url);
   try {
     const client = await db.connect().catch((err) => { throw storeFailure(err, url, 'cannot connect'); });
+    client.on('error', () => {}); // the statement under way fails and says so
     try {
       // One migrating process at a time, whatever schema: the advisory lock is the database's.
       await client.query(`SELECT pg_advisory_lock(hashtext('onetap migrate ' || $1))`, [schema]);
@@ -270,7 +271,8 @@ export class PgStore implements Store {
     const known = await this.lists(month, lines.flatMap((l) => (l.tools_ref ? [l.tools_ref] : [])));
     const parsed = parseHistory([runLine, ...lines.map((l) => l.line)].join('\n') + '\n', known);
     for (const p of parsed.problems) this.problem(`store run ${seq}`, p.line, p.problem);
-    return parsed.runs[0] ?? null;
+    const read = parsed.runs[0];
+    return read ? { run: read.run, rows: read.rows } : null;
   }
 
   async acceptances(): Promise<ToolsLock> {
@@ -352,6 +354,9 @@ export class PgStore implements Store {
     let client: PoolClient;
     try { client = await this.db.connect(); } catch (err) { throw storeFailure(err, this.url, `cannot connect; ${lost}`); }
     let broken: Error | undefined;
+    // A connection that drops between two statements is an 'error' event; the next statement fails and says so.
+    const dropped = (err: Error) => { broken ??= err; };
+    client.on('error', dropped);
     try {
       await client.query('BEGIN');
       const result = await work(client);
@@ -363,6 +368,7 @@ export class PgStore implements Store {
       throw err instanceof StoreError ? err : storeFailure(err, this.url, lost);
     } finally {
       // A connection that failed mid-transaction is not given back to the pool.
+      client.off('error', dropped);
       client.release(broken);
     }
   }
@@ -412,7 +418,7 @@ export async function importMonth(client: PoolClient, file: string, text: Buffer
   const parsed = parseHistory(text);
   const lists = parsed.tools; // 0.1's 8-digit references with today's 16
   let runs = 0;
-  for (const p of parsed.problems) await client.query(`INSERT INTO history_problems (file, line, problem) VALUES ($1, $2, $3)`, [`history/${file}`, p.line, p.problem]);
+  for (const p of parsed.problems) await client.query(`INSERT INTO history_problems (file, line, problem) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, [`history/${file}`, p.line, p.problem]);
   for (const r of parsed.runs) {
     // The run's lines as they are (blank ones left out), each with the row it read as.
     const lines: Array<{ line: string; start: number }> = [];
