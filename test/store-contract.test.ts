@@ -155,6 +155,15 @@ function contract(name: string, make: MakeBackend): void {
       const [b2] = await s.since(B, '2026-11-02T00:00:00.000Z');
       assert.deepEqual([b2!.previous, b2!.changed], [{ verdict: 'failed', reason: 'timeout', at: '2026-11-01T06:00:00.000Z' }, true]);
       assert.equal((await s.problems()).count, 0);
+      // histories: per URL what verdicts(url, since) and recent(url, 1) give, in one call.
+      for (const since of ['2026-11-01', '2026-11-03', '2026-11-02T06:00:00.001Z', '2026-12-01']) {
+        const unknown = 'https://unknown.example/mcp';
+        const all = await s.histories([A, B, C, unknown], since);
+        for (const url of [A, B, C, unknown]) {
+          const points = await s.verdicts(url, since);
+          assert.deepEqual(all.get(url), { points, last: points.length ? (await s.recent(url, 1))[0] : null }, `${url} since ${since}`);
+        }
+      }
     }));
 
     test('an aborted run is the latest run with its rows, but its rows never count', withBackend('aborted', async (b) => {

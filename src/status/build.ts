@@ -11,12 +11,11 @@ const DAY = 86_400_000;
 /** The status of every catalog server from the store: its verdicts of the last 90 days and its latest row among them. */
 export async function buildStatus(catalog: Catalog, store: Store | null, now: Date): Promise<StatusModel> {
   const since = new Date(now.getTime() - 89 * DAY).toISOString().slice(0, 10);
-  const histories = new Map<string, ServerHistory>();
-  for (const s of catalog.servers) {
-    const points = (await store?.verdicts(s.url, since)) ?? [];
-    const last = points.length ? (await store!.recent(s.url, 1))[0] ?? null : null;
-    histories.set(s.url, { points, last: last && last.observedAt >= since ? last : null });
-  }
-  return statusModel(catalog, (url) => histories.get(url)!, (await store?.latestRun()) ?? null, now);
+  const found = (await store?.histories(catalog.servers.map((s) => s.url), since)) ?? new Map<string, ServerHistory>();
+  const history = (url: string): ServerHistory => {
+    const h = found.get(url);
+    return { points: h?.points ?? [], last: h?.last && h.last.observedAt >= since ? h.last : null };
+  };
+  return statusModel(catalog, history, (await store?.latestRun()) ?? null, now);
 }
 

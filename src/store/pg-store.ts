@@ -19,7 +19,7 @@ import { keptSnapshot, snapshotOfBytes, snapshotText, type SnapshotRead } from '
 import { keptFromDay, type Retention } from './text-index.js';
 import { changedOnly } from './text-store.js';
 import { DEFAULT_SCHEMA, redactStoreUrl, storeUrlProblem } from './url.js';
-import type { RunChanges, RunSelection, Store, VerdictPoint } from './store.js';
+import type { RunChanges, RunSelection, Store, UrlHistory, VerdictPoint } from './store.js';
 
 /** A store that cannot be used: not reachable, behind or ahead of this onetap, or lost mid-run. */
 export class StoreError extends Error {}
@@ -188,9 +188,9 @@ export class PgStore implements Store {
     return rows;
   }
 
-  private static readonly ROWS = `
-    SELECT o.line, r.line AS run_line, r.month, o.tools_ref, r.seq::text AS seq, o.position, r.started_at
-    FROM observations o JOIN runs r ON r.seq = o.run_seq`;
+  private static readonly ROW_FIELDS = `o.line, r.line AS run_line, r.month, o.tools_ref, r.seq::text AS seq, o.position, r.started_at`;
+  private static readonly FROM = `FROM observations o JOIN runs r ON r.seq = o.run_seq`;
+  private static readonly ROWS = `SELECT ${PgStore.ROW_FIELDS} ${PgStore.FROM}`;
 
   /** The URL's row before a run's position (`seq` of a run started at `startedAt`), as `previous` reads it. */
   private async before(url: string, startedAt: string, seq: string, position: number): Promise<PlanRow['previous']> {
@@ -233,6 +233,33 @@ export class PgStore implements Store {
       SELECT o.observed_at, o.verdict, o.reason FROM observations o JOIN runs r ON r.seq = o.run_seq
       WHERE o.url = $1 AND o.observed_at >= $2 ORDER BY r.started_at, r.seq, o.position`, [url, this.from(since)]);
     return found.map((f) => ({ observedAt: f.observed_at, verdict: f.verdict, reason: f.reason }));
+  }
+
+  /** Three queries for any number of URLs: their points, their newest rows, and the row before those that need it. */
+  async histories(urls: readonly string[], since: string): Promise<Map<string, UrlHistory>> {
+    const from = this.from(since);
+    const out = new Map<string, UrlHistory>(urls.map((u) => [u, { points: [], last: null }]));
+    const points = await this.q<{ url: string; observed_at: string; verdict: VerdictPoint['verdict']; reason: VerdictPoint['reason'] }>(`
+      SELECT o.url, o.observed_at, o.verdict, o.reason FROM observations o JOIN runs r ON r.seq = o.run_seq
+      WHERE o.url = ANY($1) AND o.observed_at >= $2 ORDER BY o.url, r.started_at, r.seq, o.position`, [urls, from]);
+    for (const p of points) out.get(p.url)!.points.push({ observedAt: p.observed_at, verdict: p.verdict, reason: p.reason });
+    const found = await this.q<FoundRow & { url: string }>(`SELECT DISTINCT ON (o.url) o.url, ${PgStore.ROW_FIELDS} ${PgStore.FROM}
+      WHERE o.url = ANY($1) AND o.observed_at >= $2 ORDER BY o.url, r.started_at DESC, r.seq DESC, o.position DESC`, [urls, from]);
+    const rows = await this.readRows(found);
+    // Each newest row's previous: the point before it, or (for a URL with one point) the newest row before `from`.
+    const alone = rows.filter((r) => out.get(r.url)!.points.length < 2).map((r) => r.url);
+    const earlier = alone.length ? await this.q<{ url: string; verdict: PlanRow['verdict']; reason: PlanRow['reason']; observed_at: string }>(`
+      SELECT DISTINCT ON (o.url) o.url, o.verdict, o.reason, o.observed_at ${PgStore.FROM}
+      WHERE o.url = ANY($1) AND o.observed_at < $2 ORDER BY o.url, r.started_at DESC, r.seq DESC, o.position DESC`, [alone, from]) : [];
+    const before = new Map(earlier.map((e) => [e.url, { verdict: e.verdict, reason: e.reason, at: e.observed_at }]));
+    for (const row of rows) {
+      const h = out.get(row.url)!;
+      const p = h.points.at(-2);
+      row.previous = p ? { verdict: p.verdict, reason: p.reason, at: p.observedAt } : before.get(row.url) ?? null;
+      row.changed = !row.previous || row.previous.verdict !== row.verdict || row.previous.reason !== row.reason;
+      h.last = row;
+    }
+    return out;
   }
 
   async latestRun(): Promise<RecordedRun | null> {

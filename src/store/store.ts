@@ -14,6 +14,9 @@ import type { SnapshotRead } from './snapshots.js';
 /** One observation of a URL as bars and uptime read it: when, and what it came to. */
 export interface VerdictPoint { observedAt: string; verdict: VerdictName; reason: Reason }
 
+/** A URL's verdicts since a day, and the newest row among them (null when there is none). */
+export interface UrlHistory { points: VerdictPoint[]; last: PlanRow | null }
+
 /** Which runs: the last `last` recorded, or those started on or after `since` (an ISO day or time). */
 export interface RunSelection { last?: number; since?: string }
 
@@ -35,6 +38,11 @@ export interface Store {
   since(url: string, since: string): Promise<PlanRow[]>;
   /** The verdicts of a URL observed on or after `since`, oldest first: what day bars and uptime read. */
   verdicts(url: string, since: string): Promise<VerdictPoint[]>;
+  /**
+   * Per URL, `verdicts(url, since)` and the newest of those rows as `recent(url, 1)` gives it (null when there are
+   * no verdicts since): what the status pages read, in one call for a whole catalog.
+   */
+  histories(urls: readonly string[], since: string): Promise<Map<string, UrlHistory>>;
   /** The newest recorded run (an aborted one too), with its rows. */
   latestRun(): Promise<RecordedRun | null>;
   /** Recorded runs, oldest first. */

@@ -15,7 +15,7 @@ import { historyDir, monthFileName, parseHistory, runLines } from './lines.js';
 import { lockPath, readLock, serializeLock } from './lock.js';
 import { readSnapshot, snapshotFiles, type SnapshotRead } from './snapshots.js';
 import { TextIndex, type Retention } from './text-index.js';
-import type { RunChanges, RunSelection, Store, VerdictPoint } from './store.js';
+import type { RunChanges, RunSelection, Store, UrlHistory, VerdictPoint } from './store.js';
 
 export class TextStore implements Store {
   readonly dir: string;
@@ -36,6 +36,14 @@ export class TextStore implements Store {
   async recent(url: string, limit: number): Promise<PlanRow[]> { return this.fresh().recent(url, limit); }
   async since(url: string, since: string): Promise<PlanRow[]> { return this.fresh().since(url, since); }
   async verdicts(url: string, since: string): Promise<VerdictPoint[]> { return this.fresh().verdicts(url, since); }
+  async histories(urls: readonly string[], since: string): Promise<Map<string, UrlHistory>> {
+    const index = this.fresh();
+    return new Map(urls.map((url) => {
+      const points = index.verdicts(url, since);
+      return [url, { points, last: points.length ? index.recent(url, 1)[0] ?? null : null }];
+    }));
+  }
+
   async latestRun(): Promise<RecordedRun | null> { return this.fresh().runs({ last: 1 })[0] ?? null; }
   async runs(select: RunSelection): Promise<RecordedRun[]> { return this.fresh().runs(select); }
   async problems(): Promise<HistoryProblems> { return this.fresh().problems(); }
