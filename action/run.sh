@@ -3,6 +3,7 @@
 # GITHUB_WORKSPACE (a git checkout of the list's repository), GITHUB_OUTPUT, RUNNER_TEMP, GITHUB_ACTION_PATH
 # (a built onetap checkout) and the INPUT_* variables action.yml sets.
 #
+#   0. with input store-url (PostgreSQL): mask it, migrate the store; steps 1 and 3 are then left out;
 #   1. bring the text history from the history branch into the working tree (a data branch, or the default one);
 #   2. run `onetap refresh` (--write, or --record) and read its JSON plan;
 #   3. commit only the history, straight to the history branch (it must outlive unmerged pull requests),
@@ -41,8 +42,23 @@ cd "$GITHUB_WORKSPACE"
 [[ -f $CATALOG ]] || fail "no catalog at $CATALOG (input catalog, relative to the repository root)"
 git rev-parse --is-inside-work-tree > /dev/null 2>&1 || fail "$GITHUB_WORKSPACE is not a git checkout: run actions/checkout first"
 
+# 0. A PostgreSQL store: the whole URL and its password masked before anything prints; every onetap command reads it.
+STORE=${INPUT_STORE_URL:-}
+if [[ -n $STORE ]]; then
+  echo "::add-mask::$STORE"
+  while IFS= read -r secret; do [[ -n $secret ]] && echo "::add-mask::$secret"; done < <(node -e '
+    const u = process.argv[1];
+    for (const m of [/^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^:@\/?#]*:([^\/?#]*)@/.exec(u), /[?&]password=([^&#]*)/i.exec(u)]) if (m) { console.log(m[1]); try { console.log(decodeURIComponent(m[1])); } catch {} }
+  ' "$STORE")
+  export ONETAP_STORE_URL=$STORE
+  "${ONETAP[@]}" store migrate 2>&1 | "${LOG_SAFE[@]}" || fail "onetap store migrate failed; see the log above"
+fi
+
 RECORDED=false
 if [[ $WRITE == true || $RECORD == true ]]; then RECORDED=true; fi
+# With a store, the history is the store's: nothing to bring from git or commit to it.
+IN_GIT=$RECORDED
+if [[ -n $STORE ]]; then IN_GIT=false; fi
 CATALOG_DIR=$(dirname "$CATALOG")
 TOP=$(git rev-parse --show-toplevel)
 HISTORY_DIR="$CATALOG_DIR/history"                                       # as the refresh writes it
@@ -67,7 +83,7 @@ fetch_tip() {
 }
 
 # 1. The history as the branch holds it, so the index rebuilt from it knows every recorded run.
-if [[ $RECORDED == true ]]; then
+if [[ $IN_GIT == true ]]; then
   fetch_tip
   PARENT=$TIP
   if [[ -n $PARENT ]]; then
@@ -153,7 +169,7 @@ refuse_large() {
 }
 
 HISTORY_COMMIT=
-if [[ $RECORDED == true && -d $HISTORY_DIR ]]; then
+if [[ $IN_GIT == true && -d $HISTORY_DIR ]]; then
   refuse_large "$HISTORY_DIR"
   name=${GIT_COMMITTER_NAME:-github-actions[bot]}
   email=${GIT_COMMITTER_EMAIL:-41898282+github-actions[bot]@users.noreply.github.com}

@@ -123,3 +123,27 @@ for (const cadence of ['weekly', 'daily']) {
   const h = runNode('./history.js', [cadence]);
   say(`| ${cadence}, ${h.runs} | ${h.observations.toLocaleString('en')} | ${h.mb.toFixed(1)} | ${h.gzipMb.toFixed(2)} | ${h.bytesPerObservation} | ${Math.round(h.floorMs)} | ${Math.round(h.coldMs)} | ${h.coldVsFloor.toFixed(2)}x | ${h.warmMs.toFixed(1)} | ${Math.round(h.appendedMs)} | ${Math.round(h.statusMs)} | ${h.heapMb.toFixed(1)} |`);
 }
+
+say();
+say('## The PostgreSQL store beside the text history');
+say();
+const pgMissing = await (await import('../test/postgres.js')).postgresMissing();
+if (pgMissing) {
+  say(`Skipped: ${pgMissing}.`);
+} else {
+  const w = runNode('./pg-store.js', ['write']);
+  say(`Writing: ${w.observations.toLocaleString('en')} observations with their evidence in runs of 1,000, one transaction (PostgreSQL) or one append (text) per run:`);
+  say(`PostgreSQL ${Math.round(w.pgPerSecond).toLocaleString('en')} observations/s, the text history ${Math.round(w.textPerSecond).toLocaleString('en')}/s (PostgreSQL takes ${w.pgVsText.toFixed(2)}x the text history's time);`);
+  say(`the database holds ${w.mbPer1000.toFixed(2)} MB per 1,000 observations (tables, TOAST and indexes).`);
+  say();
+  say('Reading: `onetap serve` over each store, the status page (`/`) asked once by a new store (cold) and then again (warm, median of 3), and `/api/servers` (median of 3), ms.');
+  say('A fleet of 25,000 servers is measured on PostgreSQL alone.');
+  say();
+  say('| servers x daily runs | observations | database MB | PostgreSQL page cold | warm | /api/servers | text page cold | warm | /api/servers | PostgreSQL vs text (warm page) |');
+  say('|---|---|---|---|---|---|---|---|---|---|');
+  for (const [servers, days] of [['100', '730'], ['2000', '30'], ['25000', '30']] as const) {
+    const s = runNode('./pg-store.js', ['status', servers, days]);
+    const t = s.text;
+    say(`| ${Number(servers).toLocaleString('en')} x ${days} | ${s.observations.toLocaleString('en')} | ${Math.round(s.dbMb)} | ${Math.round(s.pg.coldPage)} | ${Math.round(s.pg.warmPage)} | ${Math.round(s.pg.api)} | ${t ? `${Math.round(t.coldPage)} | ${Math.round(t.warmPage)} | ${Math.round(t.api)} | ${(s.pg.warmPage / t.warmPage).toFixed(2)}x` : '- | - | - | -'} |`);
+  }
+}

@@ -13,7 +13,8 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { refresh } from '../src/index.js';
-import { startFleet, type Fleet } from './fleet/fleet.js';
+import { answer, startFleet, type Fleet } from './fleet/fleet.js';
+import { git, runAction } from './action-run.js';
 import { catalogOf, runCli, server, snapshotDir, workspace } from './helpers.js';
 import { freshSchema, postgresMissing, sql } from './postgres.js';
 
@@ -206,6 +207,53 @@ describe('the PostgreSQL store', { skip: !!missing }, () => {
       assert.deepEqual(await sql(`SELECT count(*) AS n FROM "${name}".runs`), [{ n: '1' }]);
     } finally {
       await cutter.close();
+    }
+  });
+
+  it('the Action with store-url migrates, records to the store and commits no history; the streak is the store\'s; the password is masked', async () => {
+    const { url: plain, schema: name } = await schema('action');
+    const url = plain.replace('postgresql://postgres@', 'postgresql://postgres:act%2Fpw-91@');
+    const tmp = await mkdtemp(join(tmpdir(), 'onetap-action-store-'));
+    const remote = join(tmp, 'remote.git');
+    git(tmp, 'init', '--quiet', '--bare', '--initial-branch=main', remote);
+    const seed = join(tmp, 'seed');
+    git(tmp, 'init', '--quiet', '--initial-branch=main', seed);
+    const { mkdir } = await import('node:fs/promises');
+    await mkdir(join(seed, 'catalog'));
+    let dead = false;
+    const fleet2 = await startFleet({ dying: (c) => (dead ? void c.res.writeHead(404).end('gone') : answer(c)) });
+    try {
+      const catalog = catalogOf([server('Steady', fleet2.url('ok-json')), server('Dying', fleet2.url('dying'))], { policy: { authOptionalHosts: [], sharedGatewayHosts: [new URL(fleet2.origin).host] } });
+      await writeFile(join(seed, 'catalog', 'servers.json'), JSON.stringify(catalog, null, 2) + '\n');
+      git(seed, 'add', '.');
+      git(seed, 'commit', '--quiet', '-m', 'the list');
+      git(seed, 'push', '--quiet', remote, 'main');
+      const mainBefore = git(remote, 'rev-parse', 'main');
+      const inputs = { write: 'true', 'allow-http': 'true', timeout: '2000', 'confirm-drops': '2', 'store-url': url };
+      const week = async () => {
+        const dir = await mkdtemp(join(tmp, 'week-'));
+        git(tmp, 'clone', '--quiet', remote, dir);
+        const r = await runAction(tmp, 'run.sh', dir, inputs);
+        assert.equal(r.code, 0, r.stdout + r.stderr);
+        assert.equal(r.outputs['history-commit'], '', 'no history commit');
+        assert.ok(!existsSync(join(dir, 'catalog', 'history')), 'no text history written');
+        const printed = (r.stdout + r.stderr).split('\n');
+        assert.ok(printed.includes('::add-mask::act%2Fpw-91') && printed.includes('::add-mask::act/pw-91'), 'the password is masked before anything runs');
+        assert.deepEqual(printed.filter((l) => /act(%2F|\/)pw-91/.test(l) && !l.startsWith('::add-mask::')), [], 'and printed nowhere else');
+        return r;
+      };
+      const r1 = await week();
+      assert.match(r1.stdout + r1.stderr, /from schema version 0 to 1/);
+      dead = true;
+      const r2 = await week();
+      assert.deepEqual([r2.outputs['keep-failed'], r2.outputs.drop], ['1', '0']);
+      const r3 = await week();
+      assert.equal(r3.outputs.drop, '1', 'the streak was read from the store');
+      assert.equal(git(remote, 'rev-parse', 'main'), mainBefore, 'nothing pushed: the pull request carries the catalog');
+      assert.deepEqual(await sql(`SELECT count(*) AS n FROM "${name}".runs`), [{ n: '3' }]);
+    } finally {
+      await fleet2.close();
+      await rm(tmp, { recursive: true, force: true });
     }
   });
 

@@ -28,9 +28,11 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX runs_started ON runs (started_at, seq);
       CREATE INDEX runs_month ON runs (month, seq);
       -- One line per observation of a run, in its order; url is null for a line that did not read as a row when
-      -- imported (kept so the export gives the run back whole; never read as a row).
+      -- imported (kept so the export gives the run back whole; never read as a row). The run's start is repeated
+      -- here so a URL's rows come in run order from one index.
       CREATE TABLE observations (
         run_seq bigint NOT NULL REFERENCES runs (seq) ON DELETE CASCADE,
+        run_started_at text NOT NULL,
         position integer NOT NULL,
         url text,
         vantage text,
@@ -41,7 +43,8 @@ export const MIGRATIONS: readonly Migration[] = [
         line text NOT NULL,
         PRIMARY KEY (run_seq, position)
       );
-      CREATE INDEX observations_url ON observations (url, observed_at) WHERE url IS NOT NULL;
+      CREATE INDEX observations_url ON observations (url, run_started_at, run_seq, position)
+        INCLUDE (observed_at, verdict, reason) WHERE url IS NOT NULL;
       -- Tool lists written in full, per month (a line refers to one of its month, as in a month file).
       CREATE TABLE tool_lists (
         month text NOT NULL,

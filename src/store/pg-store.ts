@@ -191,13 +191,16 @@ export class PgStore implements Store {
   private static readonly ROW_FIELDS = `o.line, r.line AS run_line, r.month, o.tools_ref, r.seq::text AS seq, o.position, r.started_at`;
   private static readonly FROM = `FROM observations o JOIN runs r ON r.seq = o.run_seq`;
   private static readonly ROWS = `SELECT ${PgStore.ROW_FIELDS} ${PgStore.FROM}`;
+  /** A URL's rows in run order (the index `observations_url`), oldest or newest first. */
+  private static readonly OLDEST = `o.run_started_at, o.run_seq, o.position`;
+  private static readonly NEWEST = `o.run_started_at DESC, o.run_seq DESC, o.position DESC`;
 
   /** The URL's row before a run's position (`seq` of a run started at `startedAt`), as `previous` reads it. */
   private async before(url: string, startedAt: string, seq: string, position: number): Promise<PlanRow['previous']> {
     const r = await this.q<{ verdict: PlanRow['verdict']; reason: PlanRow['reason']; observed_at: string }>(`
-      SELECT o.verdict, o.reason, o.observed_at FROM observations o JOIN runs r ON r.seq = o.run_seq
-      WHERE o.url = $1 AND (r.started_at, r.seq, o.position) < ($2, $3::bigint, $4)
-      ORDER BY r.started_at DESC, r.seq DESC, o.position DESC LIMIT 1`, [url, startedAt, seq, position]);
+      SELECT o.verdict, o.reason, o.observed_at FROM observations o
+      WHERE o.url = $1 AND (o.run_started_at, o.run_seq, o.position) < ($2, $3::bigint, $4)
+      ORDER BY ${PgStore.NEWEST} LIMIT 1`, [url, startedAt, seq, position]);
     return r[0] ? { verdict: r[0].verdict, reason: r[0].reason, at: r[0].observed_at } : null;
   }
 
@@ -218,20 +221,20 @@ export class PgStore implements Store {
 
   async recent(url: string, limit: number): Promise<PlanRow[]> {
     const found = (await this.q<FoundRow>(`${PgStore.ROWS} WHERE o.url = $1 AND o.observed_at >= $2
-      ORDER BY r.started_at DESC, r.seq DESC, o.position DESC LIMIT $3`, [url, this.from(), limit])).reverse();
+      ORDER BY ${PgStore.NEWEST} LIMIT $3`, [url, this.from(), limit])).reverse();
     return (await this.chain(url, await this.readRows(found), found[0])).reverse();
   }
 
   async since(url: string, since: string): Promise<PlanRow[]> {
     const found = await this.q<FoundRow>(`${PgStore.ROWS} WHERE o.url = $1 AND o.observed_at >= $2
-      ORDER BY r.started_at, r.seq, o.position`, [url, this.from(since)]);
+      ORDER BY ${PgStore.OLDEST}`, [url, this.from(since)]);
     return this.chain(url, await this.readRows(found), found[0]);
   }
 
   async verdicts(url: string, since: string): Promise<VerdictPoint[]> {
     const found = await this.q<{ observed_at: string; verdict: VerdictPoint['verdict']; reason: VerdictPoint['reason'] }>(`
-      SELECT o.observed_at, o.verdict, o.reason FROM observations o JOIN runs r ON r.seq = o.run_seq
-      WHERE o.url = $1 AND o.observed_at >= $2 ORDER BY r.started_at, r.seq, o.position`, [url, this.from(since)]);
+      SELECT o.observed_at, o.verdict, o.reason FROM observations o
+      WHERE o.url = $1 AND o.observed_at >= $2 ORDER BY ${PgStore.OLDEST}`, [url, this.from(since)]);
     return found.map((f) => ({ observedAt: f.observed_at, verdict: f.verdict, reason: f.reason }));
   }
 
@@ -240,17 +243,19 @@ export class PgStore implements Store {
     const from = this.from(since);
     const out = new Map<string, UrlHistory>(urls.map((u) => [u, { points: [], last: null }]));
     const points = await this.q<{ url: string; observed_at: string; verdict: VerdictPoint['verdict']; reason: VerdictPoint['reason'] }>(`
-      SELECT o.url, o.observed_at, o.verdict, o.reason FROM observations o JOIN runs r ON r.seq = o.run_seq
-      WHERE o.url = ANY($1) AND o.observed_at >= $2 ORDER BY o.url, r.started_at, r.seq, o.position`, [urls, from]);
+      SELECT u.url, o.observed_at, o.verdict, o.reason FROM unnest($1::text[]) WITH ORDINALITY AS u (url, n)
+      CROSS JOIN LATERAL (SELECT * FROM observations o WHERE o.url = u.url AND o.observed_at >= $2 ORDER BY ${PgStore.OLDEST}) o
+      ORDER BY u.n, ${PgStore.OLDEST}`, [urls, from]);
     for (const p of points) out.get(p.url)!.points.push({ observedAt: p.observed_at, verdict: p.verdict, reason: p.reason });
-    const found = await this.q<FoundRow & { url: string }>(`SELECT DISTINCT ON (o.url) o.url, ${PgStore.ROW_FIELDS} ${PgStore.FROM}
-      WHERE o.url = ANY($1) AND o.observed_at >= $2 ORDER BY o.url, r.started_at DESC, r.seq DESC, o.position DESC`, [urls, from]);
+    const found = await this.q<FoundRow>(`SELECT ${PgStore.ROW_FIELDS} FROM unnest($1::text[]) AS u (url)
+      CROSS JOIN LATERAL (SELECT * FROM observations o WHERE o.url = u.url AND o.observed_at >= $2 ORDER BY ${PgStore.NEWEST} LIMIT 1) o
+      JOIN runs r ON r.seq = o.run_seq`, [urls, from]);
     const rows = await this.readRows(found);
     // Each newest row's previous: the point before it, or (for a URL with one point) the newest row before `from`.
     const alone = rows.filter((r) => out.get(r.url)!.points.length < 2).map((r) => r.url);
     const earlier = alone.length ? await this.q<{ url: string; verdict: PlanRow['verdict']; reason: PlanRow['reason']; observed_at: string }>(`
-      SELECT DISTINCT ON (o.url) o.url, o.verdict, o.reason, o.observed_at ${PgStore.FROM}
-      WHERE o.url = ANY($1) AND o.observed_at < $2 ORDER BY o.url, r.started_at DESC, r.seq DESC, o.position DESC`, [alone, from]) : [];
+      SELECT u.url, o.verdict, o.reason, o.observed_at FROM unnest($1::text[]) AS u (url)
+      CROSS JOIN LATERAL (SELECT * FROM observations o WHERE o.url = u.url AND o.observed_at < $2 ORDER BY ${PgStore.NEWEST} LIMIT 1) o`, [alone, from]) : [];
     const before = new Map(earlier.map((e) => [e.url, { verdict: e.verdict, reason: e.reason, at: e.observed_at }]));
     for (const row of rows) {
       const h = out.get(row.url)!;
@@ -279,9 +284,9 @@ export class PgStore implements Store {
       // Each row's previous: the URL's last row of a run before this one.
       const urls = [...new Set(read.rows.map((x) => x.url))];
       const before = urls.length ? await this.q<{ url: string; verdict: PlanRow['verdict']; reason: PlanRow['reason']; observed_at: string }>(`
-        SELECT DISTINCT ON (o.url) o.url, o.verdict, o.reason, o.observed_at FROM observations o JOIN runs r ON r.seq = o.run_seq
-        WHERE o.url = ANY($1) AND (r.started_at, r.seq) < ($2, $3::bigint)
-        ORDER BY o.url, r.started_at DESC, r.seq DESC, o.position DESC`, [urls, r.started_at, r.seq]) : [];
+        SELECT u.url, o.verdict, o.reason, o.observed_at FROM unnest($1::text[]) AS u (url)
+        CROSS JOIN LATERAL (SELECT * FROM observations o WHERE o.url = u.url AND (o.run_started_at, o.run_seq) < ($2, $3::bigint)
+          ORDER BY ${PgStore.NEWEST} LIMIT 1) o`, [urls, r.started_at, r.seq]) : [];
       const last = new Map(before.map((b) => [b.url, { verdict: b.verdict, reason: b.reason, at: b.observed_at }]));
       for (const row of read.rows) {
         row.previous = last.get(row.url) ?? null;
@@ -473,9 +478,9 @@ async function insertRun(client: PoolClient, r: RunLines): Promise<string> {
   const seq = inserted.rows[0].seq as string;
   if (r.observations.length) {
     const o = r.observations;
-    await client.query(`INSERT INTO observations (run_seq, position, url, vantage, observed_at, verdict, reason, tools_ref, line)
-      SELECT $1::bigint, * FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[])`,
-    [seq, o.map((_, i) => i), o.map((x) => x.row?.url ?? null), o.map((x) => x.row?.vantage ?? null), o.map((x) => x.row?.observedAt ?? null),
+    await client.query(`INSERT INTO observations (run_seq, run_started_at, position, url, vantage, observed_at, verdict, reason, tools_ref, line)
+      SELECT $1::bigint, $2, * FROM unnest($3::int[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[])`,
+    [seq, r.run.startedAt, o.map((_, i) => i), o.map((x) => x.row?.url ?? null), o.map((x) => x.row?.vantage ?? null), o.map((x) => x.row?.observedAt ?? null),
       o.map((x) => x.row?.verdict ?? null), o.map((x) => x.row?.reason ?? null), o.map((x) => x.toolsRef), o.map((x) => x.line)]);
   }
   const lists = [...r.lists];
