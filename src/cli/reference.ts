@@ -63,7 +63,7 @@ export const EXIT_CODES: Readonly<Record<string, readonly ExitCode[]>> = {
   'lint': [{ code: 0, meaning: 'clean' }, { code: 1, meaning: 'problems, or an unreadable catalog' }, { code: 2, meaning: 'usage' }],
   'add': [{ code: 0, meaning: 'added' }, { code: 1, meaning: 'refused, or an error' }, { code: 2, meaning: 'usage' }],
   'restore': [{ code: 0, meaning: 'restored' }, { code: 1, meaning: 'refused (not removed, permanent, lint, not live), or an error' }, { code: 2, meaning: 'usage' }],
-  'refresh': [{ code: 0, meaning: 'ran (whatever the plan says)' }, { code: 1, meaning: 'an error' }, { code: 2, meaning: 'usage' }, { code: 3, meaning: 'the outage guard stopped the run' }],
+  'refresh': [{ code: 0, meaning: 'ran (whatever the plan says)' }, { code: 1, meaning: 'an error (a store whose schema is behind names `onetap store migrate`; a store lost mid-run records nothing of the run and says so)' }, { code: 2, meaning: 'usage' }, { code: 3, meaning: 'the outage guard stopped the run' }],
   'rejudge': [{ code: 0, meaning: 'no verdict differs (rows without evidence are no difference)' }, { code: 1, meaning: 'a verdict differs, or an error' }, { code: 2, meaning: 'usage' }],
   'accept': [{ code: 0, meaning: 'accepted' }, { code: 1, meaning: 'nothing to accept' }, { code: 2, meaning: 'usage' }],
   'discover': [{ code: 0, meaning: 'at least one Server Card was read' }, { code: 1, meaning: 'none found, or the source was refused' }, { code: 2, meaning: 'usage' }],
@@ -74,6 +74,10 @@ export const EXIT_CODES: Readonly<Record<string, readonly ExitCode[]>> = {
   'site': [{ code: 0, meaning: 'written (a catalog that fails lint: the status pages with its findings, no published documents; the findings on stderr)' }, { code: 1, meaning: 'a catalog that would leak a secret, or an error' }, { code: 2, meaning: 'usage' }],
   'mcp': [{ code: 0, meaning: 'stopped (it runs until stopped)' }, { code: 1, meaning: 'the port cannot be bound' }, { code: 2, meaning: 'usage' }],
   'demo': [{ code: 0, meaning: 'the demo ran' }],
+  'store': [{ code: 0, meaning: '`--help`' }, { code: 2, meaning: 'no subcommand, or an unknown one' }],
+  'store migrate': [{ code: 0, meaning: 'migrated, or up to date' }, { code: 1, meaning: 'the store cannot be reached, is newer than this onetap, or a migration failed (nothing of it applied)' }, { code: 2, meaning: 'usage (no URL, or not a PostgreSQL one)' }],
+  'store import': [{ code: 0, meaning: 'imported (runs the store holds already are left out; unusable lines are counted as history problems)' }, { code: 1, meaning: 'an error: nothing was imported' }, { code: 2, meaning: 'usage' }],
+  'store export': [{ code: 0, meaning: 'exported' }, { code: 1, meaning: 'an error' }, { code: 2, meaning: 'usage (also: --to holds files, or tools.lock.json exists beside it)' }],
 };
 
 /** The program's own exit codes (no command, `--help`, `--version`). */

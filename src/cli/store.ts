@@ -80,6 +80,9 @@ function directoryFlag(flag: string, value: string): void {
   if (existsSync(value) && !statSync(value).isDirectory()) throw flagError(flag, 'must be a directory, not a file', value);
 }
 
+/** `--store <url>` of `onetap store …`, where a PostgreSQL store is the point. */
+const NEEDED_STORE_OPTION = ['--store <url>', `PostgreSQL store (postgres://…; its ?schema= parameter, default onetap); default $${STORE_ENV}; one of them is needed`, storeFlag] as const;
+
 export function registerStore(program: Command): void {
   const store = program
     .command('store')
@@ -87,7 +90,7 @@ export function registerStore(program: Command): void {
   store
     .command('migrate')
     .description('apply the schema migrations the store lacks (idempotent; exit 0 when up to date)')
-    .option(...STORE_OPTION)
+    .option(...NEEDED_STORE_OPTION)
     .action(async (opts: { store?: string }) => {
       const url = neededUrl(opts.store);
       const { migrateStore } = await import('../store/pg-store.js');
@@ -100,7 +103,7 @@ export function registerStore(program: Command): void {
     .command('import')
     .description('load a text history (<dir>/YYYY-MM.jsonl, <dir>/snapshots/, tools.lock.json beside <dir>) into the store, in one transaction; runs it holds already are left out')
     .requiredOption('--from <dir>', 'the history directory (a catalog\'s history/)')
-    .option(...STORE_OPTION)
+    .option(...NEEDED_STORE_OPTION)
     .action(async (opts: { from: string; store?: string }) => {
       directoryFlag('--from', opts.from);
       if (!existsSync(opts.from)) throw flagError('--from', 'no such directory', opts.from);
@@ -120,7 +123,7 @@ export function registerStore(program: Command): void {
     .command('export')
     .description('write the store as a text history: <dir>/YYYY-MM.jsonl, <dir>/snapshots/, and tools.lock.json beside <dir>')
     .requiredOption('--to <dir>', 'a new or empty history directory (a catalog\'s history/)')
-    .option(...STORE_OPTION)
+    .option(...NEEDED_STORE_OPTION)
     .action(async (opts: { to: string; store?: string }) => {
       directoryFlag('--to', opts.to);
       if (existsSync(opts.to) && readdirSync(opts.to).length) throw flagError('--to', 'must be a new or empty directory (export writes a whole history)', opts.to);
