@@ -206,6 +206,21 @@ function contract(name: string, make: MakeBackend): void {
       assert.deepEqual(asRecorded(await s.latestRun()), read[2]);
     }));
 
+    test('stamp: the same while nothing is recorded, another once a run is (seen by another store too)', withBackend('stamp', async (b) => {
+      const s = await b.open();
+      const [first, second] = threeRuns();
+      const empty = await s.stamp();
+      assert.equal(await s.stamp(), empty);
+      await s.record(first!, changes());
+      const one = await s.stamp();
+      assert.notEqual(one, empty);
+      assert.equal(await s.stamp(), one);
+      const other = await b.open();
+      assert.equal(await other.stamp(), one, 'another store on the same history agrees');
+      await other.record(second!, changes());
+      assert.notEqual(await s.stamp(), one, 'a run recorded by another store changes it');
+    }));
+
     test('runs and latestRun answer RecordedRun records: {run, rows}, nothing else', withBackend('shape', async (b) => {
       const s = await b.open();
       await s.record(threeRuns()[0]!, changes());

@@ -93,16 +93,26 @@ export function statusRoutes(opts: StatusOptions): Array<(req: IncomingMessage, 
     const s = await store();
     try { return await read(s); } catch (err) { throw new ServiceUnavailable('the history cannot be read', { cause: err }); }
   };
+  // The model is computed once per catalog version, store stamp and clock step: a fleet's takes seconds.
+  let cached: { catalog: Catalog; stamp: string; step: number; model: StatusModel } | null = null;
+  const model = async (ctx: ServeContext) => {
+    const catalog = await ctx.catalog();
+    return reading(async (s) => {
+      const [stamp, wall] = [await s.stamp(), now()];
+      const step = Math.floor(wall.getTime() / stepMs);
+      if (cached?.catalog !== catalog || cached.stamp !== stamp || cached.step !== step) cached = { catalog, stamp, step, model: await steppedModel(catalog, s, wall, stepMs) };
+      return cached.model;
+    });
+  };
   return [async (req, res, url, ctx) => {
     const path = url.pathname;
-    const model = async () => { const catalog = await ctx.catalog(); return reading((s) => steppedModel(catalog, s, now(), stepMs)); };
     if (path === '/' || path === '/index.html') {
-      const m = await model();
+      const m = await model(ctx);
       page(req, res, overviewPage(m, { refreshMs: opts.refreshMs, historyProblems: await reading((s) => s.problems()), lintProblems: await ctx.problems() }));
       return true;
     }
     if (path === '/api/servers') {
-      sendJson(req, res, await model());
+      sendJson(req, res, await model(ctx));
       return true;
     }
     if (path === '/api/refreshes/latest') {
@@ -112,7 +122,7 @@ export function statusRoutes(opts: StatusOptions): Array<(req: IncomingMessage, 
       return true;
     }
     if (path === '/badge/list.svg') {
-      const m = await model();
+      const m = await model(ctx);
       sendDocument(req, res, listBadge(m.servers.filter((x) => x.verdict === 'live').length, m.servers.length), 'image/svg+xml', 'no-cache');
       return true;
     }
@@ -120,7 +130,7 @@ export function statusRoutes(opts: StatusOptions): Array<(req: IncomingMessage, 
     if (badgeMatch) {
       const id = decodeSegment(badgeMatch[1]!);
       // A removed server (or any id the list does not hold) has no badge.
-      const server = id === null ? undefined : (await model()).servers.find((s) => s.id === id);
+      const server = id === null ? undefined : (await model(ctx)).servers.find((s) => s.id === id);
       if (server) sendDocument(req, res, serverBadge(server.verdict), 'image/svg+xml', 'no-cache');
       else sendJson(req, res, { error: 'no such server', id }, 404);
       return true;
@@ -133,7 +143,7 @@ export function statusRoutes(opts: StatusOptions): Array<(req: IncomingMessage, 
       sendJson(req, res, { error: 'bad request: malformed % escape in the path' }, 400);
       return true;
     }
-    const m = await model();
+    const m = await model(ctx);
     const server = m.servers.find((s) => s.id === id);
     if (!server) {
       sendJson(req, res, { error: 'no such server', id }, 404);

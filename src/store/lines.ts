@@ -470,10 +470,10 @@ export function runAt(text: string): RunRecord | null {
   return read.ok ? read.run : null;
 }
 
-/** One observation line read again from its bytes (the index keeps where each row is): the row, or null when it no longer reads. */
-export function rowAt(bytes: Buffer, run: RunRecord, tools: ReadonlyMap<string, string[]>): PlanRow | null {
+/** One observation line read again from its bytes or text (the index keeps where each row is): the row, or null when it no longer reads. */
+export function rowAt(line: Buffer | string, run: RunRecord, tools: ReadonlyMap<string, string[]>): PlanRow | null {
   let value: unknown;
-  try { value = JSON.parse(bytes.toString('utf8')); } catch { return null; }
+  try { value = JSON.parse(typeof line === 'string' ? line : line.toString('utf8')); } catch { return null; }
   if (!isObject(value)) return null;
   const read = readObservationLine(value, run);
   return read.ok ? resolve(read.row, read.tools, tools) : null;

@@ -43,6 +43,11 @@ export interface Store {
    * no verdicts since): what the status pages read, in one call for a whole catalog.
    */
   histories(urls: readonly string[], since: string): Promise<Map<string, UrlHistory>>;
+  /**
+   * A token that differs whenever a run was recorded or marked, or the history's problems changed, since it was
+   * taken (acceptances aside): equal tokens, same answers. The status pages compute their model once per token.
+   */
+  stamp(): Promise<string>;
   /** The newest recorded run (an aborted one too), with its rows. */
   latestRun(): Promise<RecordedRun | null>;
   /** Recorded runs, oldest first. */

@@ -58,6 +58,11 @@ export class TextIndex {
   private problemList: HistoryProblems = NO_PROBLEMS;
   private seen = '';
 
+  /** What the index was last built from (the month files' names, sizes and times, and the retention's first day). */
+  get stamp(): string {
+    return this.seen;
+  }
+
   constructor(readonly dir: string, readonly retention: Retention = {}) {}
 
   /**

@@ -45,6 +45,7 @@ export class TextStore implements Store {
   }
 
   async latestRun(): Promise<RecordedRun | null> { return this.fresh().runs({ last: 1 })[0] ?? null; }
+  async stamp(): Promise<string> { return this.fresh().stamp; }
   async runs(select: RunSelection): Promise<RecordedRun[]> { return this.fresh().runs(select); }
   async problems(): Promise<HistoryProblems> { return this.fresh().problems(); }
   async acceptances(): Promise<ToolsLock> { return readLock(this.catalogPath); }
