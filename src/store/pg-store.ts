@@ -164,10 +164,10 @@ export class PgStore implements Store {
   private async lists(month: string, refs: Iterable<string>, db: Pool | PoolClient = this.db): Promise<Map<string, string[]>> {
     const wanted = [...new Set(refs)];
     if (!wanted.length) return new Map();
-    const rows = db === this.db
-      ? await this.q<{ ref: string; list: string[] }>(`SELECT ref, list FROM tool_lists WHERE month = $1 AND ref = ANY($2)`, [month, wanted])
-      : (await db.query(`SELECT ref, list FROM tool_lists WHERE month = $1 AND ref = ANY($2)`, [month, wanted])).rows as Array<{ ref: string; list: string[] }>;
-    return new Map(rows.filter((r) => Array.isArray(r.list) && r.list.every((t) => typeof t === 'string')).map((r) => [r.ref, r.list]));
+    const found = await db.query(`SELECT ref, list FROM tool_lists WHERE month = $1 AND ref = ANY($2)`, [month, wanted])
+      .catch((err) => { throw storeFailure(err, this.url, 'a query failed'); });
+    const rows = found.rows as Array<{ ref: string; list: unknown }>;
+    return new Map(rows.filter((r): r is { ref: string; list: string[] } => Array.isArray(r.list) && r.list.every((t) => typeof t === 'string')).map((r) => [r.ref, r.list]));
   }
 
   /** Rows of a URL's observation lines (as the query gave them, in order), validated, tool lists resolved. */

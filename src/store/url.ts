@@ -4,7 +4,8 @@
  * environment, never a catalog, and is shown only with the password replaced. No driver is loaded here.
  */
 const URL_SCHEME = /^postgres(?:ql)?:\/\//;
-const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+/** Lower case: PostgreSQL folds an unquoted name (as `search_path` reads it) to lower case. */
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 /** The schema the store's tables live in when the URL names none. */
 export const DEFAULT_SCHEMA = 'onetap';
 
@@ -12,7 +13,7 @@ export const DEFAULT_SCHEMA = 'onetap';
 export function storeUrlProblem(url: string): string | null {
   if (!URL_SCHEME.test(url)) return 'expected a PostgreSQL URL (postgres://… or postgresql://…)';
   const schema = new URLSearchParams(url.split('?')[1] ?? '').get('schema');
-  if (schema !== null && !SCHEMA_NAME.test(schema)) return 'its schema parameter must be an SQL name (letters, digits, _)';
+  if (schema !== null && !SCHEMA_NAME.test(schema)) return 'its schema parameter must be an SQL name in lower case (a-z, digits, _)';
   return null;
 }
 
