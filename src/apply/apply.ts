@@ -63,7 +63,10 @@ export async function applyPlan(plan: Plan, opts: ApplyOptions): Promise<Applied
   try {
     const unchanged = (await readFile(opts.catalogPath, 'utf8')) === opts.catalogText;
     const recorded = (applied: boolean): RecordedRun => ({
-      run: { id: opts.run.id, startedAt: opts.run.startedAt, finishedAt: now().toISOString(), catalog: opts.catalogPath, applied, aborted: plan.aborted, summary: plan.summary, warnings: plan.warnings },
+      run: {
+        id: opts.run.id, startedAt: opts.run.startedAt, finishedAt: now().toISOString(), catalog: opts.catalogPath, applied, aborted: plan.aborted, summary: plan.summary, warnings: plan.warnings,
+        ...(plan.quorum !== undefined ? { quorum: plan.quorum } : {}),
+      },
       rows: plan.rows,
     });
     const snapshots = [...new Set(plan.rows.map((r) => r.toolsHash).filter((h): h is string => h !== null))].map((h) => opts.snapshots.get(h)).filter((s): s is StoredSnapshot => !!s);

@@ -6,18 +6,23 @@
  */
 import type { ToolsLock } from '../model/acceptance.js';
 import type { Observation } from '../model/observation.js';
-import type { Plan, PlanRow } from '../model/plan.js';
+import type { Plan, PlanRow, VantageEntry } from '../model/plan.js';
 import type { StoredSnapshot } from '../model/snapshot.js';
 import type { Decision, Reason } from '../model/words.js';
 import { asUnprocessable } from '../policy/policy.js';
+import { combineVantages } from '../policy/vantages.js';
 import { HELD_OUT, NO_TOOL_REVIEW, reviewAgainst, reviewTools, type ToolReview } from './drift.js';
 
 export interface CanaryCheck { configured: number; reachable: number }
 
-/** One catalog row to decide: its name, this run's observation of its URL, the rows recorded for that URL before. */
+/**
+ * One catalog row to decide: its name, this run's observation of its URL (or, in a run across vantages, one per
+ * vantage that answered, at least one), the rows recorded for that URL before.
+ */
 export interface RowInput {
   name: string;
-  observation: Observation;
+  observation?: Observation;
+  observations?: readonly Observation[];
   /** Earlier rows of this URL, newest first (the drop streak reads as many as `confirmDrops`). */
   history: readonly Pick<PlanRow, 'verdict' | 'reason' | 'observedAt'>[];
 }
@@ -34,6 +39,11 @@ export interface DecideInput {
   canaries: CanaryCheck;
   /** What the run noticed but that decides nothing (carried into the plan). */
   warnings?: readonly string[];
+  /**
+   * A run across vantages: the vantages asked (in order), how many must agree before a drop, and each one's canaries.
+   * Without (or with one vantage), every row's one observation decides, as before.
+   */
+  vantages?: { asked: readonly string[]; quorum: number; canaries?: ReadonlyMap<string, CanaryCheck> };
 }
 
 /** Failures that say more about this machine's network than about the server. */
@@ -63,6 +73,7 @@ export function decideRow(row: Pick<Observation, 'verdict'>, history: RowInput['
     case 'drop': {
       let streak = 1;
       for (const h of history) {
+        if (h.reason === 'vantage-incomplete') continue; // too few vantages answered: that run counts for nothing
         if (h.verdict !== 'drop') break;
         streak++;
       }
@@ -82,7 +93,7 @@ function toolReviewOf(o: Observation, input: DecideInput, url: string): ToolRevi
 
 /** One row decided. Whatever goes wrong in its tool review is this row's verdict (review/unprocessable), never the run's. */
 function planRow(row: RowInput, input: DecideInput, outage: boolean): PlanRow {
-  let o = row.observation;
+  let o = row.observation!;
   let review: ToolReview;
   try {
     review = toolReviewOf(o, input, o.url);
@@ -110,14 +121,72 @@ function planRow(row: RowInput, input: DecideInput, outage: boolean): PlanRow {
   };
 }
 
+const answersOf = (r: RowInput): readonly Observation[] => r.observations ?? (r.observation ? [r.observation] : []);
+
+/**
+ * Vantages to leave out of a run: one whose canaries all failed; without canaries, one where at least half, and at
+ * least two, of the servers another vantage reached fail at the network level (servers no vantage reached do not count).
+ */
+export function vantageOutages(rows: readonly (readonly Pick<Observation, 'url' | 'vantage' | 'verdict' | 'reason'>[])[], asked: readonly string[], canaries: ReadonlyMap<string, CanaryCheck> = new Map()): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const v of asked) {
+    const c = canaries.get(v);
+    if (c && c.configured > 0) {
+      if (c.reachable === 0) out.set(v, `none of its ${c.configured} canary URL(s) answered`);
+      continue;
+    }
+    const reachedElsewhere = rows.filter((answers) => answers.some((o) => o.vantage !== v && (o.verdict === 'live' || o.verdict === 'review')));
+    const failing = reachedElsewhere.filter((answers) => answers.some((o) => o.vantage === v && NETWORK_LEVEL.has(o.reason))).length;
+    if (failing >= 2 && failing * 2 >= reachedElsewhere.length) out.set(v, `${failing} of ${reachedElsewhere.length} servers other vantages reached failed there at the network level`);
+  }
+  return out;
+}
+
+/** A row of a run across vantages: its answers made one observation, and each vantage's reading. */
+interface CombinedRow extends RowInput { observation: Observation; vantages: VantageEntry[]; note: string | null }
+
+/** The rows of a run across vantages (pure). */
+function combined(input: DecideInput, asked: readonly string[], quorum: number, left: ReadonlyMap<string, string>): CombinedRow[] {
+  return input.rows.map((row) => {
+    const all = answersOf(row);
+    const answers = all.filter((o) => !left.has(o.vantage));
+    const c = combineVantages(answers, asked.filter((v) => !left.has(v)), quorum);
+    const standing = c.from === null ? all[0] : answers[c.from];
+    if (!standing) throw new Error(`${row.name}: no observation from any vantage`);
+    const vantages: VantageEntry[] = asked.map((v) => {
+      const o = all.find((x) => x.vantage === v);
+      return { vantage: v, verdict: o?.verdict ?? null, reason: o?.reason ?? null, latencyMs: o ? Math.round(o.durationMs) : null, observedAt: o?.observedAt ?? null, left: left.get(v) ?? null };
+    });
+    const observation: Observation = { ...standing, verdict: c.verdict, reason: c.reason, reasons: c.reason === standing.reason ? standing.reasons : [c.reason, ...standing.reasons] };
+    return { name: row.name, observation, history: row.history, vantages, note: c.note };
+  });
+}
+
 export function decide(input: DecideInput): Plan {
-  const aborted = detectOutage(input.rows.map((r) => r.observation), input.canaries);
-  const rows = input.rows.map((r) => planRow(r, input, aborted !== null));
+  const asked = input.vantages?.asked ?? [];
+  const quorum = input.vantages?.quorum ?? 1;
+  let aborted: string | null;
+  let rows: PlanRow[];
+  const warnings = [...(input.warnings ?? [])];
+  if (asked.length <= 1) {
+    aborted = detectOutage(input.rows.map((r) => answersOf(r)[0]!), input.canaries);
+    rows = input.rows.map((r) => planRow({ ...r, observation: answersOf(r)[0]! }, input, aborted !== null));
+  } else {
+    const left = vantageOutages(input.rows.map(answersOf), asked, input.vantages?.canaries);
+    for (const [v, why] of left) warnings.push(`vantage ${v} left out of this run: ${why}`);
+    const remaining = asked.length - left.size;
+    aborted = remaining < quorum ? `too few vantages left to decide: ${remaining} of ${asked.length} (the quorum is ${quorum}); ${[...left].map(([v, why]) => `${v}: ${why}`).join('; ')}` : null;
+    rows = combined(input, asked, quorum, left).map((r) => {
+      const p = planRow(r, input, aborted !== null);
+      return { ...p, vantages: r.vantages, note: p.note ?? r.note };
+    });
+  }
   const count = (d: Decision) => rows.filter((r) => r.decision === d).length;
   return {
     rows,
     summary: { total: rows.length, keep: count('keep'), keepFailed: count('keep-failed'), review: count('review'), drop: count('drop'), changed: rows.filter((r) => r.changed).length },
     aborted,
-    warnings: [...(input.warnings ?? [])],
+    warnings,
+    ...(asked.length > 1 ? { quorum } : {}),
   };
 }

@@ -7,7 +7,8 @@
  */
 import type { PlanRow, RecordedRun } from '../model/plan.js';
 import type { Reason, VerdictName } from '../model/words.js';
-import { classify, classifyAs, type EntryFacts } from '../policy/policy.js';
+import { classify, classifyAs, type Classification, type EntryFacts } from '../policy/policy.js';
+import { combineVantages } from '../policy/vantages.js';
 import { reviewTools, type ToolReview } from './drift.js';
 
 export interface RejudgeOptions {
@@ -45,17 +46,29 @@ const reviewOf = (r: PlanRow): ToolReview => ({
   identityChanged: r.identityChanged, firstUse: r.firstUse,
 });
 
-/** One row judged again, or null without evidence (none recorded, none of that profile, or too little to read). */
-export function rejudgeRow(r: PlanRow, opts: RejudgeOptions): Judgement | null {
+/**
+ * One row judged again, or null without evidence (none recorded, none of that profile, or too little to read). A
+ * row of a run across vantages (`quorum`: the run's) is its standing vantage's evidence judged again, combined with
+ * what the other vantages recorded, by today's vantage rules.
+ */
+export function rejudgeRow(r: PlanRow, opts: RejudgeOptions, quorum?: number): Judgement | null {
   if (!r.evidence) return null;
   const facts: EntryFacts = { requiresAuth: opts.requiresAuth(r.url) ?? r.probe?.requiresAuth ?? false, flagged: r.findingsSeen > 0 };
-  let v;
+  let v: Classification | null;
   try {
     v = opts.profile === r.profile ? classify(r.evidence, facts) : classifyAs(r.evidence, opts.profile, facts);
   } catch {
     return null; // a run with no exchange (a hand-made line): nothing for the policy to read
   }
   if (!v) return null;
+  const own = v;
+  if (r.vantages && r.vantages.length > 1 && quorum !== undefined) {
+    const asked = r.vantages.filter((e) => e.left === null);
+    const readings = asked.flatMap((e) => (e.vantage === r.vantage ? [{ vantage: e.vantage, verdict: own.verdict, reason: own.reason }]
+      : e.verdict !== null && e.reason !== null ? [{ vantage: e.vantage, verdict: e.verdict, reason: e.reason }] : []));
+    const c = combineVantages(readings, asked.map((e) => e.vantage), quorum);
+    v = { ...own, verdict: c.verdict, reason: c.reason };
+  }
   const reviewed = reviewTools({ ...v, toolsHash: r.toolsHash }, reviewOf(r));
   return { verdict: reviewed.verdict, reason: reviewed.reason };
 }
@@ -66,7 +79,7 @@ export function rejudge(runs: readonly RecordedRun[], opts: RejudgeOptions): Rej
   const out = runs.map(({ run, rows }) => ({
     id: run.id, startedAt: run.startedAt, aborted: run.aborted !== null,
     rows: rows.map((r): RejudgedRow => {
-      const today = rejudgeRow(r, opts);
+      const today = rejudgeRow(r, opts, run.quorum);
       const differs = today !== null && (today.verdict !== r.verdict || today.reason !== r.reason);
       if (today === null) noEvidence++;
       if (differs) differences++;

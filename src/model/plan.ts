@@ -17,6 +17,18 @@ export const toolChangesSchema = z.object({
 
 export const decisionSchema = z.enum(DECISIONS);
 
+/** What one vantage the run asked saw of the URL (`verdict` null: it gave no answer, or was left out: `left` says why). */
+export const vantageEntrySchema = z.object({
+  vantage: z.string(),
+  verdict: verdictNameSchema.nullable(),
+  reason: reasonSchema.nullable(),
+  /** The probe's whole time there, ms. */
+  latencyMs: count.nullable(),
+  observedAt: isoTime.nullable(),
+  /** Why the vantage was left out of this run (its canaries failed, or the network-level rule), or null. */
+  left: z.string().nullable(),
+});
+
 export const planRowSchema = observationSchema.extend({
   /** The catalog row's name. */
   name: z.string(),
@@ -45,6 +57,8 @@ export const planRowSchema = observationSchema.extend({
   heldOut: z.boolean(),
   /** SHA-256 of the stored snapshot file's bytes (`history/snapshots/<toolsHash>.json`), or null without one. */
   snapshotSha256: sha256Hex.nullable(),
+  /** A run across several vantages: one entry per vantage asked; the row's own fields are its standing vantage's. */
+  vantages: z.array(vantageEntrySchema).optional(),
 });
 
 export const planSummarySchema = z.object({
@@ -58,6 +72,8 @@ export const planSchema = z.object({
   aborted: z.string().nullable(),
   /** What the run noticed but that decides nothing (a snapshot file that does not match its record, …). */
   warnings: z.array(z.string()),
+  /** A run across several vantages: how many had to agree before a drop. */
+  quorum: count.optional(),
 });
 
 /** One recorded run: its plan's summary and what became of it. Its rows are recorded beside it. */
@@ -73,10 +89,13 @@ export const runRecordSchema = z.object({
   aborted: z.string().nullable(),
   summary: planSummarySchema,
   warnings: z.array(z.string()),
+  /** A run across several vantages: how many had to agree before a drop (`rejudge` combines them again). */
+  quorum: count.optional(),
 });
 
 export type ToolChanges = z.infer<typeof toolChangesSchema>;
 export type PlanRow = z.infer<typeof planRowSchema>;
+export type VantageEntry = z.infer<typeof vantageEntrySchema>;
 export type PlanSummary = z.infer<typeof planSummarySchema>;
 export type Plan = z.infer<typeof planSchema>;
 export type RunRecord = z.infer<typeof runRecordSchema>;

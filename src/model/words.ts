@@ -15,13 +15,13 @@ export const REASONS = [
   'app-sse-format', 'app-stream-open', 'app-wrong-message', 'app-notification-rejected', 'app-ua-blocked',
   'app-batch-response', 'app-encoding', 'app-tool-list', 'app-incompatible', 'era-incompatible',
   // review: other
-  'suspicious-tools', 'tools-changed', 'identity-changed', 'unprocessable',
+  'suspicious-tools', 'tools-changed', 'identity-changed', 'unprocessable', 'vantage-split',
   'zero-tools', 'auth-required', 'payment-required', 'redirected', 'handshake-error', 'tools-error', 'oversize',
   // drop
   'dns', 'refused', 'http-404', 'http-410', 'not-mcp', 'not-streamable-http',
   'origin-tls', 'origin-dns', 'non-retryable-5xx',
   // failed (keep the row)
-  'timeout', 'retryable-5xx', 'network', 'rate-limited', 'edge-blocked', 'tls',
+  'timeout', 'retryable-5xx', 'network', 'rate-limited', 'edge-blocked', 'tls', 'vantage-incomplete',
 ] as const;
 export type Reason = (typeof REASONS)[number];
 

@@ -66,6 +66,8 @@ export const REASON_TEXT: Record<Reason, string> = {
   'rate-limited': 'HTTP 429 rate limited, also on the retry',
   'edge-blocked': 'a 403 bot wall or challenge at the edge (not proof of auth)',
   'tls': 'the TLS handshake with the server failed',
+  'vantage-split': 'reachable from some vantages, drop-class from others: one network\'s view is not the internet\'s, a human decides (the note names each side)',
+  'vantage-incomplete': 'fewer vantages than the quorum answered by the deadline: kept and marked; neither extends nor resets a drop streak',
 };
 
 /** The plain-language reason of a record: its reason's text, and where onetap could not process the answer. */
@@ -296,7 +298,17 @@ export function usable(v: { verdict: string; reason: string }): boolean {
   return v.verdict === 'live' || (v.verdict === 'review' && DRIFT_RULES.some((r) => r.reason === v.reason));
 }
 
-export const POLICY_TABLE: ReadonlyArray<Verdict & { stage: 'live' | 'drift' | 'app-trip' | 'review' | 'initialize' | 'tools/list'; policy: string }> = [
+/**
+ * Many vantages, one verdict (`./vantages.ts` combines them): the two reasons only a run across vantages gives. The
+ * rest of its rules keep a vantage's own verdict: a drop needs drop-class evidence from at least the quorum of
+ * vantages and none that reached the server; reachable in some and only failed in others keeps the row, with a note.
+ */
+export const VANTAGE_RULES: ReadonlyArray<Verdict & { policy: string }> = [
+  { verdict: 'failed', reason: 'vantage-incomplete', policy: 'a drop needs the quorum: fewer answers than it by the deadline keep the row, and the run counts for no streak' },
+  { verdict: 'review', reason: 'vantage-split', policy: 'one machine is not one view of the internet: reachable from some vantages and drop-class from others is never an automatic drop' },
+];
+
+export const POLICY_TABLE: ReadonlyArray<Verdict & { stage: 'vantages' | 'live' | 'drift' | 'app-trip' | 'review' | 'initialize' | 'tools/list'; policy: string }> = [
   ...unprocessableRules.map(({ verdict, reason, policy }) => ({ stage: 'live' as const, verdict, reason, policy })),
   ...screenRules.map(({ verdict, reason, policy }) => ({ stage: 'live' as const, verdict, reason, policy })),
   ...liveRules.map(({ verdict, reason, policy }) => ({ stage: 'live' as const, verdict, reason, policy })),
@@ -305,4 +317,6 @@ export const POLICY_TABLE: ReadonlyArray<Verdict & { stage: 'live' | 'drift' | '
   ...reviewRules.map(({ verdict, reason, policy }) => ({ stage: 'review' as const, verdict, reason, policy })),
   ...initRules.map(({ verdict, reason, policy }) => ({ stage: 'initialize' as const, verdict, reason, policy })),
   ...toolsRules.map(({ verdict, reason, policy }) => ({ stage: 'tools/list' as const, verdict, reason, policy })),
+  // After every vantage's own verdict: a run across vantages makes them one (`./vantages.ts`).
+  ...VANTAGE_RULES.map(({ verdict, reason, policy }) => ({ stage: 'vantages' as const, verdict, reason, policy })),
 ];

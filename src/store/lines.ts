@@ -122,6 +122,7 @@ export function runLineList({ run, rows }: RecordedRun, knownTools: Map<string, 
   const head = {
     v: HISTORY_LINE_VERSION, type: 'run', id: run.id, startedAt: run.startedAt, finishedAt: run.finishedAt, catalog: basename(run.catalog),
     applied: run.applied, aborted, observations: aborted ? 0 : rows.length, summary: run.summary, warnings: boundedWarnings(run.warnings),
+    ...(run.quorum !== undefined ? { quorum: run.quorum } : {}),
     ...(aborted ? { plan: rows.map((r) => rowFields(r, r.tools)) } : {}),
   };
   if (aborted) return [JSON.stringify(boundedRunLine(head))];

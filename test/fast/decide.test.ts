@@ -10,6 +10,7 @@ import { describeToolChanges, identityChanged, reviewAgainst, reviewTools, toolC
 import { storedSnapshot, toolListSnapshot } from '../../src/attest/snapshot.js';
 import { EMPTY_LOCK, type ToolsLock } from '../../src/model/acceptance.js';
 import type { StoredSnapshot, ToolDefinition } from '../../src/model/snapshot.js';
+import type { Observation } from '../../src/model/observation.js';
 import { observation } from '../helpers.js';
 
 const URL_A = 'https://a.example/mcp';
@@ -130,7 +131,7 @@ describe('tool review against the accepted list', () => {
 });
 
 describe('the plan', () => {
-  const row = (name: string, verdict: RowInput['observation']['verdict'], reason: RowInput['observation']['reason'], history: RowInput['history'] = []): RowInput => ({ name, observation: observation({ url: `https://${name}.example/mcp`, verdict, reason, reasons: [reason] }), history });
+  const row = (name: string, verdict: Observation['verdict'], reason: Observation['reason'], history: RowInput['history'] = []): RowInput => ({ name, observation: observation({ url: `https://${name}.example/mcp`, verdict, reason, reasons: [reason] }), history });
 
   it('counts each decision, and changed against the previous row', () => {
     const plan = decide({
