@@ -13,6 +13,7 @@ import { registerSite } from './site.js';
 import { registerMcp } from './mcp.js';
 import { registerRejudge } from './rejudge.js';
 import { registerStore } from './store.js';
+import { registerWorker } from './worker.js';
 import { runDemo } from './demo.js';
 import { UsageError } from './args.js';
 import { CatalogError } from '../catalog/model.js';
@@ -50,6 +51,7 @@ export function buildProgram(): Command {
   registerSite(program);
   registerMcp(program);
   registerStore(program);
+  registerWorker(program);
   program
     .command('demo')
     .description('refresh the shipped catalog against a loopback fleet that plays it, in a temporary workspace (offline)')

@@ -74,6 +74,7 @@ export const EXIT_CODES: Readonly<Record<string, readonly ExitCode[]>> = {
   'site': [{ code: 0, meaning: 'written (a catalog that fails lint: the status pages with its findings, no published documents; the findings on stderr)' }, { code: 1, meaning: 'a catalog that would leak a secret, or an error' }, { code: 2, meaning: 'usage' }],
   'mcp': [{ code: 0, meaning: 'stopped (it runs until stopped)' }, { code: 1, meaning: 'the port cannot be bound' }, { code: 2, meaning: 'usage' }],
   'demo': [{ code: 0, meaning: 'the demo ran' }],
+  'worker': [{ code: 0, meaning: 'stopped by SIGTERM or SIGINT (jobs in flight finished within --drain, the rest handed back)' }, { code: 1, meaning: 'the store or queue cannot be reached, or its schema is behind (`onetap store migrate`)' }, { code: 2, meaning: 'usage' }],
   'store': [{ code: 0, meaning: '`--help`' }, { code: 2, meaning: 'no subcommand, or an unknown one' }],
   'store migrate': [{ code: 0, meaning: 'migrated, or up to date' }, { code: 1, meaning: 'the store cannot be reached, is newer than this onetap, or a migration failed (nothing of it applied)' }, { code: 2, meaning: 'usage (no URL, or not a PostgreSQL one)' }],
   'store import': [{ code: 0, meaning: 'imported (runs the store holds already are left out; unusable lines are counted as history problems)' }, { code: 1, meaning: 'an error: nothing was imported' }, { code: 2, meaning: 'usage' }],

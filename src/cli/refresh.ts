@@ -4,7 +4,7 @@ import type { Store } from '../store/store.js';
 import { REASON_TEXT } from '../policy/policy.js';
 import { refresh, type RefreshResult } from '../refresh/refresh.js';
 import { planJson } from '../decide/plan-json.js';
-import { flagError, knownProfile, positiveInt, profileName, timeoutMs } from './args.js';
+import { flagError, knownProfile, positiveInt, profileName, timeoutMs, UsageError } from './args.js';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { PROBE_MANY_DEFAULTS } from '../attest/probe-many.js';
 import { KOTLIN_PACKAGE, OUTPUT_NAMES, parseOutputList, type OutputName } from '../catalog/outputs.js';
@@ -25,6 +25,8 @@ import { findingLines, mismatchText, paint, Progress, table, useColor } from './
 import { inert } from '../text/escape.js';
 import { describeHistoryProblems } from '../store/problems.js';
 import { openStore, STATE_OPTION, STORE_OPTION, storeUrl } from './store.js';
+import { redactStoreUrl, storeUrlProblem } from '../store/url.js';
+import { VANTAGE_NAME } from '../queue/queue.js';
 import { matrixLine } from '../attest/profile.js';
 import { toolReviewLine } from '../decide/drift.js';
 
@@ -32,7 +34,7 @@ import { toolReviewLine } from '../decide/drift.js';
 const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
 export interface RefreshFlags {
-  catalog: string; state?: string; store?: string; write?: boolean; record?: boolean; json?: boolean; concurrency: number; timeout?: number;
+  catalog: string; state?: string; store?: string; vantages?: string[]; quorum?: number; runId?: string; deadline?: number; queue?: string; write?: boolean; record?: boolean; json?: boolean; concurrency: number; timeout?: number;
   allowHttp?: boolean; confirmDrops?: number; out?: string; outputs?: OutputName[]; nextRunDays?: number; kotlinPackage?: string; profile?: string; matrix?: boolean; perHost?: number;
 }
 
@@ -56,6 +58,11 @@ export function registerRefresh(program: Command): void {
     .option('--out <dir>', 'directory for generated files (default: the catalog\'s directory)')
     .option('--outputs <list>', `the generated files to write, comma-separated, over the catalog's outputs: ${OUTPUT_NAMES.join(', ')} (none: "")`, outputList)
     .option('--next-run-days <n>', 'days until the next scheduled run: a --write that changes nothing writes no generated file, but refreshes the snapshot\'s dates if they would go stale before then (default 7)', positiveInt)
+    .option('--vantages <list>', 'a run across vantages: the workers\' vantages, comma-separated (`onetap worker --vantage <name>` takes their jobs; needs a PostgreSQL store)', vantageList)
+    .option('--quorum <n>', 'with --vantages: how many vantages must see a server dead before it is dropped (default: a majority)', positiveInt)
+    .option('--run-id <id>', 'the run\'s id (default: its start time); enqueueing the same run again adds no job')
+    .option('--deadline <ms>', 'with --vantages: how long to wait for the workers (default: the worst case of one row)', timeoutMs)
+    .option('--queue <url>', 'with --vantages: the queue\'s PostgreSQL URL (default: the store\'s)', queueFlag)
     .option('--kotlin-package <name>', 'package of the generated Kotlin file (default: the catalog\'s outputs.kotlin.package, else com.inspiredandroid.kai.mcp)')
     .action(async (flags: RefreshFlags) => {
       process.exitCode = await runRefresh(flags, process.stdout);
@@ -68,7 +75,28 @@ function outputList(value: string): OutputName[] {
 }
 
 /** Paths and names checked before the first probe (exit 2 naming the flag). */
+/** `--vantages a,b,c`: vantage names, each once. */
+function vantageList(value: string): string[] {
+  const names = value.split(',').map((v) => v.trim());
+  const bad = names.find((v) => !VANTAGE_NAME.test(v));
+  if (bad !== undefined) throw new InvalidArgumentError(`a vantage is a name of a-z, digits, _ and - (up to 63), got "${value}"`);
+  if (new Set(names).size !== names.length) throw new InvalidArgumentError(`a vantage is named once, got "${value}"`);
+  return names;
+}
+
+function queueFlag(value: string): string {
+  const problem = storeUrlProblem(value);
+  if (problem) throw flagError('--queue', problem, redactStoreUrl(value));
+  return value;
+}
+
 function checkFlags(flags: RefreshFlags): void {
+  if (flags.vantages === undefined) {
+    for (const [flag, given] of [['--quorum', flags.quorum], ['--deadline', flags.deadline], ['--queue', flags.queue]] as const) if (given !== undefined) throw new UsageError(`${flag}: only with --vantages`);
+  } else {
+    if (flags.quorum !== undefined && flags.quorum > flags.vantages.length) throw flagError('--quorum', `more than the ${flags.vantages.length} vantages asked`, String(flags.quorum));
+    if (storeUrl(flags.store) === undefined) throw new UsageError('--vantages: needs a PostgreSQL store that the workers record to (--store or ONETAP_STORE_URL)');
+  }
   if (flags.kotlinPackage !== undefined && !KOTLIN_PACKAGE.test(flags.kotlinPackage)) throw flagError('--kotlin-package', 'not a Kotlin package name', flags.kotlinPackage);
   if (flags.out !== undefined && existsSync(flags.out) && !statSync(flags.out).isDirectory()) throw flagError('--out', 'exists and is not a directory', flags.out);
   if (!existsSync(flags.catalog)) throw flagError('--catalog', 'no such file', flags.catalog);
@@ -94,7 +122,13 @@ async function refreshWith(flags: RefreshFlags, out: Parameters<typeof runRefres
   const result: RefreshResult = await refresh({
     catalogPath: flags.catalog, write: flags.write, record: flags.write || flags.record ? true : undefined, concurrency: flags.concurrency, timeoutMs: flags.timeout,
     allowHttp: flags.allowHttp, confirmDrops: flags.confirmDrops, outDir: flags.out, outputs: flags.outputs, nextRunDays: flags.nextRunDays, kotlinPackage: flags.kotlinPackage,
-    profile: flags.profile, matrix: flags.matrix, perHost: flags.perHost, store,
+    profile: flags.profile, matrix: flags.matrix, perHost: flags.perHost, store, runId: flags.runId,
+    ...(flags.vantages ? {
+      vantages: {
+        names: flags.vantages, quorum: flags.quorum ?? Math.floor(flags.vantages.length / 2) + 1, queueUrl: flags.queue ?? storeUrl(flags.store)!, deadlineMs: flags.deadline,
+        onWaiting: (until: Date, jobs: number) => { process.stderr.write(`onetap: ${jobs} jobs for vantages ${flags.vantages!.join(', ')} on the queue; deciding at ${until.toISOString()} at the latest\n`); },
+      },
+    } : {}),
     onProbeStart: (i) => {
       progress ??= new Progress(glance.labels, !flags.json && !!process.stderr.isTTY);
       progress.start(i);

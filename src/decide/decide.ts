@@ -21,6 +21,8 @@ export interface CanaryCheck { configured: number; reachable: number }
  */
 export interface RowInput {
   name: string;
+  /** The row's URL: needed only when no vantage answered for it (its record then says so). */
+  url?: string;
   observation?: Observation;
   observations?: readonly Observation[];
   /** Earlier rows of this URL, newest first (the drop streak reads as many as `confirmDrops`). */
@@ -43,7 +45,7 @@ export interface DecideInput {
    * A run across vantages: the vantages asked (in order), how many must agree before a drop, and each one's canaries.
    * Without (or with one vantage), every row's one observation decides, as before.
    */
-  vantages?: { asked: readonly string[]; quorum: number; canaries?: ReadonlyMap<string, CanaryCheck> };
+  vantages?: { asked: readonly string[]; quorum: number; canaries?: ReadonlyMap<string, CanaryCheck>; run?: { id: string; startedAt: string } };
 }
 
 /** Failures that say more about this machine's network than about the server. */
@@ -142,6 +144,19 @@ export function vantageOutages(rows: readonly (readonly Pick<Observation, 'url' 
   return out;
 }
 
+/** The record of a row no vantage answered for by the deadline: nothing was observed, and it says so. */
+function unanswered(row: RowInput, input: DecideInput): Observation {
+  const run = input.vantages?.run;
+  if (row.url === undefined || run === undefined) throw new Error(`${row.name}: no observation from any vantage, and no URL and run to record that by`);
+  return {
+    url: row.url, run: run.id, vantage: input.vantages!.asked[0]!, observedAt: run.startedAt, profile: '', probe: null,
+    verdict: 'failed', reason: 'vantage-incomplete', reasons: ['vantage-incomplete'], attempts: 0, durationMs: 0, httpStatus: null,
+    protocolVersion: null, serverName: null, serverVersion: null, tools: null, toolCount: null, sessionId: false,
+    error: 'no vantage answered by the deadline', appError: null, quirks: [], excludedTools: [], cutShort: false, auth: null, location: null,
+    diagnosis: null, matrix: null, toolsHash: null, toolsDigest: null, findings: [], findingsSeen: 0, cardMismatches: null, evidence: null,
+  };
+}
+
 /** A row of a run across vantages: its answers made one observation, and each vantage's reading. */
 interface CombinedRow extends RowInput { observation: Observation; vantages: VantageEntry[]; note: string | null }
 
@@ -151,8 +166,7 @@ function combined(input: DecideInput, asked: readonly string[], quorum: number, 
     const all = answersOf(row);
     const answers = all.filter((o) => !left.has(o.vantage));
     const c = combineVantages(answers, asked.filter((v) => !left.has(v)), quorum);
-    const standing = c.from === null ? all[0] : answers[c.from];
-    if (!standing) throw new Error(`${row.name}: no observation from any vantage`);
+    const standing = (c.from === null ? all[0] : answers[c.from]) ?? unanswered(row, input);
     const vantages: VantageEntry[] = asked.map((v) => {
       const o = all.find((x) => x.vantage === v);
       return { vantage: v, verdict: o?.verdict ?? null, reason: o?.reason ?? null, latencyMs: o ? Math.round(o.durationMs) : null, observedAt: o?.observedAt ?? null, left: left.get(v) ?? null };
@@ -169,8 +183,9 @@ export function decide(input: DecideInput): Plan {
   let rows: PlanRow[];
   const warnings = [...(input.warnings ?? [])];
   if (asked.length <= 1) {
-    aborted = detectOutage(input.rows.map((r) => answersOf(r)[0]!), input.canaries);
-    rows = input.rows.map((r) => planRow({ ...r, observation: answersOf(r)[0]! }, input, aborted !== null));
+    const one = input.rows.map((r) => answersOf(r)[0] ?? unanswered(r, input));
+    aborted = detectOutage(one, input.canaries);
+    rows = input.rows.map((r, i) => planRow({ ...r, observation: one[i] }, input, aborted !== null));
   } else {
     const left = vantageOutages(input.rows.map(answersOf), asked, input.vantages?.canaries);
     for (const [v, why] of left) warnings.push(`vantage ${v} left out of this run: ${why}`);

@@ -14,11 +14,11 @@ export function planRowJson(r: PlanRow): PlanRowJson {
     findings: r.findings, findingsSeen: r.findingsSeen, cardMismatches: r.cardMismatches,
     serverInfoChanged: r.serverInfoChanged, snapshotSha256: r.snapshotSha256,
     toolCount: r.toolCount, toolsDigest: r.toolsDigest, toolsChanged: r.toolsChanged, identityChanged: r.identityChanged,
-    run: r.run, vantage: r.vantage, observedAt: r.observedAt,
+    run: r.run, vantage: r.vantage, observedAt: r.observedAt, ...(r.vantages ? { vantages: r.vantages } : {}),
   };
 }
 
 /** The `refresh --json` shape: `{plan: [...], summary, aborted, warnings}`. */
 export function planJson(plan: Plan): PlanJson {
-  return { plan: plan.rows.map(planRowJson), summary: plan.summary, aborted: plan.aborted, warnings: plan.warnings };
+  return { plan: plan.rows.map(planRowJson), summary: plan.summary, aborted: plan.aborted, warnings: plan.warnings, ...(plan.quorum !== undefined ? { quorum: plan.quorum } : {}) };
 }

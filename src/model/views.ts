@@ -29,7 +29,7 @@ export const planRowJsonSchema = planRowSchema.pick({
   httpStatus: true, tools: true, error: true, durationMs: true, profile: true, reasons: true, appError: true, location: true, toolsHash: true,
   acceptedHash: true, toolChanges: true, firstUse: true, heldOut: true, findings: true, findingsSeen: true, cardMismatches: true,
   serverInfoChanged: true, snapshotSha256: true, toolCount: true, toolsDigest: true, toolsChanged: true, identityChanged: true,
-  run: true, vantage: true, observedAt: true,
+  run: true, vantage: true, observedAt: true, vantages: true,
 }).extend({
   /** Per profile, with `--matrix` (absent without it). */
   matrix: z.record(z.string(), matrixCellSchema).optional(),
@@ -41,6 +41,8 @@ export const planJsonSchema = z.object({
   summary: planSummarySchema,
   aborted: z.string().nullable(),
   warnings: z.array(z.string()),
+  /** A run across vantages: how many had to agree before a drop. */
+  quorum: z.number().int().optional(),
 });
 
 export type ProbeJson = z.infer<typeof probeJsonSchema>;

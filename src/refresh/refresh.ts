@@ -17,7 +17,8 @@ import { KOTLIN_PACKAGE, outputsProblems, resolveOutputs, type OutputName } from
 import { decide } from '../decide/decide.js';
 import type { HistoryProblems, Plan } from '../model/plan.js';
 import type { StoredSnapshot } from '../model/snapshot.js';
-import type { Store } from '../store/store.js';
+import type { Store, VantageObservations } from '../store/store.js';
+import { defaultDeadlineMs, gatherAcross, type AcrossOptions } from './across.js';
 
 export interface RefreshOptions {
   catalogPath: string;
@@ -57,6 +58,11 @@ export interface RefreshOptions {
   env?: Readonly<Record<string, string | undefined>>;
   /** The run's id (default: its start time). */
   runId?: string;
+  /**
+   * A run across vantages: jobs for workers (`onetap worker`) on the queue, their observations read from the store
+   * (which must be one workers record to: PostgreSQL), then one decision per row by the quorum rules.
+   */
+  vantages?: { names: readonly string[]; quorum: number; queueUrl: string; deadlineMs?: number; onWaiting?: AcrossOptions['onWaiting']; pollMs?: number };
   /** Called with the plan before anything is written. */
   onPlan?: (plan: Plan) => void;
   /** Passed to every probe (retry delay, user agent, …). */
@@ -100,6 +106,7 @@ export async function refresh(opts: RefreshOptions): Promise<RefreshResult> {
     const confirmDrops = opts.confirmDrops ?? catalog.policy.confirmDrops ?? 1;
     const startedAt = now().toISOString();
     const run = { id: opts.runId ?? startedAt, startedAt };
+    if (opts.vantages) return await refreshAcross(opts, { catalog, text, outputs, profile, store, historyProblems, confirmDrops, run, startedAt, recorded, exitOf: (p) => (p.aborted ? 3 : 0) });
     const collected = await collect(catalog.servers.map((s) => targetOf(s, opts.env)), {
       ...opts.probe, run, concurrency: opts.concurrency ?? PROBE_MANY_DEFAULTS.concurrency, perHost: opts.perHost,
       timeoutMs: opts.timeoutMs ?? catalog.policy.timeoutMs, profile, matrix: opts.matrix,
@@ -135,4 +142,54 @@ export async function refresh(opts: RefreshOptions): Promise<RefreshResult> {
   } finally {
     if (!opts.store) await store.close();
   }
+}
+
+interface Prepared {
+  catalog: Awaited<ReturnType<typeof loadCatalog>>['catalog'];
+  text: string;
+  outputs: ReturnType<typeof resolveOutputs>;
+  profile: ClientProfile;
+  store: Store;
+  historyProblems: HistoryProblems;
+  confirmDrops: number;
+  run: { id: string; startedAt: string };
+  startedAt: string;
+  recorded: boolean;
+  exitOf: (p: Plan) => 0 | 3;
+}
+
+/** The run across vantages: the workers collect, this process decides (the quorum rules) and applies. */
+async function refreshAcross(opts: RefreshOptions, p: Prepared): Promise<RefreshResult> {
+  const v = opts.vantages!;
+  const store = p.store as Store & Partial<VantageObservations>;
+  if (typeof store.observationsOf !== 'function' || typeof store.canariesOf !== 'function') throw new CatalogError('a run across vantages needs a store workers record to (PostgreSQL: --store or ONETAP_STORE_URL)');
+  const timeoutMs = opts.timeoutMs ?? p.catalog.policy.timeoutMs;
+  const gathered = await gatherAcross(p.catalog, store as Store & VantageObservations, p.run, { profile: p.profile, timeoutMs, matrix: !!opts.matrix, allowHttp: !!opts.allowHttp }, {
+    vantages: v.names, queueUrl: v.queueUrl, deadlineMs: v.deadlineMs ?? defaultDeadlineMs(p.profile, timeoutMs), onWaiting: v.onWaiting, pollMs: v.pollMs,
+  });
+  const lock = await p.store.acceptances();
+  const warnings: string[] = [];
+  const snapshots = new Map(gathered.snapshots);
+  for (const url of gathered.byUrl.keys()) {
+    const accepted = lock.servers[url];
+    if (!accepted || snapshots.has(accepted.hash)) continue;
+    const read = await p.store.snapshot(accepted.hash, accepted.snapshotSha256);
+    if (read.warning) warnings.push(read.warning);
+    if (read.snapshot) snapshots.set(accepted.hash, read.snapshot);
+  }
+  const history = await Promise.all(p.catalog.servers.map((s) => p.store.recent(s.url, p.confirmDrops + 1)));
+  const plan = decide({
+    rows: p.catalog.servers.map((s, i) => ({ name: s.name, url: s.url, observations: gathered.byUrl.get(s.url) ?? [], history: history[i]! })),
+    lock, snapshots, snapshotSha256: await p.store.snapshotDigests([...gathered.snapshots.values()], !!opts.write),
+    confirmDrops: p.confirmDrops, canaries: { configured: 0, reachable: 0 }, warnings,
+    vantages: { asked: v.names, quorum: v.quorum, canaries: gathered.canaries, run: p.run },
+  });
+  opts.onPlan?.(plan);
+  const exitCode = p.exitOf(plan);
+  if (!p.recorded) return { plan, probedAt: p.startedAt, written: [], quiet: false, datesOnly: false, exitCode, historyProblems: p.historyProblems };
+  const { written, quiet, datesOnly } = await applyPlan(plan, {
+    store: p.store, catalogPath: opts.catalogPath, catalog: p.catalog, catalogText: p.text, run: p.run, write: !!opts.write, snapshots: gathered.snapshots, lock,
+    outDir: opts.outDir, outputs: p.outputs, nextRunDays: opts.nextRunDays, now: opts.now ?? (() => new Date()),
+  });
+  return { plan, probedAt: p.startedAt, written, quiet, datesOnly, exitCode, historyProblems: p.historyProblems };
 }

@@ -71,6 +71,30 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    name: 'observations per run, URL and vantage, as workers make them; canaries per run and vantage',
+    sql: `
+      -- A worker's observation, recorded as its job finishes, keyed as the job is (a retried job records once). It
+      -- counts for nothing until the deciding process records its run (then the run's rows, in observations).
+      CREATE TABLE vantage_observations (
+        run_id text NOT NULL,
+        url text NOT NULL,
+        vantage text NOT NULL,
+        observed_at text NOT NULL,
+        line text NOT NULL,
+        recorded_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (run_id, url, vantage)
+      );
+      CREATE TABLE vantage_canaries (
+        run_id text NOT NULL,
+        vantage text NOT NULL,
+        configured integer NOT NULL,
+        reachable integer NOT NULL,
+        PRIMARY KEY (run_id, vantage)
+      );
+    `,
+  },
 ];
 
 /** The schema version this onetap reads and writes. */

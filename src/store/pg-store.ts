@@ -11,6 +11,7 @@ import type { LockEntry, ToolsLock } from '../model/acceptance.js';
 import { EMPTY_LOCK, lockEntrySchema } from '../model/acceptance.js';
 import type { HistoryProblem, HistoryProblems, PlanRow, RecordedRun, RunRecord } from '../model/plan.js';
 import type { StoredSnapshot } from '../model/snapshot.js';
+import { observationSchema, type Observation } from '../model/observation.js';
 import { check } from '../model/validate.js';
 import { writeAllAtomic } from '../util/atomic.js';
 import { HISTORY_LIMITS, monthFileName, parseHistory, rowAt, runAt, runLineList, toolsRef } from './lines.js';
@@ -18,21 +19,11 @@ import { MIGRATIONS, SCHEMA_VERSION } from './pg-migrations.js';
 import { keptSnapshot, snapshotOfBytes, snapshotText, type SnapshotRead } from './snapshots.js';
 import { keptFromDay, type Retention } from './text-index.js';
 import { changedOnly } from './text-store.js';
-import { DEFAULT_SCHEMA, redactStoreUrl, storeUrlProblem } from './url.js';
+import { connection, redactStoreUrl, storeUrlProblem } from './url.js';
 import type { RunChanges, RunSelection, Store, UrlHistory, VerdictPoint } from './store.js';
 
 /** A store that cannot be used: not reachable, behind or ahead of this onetap, or lost mid-run. */
 export class StoreError extends Error {}
-
-/** The connection string for `pg` (the `schema` parameter taken out) and the schema. */
-function connection(url: string): { connectionString: string; schema: string } {
-  const [base, query = ''] = url.split(/\?(.*)/s);
-  const params = new URLSearchParams(query);
-  const schema = params.get('schema') ?? DEFAULT_SCHEMA;
-  params.delete('schema');
-  const rest = params.toString();
-  return { connectionString: rest ? `${base}?${rest}` : base!, schema };
-}
 
 async function pool(url: string): Promise<Pool> {
   const problem = storeUrlProblem(url);
@@ -118,6 +109,9 @@ export async function openPgStore(url: string, retention: Retention = {}): Promi
   }
   return new PgStore(db, url, retention);
 }
+
+/** What a vantage's canaries said (as `decide` reads it). */
+interface CanaryCheck { configured: number; reachable: number }
 
 /** One observation line as stored: the row it read as (null: a line kept only so its run exports whole). */
 interface StoredLine { line: string; row: PlanRow | null; toolsRef: string | null }
@@ -376,6 +370,46 @@ export class PgStore implements Store {
       throw err;
     }
     return files.map((f) => f.path);
+  }
+
+  /**
+   * A worker's observation of a run's URL from its vantage, with the tool list it saw, in one transaction. The
+   * first one recorded stays (a job taken again after its worker died records nothing new): true when this one did.
+   */
+  async recordObservation(o: Observation, snapshot: StoredSnapshot | null): Promise<boolean> {
+    if (o.run === null) throw new StoreError('an observation outside a run cannot be recorded for one');
+    return this.transaction('the observation was not recorded', async (client) => {
+      if (snapshot) {
+        const content = snapshotText(snapshot);
+        await client.query(`INSERT INTO snapshots (hash, content, sha256) VALUES ($1, $2, $3) ON CONFLICT (hash) DO NOTHING`, [snapshot.hash, content, sha256Of(content)]);
+      }
+      const r = await client.query(`INSERT INTO vantage_observations (run_id, url, vantage, observed_at, line) VALUES ($1, $2, $3, $4, $5)
+        ON CONFLICT DO NOTHING`, [o.run, o.url, o.vantage, o.observedAt, JSON.stringify(o)]);
+      return r.rowCount === 1;
+    });
+  }
+
+  /** The observations workers recorded for a run, each validated (one that does not read is a problem, not a row). */
+  async observationsOf(runId: string): Promise<Observation[]> {
+    const rows = await this.q<{ url: string; vantage: string; line: string }>(`SELECT url, vantage, line FROM vantage_observations WHERE run_id = $1 ORDER BY url, vantage`, [runId]);
+    return rows.flatMap((r) => {
+      let value: unknown;
+      try { value = JSON.parse(r.line); } catch { value = undefined; }
+      const c = check(observationSchema, value);
+      if (c.ok && c.value.url === r.url && c.value.vantage === r.vantage && c.value.run === runId) return [c.value];
+      this.problem(`store run ${runId}`, 0, `the observation of ${r.url} from ${r.vantage} does not read (${c.ok ? 'not its key' : c.problem}); left out`);
+      return [];
+    });
+  }
+
+  /** What a vantage's canaries said in a run (the first report stays). */
+  async recordCanaries(runId: string, vantage: string, canaries: CanaryCheck): Promise<void> {
+    await this.q(`INSERT INTO vantage_canaries (run_id, vantage, configured, reachable) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`, [runId, vantage, canaries.configured, canaries.reachable]);
+  }
+
+  async canariesOf(runId: string): Promise<Map<string, CanaryCheck>> {
+    const rows = await this.q<{ vantage: string; configured: number; reachable: number }>(`SELECT vantage, configured, reachable FROM vantage_canaries WHERE run_id = $1`, [runId]);
+    return new Map(rows.map((r) => [r.vantage, { configured: r.configured, reachable: r.reachable }]));
   }
 
   async accept(url: string, entry: LockEntry): Promise<void> {

@@ -7,6 +7,7 @@
 import type { LockEntry, ToolsLock } from '../model/acceptance.js';
 import type { HistoryProblems, PlanRow, RecordedRun } from '../model/plan.js';
 import type { StoredSnapshot } from '../model/snapshot.js';
+import type { Observation } from '../model/observation.js';
 import type { VerdictName, Reason } from '../model/words.js';
 import type { FileWrite } from '../util/atomic.js';
 import type { SnapshotRead } from './snapshots.js';
@@ -29,6 +30,14 @@ export interface RunChanges {
   files: readonly FileWrite[];
   /** Write the snapshot files even when their bytes differ only in format (a `--write` run, which also updates the lock). */
   rewriteSnapshots: boolean;
+}
+
+/** A store that workers record observations to as their jobs finish (PostgreSQL): what a run across vantages reads. */
+export interface VantageObservations {
+  /** The observations recorded for a run, every vantage's (validated). */
+  observationsOf(runId: string): Promise<Observation[]>;
+  /** What each vantage's canaries said in a run. */
+  canariesOf(runId: string): Promise<Map<string, { configured: number; reachable: number }>>;
 }
 
 export interface Store {

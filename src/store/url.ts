@@ -24,3 +24,12 @@ export function redactStoreUrl(url: string): string {
     .replace(/([?&]password=)[^&#]*/gi, '$1***');
 }
 
+/** The connection string for `pg` (the `schema` parameter taken out) and the schema. */
+export function connection(url: string): { connectionString: string; schema: string } {
+  const [base, query = ''] = url.split(/\?(.*)/s);
+  const params = new URLSearchParams(query);
+  const schema = params.get('schema') ?? DEFAULT_SCHEMA;
+  params.delete('schema');
+  const rest = params.toString();
+  return { connectionString: rest ? `${base}?${rest}` : base!, schema };
+}

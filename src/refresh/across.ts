@@ -1,0 +1,71 @@
+/**
+ * A run across vantages, the collecting half: one job per catalog row and vantage (and one for each vantage's
+ * canaries) on the queue, then the observations the workers record, read back from the store until every vantage
+ * answered for every row or the deadline passed. What did not answer by then is missing: `decide` says so.
+ */
+import type { ClientProfile } from '../attest/profile.js';
+import type { Catalog } from '../catalog/model.js';
+import type { CanaryCheck } from '../decide/decide.js';
+import type { Observation } from '../model/observation.js';
+import type { StoredSnapshot } from '../model/snapshot.js';
+import { enqueue, type ProbeJob } from '../queue/queue.js';
+import type { Store, VantageObservations } from '../store/store.js';
+
+export interface AcrossOptions {
+  vantages: readonly string[];
+  /** The queue's PostgreSQL URL. */
+  queueUrl: string;
+  /** How long to wait for the workers, ms. */
+  deadlineMs: number;
+  /** Called once the jobs are on the queue, with when the wait ends. */
+  onWaiting?: (until: Date, jobs: number) => void;
+  /** How often the store is asked (default 500 ms). */
+  pollMs?: number;
+}
+
+export interface Gathered {
+  /** Per URL, the observations of the vantages that answered. */
+  byUrl: Map<string, Observation[]>;
+  /** The tool lists they name, by hash. */
+  snapshots: Map<string, StoredSnapshot>;
+  canaries: Map<string, CanaryCheck>;
+}
+
+/** The worst case of one row: every step at the time limit, retried once, plus the queue's own slack. */
+export function defaultDeadlineMs(profile: ClientProfile, timeoutMs: number | undefined): number {
+  return (timeoutMs ?? profile.requestTimeoutMs) * 3 * 2 + profile.connectTimeoutMs + 30_000;
+}
+
+export async function gatherAcross(
+  catalog: Catalog, store: Store & VantageObservations, run: { id: string; startedAt: string },
+  settings: { profile: ClientProfile; timeoutMs?: number; matrix: boolean; allowHttp: boolean }, opts: AcrossOptions,
+): Promise<Gathered> {
+  const canaries = catalog.policy.canaries ?? [];
+  const jobs: ProbeJob[] = opts.vantages.flatMap((vantage) => [
+    ...catalog.servers.map((s): ProbeJob => ({
+      run, vantage, kind: 'probe', url: s.url, name: s.name, requiresAuth: s.requiresAuth, headers: { ...s.headers },
+      ...(s.probeHeaders ? { probeHeaders: s.probeHeaders } : {}), ...settings, canaries: [],
+    })),
+    ...(canaries.length ? [{ run, vantage, kind: 'canaries' as const, url: '#canaries', name: 'canaries', requiresAuth: false, headers: {}, ...settings, canaries: [...canaries] }] : []),
+  ]);
+  await enqueue(opts.queueUrl, jobs);
+  const until = Date.now() + opts.deadlineMs;
+  opts.onWaiting?.(new Date(until), jobs.length);
+  const expected = catalog.servers.length * opts.vantages.length;
+  let observations: Observation[] = [];
+  let checks = new Map<string, CanaryCheck>();
+  for (;;) {
+    observations = (await store.observationsOf(run.id)).filter((o) => opts.vantages.includes(o.vantage));
+    checks = await store.canariesOf(run.id);
+    if ((observations.length >= expected && (!canaries.length || checks.size >= opts.vantages.length)) || Date.now() >= until) break;
+    await new Promise((r) => setTimeout(r, Math.min(opts.pollMs ?? 500, Math.max(0, until - Date.now()))));
+  }
+  const byUrl = new Map<string, Observation[]>();
+  for (const o of observations) byUrl.set(o.url, [...(byUrl.get(o.url) ?? []), o]);
+  const snapshots = new Map<string, StoredSnapshot>();
+  for (const hash of new Set(observations.flatMap((o) => (o.toolsHash ? [o.toolsHash] : [])))) {
+    const read = await store.snapshot(hash);
+    if (read.snapshot) snapshots.set(hash, read.snapshot);
+  }
+  return { byUrl, snapshots, canaries: checks };
+}
