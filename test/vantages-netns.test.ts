@@ -43,10 +43,10 @@ describe('many vantages in network namespaces', { skip: !!missing }, () => {
   let url = '';
   let drop = async () => {};
   const base = 47_000 + (process.pid % 1_000) * 4;
-  const [UP, REFUSED_IN_C, HANGS_IN_B, DEAD_IN_AB] = [base, base + 1, base + 2, base + 3];
+  const [UP, REFUSED_IN_C, HANGS_IN_B, DEAD_IN_AB, SLOW] = [base, base + 1, base + 2, base + 3, base + 4];
   // What listens in each vantage: nothing on a port there means refused.
   const listening: Record<string, string[]> = {
-    a: [`${UP}=ok`, `${REFUSED_IN_C}=ok`, `${HANGS_IN_B}=ok`],
+    a: [`${UP}=ok`, `${REFUSED_IN_C}=ok`, `${HANGS_IN_B}=ok`, `${SLOW}=slow`],
     b: [`${UP}=ok`, `${REFUSED_IN_C}=ok`, `${HANGS_IN_B}=hang`],
     c: [`${UP}=ok`, `${HANGS_IN_B}=ok`, `${DEAD_IN_AB}=hang`],
   };
@@ -122,6 +122,25 @@ describe('many vantages in network namespaces', { skip: !!missing }, () => {
       const lines = workerLog(v).split('\n').filter((l) => l.includes('(run week-1,'));
       assert.equal(lines.length, 4, `${v} probed each URL once:\n${workerLog(v)}`);
     }
+  });
+
+  it('a worker killed (SIGKILL) during a slow tools/list loses nothing: another takes the job, one observation is recorded', async () => {
+    const ws = await workspace(catalogOf([server('Slow', `http://127.0.0.1:${SLOW}/ok-json`)], { policy: { authOptionalHosts: [], sharedGatewayHosts: [] } }));
+    const run = runCli(['refresh', '--catalog', ws.catalogPath, '--allow-http', '--record', '--json', '--timeout', '10000', '--vantages', 'a', '--quorum', '1', '--run-id', 'week-kill', '--deadline', '60000', '--store', url]);
+    const fleetA = () => [...logs].filter(([k]) => k.startsWith('a:vantage-server')).map(([, l]) => l).join('');
+    for (let i = 0; i < 200 && !fleetA().includes('slow tools/list'); i++) await new Promise((r) => setTimeout(r, 100));
+    assert.ok(fleetA().includes('slow tools/list'), 'the worker reached the slow tools/list');
+    const killed = new Promise((r) => workers.get('a')!.once('exit', r));
+    workers.get('a')!.kill('SIGKILL');
+    await killed;
+    const killedAt = Date.now();
+    startWorker('a');
+    const r = await run;
+    assert.equal(r.code, 0, r.stderr);
+    const row = (JSON.parse(r.stdout) as PlanJson).plan[0]!;
+    assert.deepEqual([row.decision, row.verdict], ['keep', 'live']);
+    assert.ok(Date.now() - killedAt < 20_000, 'taken again within the lock time and the probe');
+    assert.deepEqual(await sql(`SELECT vantage FROM "${url.split('schema=')[1]}".vantage_observations WHERE run_id = 'week-kill'`), [{ vantage: 'a' }], 'exactly one observation');
   });
 
   it('with the workers of two vantages stopped, the run decides at its deadline: vantage-incomplete, nothing dropped', async () => {
