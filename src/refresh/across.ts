@@ -52,14 +52,15 @@ export async function gatherAcross(
   const until = Date.now() + opts.deadlineMs;
   opts.onWaiting?.(new Date(until), jobs.length);
   const expected = catalog.servers.length * opts.vantages.length;
-  let observations: Observation[] = [];
-  let checks = new Map<string, CanaryCheck>();
   for (;;) {
-    observations = (await store.observationsOf(run.id)).filter((o) => opts.vantages.includes(o.vantage));
-    checks = await store.canariesOf(run.id);
-    if ((observations.length >= expected && (!canaries.length || checks.size >= opts.vantages.length)) || Date.now() >= until) break;
+    const arrived = await store.observationCount(run.id, opts.vantages);
+    const reported = canaries.length ? (await store.canariesOf(run.id)).size : 0;
+    if ((arrived >= expected && reported >= (canaries.length ? opts.vantages.length : 0)) || Date.now() >= until) break;
     await new Promise((r) => setTimeout(r, Math.min(opts.pollMs ?? 500, Math.max(0, until - Date.now()))));
   }
+  // Read once, at the end: what arrived by the deadline decides.
+  const observations = (await store.observationsOf(run.id)).filter((o) => opts.vantages.includes(o.vantage));
+  const checks = await store.canariesOf(run.id);
   const byUrl = new Map<string, Observation[]>();
   for (const o of observations) byUrl.set(o.url, [...(byUrl.get(o.url) ?? []), o]);
   const snapshots = new Map<string, StoredSnapshot>();

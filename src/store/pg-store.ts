@@ -389,6 +389,11 @@ export class PgStore implements Store {
     });
   }
 
+  async observationCount(runId: string, vantages: readonly string[]): Promise<number> {
+    const [r] = await this.q<{ n: string }>(`SELECT count(*) AS n FROM vantage_observations WHERE run_id = $1 AND vantage = ANY($2)`, [runId, vantages]);
+    return Number(r!.n);
+  }
+
   /** The observations workers recorded for a run, each validated (one that does not read is a problem, not a row). */
   async observationsOf(runId: string): Promise<Observation[]> {
     const rows = await this.q<{ url: string; vantage: string; line: string }>(`SELECT url, vantage, line FROM vantage_observations WHERE run_id = $1 ORDER BY url, vantage`, [runId]);

@@ -34,6 +34,8 @@ export interface RunChanges {
 
 /** A store that workers record observations to as their jobs finish (PostgreSQL): what a run across vantages reads. */
 export interface VantageObservations {
+  /** How many observations of these vantages a run has so far (cheap: what a waiting run polls). */
+  observationCount(runId: string, vantages: readonly string[]): Promise<number>;
   /** The observations recorded for a run, every vantage's (validated). */
   observationsOf(runId: string): Promise<Observation[]>;
   /** What each vantage's canaries said in a run. */
