@@ -24,8 +24,7 @@ import { DEFAULT_CATALOG } from './catalog.js';
 import { findingLines, mismatchText, paint, Progress, table, useColor } from './render.js';
 import { inert } from '../text/escape.js';
 import { describeHistoryProblems } from '../store/problems.js';
-import { openStore, STATE_OPTION, STORE_OPTION, storeUrl } from './store.js';
-import { redactStoreUrl, storeUrlProblem } from '../store/url.js';
+import { openStore, pgUrlFlag, STATE_OPTION, STORE_OPTION, storeUrl } from './store.js';
 import { VANTAGE_NAME } from '../queue/queue.js';
 import { matrixLine } from '../attest/profile.js';
 import { toolReviewLine } from '../decide/drift.js';
@@ -62,7 +61,7 @@ export function registerRefresh(program: Command): void {
     .option('--quorum <n>', 'with --vantages: how many vantages must see a server dead before it is dropped (default: a majority)', positiveInt)
     .option('--run-id <id>', 'the run\'s id (default: its start time); enqueueing the same run again adds no job')
     .option('--deadline <ms>', 'with --vantages: how long to wait for the workers (default: the worst case of one row)', timeoutMs)
-    .option('--queue <url>', 'with --vantages: the queue\'s PostgreSQL URL (default: the store\'s)', queueFlag)
+    .option('--queue <url>', 'with --vantages: the queue\'s PostgreSQL URL (default: the store\'s)', pgUrlFlag('--queue'))
     .option('--kotlin-package <name>', 'package of the generated Kotlin file (default: the catalog\'s outputs.kotlin.package, else com.inspiredandroid.kai.mcp)')
     .action(async (flags: RefreshFlags) => {
       process.exitCode = await runRefresh(flags, process.stdout);
@@ -82,12 +81,6 @@ function vantageList(value: string): string[] {
   if (bad !== undefined) throw new InvalidArgumentError(`a vantage is a name of a-z, digits, _ and - (up to 63), got "${value}"`);
   if (new Set(names).size !== names.length) throw new InvalidArgumentError(`a vantage is named once, got "${value}"`);
   return names;
-}
-
-function queueFlag(value: string): string {
-  const problem = storeUrlProblem(value);
-  if (problem) throw flagError('--queue', problem, redactStoreUrl(value));
-  return value;
 }
 
 function checkFlags(flags: RefreshFlags): void {

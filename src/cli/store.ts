@@ -30,11 +30,13 @@ export const STATE_OPTION = [
 /** The environment variable that names a PostgreSQL store when `--store` does not. */
 export const STORE_ENV = 'ONETAP_STORE_URL';
 
-function storeFlag(value: string): string {
+/** A flag's PostgreSQL URL (`--store`, `--queue`), checked; a refusal shows it with its password replaced. */
+export const pgUrlFlag = (flag: string) => (value: string): string => {
   const problem = storeUrlProblem(value);
-  if (problem) throw flagError('--store', problem, redactStoreUrl(value));
+  if (problem) throw flagError(flag, problem, redactStoreUrl(value));
   return value;
-}
+};
+const storeFlag = pgUrlFlag('--store');
 
 /** `--store <url>`, as every command that reads or records history declares it. */
 export const STORE_OPTION = [

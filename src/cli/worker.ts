@@ -1,8 +1,8 @@
 /** `onetap worker --vantage <name>`: take probe jobs of that vantage, record the observations in the store. */
 import { InvalidArgumentError, type Command } from 'commander';
 import { positiveInt, timeoutMs, UsageError } from './args.js';
-import { storeUrl, STORE_ENV } from './store.js';
-import { redactStoreUrl, storeUrlProblem } from '../store/url.js';
+import { pgUrlFlag, storeUrl, STORE_ENV } from './store.js';
+import { redactStoreUrl } from '../store/url.js';
 import { VANTAGE_NAME } from '../queue/queue.js';
 import { inert } from '../text/escape.js';
 
@@ -13,11 +13,6 @@ function vantageName(value: string): string {
   return value;
 }
 
-function pgUrl(value: string): string {
-  const problem = storeUrlProblem(value);
-  if (problem) throw new InvalidArgumentError(`${problem}, got "${redactStoreUrl(value)}"`);
-  return value;
-}
 
 export function registerWorker(program: Command): void {
   program
@@ -25,8 +20,8 @@ export function registerWorker(program: Command): void {
     .description('take the probe jobs of one vantage from the queue and record each observation in the store, until SIGTERM or SIGINT')
     .requiredOption('--vantage <name>', 'this worker\'s vantage (a-z, digits, _, -): it takes that vantage\'s jobs', vantageName)
     .option('--concurrency <n>', 'jobs in flight at once', positiveInt, 8)
-    .option('--store <url>', `PostgreSQL store the observations are recorded to (default $${STORE_ENV}; one of them is needed)`, pgUrl)
-    .option('--queue <url>', 'the queue\'s PostgreSQL URL (default: the store\'s)', pgUrl)
+    .option('--store <url>', `PostgreSQL store the observations are recorded to (default $${STORE_ENV}; one of them is needed)`, pgUrlFlag('--store'))
+    .option('--queue <url>', 'the queue\'s PostgreSQL URL (default: the store\'s)', pgUrlFlag('--queue'))
     .option('--drain <ms>', 'on SIGTERM: how long jobs in flight may finish before the rest go back to the queue', timeoutMs, 30_000)
     .action(async (flags: WorkerFlags) => {
       const url = storeUrl(flags.store);
