@@ -48,7 +48,7 @@ export function registerRefresh(program: Command): void {
     .option('--record', 'record this plan-only run in the history (<catalog dir>/history/YYYY-MM.jsonl) so it counts')
     .option('--json', 'print one JSON object {plan, summary, aborted}')
     .option('--concurrency <n>', 'probes in flight at once', positiveInt, PROBE_MANY_DEFAULTS.concurrency)
-    .option('--per-host <n>', 'probes in flight per host (politeness towards shared gateways)', positiveInt, PROBE_MANY_DEFAULTS.perHost)
+    .option('--per-host <n>', 'probes in flight per host (politeness towards shared gateways; with --vantages, over every worker of every vantage)', positiveInt, PROBE_MANY_DEFAULTS.perHost)
     .option('--timeout <ms>', 'per-request time limit override (default: policy.timeoutMs, else the profile\'s own: 60000 for the app)', timeoutMs)
     .option('--profile <id>', 'the deciding client profile: a built-in one or one of the catalog\'s policy.profiles (default: policy.clientProfile, else kai-9000)', profileName)
     .option('--matrix', 'also run every client profile and record the matrix (informational)')

@@ -29,6 +29,8 @@ export interface ProbeJob {
   matrix: boolean;
   /** The run permits http:// on loopback (local fixtures): the worker probes and fetches cards there too. */
   allowHttp: boolean;
+  /** Probes in flight per host, over every worker of every vantage (leases in the store). */
+  perHost: number;
   canaries: string[];
 }
 

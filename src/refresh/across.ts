@@ -38,7 +38,7 @@ export function defaultDeadlineMs(profile: ClientProfile, timeoutMs: number | un
 
 export async function gatherAcross(
   catalog: Catalog, store: Store & VantageObservations, run: { id: string; startedAt: string },
-  settings: { profile: ClientProfile; timeoutMs?: number; matrix: boolean; allowHttp: boolean }, opts: AcrossOptions,
+  settings: { profile: ClientProfile; timeoutMs?: number; matrix: boolean; allowHttp: boolean; perHost: number }, opts: AcrossOptions,
 ): Promise<Gathered> {
   const canaries = catalog.policy.canaries ?? [];
   const jobs: ProbeJob[] = opts.vantages.flatMap((vantage) => [

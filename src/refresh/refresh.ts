@@ -164,7 +164,7 @@ async function refreshAcross(opts: RefreshOptions, p: Prepared): Promise<Refresh
   const store = p.store as Store & Partial<VantageObservations>;
   if (typeof store.observationsOf !== 'function' || typeof store.canariesOf !== 'function') throw new CatalogError('a run across vantages needs a store workers record to (PostgreSQL: --store or ONETAP_STORE_URL)');
   const timeoutMs = opts.timeoutMs ?? p.catalog.policy.timeoutMs;
-  const gathered = await gatherAcross(p.catalog, store as Store & VantageObservations, p.run, { profile: p.profile, timeoutMs, matrix: !!opts.matrix, allowHttp: !!opts.allowHttp }, {
+  const gathered = await gatherAcross(p.catalog, store as Store & VantageObservations, p.run, { profile: p.profile, timeoutMs, matrix: !!opts.matrix, allowHttp: !!opts.allowHttp, perHost: opts.perHost ?? PROBE_MANY_DEFAULTS.perHost }, {
     vantages: v.names, queueUrl: v.queueUrl, deadlineMs: v.deadlineMs ?? defaultDeadlineMs(p.profile, timeoutMs), onWaiting: v.onWaiting, pollMs: v.pollMs,
   });
   const lock = await p.store.acceptances();

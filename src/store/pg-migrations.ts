@@ -95,6 +95,26 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 3,
+    name: 'per-host leases and not-before times shared by every worker',
+    sql: `
+      -- At most a run's per-host limit of probes in flight per host, over every worker: a slot is held until it is
+      -- released or its lease expires (renewed while the probe runs), so a killed worker cannot keep one.
+      CREATE TABLE host_leases (
+        host text NOT NULL,
+        slot integer NOT NULL,
+        holder text NOT NULL,
+        expires_at timestamptz NOT NULL,
+        PRIMARY KEY (host, slot)
+      );
+      -- A host that answered 429: no worker probes it before this time.
+      CREATE TABLE host_not_before (
+        host text PRIMARY KEY,
+        until timestamptz NOT NULL
+      );
+    `,
+  },
 ];
 
 /** The schema version this onetap reads and writes. */

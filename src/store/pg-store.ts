@@ -417,6 +417,36 @@ export class PgStore implements Store {
     return new Map(rows.map((r) => [r.vantage, { configured: r.configured, reachable: r.reachable }]));
   }
 
+  /**
+   * Takes one of a host's `limit` slots for `holder` for `leaseMs`, unless all are held or the host is not to be
+   * probed yet: the slot, or null (try again later). Atomic per slot: two workers never hold the same one.
+   */
+  async acquireHost(host: string, limit: number, holder: string, leaseMs: number): Promise<number | null> {
+    const [wait] = await this.q<{ until: Date | null }>(`SELECT until FROM host_not_before WHERE host = $1 AND until > now()`, [host]);
+    if (wait) return null;
+    for (let slot = 0; slot < limit; slot++) {
+      const taken = await this.q(`INSERT INTO host_leases (host, slot, holder, expires_at) VALUES ($1, $2, $3, now() + $4 * interval '1 millisecond')
+        ON CONFLICT (host, slot) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at WHERE host_leases.expires_at <= now()
+        RETURNING slot`, [host, slot, holder, leaseMs]);
+      if (taken.length) return slot;
+    }
+    return null;
+  }
+
+  /** Extends a held slot's lease (false: it expired and was taken by another). */
+  async renewHost(host: string, slot: number, holder: string, leaseMs: number): Promise<boolean> {
+    return (await this.q(`UPDATE host_leases SET expires_at = now() + $4 * interval '1 millisecond' WHERE host = $1 AND slot = $2 AND holder = $3 RETURNING slot`, [host, slot, holder, leaseMs])).length === 1;
+  }
+
+  async releaseHost(host: string, slot: number, holder: string): Promise<void> {
+    await this.q(`DELETE FROM host_leases WHERE host = $1 AND slot = $2 AND holder = $3`, [host, slot, holder]);
+  }
+
+  /** No worker probes `host` before `until` (a 429's Retry-After); a later time already set stays. */
+  async holdHost(host: string, until: Date): Promise<void> {
+    await this.q(`INSERT INTO host_not_before (host, until) VALUES ($1, $2) ON CONFLICT (host) DO UPDATE SET until = greatest(host_not_before.until, excluded.until)`, [host, until]);
+  }
+
   async accept(url: string, entry: LockEntry): Promise<void> {
     await this.transaction('the acceptance was not recorded', (client) => this.upsertAcceptances(client, { version: 1, servers: { [url]: entry } }));
   }

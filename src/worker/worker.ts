@@ -4,7 +4,9 @@
  * its vantage, in the store as the job finishes. A job taken again (its worker was killed) records nothing new.
  * Nothing is decided here: the process that enqueued the run decides once the vantages have answered.
  */
+import { hostname } from 'node:os';
 import { isLoopbackUrl } from '../catalog/url.js';
+import type { Observation } from '../model/observation.js';
 import { keysFrom } from '../attest/keys.js';
 import { isReachable } from '../attest/reachable.js';
 import { collect } from '../collect/collect.js';
@@ -27,8 +29,36 @@ export interface RunningWorker {
   stop: (drainMs: number) => Promise<void>;
 }
 
+/** A slot's lease: renewed every 10 s while its probe runs, gone 30 s after the last renewal. */
+const LEASE_MS = 30_000;
+const RENEW_MS = 10_000;
+
+/**
+ * Runs `probe` holding one of the host's slots (at most `limit` probes in flight per host over every worker),
+ * waiting for one while all are held or the host answered 429 not long ago.
+ */
+async function politely<T>(store: PgStore, url: string, limit: number, holder: string, probe: () => Promise<T>): Promise<T> {
+  const host = new URL(url).host;
+  let slot: number | null;
+  while ((slot = await store.acquireHost(host, limit, holder, LEASE_MS)) === null) await new Promise((r) => setTimeout(r, 50 + Math.random() * 100));
+  const renew = setInterval(() => { void store.renewHost(host, slot!, holder, LEASE_MS).catch(() => {}); }, RENEW_MS);
+  try {
+    return await probe();
+  } finally {
+    clearInterval(renew);
+    await store.releaseHost(host, slot, holder).catch(() => {});
+  }
+}
+
+/** When a rate-limited host may be asked again: its last 429's Retry-After (seconds, at most an hour), else a minute. */
+function notBefore(o: Observation, now: number): Date {
+  const answers = [...(o.evidence?.deciding.steps ?? [])].reverse().find((s) => s.status === 429);
+  const seconds = Number(answers?.headers['retry-after']);
+  return new Date(now + (Number.isFinite(seconds) && seconds >= 0 ? Math.min(seconds, 3_600) : 60) * 1_000);
+}
+
 /** One job done: the observation recorded (or the canaries reported). */
-export async function work(job: ProbeJob, vantage: string, store: PgStore): Promise<string> {
+export async function work(job: ProbeJob, vantage: string, store: PgStore, holder = `${hostname()}:${process.pid}`): Promise<string> {
   const run = { id: job.run.id, startedAt: job.run.startedAt, vantage };
   if (job.kind === 'canaries') {
     const reached = await Promise.all(job.canaries.map((u) => isReachable(u, 15_000)));
@@ -38,11 +68,12 @@ export async function work(job: ProbeJob, vantage: string, store: PgStore): Prom
   // Keys come from this worker's environment: the job names the variables, never their values.
   const keys = job.requiresAuth && job.probeHeaders ? keysFrom(job.probeHeaders, process.env) : {};
   const target = { url: job.url, requiresAuth: job.requiresAuth, headers: job.headers, ...keys };
-  const collected = await collect([target], {
+  const collected = await politely(store, job.url, job.perHost, `${holder}:${job.run.id}:${vantage}:${job.url}`, () => collect([target], {
     run, profile: job.profile, timeoutMs: job.timeoutMs, matrix: job.matrix, concurrency: 1,
     allowPrivate: job.allowHttp && isLoopbackUrl(job.url), allowPrivateCard: (url) => job.allowHttp && isLoopbackUrl(url),
-  });
+  }));
   const o = collected.observations[0]!;
+  if (o.reason === 'rate-limited') await store.holdHost(new URL(job.url).host, notBefore(o, Date.now()));
   const fresh = await store.recordObservation(o, o.toolsHash ? collected.snapshots.get(o.toolsHash) ?? null : null);
   return `${o.verdict}/${o.reason} in ${Math.round(o.durationMs)} ms${fresh ? '' : ' (recorded before: not again)'}`;
 }

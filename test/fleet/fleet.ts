@@ -271,8 +271,8 @@ export interface Fleet {
   close: () => Promise<void>;
 }
 
-/** Starts the fleet on 127.0.0.1 with a free port (or `listenOn`). `extra` adds or overrides scenarios. */
-export async function startFleet(extra: Record<string, Handler> = {}, listenOn = 0): Promise<Fleet> {
+/** Starts the fleet on 127.0.0.1 (or another loopback `host`) with a free port (or `listenOn`). `extra` adds or overrides scenarios. */
+export async function startFleet(extra: Record<string, Handler> = {}, listenOn = 0, host = '127.0.0.1'): Promise<Fleet> {
   const all = { ...scenarios, ...extra };
   const states = new Map<string, Record<string, unknown>>();
   const hits = new Map<string, { POST: number; GET: number; DELETE: number }>();
@@ -295,9 +295,9 @@ export async function startFleet(extra: Record<string, Handler> = {}, listenOn =
   });
   const sockets = new Set<import('node:net').Socket>();
   server.on('connection', (s) => { sockets.add(s); s.on('close', () => sockets.delete(s)); });
-  await new Promise<void>((resolve) => server.listen(listenOn, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(listenOn, host, resolve));
   const { port } = server.address() as AddressInfo;
-  const origin = `http://127.0.0.1:${port}`;
+  const origin = `http://${host}:${port}`;
   return {
     origin,
     url: (s) => `${origin}/${s}`,
