@@ -15,7 +15,8 @@ import { join } from 'node:path';
 import { refresh } from '../src/index.js';
 import { answer, startFleet, type Fleet } from './fleet/fleet.js';
 import { git, runAction } from './action-run.js';
-import { catalogOf, runCli, server, snapshotDir, workspace } from './helpers.js';
+import { catalogOf, observation, runCli, server, snapshotDir, workspace } from './helpers.js';
+import { migrateStore, openPgStore } from '../src/store/pg-store.js';
 import { freshSchema, postgresMissing, sql } from './postgres.js';
 import { SCHEMA_VERSION } from '../src/store/pg-migrations.js';
 
@@ -255,6 +256,24 @@ describe('the PostgreSQL store', { skip: !!missing }, () => {
     } finally {
       await fleet2.close();
       await rm(tmp, { recursive: true, force: true });
+    }
+  });
+
+  it('a worker\'s observation is recorded once and bounded as a history line, whatever the server listed', async () => {
+    const { url, schema: name } = await schema('observed');
+    await migrateStore(url);
+    const store = await openPgStore(url);
+    try {
+      const tools = Array.from({ length: 100_000 }, (_, i) => `tool_number_${i}_with_a_long_enough_name`);
+      const o = observation({ url: 'https://many.example/mcp', run: 'run-big', vantage: 'eu', tools, toolCount: tools.length });
+      assert.equal(await store.recordObservation(o, null), true);
+      assert.equal(await store.recordObservation({ ...o, verdict: 'drop', reason: 'refused' }, null), false, 'a job taken again records nothing new');
+      const [stored] = await sql<{ n: number }>(`SELECT octet_length(line) AS n FROM "${name}".vantage_observations`);
+      assert.ok(stored!.n <= 131_072, `bounded: ${stored!.n} bytes`);
+      const [back] = await store.observationsOf('run-big');
+      assert.deepEqual([back!.verdict, back!.tools, back!.toolCount, await store.observationCount('run-big', ['eu', 'us'])], ['live', null, 100_000, 1]);
+    } finally {
+      await store.close();
     }
   });
 

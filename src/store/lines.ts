@@ -193,7 +193,7 @@ function boundedWarnings(warnings: readonly string[]): string[] {
 }
 
 /** The line itself when it fits; else bounded (see the header), its extra fields at the end. */
-function boundedObservationLine(line: Line): Line {
+export function boundedObservationLine(line: Line): Line {
   if (fits(line)) return line;
   const b: Line = { ...line };
   countLists(b);

@@ -14,7 +14,7 @@ import type { StoredSnapshot } from '../model/snapshot.js';
 import { observationSchema, type Observation } from '../model/observation.js';
 import { check } from '../model/validate.js';
 import { writeAllAtomic } from '../util/atomic.js';
-import { HISTORY_LIMITS, monthFileName, parseHistory, rowAt, runAt, runLineList, toolsRef } from './lines.js';
+import { boundedObservationLine, HISTORY_LIMITS, monthFileName, parseHistory, rowAt, runAt, runLineList, toolsRef } from './lines.js';
 import { MIGRATIONS, SCHEMA_VERSION } from './pg-migrations.js';
 import { keptSnapshot, snapshotOfBytes, snapshotText, type SnapshotRead } from './snapshots.js';
 import { keptFromDay, type Retention } from './text-index.js';
@@ -383,8 +383,9 @@ export class PgStore implements Store {
         const content = snapshotText(snapshot);
         await client.query(`INSERT INTO snapshots (hash, content, sha256) VALUES ($1, $2, $3) ON CONFLICT (hash) DO NOTHING`, [snapshot.hash, content, sha256Of(content)]);
       }
+      // Bounded as a history line is (whatever a server listed), so one observation is at most 128 KiB.
       const r = await client.query(`INSERT INTO vantage_observations (run_id, url, vantage, observed_at, line) VALUES ($1, $2, $3, $4, $5)
-        ON CONFLICT DO NOTHING`, [o.run, o.url, o.vantage, o.observedAt, JSON.stringify(o)]);
+        ON CONFLICT DO NOTHING`, [o.run, o.url, o.vantage, o.observedAt, JSON.stringify(boundedObservationLine(o as unknown as Record<string, unknown>))]);
       return r.rowCount === 1;
     });
   }
