@@ -214,7 +214,7 @@ describe('JSON API', () => {
     assert.equal(res.headers.get('content-type'), 'application/json');
     const body = await res.json() as { generatedAt: string; lastRefresh: { summary: object; plan: unknown[] }; servers: Array<Record<string, unknown>> };
     assert.deepEqual(Object.keys(body), ['generatedAt', 'lastRefresh', 'servers']);
-    assert.deepEqual(Object.keys(body.servers[0]!), ['id', 'name', 'url', 'description', 'requiresAuth', 'decision', 'verdict', 'reason', 'reasonText', 'tools', 'toolCount', 'lastProbeAt', 'attempts', 'durationMs', 'httpStatus', 'error', 'appError', 'location', 'matrix', 'uptime30', 'uptime90', 'days30']);
+    assert.deepEqual(Object.keys(body.servers[0]!), ['id', 'name', 'url', 'description', 'requiresAuth', 'decision', 'verdict', 'reason', 'reasonText', 'tools', 'toolCount', 'lastProbeAt', 'attempts', 'durationMs', 'httpStatus', 'error', 'appError', 'location', 'matrix', 'uptime30', 'uptime90', 'days30', 'vantages']);
     assert.equal((body.servers[0]!.days30 as unknown[]).length, 30);
     const today = (body.servers[0]!.days30 as Array<{ date: string; verdict: string; observations: number }>)[29]!;
     assert.deepEqual([today.date, today.verdict], ['2026-11-30', 'live']);

@@ -41,6 +41,8 @@ export interface ServerStatus {
   location: string | null;
   /** Per client profile, when the last probe ran the matrix. */
   matrix: Record<string, MatrixCell> | null;
+  /** What each vantage saw in the last probe, when it ran across vantages (`verdict` null: no answer). */
+  vantages: Array<{ vantage: string; verdict: VerdictName | null; reason: Reason | null; latencyMs: number | null; observedAt: string | null }> | null;
   /** Share of observations that were live, 0..1, or null without observations. */
   uptime30: number | null;
   uptime90: number | null;
@@ -68,6 +70,8 @@ export const LIMITS = {
   /** Names per list of tool changes (added, changed, removed) and screening findings per row. */
   changesListed: 20,
   findingsListed: 5,
+  /** Vantages per server. */
+  vantagesListed: 20,
 } as const;
 
 const clipNullable = (text: string | null | undefined, max: number = LIMITS.textChars) => (typeof text === 'string' ? clipText(text, max) : text ?? null);
@@ -191,7 +195,14 @@ export function statusModel(catalog: Catalog, history: (url: string) => ServerHi
         appError: clipNullable(last?.appError), location: clipNullable(last?.location), matrix: last?.matrix ?? null,
         uptime30: uptime(observations, since30), uptime90: uptime(observations, since90),
         days30: dayBars(observations, 30, now),
+        // Added with runs across vantages (issue 23): after the fields the API had.
+        vantages: Array.isArray(last?.vantages) ? last.vantages.slice(0, LIMITS.vantagesListed).map((v) => ({ vantage: clipText(String(v.vantage), LIMITS.toolNameChars), verdict: v.verdict, reason: v.reason, latencyMs: v.latencyMs, observedAt: v.observedAt })) : null,
       };
     }),
   };
+}
+
+/** What each vantage saw, on one line: "eu live/ok 40 ms · us no answer". */
+export function vantagesLine(vantages: NonNullable<ServerStatus['vantages']>): string {
+  return vantages.map((v) => `${v.vantage} ${v.verdict ? `${v.verdict}/${v.reason}` : 'no answer'}${v.latencyMs !== null && v.verdict ? ` ${v.latencyMs} ms` : ''}`).join(' · ');
 }

@@ -12,7 +12,7 @@ import { matrixLine } from '../attest/profile.js';
 import { toolReviewLine } from '../decide/drift.js';
 import { html, trusted, type Html } from './html.js';
 import { VERDICT_COLOUR } from './badge.js';
-import { clipTools, dayBars, LIMITS, type DayBar, type RefreshView, type ServerStatus, type StatusModel } from './model.js';
+import { clipTools, dayBars, LIMITS, vantagesLine, type DayBar, type RefreshView, type ServerStatus, type StatusModel } from './model.js';
 
 const VERDICT_WORD: Record<VerdictName, string> = { live: 'live', review: 'needs review', failed: 'probe failed', drop: 'must drop' };
 const DECISION_WORD: Record<Decision, string> = { keep: 'Kept', 'keep-failed': 'Kept, probe failed', review: 'Review', drop: 'Dropped' };
@@ -55,9 +55,9 @@ const FILTER_WORD: Record<Filter, string> = { all: 'all', attention: 'need atten
 
 const filterOf = (s: Pick<ServerStatus, 'decision'>): Exclude<Filter, 'all' | 'attention'> => decisionOf(s.decision) ?? 'none';
 
-/** The overview's order: attention first, the catalog's order within each group (a stable sort). */
-export function attentionOrder<T extends Pick<ServerStatus, 'decision'>>(servers: readonly T[]): T[] {
-  const rank = (s: T) => ATTENTION[filterOf(s)] ?? ATTENTION.none;
+/** The overview's order: attention first (vantages that disagree before anything), the catalog's order within each group (a stable sort). */
+export function attentionOrder<T extends Pick<ServerStatus, 'decision'> & { reason?: ServerStatus['reason'] }>(servers: readonly T[]): T[] {
+  const rank = (s: T) => (s.reason === 'vantage-split' ? -1 : ATTENTION[filterOf(s)] ?? ATTENTION.none);
   return [...servers].sort((a, b) => rank(a) - rank(b));
 }
 
@@ -209,6 +209,7 @@ function serverRow(s: ServerStatus, now: string, standalone: boolean, links: Lin
     ${statusPill(s)}
     <p class="reason">${s.verdict ? html`<strong>${s.verdict}/${s.reason}</strong>: ${s.reasonText}` : 'No probe recorded yet.'}${s.error && s.verdict !== 'live' && s.reason !== 'zero-tools' ? html`<br><span class="meta">${s.error}</span>` : ''}${s.appError && s.appError !== s.error ? html`<br><span class="meta">The app says: ${s.appError}</span>` : ''}${s.location ? html`<br><span class="meta">Redirects to ${s.location}</span>` : ''}</p>
     ${s.matrix ? html`<p class="meta matrix" title="which clients would connect and list tools">${safely(() => matrixLine(s.matrix!))}</p>` : ''}
+    ${s.vantages ? html`<p class="meta vantages" title="what each vantage saw">${safely(() => vantagesLine(s.vantages!))}</p>` : ''}
     <div class="meta">Last probe: <time datetime="${s.lastProbeAt ?? ''}" title="${s.lastProbeAt ?? ''}">${ago(s.lastProbeAt, now)}</time>${s.attempts && s.attempts > 1 ? ` · ${s.attempts} tries` : ''}${s.durationMs !== null ? ` · ${s.durationMs} ms` : ''}</div>
     ${tools ? toolList(s, tools, standalone ? null : links.server(s.id)) : html`<div class="meta">Tools: unknown</div>`}
   </div>

@@ -7,7 +7,7 @@ import { md, mdCodeWord, mdTrusted, type Md } from '../text/escape.js';
 import { matrixLine } from '../attest/profile.js';
 import { toolReviewLine } from '../decide/drift.js';
 import type { HistoryProblems } from '../model/plan.js';
-import type { DayBar, StatusModel } from './model.js';
+import { vantagesLine, type DayBar, type StatusModel } from './model.js';
 
 const SQUARE: Record<string, string> = { live: '🟩', review: '🟨', failed: '🟧', drop: '🟥', none: '⬜' };
 const DECISION: Record<string, string> = { keep: '✅ kept', 'keep-failed': '⚠️ kept, probe failed', review: '🔎 review', drop: '❌ dropped' };
@@ -65,6 +65,8 @@ export function markdownReport(m: StatusModel, problems?: HistoryProblems): stri
   }
   const matrices = m.servers.filter((s) => s.matrix && typeof s.matrix === 'object');
   if (matrices.length) lines.push(md``, md`**Clients** (would connect and list tools)`, md``, ...matrices.map((s) => md`- ${s.name}: ${untrustedLine(() => matrixLine(s.matrix!)) ?? '?'}`));
+  const across = [...m.servers.filter((s) => s.reason === 'vantage-split'), ...m.servers.filter((s) => s.reason !== 'vantage-split')].filter((s) => Array.isArray(s.vantages));
+  if (across.length) lines.push(md``, md`**Vantages** (what each saw)`, md``, ...across.map((s) => md`- ${s.name}: ${untrustedLine(() => vantagesLine(s.vantages!)) ?? '?'}`));
   const appErrors = m.servers.filter((s) => s.appError && s.verdict !== 'live');
   if (appErrors.length) lines.push(md``, md`**What the app would say**`, md``, ...appErrors.map((s) => md`- ${s.name}: ${s.appError}`));
   lines.push(md``, md`🟩 live · 🟨 review · 🟧 probe failed · 🟥 must drop · ⬜ no probe (one square per day, the worst verdict of the day). Generated ${m.generatedAt}.`);

@@ -16,7 +16,10 @@ import { parseHistory, runLines } from '../../src/store/lines.js';
 import { EMPTY_LOCK } from '../../src/model/acceptance.js';
 import type { Observation } from '../../src/model/observation.js';
 import type { Reason, VerdictName } from '../../src/model/words.js';
-import { observation, recordedRun } from '../helpers.js';
+import { catalogOf, observation, recordedRun, server } from '../helpers.js';
+import { statusModel, vantagesLine } from '../../src/status/model.js';
+import { attentionOrder, overviewPage } from '../../src/status/page.js';
+import { markdownReport } from '../../src/status/report.js';
 import { FIXTURE } from '../fixtures/record-observations.js';
 
 /** Evidence of a live server as the prober recorded it (the recorded fleet's ok-json). */
@@ -151,5 +154,31 @@ describe('a run across vantages, recorded and judged again', () => {
     assert.equal(same.differences, 0);
     const alone = rejudge([recordedRun('2026-12-01T00:00:00.000Z', withEvidence)], { profile: 'kai-9000', requiresAuth: () => false });
     assert.equal(alone.differences, 2, 'without the quorum each row is its own evidence (live): a difference, as it should be');
+  });
+});
+
+describe('what people see of a run across vantages', () => {
+  const plan = decide(runInput([
+    { name: 'steady', seen: [['a', 'live', 'ok'], ['b', 'live', 'ok'], ['c', 'live', 'ok']] },
+    { name: 'split', seen: [['a', 'live', 'ok'], ['b', 'live', 'ok'], ['c', 'drop', 'refused']] },
+    { name: 'short', seen: [['a', 'live', 'ok']] },
+  ], 2));
+  const run = recordedRun('2026-12-01T00:00:00.000Z', plan.rows, { quorum: 2 });
+  const catalog = catalogOf(run.rows.map((r) => server(r.name, r.url)));
+  const model = statusModel(catalog, (url) => {
+    const last = run.rows.find((r) => r.url === url)!;
+    return { points: [{ observedAt: last.observedAt, verdict: last.verdict, reason: last.reason }], last };
+  }, run, new Date('2026-12-01T12:00:00.000Z'));
+
+  it('the status model, the page and the report carry a line per vantage; a split row comes first', () => {
+    const split = model.servers.find((s) => s.name === 'split')!;
+    assert.deepEqual(split.vantages!.map((v) => [v.vantage, v.verdict, v.reason, v.latencyMs]), [['a', 'live', 'ok', 40], ['b', 'live', 'ok', 40], ['c', 'drop', 'refused', 40]]);
+    assert.equal(vantagesLine(split.vantages!), 'a live/ok 40 ms · b live/ok 40 ms · c drop/refused 40 ms');
+    assert.equal(vantagesLine(model.servers.find((s) => s.name === 'short')!.vantages!), 'a live/ok 40 ms · b no answer · c no answer');
+    assert.deepEqual(attentionOrder(model.servers).map((s) => s.name), ['split', 'short', 'steady']);
+    const page = overviewPage(model, {});
+    assert.ok(page.indexOf('id="server-split"') < page.indexOf('id="server-short"') && page.includes('c drop/refused 40 ms'), 'the overview: split first, its vantages shown');
+    const report = markdownReport(model);
+    assert.match(report, /\*\*Vantages\*\* \(what each saw\)\n\n- split: a live\/ok 40 ms · b live\/ok 40 ms · c drop\/refused 40 ms\n- steady: /);
   });
 });
