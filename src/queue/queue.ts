@@ -10,6 +10,7 @@ import { createHash } from 'node:crypto';
 import type { ClientProfile } from '../attest/profile.js';
 import type { ProbeHeader } from '../catalog/model.js';
 import { connection } from '../store/url.js';
+import { isLoopbackUrl } from '../catalog/url.js';
 
 /** What a worker needs to probe one URL as the run asks. */
 export interface ProbeJob {
@@ -32,6 +33,35 @@ export interface ProbeJob {
   /** Probes in flight per host, over every worker of every vantage (leases in the store). */
   perHost: number;
   canaries: string[];
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** An address a job may send a worker to: https, or http on loopback when the run permits it (local fixtures). */
+function probeable(url: unknown, allowHttp: boolean): boolean {
+  if (typeof url !== 'string' || url.length > 2_048) return false;
+  let u: URL;
+  try { u = new URL(url); } catch { return false; }
+  return u.protocol === 'https:' || (allowHttp && u.protocol === 'http:' && isLoopbackUrl(url));
+}
+
+/**
+ * Why a job read from the queue cannot be worked on, or null. The queue is a database table: what it holds is
+ * checked before a worker acts on it (the address above all, so a written job cannot send a worker anywhere).
+ */
+export function jobProblem(job: unknown, vantage: string): string | null {
+  if (!isObject(job)) return 'not an object';
+  if (job.vantage !== vantage) return `for vantage ${JSON.stringify(String(job.vantage)).slice(0, 80)}, not this worker's`;
+  if (job.kind !== 'probe' && job.kind !== 'canaries') return 'kind is neither probe nor canaries';
+  if (!isObject(job.run) || typeof job.run.id !== 'string' || job.run.id.length > 200 || typeof job.run.startedAt !== 'string' || Number.isNaN(Date.parse(job.run.startedAt))) return 'run: expected {id, startedAt}';
+  const allowHttp = job.allowHttp === true;
+  if (job.kind === 'probe' && !probeable(job.url, allowHttp)) return 'url: not an https URL (nor http on loopback with the run\'s permission)';
+  if (!Array.isArray(job.canaries) || job.canaries.length > 20 || !job.canaries.every((c) => probeable(c, allowHttp))) return 'canaries: at most 20 https URLs';
+  if (!Number.isInteger(job.perHost) || (job.perHost as number) < 1 || (job.perHost as number) > 1_000) return 'perHost: a whole number from 1 to 1000';
+  if (job.timeoutMs !== undefined && (!Number.isInteger(job.timeoutMs) || (job.timeoutMs as number) < 1 || (job.timeoutMs as number) > 600_000)) return 'timeoutMs: a whole number of ms up to 600000';
+  if (!isObject(job.profile) || typeof job.profile.id !== 'string') return 'profile: expected a client profile';
+  if (!isObject(job.headers) || !Object.values(job.headers).every((h) => typeof h === 'string')) return 'headers: expected names and text values';
+  return null;
 }
 
 /** The job's id: SHA-256 of run id, URL and vantage (BullMQ refuses `:` in ids, and all-digit ones). */

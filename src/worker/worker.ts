@@ -11,7 +11,7 @@ import { keysFrom } from '../attest/keys.js';
 import { isReachable } from '../attest/reachable.js';
 import { collect } from '../collect/collect.js';
 import type { PgStore } from '../store/pg-store.js';
-import { lockMs, queueConnection, queueNameOf, type ProbeJob } from '../queue/queue.js';
+import { jobProblem, lockMs, queueConnection, queueNameOf, type ProbeJob } from '../queue/queue.js';
 import type { JobProgress, PostgresConnectionOptions, PostgresQueueBackend } from 'bullmq';
 
 export interface WorkerOptions {
@@ -79,9 +79,14 @@ export async function work(job: ProbeJob, vantage: string, store: PgStore, holde
 }
 
 export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
-  const { Worker, createPostgresBackend } = await import('bullmq');
+  const { Worker, UnrecoverableError, createPostgresBackend } = await import('bullmq');
   const lock = lockMs();
   const worker = new Worker<ProbeJob, void, string, PostgresQueueBackend, JobProgress, PostgresConnectionOptions>(queueNameOf(opts.vantage), async (job) => {
+    const problem = jobProblem(job.data, opts.vantage);
+    if (problem !== null) {
+      opts.log(`${opts.vantage}: job ${job.id?.slice(0, 12)} refused: ${problem} (not tried again)`);
+      throw new UnrecoverableError(`refused: ${problem}`);
+    }
     const started = Date.now();
     try {
       const said = await work(job.data, opts.vantage, opts.store);

@@ -20,6 +20,7 @@ import { catalogOf, observation, recordedRun, server } from '../helpers.js';
 import { statusModel, vantagesLine } from '../../src/status/model.js';
 import { attentionOrder, overviewPage } from '../../src/status/page.js';
 import { markdownReport } from '../../src/status/report.js';
+import { jobProblem } from '../../src/queue/queue.js';
 import { FIXTURE } from '../fixtures/record-observations.js';
 
 /** Evidence of a live server as the prober recorded it (the recorded fleet's ok-json). */
@@ -181,4 +182,34 @@ describe('what people see of a run across vantages', () => {
     const report = markdownReport(model);
     assert.match(report, /\*\*Vantages\*\* \(what each saw\)\n\n- split: a live\/ok 40 ms · b live\/ok 40 ms · c drop\/refused 40 ms\n- steady: /);
   });
+});
+
+describe('a job read from the queue is checked before a worker acts on it', () => {
+  const job = {
+    run: { id: 'week-1', startedAt: '2026-12-01T00:00:00.000Z' }, vantage: 'eu', kind: 'probe', url: 'https://mcp.example.com/mcp', name: 'x',
+    requiresAuth: false, headers: {}, profile: { id: 'kai-9000' }, matrix: false, allowHttp: false, perHost: 4, canaries: [],
+  };
+  const cases: Array<[string, Record<string, unknown>, RegExp | null]> = [
+    ['a job as refresh writes it', {}, null],
+    ['http on loopback with the run\'s permission', { url: 'http://127.0.0.1:8080/mcp', allowHttp: true }, null],
+    ['http on loopback without it', { url: 'http://127.0.0.1:8080/mcp' }, /^url:/],
+    ['http elsewhere, even with it', { url: 'http://10.0.0.5/mcp', allowHttp: true }, /^url:/],
+    ['another scheme', { url: 'file:///etc/passwd' }, /^url:/],
+    ['another vantage\'s job', { vantage: 'us' }, /not this worker's/],
+    ['an unknown kind', { kind: 'shell' }, /^kind/],
+    ['no run', { run: null }, /^run:/],
+    ['a per-host limit of 0', { perHost: 0 }, /^perHost/],
+    ['an absurd time limit', { timeoutMs: 1e9 }, /^timeoutMs/],
+    ['no profile', { profile: 'kai-9000' }, /^profile/],
+    ['a header that is not text', { headers: { a: 1 } }, /^headers/],
+    ['21 canaries', { canaries: Array.from({ length: 21 }, () => 'https://example.com') }, /^canaries/],
+    ['a canary on a private address', { canaries: ['http://192.168.1.1/'] }, /^canaries/],
+  ];
+  for (const [name, change, problem] of cases) {
+    it(name, () => {
+      const p = jobProblem({ ...job, ...change }, 'eu');
+      if (problem) assert.match(p ?? '', problem); else assert.equal(p, null);
+    });
+  }
+  it('not an object at all', () => assert.equal(jobProblem('{"url":"x"}', 'eu'), 'not an object'));
 });
