@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Catalog, CatalogServer } from '../src/index.js';
+import { AppSseReader } from '../src/attest/app-reader.js';
 
 import { decide, type RowInput } from '../src/decide/decide.js';
 import { EMPTY_LOCK } from '../src/model/acceptance.js';
@@ -121,4 +122,15 @@ export async function launchChromium(): Promise<import('playwright-core').Browse
   if (!existsSync('/usr/bin/chromium')) return null;
   const { chromium } = await import('playwright-core');
   return chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'] });
+}
+
+/** The app's SSE reader fed `chunks` in order (waiting where it asks to), then ended. */
+export async function readAsApp(chunks: Array<Buffer | string>): Promise<AppSseReader> {
+  const reader = new AppSseReader();
+  for (const chunk of chunks) {
+    const wait = reader.feed(chunk);
+    if (wait !== null) await wait;
+  }
+  reader.end();
+  return reader;
 }

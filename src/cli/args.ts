@@ -8,6 +8,7 @@ import { CLIENT_PROFILES } from '../attest/profile.js';
 import { parseProbeHeader } from '../attest/keys.js';
 import type { ProbeHeader } from '../catalog/model.js';
 import { inert } from '../text/escape.js';
+import { VANTAGE_NAME } from '../queue/queue.js';
 
 export class UsageError extends Error {}
 
@@ -72,4 +73,10 @@ export function portNumber(value: string): number {
   const n = Number(value);
   if (!/^\s*\d+\s*$/.test(value) || n > 65_535) throw new InvalidArgumentError(`expected a port number from 0 to 65535, got "${value}"`);
   return n;
+}
+
+/** A vantage's name (`--vantage`, and each of `--vantages`): what a queue name and a record may carry. */
+export function vantageName(value: string): string {
+  if (!VANTAGE_NAME.test(value)) throw new InvalidArgumentError(`a vantage is a name of a-z, digits, _ and - (up to 63), got "${value}"`);
+  return value;
 }

@@ -4,7 +4,7 @@ import type { Store } from '../store/store.js';
 import { REASON_TEXT } from '../policy/policy.js';
 import { refresh, type RefreshResult } from '../refresh/refresh.js';
 import { planJson } from '../decide/plan-json.js';
-import { flagError, knownProfile, positiveInt, profileName, timeoutMs, UsageError } from './args.js';
+import { flagError, knownProfile, positiveInt, profileName, timeoutMs, UsageError, vantageName } from './args.js';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { PROBE_MANY_DEFAULTS } from '../attest/probe-many.js';
 import { KOTLIN_PACKAGE, OUTPUT_NAMES, parseOutputList, type OutputName } from '../catalog/outputs.js';
@@ -25,7 +25,6 @@ import { findingLines, mismatchText, paint, Progress, table, useColor } from './
 import { inert } from '../text/escape.js';
 import { describeHistoryProblems } from '../store/problems.js';
 import { openStore, pgUrlFlag, STATE_OPTION, STORE_OPTION, storeUrl } from './store.js';
-import { VANTAGE_NAME } from '../queue/queue.js';
 import { matrixLine } from '../attest/profile.js';
 import { toolReviewLine } from '../decide/drift.js';
 
@@ -76,9 +75,7 @@ function outputList(value: string): OutputName[] {
 /** Paths and names checked before the first probe (exit 2 naming the flag). */
 /** `--vantages a,b,c`: vantage names, each once. */
 function vantageList(value: string): string[] {
-  const names = value.split(',').map((v) => v.trim());
-  const bad = names.find((v) => !VANTAGE_NAME.test(v));
-  if (bad !== undefined) throw new InvalidArgumentError(`a vantage is a name of a-z, digits, _ and - (up to 63), got "${value}"`);
+  const names = value.split(',').map((v) => vantageName(v.trim()));
   if (new Set(names).size !== names.length) throw new InvalidArgumentError(`a vantage is named once, got "${value}"`);
   return names;
 }

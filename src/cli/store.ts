@@ -110,16 +110,13 @@ export function registerStore(program: Command): void {
       directoryFlag('--from', opts.from);
       if (!existsSync(opts.from)) throw flagError('--from', 'no such directory', opts.from);
       const url = neededUrl(opts.store);
-      const [{ openPgStore }, { importHistory }] = await Promise.all([import('../store/pg-store.js'), import('../store/transfer.js')]);
-      const pg = await openPgStore(url);
-      try {
+      const { importHistory } = await import('../store/transfer.js');
+      await withPgStore(url, async (pg) => {
         const r = await importHistory(pg, opts.from);
         process.stdout.write(`imported ${r.runs} run${r.runs === 1 ? '' : 's'}, ${r.snapshots} snapshots, ${r.acceptances} acceptances into ${redactStoreUrl(url)}`
           + `${r.present ? ` (${r.present} runs were there already)` : ''}${r.problems ? `; ${r.problems} history lines could not be used (onetap report names them)` : ''}\n`);
         for (const s of r.skipped) process.stderr.write(`onetap: warning: ${s}\n`);
-      } finally {
-        await pg.close();
-      }
+      });
     });
   store
     .command('export')
@@ -130,14 +127,17 @@ export function registerStore(program: Command): void {
       directoryFlag('--to', opts.to);
       if (existsSync(opts.to) && readdirSync(opts.to).length) throw flagError('--to', 'must be a new or empty directory (export writes a whole history)', opts.to);
       const url = neededUrl(opts.store);
-      const [{ openPgStore }, { exportHistory, lockBeside }] = await Promise.all([import('../store/pg-store.js'), import('../store/transfer.js')]);
+      const { exportHistory, lockBeside } = await import('../store/transfer.js');
       if (existsSync(lockBeside(opts.to))) throw flagError('--to', `${lockBeside(opts.to)} exists already (export writes the acceptances there)`, opts.to);
-      const pg = await openPgStore(url);
-      try {
+      await withPgStore(url, async (pg) => {
         const r = await exportHistory(pg, opts.to);
         process.stdout.write(`exported ${r.months.length} month file${r.months.length === 1 ? '' : 's'}, ${r.snapshots} snapshots, ${r.acceptances} acceptances to ${opts.to}\n`);
-      } finally {
-        await pg.close();
-      }
+      });
     });
+}
+
+/** Runs `work` on the PostgreSQL store at `url` (its schema checked), closing it after. */
+async function withPgStore(url: string, work: (store: import('../store/pg-store.js').PgStore) => Promise<void>): Promise<void> {
+  const store = await (await import('../store/pg-store.js')).openPgStore(url);
+  try { await work(store); } finally { await store.close(); }
 }

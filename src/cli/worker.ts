@@ -1,18 +1,11 @@
 /** `onetap worker --vantage <name>`: take probe jobs of that vantage, record the observations in the store. */
-import { InvalidArgumentError, type Command } from 'commander';
-import { positiveInt, timeoutMs, UsageError } from './args.js';
+import type { Command } from 'commander';
+import { positiveInt, timeoutMs, UsageError, vantageName } from './args.js';
 import { pgUrlFlag, storeUrl, STORE_ENV } from './store.js';
 import { redactStoreUrl } from '../store/url.js';
-import { VANTAGE_NAME } from '../queue/queue.js';
 import { inert } from '../text/escape.js';
 
 interface WorkerFlags { vantage: string; concurrency: number; store?: string; queue?: string; drain: number }
-
-function vantageName(value: string): string {
-  if (!VANTAGE_NAME.test(value)) throw new InvalidArgumentError(`a vantage is a name of a-z, digits, _ and - (up to 63), got "${value}"`);
-  return value;
-}
-
 
 export function registerWorker(program: Command): void {
   program

@@ -8,7 +8,7 @@ import { basename } from 'node:path';
 import { PROBE_MANY_DEFAULTS } from '../attest/probe-many.js';
 import type { ProbeOptions } from '../attest/probe.js';
 import { applyPlan } from '../apply/apply.js';
-import { CatalogError, loadCatalog } from '../catalog/model.js';
+import { CatalogError, loadCatalog, type Catalog } from '../catalog/model.js';
 import { isLoopbackUrl } from '../catalog/url.js';
 import { collect } from '../collect/collect.js';
 import { targetOf } from '../attest/keys.js';
@@ -106,19 +106,19 @@ export async function refresh(opts: RefreshOptions): Promise<RefreshResult> {
     const confirmDrops = opts.confirmDrops ?? catalog.policy.confirmDrops ?? 1;
     const startedAt = now().toISOString();
     const run = { id: opts.runId ?? startedAt, startedAt };
-    if (opts.vantages) return await refreshAcross(opts, { catalog, text, outputs, profile, store, historyProblems, confirmDrops, run, startedAt, recorded, exitOf: (p) => (p.aborted ? 3 : 0) });
-    const collected = await collect(catalog.servers.map((s) => targetOf(s, opts.env)), {
+    // Here, or by the workers of several vantages (then the quorum rules decide): each row's observations.
+    const collected = opts.vantages ? await collectAcross(opts, catalog, store, run, profile) : await collect(catalog.servers.map((s) => targetOf(s, opts.env)), {
       ...opts.probe, run, concurrency: opts.concurrency ?? PROBE_MANY_DEFAULTS.concurrency, perHost: opts.perHost,
       timeoutMs: opts.timeoutMs ?? catalog.policy.timeoutMs, profile, matrix: opts.matrix,
       allowPrivateCard: (url) => !!opts.allowHttp && isLoopbackUrl(url), canaries: catalog.policy.canaries ?? [],
       canaryTimeoutMs: opts.timeoutMs ?? catalog.policy.timeoutMs,
       onStart: opts.onProbeStart, onObservation: opts.onProbeResult ? (_, i) => opts.onProbeResult!(i) : undefined,
-    });
+    }).then((c) => ({ ...c, observations: c.observations.map((o) => [o]), vantages: undefined }));
     // What decide reads besides the records: the acceptances, the accepted lists (verified), the rows before.
     const lock = await store.acceptances();
     const warnings: string[] = [];
     const snapshots = new Map<string, StoredSnapshot>(collected.snapshots);
-    for (const o of collected.observations) {
+    for (const o of collected.observations.flat()) {
       const accepted = lock.servers[o.url];
       if (!accepted || o.toolsHash === null || o.toolsHash === accepted.hash || snapshots.has(accepted.hash)) continue;
       const read = await store.snapshot(accepted.hash, accepted.snapshotSha256);
@@ -127,9 +127,9 @@ export async function refresh(opts: RefreshOptions): Promise<RefreshResult> {
     }
     const history = await Promise.all(catalog.servers.map((s) => store.recent(s.url, confirmDrops + 1)));
     const plan = decide({
-      rows: catalog.servers.map((s, i) => ({ name: s.name, observation: collected.observations[i]!, history: history[i]! })),
+      rows: catalog.servers.map((s, i) => ({ name: s.name, url: s.url, observations: collected.observations[i]!, history: history[i]! })),
       lock, snapshots, snapshotSha256: await store.snapshotDigests([...collected.snapshots.values()], !!opts.write),
-      confirmDrops, canaries: collected.canaries, warnings,
+      confirmDrops, canaries: collected.canaries, warnings, vantages: collected.vantages,
     });
     opts.onPlan?.(plan);
     const exitCode = plan.aborted ? 3 : 0;
@@ -144,52 +144,18 @@ export async function refresh(opts: RefreshOptions): Promise<RefreshResult> {
   }
 }
 
-interface Prepared {
-  catalog: Awaited<ReturnType<typeof loadCatalog>>['catalog'];
-  text: string;
-  outputs: ReturnType<typeof resolveOutputs>;
-  profile: ClientProfile;
-  store: Store;
-  historyProblems: HistoryProblems;
-  confirmDrops: number;
-  run: { id: string; startedAt: string };
-  startedAt: string;
-  recorded: boolean;
-  exitOf: (p: Plan) => 0 | 3;
-}
-
-/** The run across vantages: the workers collect, this process decides (the quorum rules) and applies. */
-async function refreshAcross(opts: RefreshOptions, p: Prepared): Promise<RefreshResult> {
+/** A run across vantages, the collecting half: the workers probe; their observations come back per row. */
+async function collectAcross(opts: RefreshOptions, catalog: Catalog, store: Store, run: { id: string; startedAt: string }, profile: ClientProfile) {
   const v = opts.vantages!;
-  const store = p.store as Store & Partial<VantageObservations>;
-  if (typeof store.observationsOf !== 'function' || typeof store.canariesOf !== 'function') throw new CatalogError('a run across vantages needs a store workers record to (PostgreSQL: --store or ONETAP_STORE_URL)');
-  const timeoutMs = opts.timeoutMs ?? p.catalog.policy.timeoutMs;
-  const gathered = await gatherAcross(p.catalog, store as Store & VantageObservations, p.run, { profile: p.profile, timeoutMs, matrix: !!opts.matrix, allowHttp: !!opts.allowHttp, perHost: opts.perHost ?? PROBE_MANY_DEFAULTS.perHost }, {
-    vantages: v.names, queueUrl: v.queueUrl, deadlineMs: v.deadlineMs ?? defaultDeadlineMs(p.profile, timeoutMs), onWaiting: v.onWaiting, pollMs: v.pollMs,
+  const s = store as Store & Partial<VantageObservations>;
+  if (typeof s.observationsOf !== 'function' || typeof s.canariesOf !== 'function') throw new CatalogError('a run across vantages needs a store workers record to (PostgreSQL: --store or ONETAP_STORE_URL)');
+  const timeoutMs = opts.timeoutMs ?? catalog.policy.timeoutMs;
+  const gathered = await gatherAcross(catalog, s as Store & VantageObservations, run, { profile, timeoutMs, matrix: !!opts.matrix, allowHttp: !!opts.allowHttp, perHost: opts.perHost ?? PROBE_MANY_DEFAULTS.perHost }, {
+    vantages: v.names, queueUrl: v.queueUrl, deadlineMs: v.deadlineMs ?? defaultDeadlineMs(profile, timeoutMs), onWaiting: v.onWaiting, pollMs: v.pollMs,
   });
-  const lock = await p.store.acceptances();
-  const warnings: string[] = [];
-  const snapshots = new Map(gathered.snapshots);
-  for (const url of gathered.byUrl.keys()) {
-    const accepted = lock.servers[url];
-    if (!accepted || snapshots.has(accepted.hash)) continue;
-    const read = await p.store.snapshot(accepted.hash, accepted.snapshotSha256);
-    if (read.warning) warnings.push(read.warning);
-    if (read.snapshot) snapshots.set(accepted.hash, read.snapshot);
-  }
-  const history = await Promise.all(p.catalog.servers.map((s) => p.store.recent(s.url, p.confirmDrops + 1)));
-  const plan = decide({
-    rows: p.catalog.servers.map((s, i) => ({ name: s.name, url: s.url, observations: gathered.byUrl.get(s.url) ?? [], history: history[i]! })),
-    lock, snapshots, snapshotSha256: await p.store.snapshotDigests([...gathered.snapshots.values()], !!opts.write),
-    confirmDrops: p.confirmDrops, canaries: { configured: 0, reachable: 0 }, warnings,
-    vantages: { asked: v.names, quorum: v.quorum, canaries: gathered.canaries, run: p.run },
-  });
-  opts.onPlan?.(plan);
-  const exitCode = p.exitOf(plan);
-  if (!p.recorded) return { plan, probedAt: p.startedAt, written: [], quiet: false, datesOnly: false, exitCode, historyProblems: p.historyProblems };
-  const { written, quiet, datesOnly } = await applyPlan(plan, {
-    store: p.store, catalogPath: opts.catalogPath, catalog: p.catalog, catalogText: p.text, run: p.run, write: !!opts.write, snapshots: gathered.snapshots, lock,
-    outDir: opts.outDir, outputs: p.outputs, nextRunDays: opts.nextRunDays, now: opts.now ?? (() => new Date()),
-  });
-  return { plan, probedAt: p.startedAt, written, quiet, datesOnly, exitCode, historyProblems: p.historyProblems };
+  return {
+    observations: catalog.servers.map((srv) => gathered.byUrl.get(srv.url) ?? []), snapshots: gathered.snapshots,
+    // Each vantage's canaries decide for it (the rules in `decide`); none for the run as a whole.
+    canaries: { configured: 0, reachable: 0 }, vantages: { asked: v.names, quorum: v.quorum, canaries: gathered.canaries, run },
+  };
 }

@@ -27,6 +27,7 @@ import {
   decodeAppTools,
   type AppResponse,
 } from '../../src/attest/app-reader.js';
+import { readAsApp as read } from '../helpers.js';
 
 type Kind = AppResponse['kind'];
 interface Want {
@@ -364,15 +365,6 @@ function deliveries(body: string): Array<[string, Array<Buffer | string>]> {
   return out;
 }
 
-async function read(chunks: Array<Buffer | string>): Promise<AppSseReader> {
-  const reader = new AppSseReader();
-  for (const chunk of chunks) {
-    const wait = reader.feed(chunk);
-    if (wait !== null) await wait;
-  }
-  reader.end();
-  return reader;
-}
 
 describe('AppSseReader: the SSE path, however the body arrives', () => {
   for (const c of sse) {

@@ -24,7 +24,7 @@ import {
 } from '../../src/policy/policy.js';
 import type { AppReading, ClientRun, Evidence, Exchange } from '../../src/model/evidence.js';
 import { AppSseReader, decodeAppResponse, decodeAppTools } from '../../src/attest/app-reader.js';
-import { observation } from '../helpers.js';
+import { observation, readAsApp as read } from '../helpers.js';
 
 // ------------------------------------------------------------------------------------------------------------------
 // Evidence builders (the shape of test/fixtures/observations.json)
@@ -508,15 +508,6 @@ describe('app reader: tools (McpToolDefinition(name: String, description: String
   });
 });
 
-async function read(chunks: Array<Buffer | string>): Promise<AppSseReader> {
-  const reader = new AppSseReader();
-  for (const chunk of chunks) {
-    const wait = reader.feed(chunk);
-    if (wait !== null) await wait;
-  }
-  reader.end();
-  return reader;
-}
 const R1 = '{"jsonrpc":"2.0","id":1,"result":{}}';
 
 describe('app reader: SSE lines (body.lines(), startsWith("data: "), removePrefix + trim, empty skipped)', () => {
