@@ -32,6 +32,9 @@ RECORD=${INPUT_RECORD:-false}
 ALLOW_HTTP=${INPUT_ALLOW_HTTP:-false}
 bool write "$WRITE"; bool record "$RECORD"; bool allow-http "$ALLOW_HTTP"
 count confirm-drops "${INPUT_CONFIRM_DROPS:-}"; count concurrency "${INPUT_CONCURRENCY:-}"; count timeout "${INPUT_TIMEOUT:-}"; count next-run-days "${INPUT_NEXT_RUN_DAYS:-}"
+count quorum "${INPUT_QUORUM:-}"; count deadline "${INPUT_DEADLINE:-}"
+if [[ -n ${INPUT_VANTAGES:-} && ! ${INPUT_VANTAGES} =~ ^[a-z0-9][a-z0-9_-]*(,[a-z0-9][a-z0-9_-]*)*$ ]]; then fail "input vantages must be vantage names (a-z, digits, _ and -), comma-separated, got \"$INPUT_VANTAGES\"" 2; fi
+if [[ -n ${INPUT_RUN_ID:-} && ! ${INPUT_RUN_ID} =~ ^[A-Za-z0-9][A-Za-z0-9._:+-]{0,199}$ ]]; then fail "input run-id must be letters, digits and . _ : + - (up to 200), got \"$INPUT_RUN_ID\"" 2; fi
 MAX_FILE_BYTES=${INPUT_MAX_FILE_BYTES:-16777216}; count max-file-bytes "$MAX_FILE_BYTES"
 if [[ -n ${INPUT_SITE_BASE_URL:-} && ! ${INPUT_SITE_BASE_URL} =~ ^https?://[^/]+ ]]; then fail "input site-base-url must be an absolute http(s) URL" 2; fi
 
@@ -114,6 +117,17 @@ if [[ -n ${INPUT_TIMEOUT:-} ]]; then ARGS+=(--timeout "$INPUT_TIMEOUT"); fi
 if [[ $ALLOW_HTTP == true ]]; then ARGS+=(--allow-http); fi
 if [[ -n ${INPUT_OUTPUTS+set} && $INPUT_OUTPUTS != catalog ]]; then ARGS+=(--outputs "$INPUT_OUTPUTS"); fi
 if [[ -n ${INPUT_NEXT_RUN_DAYS:-} ]]; then ARGS+=(--next-run-days "$INPUT_NEXT_RUN_DAYS"); fi
+# Across vantages (the input, or the catalog's policy.vantages): the workers record to the store; the run id is the
+# workflow run's, so a re-run adds no job twice.
+ACROSS=${INPUT_VANTAGES:-}
+if [[ -z $ACROSS ]]; then ACROSS=$(node -e 'const v = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"))?.policy?.vantages; if (Array.isArray(v) && v.length) process.stdout.write("policy")' "$CATALOG" 2> /dev/null || true); fi
+if [[ -n ${INPUT_VANTAGES:-} ]]; then ARGS+=(--vantages "$INPUT_VANTAGES"); fi
+if [[ -n ${INPUT_QUORUM:-} ]]; then ARGS+=(--quorum "$INPUT_QUORUM"); fi
+if [[ -n ${INPUT_DEADLINE:-} ]]; then ARGS+=(--deadline "$INPUT_DEADLINE"); fi
+if [[ -n $ACROSS ]]; then
+  RUN_ID=${INPUT_RUN_ID:-${GITHUB_RUN_ID:+github-$GITHUB_RUN_ID}}
+  if [[ -n $RUN_ID ]]; then ARGS+=(--run-id "$RUN_ID"); fi
+fi
 echo "::group::$(annotation "onetap ${ARGS[*]}")"
 set +e
 "${ONETAP[@]}" "${ARGS[@]}" 2>&1 > "$TMP/plan.json" | "${LOG_SAFE[@]}" >&2   # the plan to a file, the rest through the filter

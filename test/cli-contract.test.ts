@@ -6,6 +6,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { catalogOf, runCli, server, workspace, type RunResult } from './helpers.js';
@@ -152,6 +154,12 @@ describe('--json', () => {
   });
 });
 
+// Catalogs whose policy asks for a run across vantages it cannot have: refused before any probe.
+const policyDir = mkdtempSync(join(tmpdir(), 'onetap-policy-'));
+for (const [file, policy] of [['too-few.json', { vantages: ['a', 'b'], quorum: 3 }], ['no-store.json', { vantages: ['a', 'b'] }]] as const) {
+  writeFileSync(join(policyDir, file), JSON.stringify({ policy: { authOptionalHosts: [], sharedGatewayHosts: [], ...policy }, servers: [] }));
+}
+
 describe('errors and exit codes', () => {
   const cases: Array<{ args: string[]; code: number; stderr: RegExp }> = [
     { args: [], code: 2, stderr: /^onetap: a command is needed/m },
@@ -175,6 +183,13 @@ describe('errors and exit codes', () => {
     { args: ['accept', 'https://x.example/mcp', '--decision', 'a: b', '--snapshot', 'XYZ'], code: 2, stderr: /^onetap: --snapshot: expected 16 hex digits, got "XYZ"$/m },
     { args: ['refresh', '--catalog', '/nonexistent/servers.json'], code: 2, stderr: /^onetap: --catalog: no such file, got "\/nonexistent\/servers\.json"$/m },
     { args: ['refresh', '--kotlin-package', '1x'], code: 2, stderr: /^onetap: --kotlin-package: not a Kotlin package name, got "1x"$/m },
+    { args: ['refresh', '--vantages', 'a,b', '--quorum', '3'], code: 2, stderr: /^onetap: --quorum: more than the 2 vantages asked, got "3"$/m },
+    { args: ['refresh', '--quorum', '1'], code: 2, stderr: /^onetap: --quorum: only with --vantages \(or policy.vantages\)$/m },
+    { args: ['refresh', '--vantages', 'a,b'], code: 2, stderr: /^onetap: --vantages: needs a PostgreSQL store that the workers record to/m },
+    { args: ['refresh', '--vantages', 'a,A'], code: 2, stderr: /^onetap: --vantages: a vantage is a name of a-z, digits, _ and - \(up to 63\), got "A"$/m },
+    { args: ['refresh', '--run-id', 'week 1'], code: 2, stderr: /^onetap: --run-id: a run id is letters, digits and \. _ : \+ - \(up to 200\), got "week 1"$/m },
+    { args: ['refresh', '--catalog', join(policyDir, 'too-few.json')], code: 2, stderr: /^onetap: policy.quorum: more than the 2 vantages asked, got "3"$/m },
+    { args: ['refresh', '--catalog', join(policyDir, 'no-store.json')], code: 2, stderr: /^onetap: policy.vantages: needs a PostgreSQL store that the workers record to/m },
     { args: ['lint', '--catalog', '/nonexistent/servers.json'], code: 1, stderr: /^onetap: \/nonexistent\/servers\.json: cannot read the catalog \(ENOENT\)$/m },
     { args: ['validate', '/nonexistent/card.json'], code: 1, stderr: /^onetap: cannot read \/nonexistent\/card\.json/m },
   ];

@@ -3,6 +3,7 @@
  * `ONETAP_TEST_POSTGRES`), each test in a schema of its own, dropped afterwards. Without a server the tests skip
  * with one line naming what is missing; `.ci/run` fails when anything was skipped where the services run.
  */
+import { createServer, connect, type Server, type Socket } from 'node:net';
 import pg from 'pg';
 
 export const POSTGRES = process.env.ONETAP_TEST_POSTGRES ?? 'postgresql://postgres@127.0.0.1:5432/test';
@@ -45,4 +46,30 @@ export async function sql<R = Record<string, unknown>>(text: string, params: unk
   } finally {
     await client.end();
   }
+}
+
+/** A TCP proxy to PostgreSQL that cuts every connection once a client sends `cutOn` (armed), and refuses none. */
+export async function proxy(): Promise<{ port: number; arm: (text: string | null) => void; cuts: () => number; close: () => Promise<void> }> {
+  let cutOn: string | null = null;
+  let cuts = 0;
+  const sockets = new Set<Socket>();
+  const srv: Server = createServer((client) => {
+    const upstream = connect(5432, '127.0.0.1');
+    sockets.add(client).add(upstream);
+    const cut = () => { client.destroy(); upstream.destroy(); };
+    client.on('data', (chunk: Buffer) => {
+      if (cutOn !== null && chunk.includes(cutOn)) { cuts++; cut(); return; }
+      upstream.write(chunk);
+    });
+    upstream.on('data', (chunk) => client.write(chunk));
+    client.on('close', cut).on('error', cut);
+    upstream.on('close', cut).on('error', cut);
+  });
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  return {
+    port: (srv.address() as { port: number }).port,
+    arm: (text) => { cutOn = text; },
+    cuts: () => cuts,
+    close: async () => { for (const s of sockets) s.destroy(); await new Promise((r) => srv.close(r)); },
+  };
 }

@@ -7,7 +7,6 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, connect, type Server, type Socket } from 'node:net';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -17,37 +16,11 @@ import { answer, startFleet, type Fleet } from './fleet/fleet.js';
 import { git, runAction } from './action-run.js';
 import { catalogOf, observation, runCli, server, snapshotDir, workspace } from './helpers.js';
 import { migrateStore, openPgStore } from '../src/store/pg-store.js';
-import { freshSchema, postgresMissing, sql } from './postgres.js';
+import { freshSchema, postgresMissing, proxy, sql } from './postgres.js';
 import { SCHEMA_VERSION } from '../src/store/pg-migrations.js';
 
 const missing = await postgresMissing();
 if (missing) it('PostgreSQL store', { skip: missing }, () => {});
-
-/** A TCP proxy to PostgreSQL that cuts every connection once a client sends `cutOn` (armed), and refuses none. */
-async function proxy(): Promise<{ port: number; arm: (text: string | null) => void; cuts: () => number; close: () => Promise<void> }> {
-  let cutOn: string | null = null;
-  let cuts = 0;
-  const sockets = new Set<Socket>();
-  const srv: Server = createServer((client) => {
-    const upstream = connect(5432, '127.0.0.1');
-    sockets.add(client).add(upstream);
-    const cut = () => { client.destroy(); upstream.destroy(); };
-    client.on('data', (chunk: Buffer) => {
-      if (cutOn !== null && chunk.includes(cutOn)) { cuts++; cut(); return; }
-      upstream.write(chunk);
-    });
-    upstream.on('data', (chunk) => client.write(chunk));
-    client.on('close', cut).on('error', cut);
-    upstream.on('close', cut).on('error', cut);
-  });
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  return {
-    port: (srv.address() as { port: number }).port,
-    arm: (text) => { cutOn = text; },
-    cuts: () => cuts,
-    close: async () => { for (const s of sockets) s.destroy(); await new Promise((r) => srv.close(r)); },
-  };
-}
 
 describe('the PostgreSQL store', { skip: !!missing }, () => {
   let fleet: Fleet;

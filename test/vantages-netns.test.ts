@@ -5,7 +5,8 @@
  * answers in one namespace, is refused in another (nothing listens there) and hangs in a third. The host runs
  * `onetap refresh --vantages a,b,c --quorum 2`, which enqueues, waits and decides. Expected, from the issue's rules:
  * refused in one of three → review/vantage-split; timing out in one → keep with a note; dead in two of three → drop;
- * all up → keep; the same run enqueued twice → one set of jobs; workers stopped → vantage-incomplete at the deadline.
+ * all up → keep; the same run enqueued twice → one set of jobs; a vantage whose canaries fail → left out of the run;
+ * workers stopped → vantage-incomplete at the deadline.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -43,11 +44,11 @@ describe('many vantages in network namespaces', { skip: !!missing }, () => {
   let url = '';
   let drop = async () => {};
   const base = 47_000 + (process.pid % 1_000) * 4;
-  const [UP, REFUSED_IN_C, HANGS_IN_B, DEAD_IN_AB, SLOW] = [base, base + 1, base + 2, base + 3, base + 4];
+  const [UP, REFUSED_IN_C, HANGS_IN_B, DEAD_IN_AB, SLOW, CANARY] = [base, base + 1, base + 2, base + 3, base + 4, base + 5];
   // What listens in each vantage: nothing on a port there means refused.
   const listening: Record<string, string[]> = {
-    a: [`${UP}=ok`, `${REFUSED_IN_C}=ok`, `${HANGS_IN_B}=ok`, `${SLOW}=slow`],
-    b: [`${UP}=ok`, `${REFUSED_IN_C}=ok`, `${HANGS_IN_B}=hang`],
+    a: [`${UP}=ok`, `${REFUSED_IN_C}=ok`, `${HANGS_IN_B}=ok`, `${SLOW}=slow`, `${CANARY}=ok`],
+    b: [`${UP}=ok`, `${REFUSED_IN_C}=ok`, `${HANGS_IN_B}=hang`, `${CANARY}=ok`],
     c: [`${UP}=ok`, `${HANGS_IN_B}=ok`, `${DEAD_IN_AB}=hang`],
   };
 
@@ -93,7 +94,7 @@ describe('many vantages in network namespaces', { skip: !!missing }, () => {
     server('Dead in a and b', `http://127.0.0.1:${DEAD_IN_AB}/ok-json`),
   ], { policy: { authOptionalHosts: [], sharedGatewayHosts: [`127.0.0.1:${UP}`, `127.0.0.1:${REFUSED_IN_C}`, `127.0.0.1:${HANGS_IN_B}`, `127.0.0.1:${DEAD_IN_AB}`] } });
 
-  interface PlanJson { plan: Array<{ name: string; decision: string; verdict: string; reason: string; note: string | null; vantages?: Array<{ vantage: string; verdict: string | null; reason: string | null }> }> }
+  interface PlanJson { plan: Array<{ name: string; decision: string; verdict: string; reason: string; note: string | null; vantages?: Array<{ vantage: string; verdict: string | null; reason: string | null; left: string | null }> }> }
   const refresh = async (catalogPath: string, extra: string[]) => {
     const r = await runCli(['refresh', '--catalog', catalogPath, '--allow-http', '--record', '--json', '--timeout', '800', '--vantages', 'a,b,c', '--quorum', '2', '--store', url, ...extra]);
     assert.equal(r.code, 0, r.stderr + r.stdout);
@@ -141,6 +142,21 @@ describe('many vantages in network namespaces', { skip: !!missing }, () => {
     assert.deepEqual([row.decision, row.verdict], ['keep', 'live']);
     assert.ok(Date.now() - killedAt < 20_000, 'taken again within the lock time and the probe');
     assert.deepEqual(await sql(`SELECT vantage FROM "${url.split('schema=')[1]}".vantage_observations WHERE run_id = 'week-kill'`), [{ vantage: 'a' }], 'exactly one observation');
+  });
+
+  it('each worker runs its canaries once per run: a vantage whose canaries fail is left out, and the plan says so', async () => {
+    const withCanary = catalog();
+    withCanary.policy.canaries = [`http://127.0.0.1:${CANARY}/ok-json`];
+    const ws = await workspace(withCanary);
+    const { plan, stderr } = await refresh(ws.catalogPath, ['--run-id', 'week-canaries', '--deadline', '60000']);
+    assert.match(stderr, /15 jobs/, 'four rows and one canary job per vantage');
+    assert.match(stderr, /vantage c left out of this run: none of its 1 canary URL\(s\) answered/);
+    const by = Object.fromEntries(plan.rows.map((r) => [r.name, r]));
+    // Without c, "Refused in c" is live from a and b: no split.
+    assert.deepEqual([by['Refused in c']!.decision, by['Refused in c']!.verdict], ['keep', 'live']);
+    assert.deepEqual(by['Up everywhere']!.vantages!.map((v) => [v.vantage, v.left === null]), [['a', true], ['b', true], ['c', false]]);
+    const reported = await sql(`SELECT vantage, configured, reachable FROM "${url.split('schema=')[1]}".vantage_canaries WHERE run_id = 'week-canaries' ORDER BY vantage`);
+    assert.deepEqual(reported, [{ vantage: 'a', configured: 1, reachable: 1 }, { vantage: 'b', configured: 1, reachable: 1 }, { vantage: 'c', configured: 1, reachable: 0 }]);
   });
 
   it('with the workers of two vantages stopped, the run decides at its deadline: vantage-incomplete, nothing dropped', async () => {

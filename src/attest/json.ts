@@ -1,11 +1,13 @@
 /** The `probe --json` object: a view of the observation record (`probeJsonSchema`), the contract fields first. Used by the CLI and the MCP server. */
 import type { Observation } from '../model/observation.js';
 import type { ProbeJson } from '../model/views.js';
+import type { VantageEntry } from '../model/plan.js';
 import { detailOf } from '../policy/policy.js';
 
 export type { ProbeJson };
 
-export function probeJson(r: Observation): ProbeJson {
+/** `across`: the readings of each vantage asked, and the note, when the URL was probed from several (`probe --vantages`). */
+export function probeJson(r: Observation, across?: { vantages: VantageEntry[]; note: string | null }): ProbeJson {
   return {
     url: r.url,
     verdict: r.verdict,
@@ -36,5 +38,7 @@ export function probeJson(r: Observation): ProbeJson {
     toolsDigest: r.toolsDigest,
     findingsSeen: r.findingsSeen,
     observedAt: r.observedAt,
+    vantages: across?.vantages ?? [{ vantage: r.vantage, verdict: r.verdict, reason: r.reason, latencyMs: Math.round(r.durationMs), observedAt: r.observedAt, left: null }],
+    ...(across ? { note: across.note } : {}),
   };
 }

@@ -46,6 +46,9 @@ function policyProblems(catalog: Catalog): LintProblem[] {
   if (chosen !== undefined && !builtIn.includes(chosen) && !own.includes(chosen)) {
     problems.push({ where: 'policy.clientProfile', message: `unknown client profile "${chosen}" (known: ${[...builtIn, ...own].join(', ')})` });
   }
+  const { vantages, quorum } = catalog.policy;
+  if (quorum !== undefined && vantages === undefined) problems.push({ where: 'policy.quorum', message: 'only with policy.vantages' });
+  if (quorum !== undefined && vantages !== undefined && quorum > vantages.length) problems.push({ where: 'policy.quorum', message: `${quorum} is more than the ${vantages.length} vantages` });
   return problems;
 }
 

@@ -84,6 +84,10 @@ export interface CatalogPolicy {
   confirmDrops?: number;
   /** URLs that must answer when this machine's network is up (any HTTP answer counts). */
   canaries?: string[];
+  /** A run across vantages: the workers' vantage names (`--vantages` wins). */
+  vantages?: string[];
+  /** With `vantages`: how many must see a server dead before it is dropped (`--quorum` wins; default a majority). */
+  quorum?: number;
 }
 
 export interface Catalog {

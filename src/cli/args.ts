@@ -80,3 +80,16 @@ export function vantageName(value: string): string {
   if (!VANTAGE_NAME.test(value)) throw new InvalidArgumentError(`a vantage is a name of a-z, digits, _ and - (up to 63), got "${value}"`);
   return value;
 }
+
+/** `--run-id`: what a job id, a record and a log line carry safely (a start time, or a CI run's id). */
+export function runIdFlag(value: string): string {
+  if (!/^[A-Za-z0-9][A-Za-z0-9._:+-]{0,199}$/.test(value)) throw new InvalidArgumentError(`a run id is letters, digits and . _ : + - (up to 200), got "${value.slice(0, 220)}"`);
+  return value;
+}
+
+/** `--vantages a,b,c`: vantage names, each once. */
+export function vantageList(value: string): string[] {
+  const names = value.split(',').map((v) => vantageName(v.trim()));
+  if (new Set(names).size !== names.length) throw new InvalidArgumentError(`a vantage is named once, got "${value}"`);
+  return names;
+}

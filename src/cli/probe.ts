@@ -7,7 +7,9 @@ import { CLIENT_PROFILES, DEFAULT_PROFILE_ID } from '../attest/profile.js';
 import { findingLines, mismatchText, OrderedJsonArray, paint, Progress, table, useColor } from './render.js';
 import { inert } from '../text/escape.js';
 import { matrixLine } from '../attest/profile.js';
-import { parseHeader, positiveInt, probeHeaderFlag, profileId, timeoutMs, UsageError } from './args.js';
+import { flagError, parseHeader, positiveInt, probeHeaderFlag, profileId, runIdFlag, timeoutMs, UsageError, vantageList } from './args.js';
+import { pgUrlFlag, STORE_OPTION, storeUrl } from './store.js';
+import { isLoopbackUrl } from '../catalog/url.js';
 import { keysFrom } from '../attest/keys.js';
 import type { ProbeHeader } from '../catalog/model.js';
 
@@ -26,9 +28,24 @@ export function registerProbe(program: Command): void {
     .option('--concurrency <n>', 'probes in flight at once', positiveInt, PROBE_MANY_DEFAULTS.concurrency)
     .option('--per-host <n>', 'probes in flight per host (politeness towards shared gateways)', positiveInt, PROBE_MANY_DEFAULTS.perHost)
     .option('--user-agent <ua>', 'User-Agent override for the deciding profile (diagnostic; the app sends "Ktor client")')
+    .option('--vantages <list>', 'probe from the workers of these vantages instead of here (comma-separated; `onetap worker --vantage <name>` takes the jobs; needs a PostgreSQL store); the verdict combines them as a refresh does', vantageList)
+    .option('--quorum <n>', 'with --vantages: how many must see a URL dead for a drop verdict (default: a majority)', positiveInt)
+    .option('--deadline <ms>', 'with --vantages: how long to wait for the workers (default: the worst case of one URL)', timeoutMs)
+    .option('--run-id <id>', 'with --vantages: the jobs\' run id (default: probe- and the start time)', runIdFlag)
+    .option(...STORE_OPTION)
+    .option('--queue <url>', 'with --vantages: the queue\'s PostgreSQL URL (default: the store\'s)', pgUrlFlag('--queue'))
     .action(async (urls: string[], opts: ProbeFlags) => {
       for (const url of urls) checkUrl(url);
       if (opts.probeHeader && !opts.requiresAuth) throw new UsageError('--probe-header: needs --requires-auth (a key for probing is only for an auth-optional server)');
+      if (opts.vantages === undefined) {
+        for (const [flag, given] of [['--quorum', opts.quorum], ['--deadline', opts.deadline], ['--run-id', opts.runId], ['--queue', opts.queue]] as const) if (given !== undefined) throw new UsageError(`${flag}: only with --vantages`);
+      } else {
+        if (opts.quorum !== undefined && opts.quorum > opts.vantages.length) throw flagError('--quorum', `more than the ${opts.vantages.length} vantages asked`, String(opts.quorum));
+        if (storeUrl(opts.store) === undefined) throw new UsageError('--vantages: needs a PostgreSQL store that the workers record to (--store or ONETAP_STORE_URL)');
+        for (const url of urls) if (!/^https:/i.test(url) && !isLoopbackUrl(url)) throw new UsageError(`<url>: a worker probes https URLs only (http on loopback for fixtures), got "${url}"`);
+        process.exitCode = await probeAcross(urls, opts, opts.vantages);
+        return;
+      }
       const keyed = opts.probeHeader ? keysFrom(opts.probeHeader, process.env) : {};
       const progress = new Progress(urls, !opts.json && urls.length > 1 && !!process.stderr.isTTY);
       // --json streams the array in input order as results arrive: nothing is kept but what still waits its turn.
@@ -60,6 +77,43 @@ export function registerProbe(program: Command): void {
 interface ProbeFlags {
   json?: boolean; requiresAuth?: boolean; timeout?: number; header?: Record<string, string>; concurrency: number; perHost: number;
   userAgent?: string; profile: string; matrix?: boolean; probeHeader?: Record<string, ProbeHeader>;
+  vantages?: string[]; quorum?: number; deadline?: number; runId?: string; store?: string; queue?: string;
+}
+
+/**
+ * `probe --vantages`: one job per URL and vantage for the workers, their observations read back from the store at
+ * the end (or at the deadline), each URL's made one verdict by the rules a refresh uses. Nothing is recorded as a run.
+ */
+async function probeAcross(urls: string[], opts: ProbeFlags, vantages: string[]): Promise<number> {
+  const { gatherAcross, defaultDeadlineMs } = await import('../refresh/across.js');
+  const { acrossVantages, unansweredAt } = await import('../decide/decide.js');
+  const { openPgStore } = await import('../store/pg-store.js');
+  const { vantagesLine } = await import('../status/model.js');
+  const profile = CLIENT_PROFILES[opts.profile]!;
+  const startedAt = new Date().toISOString();
+  const run = { id: opts.runId ?? `probe-${startedAt.replace(/[^0-9TZ]/g, '')}`, startedAt };
+  const quorum = opts.quorum ?? Math.floor(vantages.length / 2) + 1;
+  const store = await openPgStore(storeUrl(opts.store)!, {});
+  try {
+    // http:// reaches a worker only on loopback (checked above): the run's permission for local fixtures.
+    const gathered = await gatherAcross(
+      urls.map((url) => ({ url, name: url, requiresAuth: !!opts.requiresAuth, headers: opts.header ?? {}, ...(opts.probeHeader ? { probeHeaders: opts.probeHeader } : {}) })), [], store, run,
+      { profile, timeoutMs: opts.timeout, matrix: !!opts.matrix, allowHttp: urls.some((u) => u.startsWith('http:')), perHost: opts.perHost },
+      {
+        vantages, queueUrl: opts.queue ?? storeUrl(opts.store)!, deadlineMs: opts.deadline ?? defaultDeadlineMs(profile, opts.timeout),
+        onWaiting: (until, jobs) => { process.stderr.write(`onetap: ${jobs} jobs for vantages ${vantages.join(', ')} on the queue (run ${run.id}); waiting until ${until.toISOString()} at the latest\n`); },
+      },
+    );
+    const results = urls.map((url) => acrossVantages(gathered.byUrl.get(url) ?? [], vantages, quorum, () => unansweredAt(url, run, vantages[0]!)));
+    if (opts.json) process.stdout.write(jsonInvisibleEscaped(JSON.stringify(results.map((r) => probeJson(r.observation, r)), null, 2)) + '\n');
+    else {
+      const notes = results.map((r) => `  ${inert(r.observation.url)}: ${vantagesLine(r.vantages)}${r.note ? ` (${inert(r.note)})` : ''}`);
+      process.stdout.write(renderProbeTable(results.map((r) => ({ ...r.observation, snapshot: null })), useColor(process.stdout)) + '\n\n' + notes.join('\n') + '\n');
+    }
+    return results.every((r) => r.observation.verdict === 'live') ? 0 : 1;
+  } finally {
+    await store.close();
+  }
 }
 
 function checkUrl(url: string): void {

@@ -4,7 +4,8 @@ import type { Store } from '../store/store.js';
 import { REASON_TEXT } from '../policy/policy.js';
 import { refresh, type RefreshResult } from '../refresh/refresh.js';
 import { planJson } from '../decide/plan-json.js';
-import { flagError, knownProfile, positiveInt, profileName, timeoutMs, UsageError, vantageName } from './args.js';
+import { flagError, knownProfile, positiveInt, profileName, runIdFlag, timeoutMs, UsageError, vantageList } from './args.js';
+import { VANTAGE_NAME } from '../queue/queue.js';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { PROBE_MANY_DEFAULTS } from '../attest/probe-many.js';
 import { KOTLIN_PACKAGE, OUTPUT_NAMES, parseOutputList, type OutputName } from '../catalog/outputs.js';
@@ -14,9 +15,11 @@ import { jsonInvisibleEscaped } from '../text/escape.js';
  * What the CLI reads of the catalog before the refresh does (which reads and checks it again): the names for the
  * progress line and the own profiles `--profile` may name. An unreadable catalog is the refresh's error to report.
  */
-function catalogGlance(path: string): { labels: string[]; policy: { profiles?: Record<string, unknown> } } {
+interface Glance { labels: string[]; policy: { profiles?: Record<string, unknown>; vantages?: unknown; quorum?: unknown } }
+
+function catalogGlance(path: string): Glance {
   try {
-    const raw = JSON.parse(readFileSync(path, 'utf8')) as { servers: Array<{ name: string }>; policy?: { profiles?: Record<string, unknown> } };
+    const raw = JSON.parse(readFileSync(path, 'utf8')) as { servers: Array<{ name: string }>; policy?: Glance['policy'] };
     return { labels: raw.servers.map((s) => String(s.name)), policy: raw.policy ?? {} };
   } catch { return { labels: [], policy: {} }; }
 }
@@ -56,9 +59,9 @@ export function registerRefresh(program: Command): void {
     .option('--out <dir>', 'directory for generated files (default: the catalog\'s directory)')
     .option('--outputs <list>', `the generated files to write, comma-separated, over the catalog's outputs: ${OUTPUT_NAMES.join(', ')} (none: "")`, outputList)
     .option('--next-run-days <n>', 'days until the next scheduled run: a --write that changes nothing writes no generated file, but refreshes the snapshot\'s dates if they would go stale before then (default 7)', positiveInt)
-    .option('--vantages <list>', 'a run across vantages: the workers\' vantages, comma-separated (`onetap worker --vantage <name>` takes their jobs; needs a PostgreSQL store)', vantageList)
-    .option('--quorum <n>', 'with --vantages: how many vantages must see a server dead before it is dropped (default: a majority)', positiveInt)
-    .option('--run-id <id>', 'the run\'s id (default: its start time); enqueueing the same run again adds no job')
+    .option('--vantages <list>', 'a run across vantages: the workers\' vantages, comma-separated (`onetap worker --vantage <name>` takes their jobs; needs a PostgreSQL store; default: policy.vantages, else a run here)', vantageList)
+    .option('--quorum <n>', 'with --vantages: how many vantages must see a server dead before it is dropped (default: policy.quorum, else a majority)', positiveInt)
+    .option('--run-id <id>', 'the run\'s id (default: its start time): letters, digits and . _ : + - (up to 200); enqueueing the same run again adds no job', runIdFlag)
     .option('--deadline <ms>', 'with --vantages: how long to wait for the workers (default: the worst case of one row)', timeoutMs)
     .option('--queue <url>', 'with --vantages: the queue\'s PostgreSQL URL (default: the store\'s)', pgUrlFlag('--queue'))
     .option('--kotlin-package <name>', 'package of the generated Kotlin file (default: the catalog\'s outputs.kotlin.package, else com.inspiredandroid.kai.mcp)')
@@ -72,20 +75,31 @@ function outputList(value: string): OutputName[] {
   try { return parseOutputList(value); } catch (err) { throw new InvalidArgumentError(`${(err as Error).message}, got "${value}"`); }
 }
 
-/** Paths and names checked before the first probe (exit 2 naming the flag). */
-/** `--vantages a,b,c`: vantage names, each once. */
-function vantageList(value: string): string[] {
-  const names = value.split(',').map((v) => vantageName(v.trim()));
-  if (new Set(names).size !== names.length) throw new InvalidArgumentError(`a vantage is named once, got "${value}"`);
-  return names;
+
+/** The run's vantages and quorum: the flags, else the catalog's policy.vantages and policy.quorum, else none (a run here). */
+function acrossOf(flags: RefreshFlags, policy: Glance['policy']): { names: string[]; quorum: number; from: string } | null {
+  const fromPolicy = flags.vantages === undefined && policy.vantages !== undefined;
+  if (fromPolicy && (!Array.isArray(policy.vantages) || !policy.vantages.length || !policy.vantages.every((v) => typeof v === 'string' && VANTAGE_NAME.test(v)) || new Set(policy.vantages).size !== policy.vantages.length)) {
+    throw flagError('policy.vantages', 'expected vantage names (a-z, digits, _ and -), each once', JSON.stringify(policy.vantages).slice(0, 200));
+  }
+  const names = flags.vantages ?? (policy.vantages as string[] | undefined);
+  const quorumFrom = flags.quorum !== undefined ? '--quorum' : 'policy.quorum';
+  const quorum = flags.quorum ?? policy.quorum;
+  if (quorum !== undefined && (!Number.isSafeInteger(quorum) || (quorum as number) < 1)) throw flagError(quorumFrom, 'not a positive whole number', String(quorum));
+  if (names === undefined) {
+    if (flags.quorum !== undefined) throw new UsageError('--quorum: only with --vantages (or policy.vantages)');
+    return null;
+  }
+  if (quorum !== undefined && (quorum as number) > names.length) throw flagError(quorumFrom, `more than the ${names.length} vantages asked`, String(quorum));
+  return { names, quorum: (quorum as number | undefined) ?? Math.floor(names.length / 2) + 1, from: fromPolicy ? 'policy.vantages' : '--vantages' };
 }
 
-function checkFlags(flags: RefreshFlags): void {
-  if (flags.vantages === undefined) {
-    for (const [flag, given] of [['--quorum', flags.quorum], ['--deadline', flags.deadline], ['--queue', flags.queue]] as const) if (given !== undefined) throw new UsageError(`${flag}: only with --vantages`);
-  } else {
-    if (flags.quorum !== undefined && flags.quorum > flags.vantages.length) throw flagError('--quorum', `more than the ${flags.vantages.length} vantages asked`, String(flags.quorum));
-    if (storeUrl(flags.store) === undefined) throw new UsageError('--vantages: needs a PostgreSQL store that the workers record to (--store or ONETAP_STORE_URL)');
+/** Paths and names checked before the first probe (exit 2 naming the flag). */
+function checkFlags(flags: RefreshFlags, across: ReturnType<typeof acrossOf>): void {
+  if (across === null) {
+    for (const [flag, given] of [['--deadline', flags.deadline], ['--queue', flags.queue]] as const) if (given !== undefined) throw new UsageError(`${flag}: only with --vantages (or policy.vantages)`);
+  } else if (storeUrl(flags.store) === undefined) {
+    throw new UsageError(`${across.from}: needs a PostgreSQL store that the workers record to (--store or ONETAP_STORE_URL)`);
   }
   if (flags.kotlinPackage !== undefined && !KOTLIN_PACKAGE.test(flags.kotlinPackage)) throw flagError('--kotlin-package', 'not a Kotlin package name', flags.kotlinPackage);
   if (flags.out !== undefined && existsSync(flags.out) && !statSync(flags.out).isDirectory()) throw flagError('--out', 'exists and is not a directory', flags.out);
@@ -93,19 +107,20 @@ function checkFlags(flags: RefreshFlags): void {
 }
 
 export async function runRefresh(flags: RefreshFlags, out: NodeJS.WriteStream | { write: (s: string) => unknown; isTTY?: boolean }): Promise<number> {
-  checkFlags(flags);
   const glance = catalogGlance(flags.catalog);
+  const across = acrossOf(flags, glance.policy);
+  checkFlags(flags, across);
   if (flags.profile !== undefined) knownProfile(flags.profile, glance.policy);
   // A PostgreSQL store is opened (its schema checked) before the first probe; the text store opens in refresh().
   const store = storeUrl(flags.store) === undefined ? undefined : await openStore(flags.catalog, { store: flags.store });
   try {
-    return await refreshWith(flags, out, store, glance);
+    return await refreshWith(flags, out, store, glance, across);
   } finally {
     await store?.close();
   }
 }
 
-async function refreshWith(flags: RefreshFlags, out: Parameters<typeof runRefresh>[1], store: Store | undefined, glance: ReturnType<typeof catalogGlance>): Promise<number> {
+async function refreshWith(flags: RefreshFlags, out: Parameters<typeof runRefresh>[1], store: Store | undefined, glance: Glance, across: ReturnType<typeof acrossOf>): Promise<number> {
   const color = useColor(out as NodeJS.WriteStream);
   // A progress line on a terminal (silent with --json or off a TTY), as probe shows it.
   let progress: Progress | null = null;
@@ -113,10 +128,10 @@ async function refreshWith(flags: RefreshFlags, out: Parameters<typeof runRefres
     catalogPath: flags.catalog, write: flags.write, record: flags.write || flags.record ? true : undefined, concurrency: flags.concurrency, timeoutMs: flags.timeout,
     allowHttp: flags.allowHttp, confirmDrops: flags.confirmDrops, outDir: flags.out, outputs: flags.outputs, nextRunDays: flags.nextRunDays, kotlinPackage: flags.kotlinPackage,
     profile: flags.profile, matrix: flags.matrix, perHost: flags.perHost, store, runId: flags.runId,
-    ...(flags.vantages ? {
+    ...(across ? {
       vantages: {
-        names: flags.vantages, quorum: flags.quorum ?? Math.floor(flags.vantages.length / 2) + 1, queueUrl: flags.queue ?? storeUrl(flags.store)!, deadlineMs: flags.deadline,
-        onWaiting: (until: Date, jobs: number) => { process.stderr.write(`onetap: ${jobs} jobs for vantages ${flags.vantages!.join(', ')} on the queue; deciding at ${until.toISOString()} at the latest\n`); },
+        names: across.names, quorum: across.quorum, queueUrl: flags.queue ?? storeUrl(flags.store)!, deadlineMs: flags.deadline,
+        onWaiting: (until: Date, jobs: number) => { process.stderr.write(`onetap: ${jobs} jobs for vantages ${across.names.join(', ')} on the queue; deciding at ${until.toISOString()} at the latest\n`); },
       },
     } : {}),
     onProbeStart: (i) => {

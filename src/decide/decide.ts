@@ -148,13 +148,37 @@ export function vantageOutages(rows: readonly (readonly Pick<Observation, 'url' 
 function unanswered(row: RowInput, input: DecideInput): Observation {
   const run = input.vantages?.run;
   if (row.url === undefined || run === undefined) throw new Error(`${row.name}: no observation from any vantage, and no URL and run to record that by`);
+  return unansweredAt(row.url, run, input.vantages!.asked[0]!);
+}
+
+/** The record of a URL no vantage answered for by the deadline. */
+export function unansweredAt(url: string, run: { id: string; startedAt: string }, vantage: string): Observation {
   return {
-    url: row.url, run: run.id, vantage: input.vantages!.asked[0]!, observedAt: run.startedAt, profile: '', probe: null,
+    url, run: run.id, vantage, observedAt: run.startedAt, profile: '', probe: null,
     verdict: 'failed', reason: 'vantage-incomplete', reasons: ['vantage-incomplete'], attempts: 0, durationMs: 0, httpStatus: null,
     protocolVersion: null, serverName: null, serverVersion: null, tools: null, toolCount: null, sessionId: false,
     error: 'no vantage answered by the deadline', appError: null, quirks: [], excludedTools: [], cutShort: false, auth: null, location: null,
     diagnosis: null, matrix: null, toolsHash: null, toolsDigest: null, findings: [], findingsSeen: 0, cardMismatches: null, evidence: null,
   };
+}
+
+/** One URL across vantages (pure): its answers made one observation (the standing vantage's, with the combined verdict), and each vantage's reading. */
+export interface AcrossVantages { observation: Observation; vantages: VantageEntry[]; note: string | null }
+
+/**
+ * `all`: the URL's observations from the vantages that answered; `asked`: every vantage the run asked, in order;
+ * `left`: vantages left out of the run, with why (their answers are shown, not counted).
+ */
+export function acrossVantages(all: readonly Observation[], asked: readonly string[], quorum: number, none: () => Observation, left: ReadonlyMap<string, string> = new Map()): AcrossVantages {
+  const answers = all.filter((o) => !left.has(o.vantage));
+  const c = combineVantages(answers, asked.filter((v) => !left.has(v)), quorum);
+  const standing = (c.from === null ? all[0] : answers[c.from]) ?? none();
+  const vantages: VantageEntry[] = asked.map((v) => {
+    const o = all.find((x) => x.vantage === v);
+    return { vantage: v, verdict: o?.verdict ?? null, reason: o?.reason ?? null, latencyMs: o ? Math.round(o.durationMs) : null, observedAt: o?.observedAt ?? null, left: left.get(v) ?? null };
+  });
+  const observation: Observation = { ...standing, verdict: c.verdict, reason: c.reason, reasons: c.reason === standing.reason ? standing.reasons : [c.reason, ...standing.reasons] };
+  return { observation, vantages, note: c.note };
 }
 
 /** A row of a run across vantages: its answers made one observation, and each vantage's reading. */
@@ -163,16 +187,7 @@ interface CombinedRow extends RowInput { observation: Observation; vantages: Van
 /** The rows of a run across vantages (pure). */
 function combined(input: DecideInput, asked: readonly string[], quorum: number, left: ReadonlyMap<string, string>): CombinedRow[] {
   return input.rows.map((row) => {
-    const all = answersOf(row);
-    const answers = all.filter((o) => !left.has(o.vantage));
-    const c = combineVantages(answers, asked.filter((v) => !left.has(v)), quorum);
-    const standing = (c.from === null ? all[0] : answers[c.from]) ?? unanswered(row, input);
-    const vantages: VantageEntry[] = asked.map((v) => {
-      const o = all.find((x) => x.vantage === v);
-      return { vantage: v, verdict: o?.verdict ?? null, reason: o?.reason ?? null, latencyMs: o ? Math.round(o.durationMs) : null, observedAt: o?.observedAt ?? null, left: left.get(v) ?? null };
-    });
-    const observation: Observation = { ...standing, verdict: c.verdict, reason: c.reason, reasons: c.reason === standing.reason ? standing.reasons : [c.reason, ...standing.reasons] };
-    return { name: row.name, observation, history: row.history, vantages, note: c.note };
+    return { name: row.name, history: row.history, ...acrossVantages(answersOf(row), asked, quorum, () => unanswered(row, input), left) };
   });
 }
 

@@ -163,7 +163,7 @@ const probeTool: ToolSpec = {
       ...results.map(probeLine),
       ...(unfinished.length ? [`Not finished within the per-call limit of ${seconds(ctx.limits.callTimeMs)} (probe them in a smaller call): ${unfinished.map(inert).join(', ')}`] : []),
     ].join('\n');
-    return { summary, structured: { results: results.map(probeJson), ...(unfinished.length ? { unfinished } : {}) } };
+    return { summary, structured: { results: results.map((r) => probeJson(r)), ...(unfinished.length ? { unfinished } : {}) } };
   },
 };
 

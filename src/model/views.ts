@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { exchangeSchema } from './evidence.js';
 import { matrixCellSchema, observationSchema } from './observation.js';
-import { planRowSchema, planSummarySchema } from './plan.js';
+import { planRowSchema, planSummarySchema, vantageEntrySchema } from './plan.js';
 
 /** One URL of `probe --json`: the deciding client's outcome, `detail`, and a summary of its exchanges. */
 export const probeJsonSchema = observationSchema.pick({
@@ -21,6 +21,10 @@ export const probeJsonSchema = observationSchema.pick({
   matrix: z.record(z.string(), matrixCellSchema).optional(),
   /** The deciding client's exchanges, in order. */
   steps: z.array(exchangeSchema.pick({ step: true, status: true, contentType: true, body: true, problem: true, errorCode: true, durationMs: true })),
+  /** One entry per vantage asked: the machine that ran `probe` (`local`), or each of `--vantages` (the fields above are then the standing vantage's, with the combined verdict). */
+  vantages: z.array(vantageEntrySchema),
+  /** With `--vantages`: why the verdict is not simply the standing vantage's (null when it is). */
+  note: z.string().nullable().optional(),
 });
 
 /** One row of `refresh --json`. */

@@ -1,10 +1,10 @@
 /**
- * A run across vantages, the collecting half: one job per catalog row and vantage (and one for each vantage's
+ * A run across vantages, the collecting half: one job per catalog row (or probed URL) and vantage (and one for each vantage's
  * canaries) on the queue, then the observations the workers record, read back from the store until every vantage
  * answered for every row or the deadline passed. What did not answer by then is missing: `decide` says so.
  */
 import type { ClientProfile } from '../attest/profile.js';
-import type { Catalog } from '../catalog/model.js';
+import type { CatalogServer } from '../catalog/model.js';
 import type { CanaryCheck } from '../decide/decide.js';
 import type { Observation } from '../model/observation.js';
 import type { StoredSnapshot } from '../model/snapshot.js';
@@ -36,13 +36,15 @@ export function defaultDeadlineMs(profile: ClientProfile, timeoutMs: number | un
   return (timeoutMs ?? profile.requestTimeoutMs) * 3 * 2 + profile.connectTimeoutMs + 30_000;
 }
 
+/** What a job probes: a catalog row, or a URL `probe` was given. */
+export type Target = Pick<CatalogServer, 'url' | 'name' | 'requiresAuth' | 'headers' | 'probeHeaders'>;
+
 export async function gatherAcross(
-  catalog: Catalog, store: Store & VantageObservations, run: { id: string; startedAt: string },
+  targets: readonly Target[], canaries: readonly string[], store: Store & VantageObservations, run: { id: string; startedAt: string },
   settings: { profile: ClientProfile; timeoutMs?: number; matrix: boolean; allowHttp: boolean; perHost: number }, opts: AcrossOptions,
 ): Promise<Gathered> {
-  const canaries = catalog.policy.canaries ?? [];
   const jobs: ProbeJob[] = opts.vantages.flatMap((vantage) => [
-    ...catalog.servers.map((s): ProbeJob => ({
+    ...targets.map((s): ProbeJob => ({
       run, vantage, kind: 'probe', url: s.url, name: s.name, requiresAuth: s.requiresAuth, headers: { ...s.headers },
       ...(s.probeHeaders ? { probeHeaders: s.probeHeaders } : {}), ...settings, canaries: [],
     })),
@@ -51,7 +53,7 @@ export async function gatherAcross(
   await enqueue(opts.queueUrl, jobs);
   const until = Date.now() + opts.deadlineMs;
   opts.onWaiting?.(new Date(until), jobs.length);
-  const expected = catalog.servers.length * opts.vantages.length;
+  const expected = new Set(targets.map((t) => t.url)).size * opts.vantages.length;
   for (;;) {
     const arrived = await store.observationCount(run.id, opts.vantages);
     const reported = canaries.length ? (await store.canariesOf(run.id)).size : 0;

@@ -150,7 +150,7 @@ async function collectAcross(opts: RefreshOptions, catalog: Catalog, store: Stor
   const s = store as Store & Partial<VantageObservations>;
   if (typeof s.observationsOf !== 'function' || typeof s.canariesOf !== 'function') throw new CatalogError('a run across vantages needs a store workers record to (PostgreSQL: --store or ONETAP_STORE_URL)');
   const timeoutMs = opts.timeoutMs ?? catalog.policy.timeoutMs;
-  const gathered = await gatherAcross(catalog, s as Store & VantageObservations, run, { profile, timeoutMs, matrix: !!opts.matrix, allowHttp: !!opts.allowHttp, perHost: opts.perHost ?? PROBE_MANY_DEFAULTS.perHost }, {
+  const gathered = await gatherAcross(catalog.servers, catalog.policy.canaries ?? [], s as Store & VantageObservations, run, { profile, timeoutMs, matrix: !!opts.matrix, allowHttp: !!opts.allowHttp, perHost: opts.perHost ?? PROBE_MANY_DEFAULTS.perHost }, {
     vantages: v.names, queueUrl: v.queueUrl, deadlineMs: v.deadlineMs ?? defaultDeadlineMs(profile, timeoutMs), onWaiting: v.onWaiting, pollMs: v.pollMs,
   });
   return {

@@ -42,7 +42,7 @@ export interface ServerStatus {
   /** Per client profile, when the last probe ran the matrix. */
   matrix: Record<string, MatrixCell> | null;
   /** What each vantage saw in the last probe, when it ran across vantages (`verdict` null: no answer). */
-  vantages: Array<{ vantage: string; verdict: VerdictName | null; reason: Reason | null; latencyMs: number | null; observedAt: string | null }> | null;
+  vantages: Array<{ vantage: string; verdict: VerdictName | null; reason: Reason | null; latencyMs: number | null; observedAt: string | null; left: string | null }> | null;
   /** Share of observations that were live, 0..1, or null without observations. */
   uptime30: number | null;
   uptime90: number | null;
@@ -196,7 +196,7 @@ export function statusModel(catalog: Catalog, history: (url: string) => ServerHi
         uptime30: uptime(observations, since30), uptime90: uptime(observations, since90),
         days30: dayBars(observations, 30, now),
         // Added with runs across vantages (issue 23): after the fields the API had.
-        vantages: Array.isArray(last?.vantages) ? last.vantages.slice(0, LIMITS.vantagesListed).map((v) => ({ vantage: clipText(String(v.vantage), LIMITS.toolNameChars), verdict: v.verdict, reason: v.reason, latencyMs: v.latencyMs, observedAt: v.observedAt })) : null,
+        vantages: Array.isArray(last?.vantages) ? last.vantages.slice(0, LIMITS.vantagesListed).map((v) => ({ vantage: clipText(String(v.vantage), LIMITS.toolNameChars), verdict: v.verdict, reason: v.reason, latencyMs: v.latencyMs, observedAt: v.observedAt, left: v.left ? clipText(String(v.left), LIMITS.textChars) : null })) : null,
       };
     }),
   };

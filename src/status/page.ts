@@ -305,6 +305,16 @@ function observationRow(o: PlanRow): Html {
   return html`<tr data-verdict="${v}"><td><time datetime="${at}">${at.slice(0, 19).replace('T', ' ')}</time></td><td><span class="pill t-${v}">${v === 'unknown' ? '?' : MARK[v]} ${v === 'unknown' ? 'unknown verdict' : v === 'none' ? 'no verdict' : VERDICT_WORD[v]}</span></td><td>${o.reason}</td><td>${o.attempts}</td><td>${o.durationMs} ms</td><td>${o.httpStatus ?? '—'}</td><td>${typeof o.error === 'string' ? clipText(o.error, LIMITS.textChars) : ''}</td></tr>`;
 }
 
+/** What each vantage of the last run across vantages saw of the server: its verdict, time taken, and when. */
+function vantageTable(vantages: NonNullable<ServerStatus['vantages']>): Html {
+  return html`<h2>Vantages</h2>
+<table id="vantages"><thead><tr><th>Vantage</th><th>Verdict</th><th>Latency</th><th>When (UTC)</th></tr></thead>
+<tbody>${vantages.map((v) => {
+    const word = v.verdict === null ? 'none' : verdictWord(v.verdict);
+    return html`<tr data-verdict="${word}"><td>${v.vantage}</td><td>${v.verdict === null ? (v.left ? html`left out: ${v.left}` : 'no answer') : html`<span class="pill t-${word}">${v.verdict}/${v.reason}</span>${v.left ? html` <span class="meta">(left out: ${v.left})</span>` : ''}`}</td><td>${v.latencyMs === null ? '—' : `${v.latencyMs} ms`}</td><td>${v.observedAt ? html`<time datetime="${v.observedAt}">${v.observedAt.slice(0, 19).replace('T', ' ')}</time>` : '—'}</td></tr>`;
+  })}</tbody></table>`;
+}
+
 export function serverPage(s: ServerStatus, observations: PlanRow[], generatedAt: string, opts: PageOptions = {}): string {
   const rows = [...observations].reverse();
   const links = opts.static ? staticLinks('../') : SERVED_LINKS;
@@ -322,6 +332,7 @@ export function serverPage(s: ServerStatus, observations: PlanRow[], generatedAt
 <div class="url">${s.url}</div><p class="desc">${s.description}</p>
 <p class="reason">${s.verdict ? html`<strong>${s.verdict}/${s.reason}</strong>: ${s.reasonText}` : 'No probe recorded yet.'}${s.appError ? html`<br><span class="meta">The app says: ${s.appError}</span>` : ''}</p>
 ${s.matrix ? html`<p class="meta matrix">Clients: ${safely(() => matrixLine(s.matrix!))}</p>` : ''}
+${s.vantages ? vantageTable(s.vantages) : ''}
 <h2>History</h2>
 ${bars(days30)}<div class="barlabel"><span>30 days</span><span>${pct(s.uptime30)}</span></div>
 ${bars(days90, true)}<div class="barlabel"><span>90 days</span><span>${pct(s.uptime90)}</span></div>

@@ -18,9 +18,10 @@ import type { Observation } from '../../src/model/observation.js';
 import type { Reason, VerdictName } from '../../src/model/words.js';
 import { catalogOf, observation, recordedRun, server } from '../helpers.js';
 import { statusModel, vantagesLine } from '../../src/status/model.js';
-import { attentionOrder, overviewPage } from '../../src/status/page.js';
+import { attentionOrder, overviewPage, serverPage } from '../../src/status/page.js';
 import { markdownReport } from '../../src/status/report.js';
 import { jobProblem } from '../../src/queue/queue.js';
+import { lintCatalog } from '../../src/catalog/lint.js';
 import { FIXTURE } from '../fixtures/record-observations.js';
 
 /** Evidence of a live server as the prober recorded it (the recorded fleet's ok-json). */
@@ -182,6 +183,16 @@ describe('what people see of a run across vantages', () => {
     const report = markdownReport(model);
     assert.match(report, /\*\*Vantages\*\* \(what each saw\)\n\n- split: a live\/ok 40 ms · b live\/ok 40 ms · c drop\/refused 40 ms\n- steady: /);
   });
+
+  it('a server\'s own page has a row per vantage: verdict, latency, when; no answer said so', () => {
+    const rowsOf = (name: string) => {
+      const page = serverPage(model.servers.find((s) => s.name === name)!, [], '2026-12-01T12:00:00.000Z', {});
+      const table = /<table id="vantages">([\s\S]*?)<\/table>/.exec(page)?.[1] ?? '';
+      return [...table.matchAll(/<tr data-verdict="([a-z]+)"><td>([^<]*)<\/td><td>(.*?)<\/td><td>([^<]*)<\/td>/g)].map((m) => [m[2], m[1], m[3]!.replace(/<[^>]+>/g, ''), m[4]]);
+    };
+    assert.deepEqual(rowsOf('split'), [['a', 'live', 'live/ok', '40 ms'], ['b', 'live', 'live/ok', '40 ms'], ['c', 'drop', 'drop/refused', '40 ms']]);
+    assert.deepEqual(rowsOf('short'), [['a', 'live', 'live/ok', '40 ms'], ['b', 'none', 'no answer', '—'], ['c', 'none', 'no answer', '—']]);
+  });
 });
 
 describe('a job read from the queue is checked before a worker acts on it', () => {
@@ -212,4 +223,17 @@ describe('a job read from the queue is checked before a worker acts on it', () =
     });
   }
   it('not an object at all', () => assert.equal(jobProblem('{"url":"x"}', 'eu'), 'not an object'));
+});
+
+describe('policy.vantages and policy.quorum in the catalog', () => {
+  const lint = (policy: Record<string, unknown>) => lintCatalog(catalogOf([], { policy: { authOptionalHosts: [], sharedGatewayHosts: [], ...policy } }))
+    .filter((p) => p.where.startsWith('policy')).map((p) => `${p.where}: ${p.message}`);
+  it('lint: a quorum needs vantages, at most as many as there are; names as a worker takes them, each once', () => {
+    assert.deepEqual(lint({ vantages: ['a', 'b', 'c'], quorum: 2 }), []);
+    assert.deepEqual(lint({ vantages: ['a', 'b'], quorum: 3 }), ['policy.quorum: 3 is more than the 2 vantages']);
+    assert.deepEqual(lint({ quorum: 1 }), ['policy.quorum: only with policy.vantages']);
+    assert.equal(lint({ vantages: ['a', 'A b'] }).length, 1);
+    assert.equal(lint({ vantages: ['a', 'a'] }).length, 1);
+    assert.equal(lint({ vantages: [] }).length, 1);
+  });
 });
