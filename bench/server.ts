@@ -1,6 +1,7 @@
 /**
  * Benchmark servers, run in their own process so that the client's CPU is measured alone.
- * `node dist/bench/server.js fast <json|sse>`: a minimal stateless MCP server that counts requests.
+ * `node dist/bench/server.js fast <json|sse> [ports]`: a minimal stateless MCP server that counts requests (on `ports`
+ * ports of 127.0.0.1, default 1: as many hosts, each host being name and port; their origins on one line).
  * `node dist/bench/server.js fleet`: the scripted test fleet (faults, hangs, huge bodies).
  * Prints the origin on stdout; GET /__stats answers {requests, connections}, GET /__reset zeroes it.
  */
@@ -8,7 +9,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { answer, startFleet, type Ctx } from '../test/fleet/fleet.js';
 
-const [kind = 'fast', mode = 'json'] = process.argv.slice(2);
+const [kind = 'fast', mode = 'json', portsArg = '1'] = process.argv.slice(2);
 
 /** Writes `head`, then `fill` forever (until the client goes away). */
 function endless(c: Ctx, type: string, head: string, fill: string): void {
@@ -52,7 +53,7 @@ if (kind === 'fleet') {
   let requests = 0;
   let connections = 0;
   const tools = Array.from({ length: 8 }, (_, i) => ({ name: `tool_${i}`, description: `Tool number ${i}`, inputSchema: { type: 'object', properties: { q: { type: 'string' } } } }));
-  const server = createServer((req, res) => {
+  const handle = (req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) => {
     if (req.url === '/__stats') return void res.end(JSON.stringify({ requests, connections }));
     if (req.url === '/__reset') { requests = 0; connections = 0; return void res.end('{}'); }
     requests++;
@@ -74,8 +75,12 @@ if (kind === 'fleet') {
         res.end(body);
       }
     });
-  });
-  server.keepAliveTimeout = 30_000;
-  server.on('connection', () => connections++);
-  server.listen(0, '127.0.0.1', () => process.stdout.write(`http://127.0.0.1:${(server.address() as AddressInfo).port}\n`));
+  };
+  const origins = await Promise.all(Array.from({ length: Number(portsArg) }, () => new Promise<string>((resolve) => {
+    const server = createServer(handle);
+    server.keepAliveTimeout = 30_000;
+    server.on('connection', () => connections++);
+    server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`));
+  })));
+  process.stdout.write(origins.join(' ') + '\n');
 }

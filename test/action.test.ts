@@ -239,6 +239,9 @@ describe('action/run.sh: weekly refresh in fresh clones', () => {
       [{ 'history-branch': 'a..b' }, 2, /history-branch is not a branch name/],
       [{ catalog: 'nope/servers.json' }, 1, /no catalog at nope\/servers\.json/],
       [{ 'max-file-bytes': '0' }, 2, /input max-file-bytes must be a positive whole number/],
+      [{ vantages: 'eu,US' }, 2, /input vantages must be vantage names/],
+      [{ quorum: '0' }, 2, /input quorum must be a positive whole number/],
+      [{ 'run-id': 'week 1' }, 2, /input run-id must be letters, digits/],
       // A file over the size limit is never pushed, whatever wrote it; the message names it and the limit.
       [{ 'max-file-bytes': '200' }, 1, /refusing to commit catalog\/history\/\S+: \d+ bytes, over the limit of 200 \(input max-file-bytes\); nothing was pushed/],
     ] as const) {

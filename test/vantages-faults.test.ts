@@ -4,6 +4,7 @@
  *     nothing recorded; the rerun with the same run id enqueues no job again, reuses the workers' observations and
  *     records the run once;
  *   - a 429 whose Retry-After is past what a probe waits: every worker leaves that host alone until then;
+ *   - the Action with the catalog's policy.vantages: the workflow run's id, the workers' observations, a decision;
  *   - `probe --vantages`: the workers probe, one entry per vantage asked.
  */
 import { after, before, describe, it } from 'node:test';
@@ -12,6 +13,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { BIN, catalogOf, runCli, server, workspace } from './helpers.js';
 import { answer, startFleet, type Fleet } from './fleet/fleet.js';
 import { freshSchema, postgresMissing, proxy, sql } from './postgres.js';
+import { git, runAction } from './action-run.js';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 const missing = await postgresMissing();
 if (missing) it('a run across vantages under faults', { skip: missing }, () => {});
@@ -104,6 +109,35 @@ describe('a run across vantages under faults', { skip: !!missing }, () => {
     // Retry-After: 6 s; the hold starts when the worker records the 429, a little after the fixture sent it.
     for (const o of others) assert.ok(o.at - refused.at >= 5_900, `${o.n} was asked ${o.at - refused.at} ms after the 429, before its Retry-After`);
     for (const w of workers.splice(0)) w.kill('SIGKILL');
+  });
+
+  it('the Action with store-url and vantages enqueues under the workflow run\'s id, waits for the workers and decides', async () => {
+    const { url, schema: name } = await schema('action_across');
+    startWorkers(['a', 'b'], url);
+    const tmp = await mkdtemp(join(tmpdir(), 'onetap-action-across-'));
+    try {
+      const remote = join(tmp, 'remote.git');
+      git(tmp, 'init', '--quiet', '--bare', '--initial-branch=main', remote);
+      const seed = join(tmp, 'seed');
+      git(tmp, 'init', '--quiet', '--initial-branch=main', seed);
+      await mkdir(join(seed, 'catalog'));
+      const catalog = catalogOf([server('One', fleet.url('ok-json')), server('Gone', 'http://127.0.0.1:9/mcp')], { policy: { authOptionalHosts: [], sharedGatewayHosts: [new URL(fleet.origin).host], vantages: ['a', 'b'] } });
+      await writeFile(join(seed, 'catalog', 'servers.json'), JSON.stringify(catalog, null, 2) + '\n');
+      git(seed, 'add', '.');
+      git(seed, 'commit', '--quiet', '-m', 'the list');
+      git(seed, 'push', '--quiet', remote, 'main');
+      const dir = join(tmp, 'week');
+      git(tmp, 'clone', '--quiet', remote, dir);
+      // The vantages come from the catalog's policy; the run id from the workflow run.
+      const r = await runAction(tmp, 'run.sh', dir, { write: 'true', 'allow-http': 'true', 'store-url': url, deadline: '60000' }, { GITHUB_RUN_ID: '4242' });
+      assert.equal(r.code, 0, r.stdout + r.stderr);
+      assert.deepEqual([r.outputs.keep, r.outputs.drop], ['1', '1']);
+      const seen = await sql<{ run_id: string; n: string }>(`SELECT run_id, count(*) AS n FROM "${name}".vantage_observations GROUP BY run_id`);
+      assert.deepEqual(seen, [{ run_id: 'github-4242', n: '4' }]);
+    } finally {
+      await rm(tmp, { recursive: true, force: true });
+      for (const w of workers.splice(0)) w.kill('SIGKILL');
+    }
   });
 
   it('probe --json carries vantages: the local one alone, or one entry per vantage asked with --vantages (the workers probe)', async () => {

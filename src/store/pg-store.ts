@@ -130,6 +130,9 @@ function refOf(line: string): string | null {
   return m ? m[1]! : null;
 }
 
+/** Observations read or written per statement (a run across vantages gathered, a run recorded). */
+const OBSERVATION_PAGE = 500;
+
 export class PgStore implements Store {
   /** Rows or runs that did not read back (a store written by another hand): counted, never fatal. */
   private readProblems: HistoryProblem[] = [];
@@ -378,16 +381,14 @@ export class PgStore implements Store {
    */
   async recordObservation(o: Observation, snapshot: StoredSnapshot | null): Promise<boolean> {
     if (o.run === null) throw new StoreError('an observation outside a run cannot be recorded for one');
-    return this.transaction('the observation was not recorded', async (client) => {
-      if (snapshot) {
-        const content = snapshotText(snapshot);
-        await client.query(`INSERT INTO snapshots (hash, content, sha256) VALUES ($1, $2, $3) ON CONFLICT (hash) DO NOTHING`, [snapshot.hash, content, sha256Of(content)]);
-      }
-      // Bounded as a history line is (whatever a server listed), so one observation is at most 128 KiB.
-      const r = await client.query(`INSERT INTO vantage_observations (run_id, url, vantage, observed_at, line) VALUES ($1, $2, $3, $4, $5)
-        ON CONFLICT DO NOTHING`, [o.run, o.url, o.vantage, o.observedAt, JSON.stringify(boundedObservationLine(o as unknown as Record<string, unknown>))]);
-      return r.rowCount === 1;
-    });
+    // Bounded as a history line is (whatever a server listed), so one observation is at most 128 KiB. One statement
+    // (the tool list in a CTE beside it): both recorded or neither.
+    const line = JSON.stringify(boundedObservationLine(o as unknown as Record<string, unknown>));
+    const observation = `INSERT INTO vantage_observations (run_id, url, vantage, observed_at, line) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING RETURNING 1 AS fresh`;
+    if (!snapshot) return (await this.q(observation, [o.run, o.url, o.vantage, o.observedAt, line])).length === 1;
+    const content = snapshotText(snapshot);
+    return (await this.q(`WITH listed AS (INSERT INTO snapshots (hash, content, sha256) VALUES ($6, $7, $8) ON CONFLICT (hash) DO NOTHING) ${observation}`,
+      [o.run, o.url, o.vantage, o.observedAt, line, snapshot.hash, content, sha256Of(content)])).length === 1;
   }
 
   async observationCount(runId: string, vantages: readonly string[]): Promise<number> {
@@ -397,15 +398,21 @@ export class PgStore implements Store {
 
   /** The observations workers recorded for a run, each validated (one that does not read is a problem, not a row). */
   async observationsOf(runId: string): Promise<Observation[]> {
-    const rows = await this.q<{ url: string; vantage: string; line: string }>(`SELECT url, vantage, line FROM vantage_observations WHERE run_id = $1 ORDER BY url, vantage`, [runId]);
-    return rows.flatMap((r) => {
-      let value: unknown;
-      try { value = JSON.parse(r.line); } catch { value = undefined; }
-      const c = check(observationSchema, value);
-      if (c.ok && c.value.url === r.url && c.value.vantage === r.vantage && c.value.run === runId) return [c.value];
-      this.problem(`store run ${runId}`, 0, `the observation of ${r.url} from ${r.vantage} does not read (${c.ok ? 'not its key' : c.problem}); left out`);
-      return [];
-    });
+    const out: Observation[] = [];
+    // A page at a time: the lines of a large run are never all held as text beside what they parse into.
+    for (let after: { url: string; vantage: string } | null = null; ;) {
+      const rows: Array<{ url: string; vantage: string; line: string }> = await this.q(`SELECT url, vantage, line FROM vantage_observations
+        WHERE run_id = $1 AND ($2::text IS NULL OR (url, vantage) > ($2, $3)) ORDER BY url, vantage LIMIT ${OBSERVATION_PAGE}`, [runId, after?.url ?? null, after?.vantage ?? null]);
+      for (const r of rows) {
+        let value: unknown;
+        try { value = JSON.parse(r.line); } catch { value = undefined; }
+        const c = check(observationSchema, value);
+        if (c.ok && c.value.url === r.url && c.value.vantage === r.vantage && c.value.run === runId) out.push(c.value);
+        else this.problem(`store run ${runId}`, 0, `the observation of ${r.url} from ${r.vantage} does not read (${c.ok ? 'not its key' : c.problem}); left out`);
+      }
+      if (rows.length < OBSERVATION_PAGE) return out;
+      after = rows.at(-1)!;
+    }
   }
 
   /** What a vantage's canaries said in a run (the first report stays). */
@@ -423,15 +430,16 @@ export class PgStore implements Store {
    * probed yet: the slot, or null (try again later). Atomic per slot: two workers never hold the same one.
    */
   async acquireHost(host: string, limit: number, holder: string, leaseMs: number): Promise<number | null> {
-    const [wait] = await this.q<{ until: Date | null }>(`SELECT until FROM host_not_before WHERE host = $1 AND until > now()`, [host]);
-    if (wait) return null;
-    for (let slot = 0; slot < limit; slot++) {
-      const taken = await this.q(`INSERT INTO host_leases (host, slot, holder, expires_at) VALUES ($1, $2, $3, now() + $4 * interval '1 millisecond')
-        ON CONFLICT (host, slot) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at WHERE host_leases.expires_at <= now()
-        RETURNING slot`, [host, slot, holder, leaseMs]);
-      if (taken.length) return slot;
-    }
-    return null;
+    // One statement: a free slot (none held, or its lease expired) taken unless the host is held back. Two workers
+    // after the same slot: the second finds it taken (its lease has not expired) and gets none this time.
+    const [taken] = await this.q<{ slot: number }>(`INSERT INTO host_leases (host, slot, holder, expires_at)
+      SELECT $1, s, $3, now() + $4 * interval '1 millisecond' FROM generate_series(0, $2::int - 1) AS s
+      WHERE NOT EXISTS (SELECT 1 FROM host_not_before WHERE host = $1 AND until > now())
+        AND NOT EXISTS (SELECT 1 FROM host_leases l WHERE l.host = $1 AND l.slot = s AND l.expires_at > now())
+      ORDER BY random() LIMIT 1
+      ON CONFLICT (host, slot) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at WHERE host_leases.expires_at <= now()
+      RETURNING slot`, [host, limit, holder, leaseMs]);
+    return taken?.slot ?? null;
   }
 
   /** Extends a held slot's lease (false: it expired and was taken by another). */
@@ -554,11 +562,12 @@ async function insertRun(client: PoolClient, r: RunLines): Promise<string> {
     VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING seq::text AS seq`,
   [r.run.id, r.run.startedAt, r.month, r.run.aborted !== null, r.run.applied, r.observations.length, r.runLine]);
   const seq = inserted.rows[0].seq as string;
-  if (r.observations.length) {
-    const o = r.observations;
+  // In pages, inside the run's transaction: a large run's lines are never all encoded into one statement at once.
+  for (let start = 0; start < r.observations.length; start += OBSERVATION_PAGE) {
+    const o = r.observations.slice(start, start + OBSERVATION_PAGE);
     await client.query(`INSERT INTO observations (run_seq, run_started_at, position, url, vantage, observed_at, verdict, reason, tools_ref, line)
       SELECT $1::bigint, $2, * FROM unnest($3::int[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[])`,
-    [seq, r.run.startedAt, o.map((_, i) => i), o.map((x) => x.row?.url ?? null), o.map((x) => x.row?.vantage ?? null), o.map((x) => x.row?.observedAt ?? null),
+    [seq, r.run.startedAt, o.map((_, i) => start + i), o.map((x) => x.row?.url ?? null), o.map((x) => x.row?.vantage ?? null), o.map((x) => x.row?.observedAt ?? null),
       o.map((x) => x.row?.verdict ?? null), o.map((x) => x.row?.reason ?? null), o.map((x) => x.toolsRef), o.map((x) => x.line)]);
   }
   const lists = [...r.lists];
