@@ -148,3 +148,22 @@ if (pgMissing) {
     say(`| ${Number(servers).toLocaleString('en')} x ${days} | ${s.observations.toLocaleString('en')} | ${Math.round(s.dbMb)} | ${cells(s.pg)} | ${s.text ? `${cells(s.text)} | ${(s.pg.compute / s.text.compute).toFixed(2)}x` : '- | - | - | - | -'} |`);
   }
 }
+
+say();
+say('## A run across vantages under load (issue 23)');
+say();
+if (pgMissing) {
+  say(`Skipped: ${pgMissing}.`);
+} else {
+  const l = runNode('./vantages-load.js', []);
+  say(`${l.endpoints.toLocaleString('en')} loopback endpoints over ${l.hosts} hosts, \`onetap refresh --vantages a --record\` enqueueing for ${l.workers} \`onetap worker\` processes`);
+  say(`(concurrency ${l.concurrency} each), the workers, PostgreSQL and the fixture sharing this machine's cores; the peer is the same catalog refreshed in one`);
+  say(`process (concurrency ${l.workers * l.concurrency}, the text history), in the same run.`);
+  say();
+  say('| | wall s | jobs/s | peak RSS MB | database MB |');
+  say('|---|---|---|---|---|');
+  say(`| through ${l.workers} workers | ${(l.wallMs / 1000).toFixed(1)} | ${l.jobsPerSecond} | workers ${l.workerPeakRssMb.join(', ')}; deciding ${l.decidingPeakRssMb} | ${l.databaseMb} |`);
+  say(`| one process | ${(l.aloneWallMs / 1000).toFixed(1)} | ${Math.round(l.endpoints / (l.aloneWallMs / 1000))} | ${l.alonePeakRssMb} | - |`);
+  say();
+  say(`Through the workers takes ${(l.wallMs / l.aloneWallMs).toFixed(1)}x the time of one process here; ${l.observations.toLocaleString('en')} observations recorded, ${l.planRows.toLocaleString('en')} plan rows.`);
+}
