@@ -38,6 +38,9 @@ export function probeJson(r: Observation, across?: { vantages: VantageEntry[]; n
     toolsDigest: r.toolsDigest,
     findingsSeen: r.findingsSeen,
     observedAt: r.observedAt,
+    tokens: r.tokens ?? null,
+    nameBlindDigest: r.nameBlindDigest ?? null,
+    descriptionBlindDigest: r.descriptionBlindDigest ?? null,
     vantages: across?.vantages ?? [{ vantage: r.vantage, verdict: r.verdict, reason: r.reason, latencyMs: Math.round(r.durationMs), observedAt: r.observedAt, left: null }],
     ...(across ? { note: across.note } : {}),
   };

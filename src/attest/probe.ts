@@ -13,7 +13,8 @@ import { BROWSER_USER_AGENT, CLIENT_PROFILES, DIAGNOSIS, KAI_9000, MCP_2025_11_2
 import { exchangeError, runSpecClient, runStatelessClient } from './spec-client.js';
 import { firstSseEvent } from './transport.js';
 import { screenTools } from '../screen/screen.js';
-import { duplicateNames, storedSnapshot, toolListSnapshot } from './snapshot.js';
+import { duplicateNames, storedSnapshot, toolListSnapshot, toolSetDigests } from './snapshot.js';
+import { countTokens, loadTokenizer } from './tokens.js';
 import { MAX_NESTING, nestsDeeperThan } from '../util/json.js';
 import { evidenceOf, profileDigest, redactRun, secretsOf } from './record.js';
 import type { Evidence, Unprocessable } from '../model/evidence.js';
@@ -187,6 +188,8 @@ function processTools(o: LiveObservation): StoredSnapshot | null {
     stage = 'hash';
     const listed = toolListSnapshot(run.serverInfo, definitions);
     const snapshot = storedSnapshot(listed);
+    // Counted and fingerprinted on the full list, before anything is clipped for storage.
+    o.toolSet = { tokens: countTokens(definitions), ...(toolSetDigests(listed.tools) ?? { nameBlind: null, descriptionBlind: null }) };
     stage = 'screen';
     // Screened on the full text, before anything is clipped for storage.
     o.findings = screenTools(definitions);
@@ -209,6 +212,7 @@ async function observe(url: string, profile: ClientProfile, opts: Resolved): Pro
   if (opts.keys && Object.keys(opts.keys).length && o.deciding.connected) {
     o.keyed = await runProfile(url, profile, { ...opts, headers: { ...opts.headers, ...keyHeaders(opts.keys) } }, opts.userAgent);
   }
+  if (toolsRunOf(o).toolDefinitions) await loadTokenizer();
   const snapshot = processTools(o);
   if (o.unprocessable) return [o, null];
   return [await explain(o, url, profile, opts), snapshot];
@@ -362,6 +366,9 @@ function summarize(url: string, profile: ClientProfile, o: LiveObservation, wide
     matrix: opts.matrix ? matrixOf(evidence, o, wide ?? { diagnosis: null, others: {} }, entry) : null,
     toolsHash: snapshot?.hash ?? null,
     toolsDigest: snapshot?.toolsDigest ?? null,
+    tokens: o.toolSet?.tokens ?? null,
+    nameBlindDigest: o.toolSet?.nameBlind ?? null,
+    descriptionBlindDigest: o.toolSet?.descriptionBlind ?? null,
     findings: o.findings.slice(0, L.findings).map(boundedFinding),
     findingsSeen: o.findings.length,
     cardMismatches: null,

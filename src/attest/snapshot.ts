@@ -156,3 +156,36 @@ export function duplicateNames(s: ToolListSnapshot): Array<{ name: string; diges
   }
   return [...byName].map(([name, digests]) => ({ name, digests }));
 }
+
+/** Keys whose object holds names (of properties, definitions), not annotations: their keys are kept whatever they are. */
+const NAMED_SCHEMAS = new Set(['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas']);
+
+/** A JSON value without its `description` and `title` annotations at any depth (a property named so is kept). */
+function withoutProse(value: unknown, names: boolean): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map((v) => withoutProse(v, false));
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) {
+    if (!names && (k === 'description' || k === 'title')) continue;
+    const kept = withoutProse(v, !names && NAMED_SCHEMAS.has(k));
+    if (k === '__proto__') Object.defineProperty(out, k, { value: kept, enumerable: true, writable: true, configurable: true });
+    else out[k] = kept;
+  }
+  return out;
+}
+
+/**
+ * Fingerprints of a tool set that survive what a copy changes, beside the exact tools digest (full text, any order):
+ * - `nameBlind`: each tool without its name and title (a renamed copy is still found);
+ * - `descriptionBlind`: each tool without any description or title, in its schema too (the same interface
+ *   reworded).
+ * Null for an empty set: no tools matches nothing. `tools` are canonical (toolListSnapshot's).
+ */
+export function toolSetDigests(tools: readonly ToolDefinition[]): { nameBlind: string; descriptionBlind: string } | null {
+  if (!tools.length) return null;
+  const setOf = (texts: string[]) => sha256(texts.map((t) => sha256(t)).sort().join('\n'));
+  return {
+    nameBlind: setOf(tools.map(({ name: _n, title: _t, ...rest }) => JSON.stringify(rest))),
+    descriptionBlind: setOf(tools.map((t) => JSON.stringify(withoutProse(t, false)))),
+  };
+}

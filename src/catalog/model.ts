@@ -88,6 +88,8 @@ export interface CatalogPolicy {
   vantages?: string[];
   /** With `vantages`: how many must see a server dead before it is dropped (`--quorum` wins; default a majority). */
   quorum?: number;
+  /** A live server whose tool list costs more o200k tokens than this goes to review (`review/context-budget`); off without it. */
+  maxToolTokens?: number;
 }
 
 export interface Catalog {

@@ -42,7 +42,7 @@ export function registerRejudge(program: Command): void {
         if (skipped) process.stderr.write(`onetap: ${skipped}\n`);
         const byUrl = new Map(catalog.servers.map((s) => [s.url, s]));
         const profile = flags.profile ?? catalog.policy.clientProfile ?? DEFAULT_PROFILE_ID;
-        const result = rejudge(runs, { profile, requiresAuth: (url) => byUrl.get(url)?.requiresAuth ?? null });
+        const result = rejudge(runs, { profile, requiresAuth: (url) => byUrl.get(url)?.requiresAuth ?? null, maxToolTokens: catalog.policy.maxToolTokens });
         if (flags.json) printJson({ profile, ...result });
         else process.stdout.write(renderRejudged(result, profile, useColor(process.stdout)) + '\n');
         process.exitCode = result.differences > 0 ? 1 : 0;

@@ -11,7 +11,8 @@ import type { StoredSnapshot } from '../model/snapshot.js';
 import type { Decision, Reason } from '../model/words.js';
 import { asUnprocessable } from '../policy/policy.js';
 import { combineVantages } from '../policy/vantages.js';
-import { HELD_OUT, NO_TOOL_REVIEW, reviewAgainst, reviewTools, type ToolReview } from './drift.js';
+import { sameToolsIndex } from '../policy/same-tools.js';
+import { HELD_OUT, NO_TOOL_REVIEW, reviewAgainst, reviewBudget, reviewTools, type ToolReview } from './drift.js';
 
 export interface CanaryCheck { configured: number; reachable: number }
 
@@ -38,6 +39,8 @@ export interface DecideInput {
   /** By hash, the SHA-256 of the stored snapshot's bytes (recorded on each row; default none). */
   snapshotSha256?: ReadonlyMap<string, string>;
   confirmDrops: number;
+  /** The catalog's policy.maxToolTokens: a live row whose tools cost more goes to review (off when undefined). */
+  maxToolTokens?: number;
   canaries: CanaryCheck;
   /** What the run noticed but that decides nothing (carried into the plan). */
   warnings?: readonly string[];
@@ -103,7 +106,8 @@ function planRow(row: RowInput, input: DecideInput, outage: boolean): PlanRow {
     o = asUnprocessable(o, 'review', err);
     review = NO_TOOL_REVIEW;
   }
-  const reviewed = { ...o, ...reviewTools(o, review) };
+  const toolsReviewed = { ...o, ...reviewTools(o, review) };
+  const reviewed = { ...toolsReviewed, ...reviewBudget(toolsReviewed, input.maxToolTokens) };
   const last = row.history[0];
   const previous = last ? { verdict: last.verdict, reason: last.reason, at: last.observedAt } : null;
   return {
@@ -211,6 +215,12 @@ export function decide(input: DecideInput): Plan {
       return { ...p, vantages: r.vantages, note: p.note ?? r.note };
     });
   }
+  // Curated entries serving the same tool set are flagged (the decision stays the policy's).
+  const same = sameToolsIndex(rows);
+  rows = rows.map((r) => {
+    const found = same(r);
+    return found.length ? { ...r, sameToolsAs: found } : r;
+  });
   const count = (d: Decision) => rows.filter((r) => r.decision === d).length;
   return {
     rows,

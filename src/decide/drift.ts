@@ -127,6 +127,15 @@ export function reviewTools(o: Pick<Observation, 'verdict' | 'reason' | 'reasons
   return { verdict: 'review', reason: drift[0]!, reasons: [...drift, ...underlying] };
 }
 
+/**
+ * After tool review: a live row whose tool list costs more than `maxToolTokens` goes to review (policy
+ * BUDGET_RULES). A row without a count (recorded before tokens were counted) is never judged by a guess.
+ */
+export function reviewBudget<T extends Pick<Observation, 'verdict' | 'reason' | 'reasons' | 'tokens'>>(o: T, maxToolTokens: number | undefined): Pick<Observation, 'verdict' | 'reason' | 'reasons'> {
+  if (maxToolTokens === undefined || o.verdict !== 'live' || o.tokens === undefined || o.tokens === null || o.tokens <= maxToolTokens) return o;
+  return { verdict: 'review', reason: 'context-budget', reasons: ['context-budget', ...o.reasons] };
+}
+
 /** "added: a, b; changed: c; removed: d" (empty when nothing changed). */
 export function describeToolChanges(c: ToolChanges | null | undefined): string {
   if (!c) return '';

@@ -9,13 +9,15 @@ import type { PlanRow, RecordedRun } from '../model/plan.js';
 import type { Reason, VerdictName } from '../model/words.js';
 import { classify, classifyAs, type Classification, type EntryFacts } from '../policy/policy.js';
 import { combineVantages } from '../policy/vantages.js';
-import { reviewTools, type ToolReview } from './drift.js';
+import { reviewBudget, reviewTools, type ToolReview } from './drift.js';
 
 export interface RejudgeOptions {
   /** Today's deciding profile. */
   profile: string;
   /** Whether a URL is curated as auth-optional today (null: not in the catalog; the recorded setting is used). */
   requiresAuth: (url: string) => boolean | null;
+  /** Today's policy.maxToolTokens (off when undefined). */
+  maxToolTokens?: number;
 }
 
 export interface Judgement { verdict: VerdictName; reason: Reason }
@@ -69,7 +71,8 @@ export function rejudgeRow(r: PlanRow, opts: RejudgeOptions, quorum?: number): J
     const c = combineVantages(readings, asked.map((e) => e.vantage), quorum);
     v = { ...own, verdict: c.verdict, reason: c.reason };
   }
-  const reviewed = reviewTools({ ...v, toolsHash: r.toolsHash }, reviewOf(r));
+  const toolsReviewed = { ...reviewTools({ ...v, toolsHash: r.toolsHash }, reviewOf(r)), tokens: r.tokens };
+  const reviewed = reviewBudget(toolsReviewed, opts.maxToolTokens);
   return { verdict: reviewed.verdict, reason: reviewed.reason };
 }
 

@@ -122,6 +122,14 @@ export const observationSchema = z.object({
   toolsHash: snapshotHash.nullable(),
   /** SHA-256 over every tool's digest (64 hex), or null. */
   toolsDigest: sha256Hex.nullable(),
+  /**
+   * The o200k token count of the tool list as a conversation carries it (`src/attest/tokens.ts` says exactly what is
+   * counted), over the full list; null without a list; absent in records made before it was counted (none is guessed).
+   */
+  tokens: count.nullable().optional(),
+  /** The tool set's digest ignoring tool names and titles (a renamed copy), and ignoring every description and title (the same interface reworded); null without tools. */
+  nameBlindDigest: sha256Hex.nullable().optional(),
+  descriptionBlindDigest: sha256Hex.nullable().optional(),
   /** Screening findings on the full tool text (at most `RECORD_LIMITS.findings`; `findingsSeen` counts all). */
   findings: z.array(findingSchema),
   findingsSeen: count,

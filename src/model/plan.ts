@@ -29,6 +29,12 @@ export const vantageEntrySchema = z.object({
   left: z.string().nullable(),
 });
 
+/** Which fingerprint two tool sets share: the exact tools digest, the name-blind one, or only the description-blind one. */
+export const sameToolsDigestSchema = z.enum(['tools', 'name-blind', 'description-blind']);
+
+/** Another entry that serves the same tool set. */
+export const sameToolsSchema = z.object({ name: z.string(), url: z.string(), digest: sameToolsDigestSchema });
+
 export const planRowSchema = observationSchema.extend({
   /** The catalog row's name. */
   name: z.string(),
@@ -59,6 +65,8 @@ export const planRowSchema = observationSchema.extend({
   snapshotSha256: sha256Hex.nullable(),
   /** A run across several vantages: one entry per vantage asked; the row's own fields are its standing vantage's. */
   vantages: z.array(vantageEntrySchema).optional(),
+  /** Other rows of this run serving the same tool set, and which digest matched (`tools`: exactly; `name-blind`; `description-blind`). */
+  sameToolsAs: z.array(sameToolsSchema).optional(),
 });
 
 export const planSummarySchema = z.object({
@@ -96,6 +104,8 @@ export const runRecordSchema = z.object({
 export type ToolChanges = z.infer<typeof toolChangesSchema>;
 export type PlanRow = z.infer<typeof planRowSchema>;
 export type VantageEntry = z.infer<typeof vantageEntrySchema>;
+export type SameToolsDigest = z.infer<typeof sameToolsDigestSchema>;
+export type SameTools = z.infer<typeof sameToolsSchema>;
 export type PlanSummary = z.infer<typeof planSummarySchema>;
 export type Plan = z.infer<typeof planSchema>;
 export type RunRecord = z.infer<typeof runRecordSchema>;

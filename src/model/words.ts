@@ -15,7 +15,7 @@ export const REASONS = [
   'app-sse-format', 'app-stream-open', 'app-wrong-message', 'app-notification-rejected', 'app-ua-blocked',
   'app-batch-response', 'app-encoding', 'app-tool-list', 'app-incompatible', 'era-incompatible',
   // review: other
-  'suspicious-tools', 'tools-changed', 'identity-changed', 'unprocessable', 'vantage-split',
+  'suspicious-tools', 'tools-changed', 'identity-changed', 'unprocessable', 'vantage-split', 'context-budget',
   'zero-tools', 'auth-required', 'payment-required', 'redirected', 'handshake-error', 'tools-error', 'oversize',
   // drop
   'dns', 'refused', 'http-404', 'http-410', 'not-mcp', 'not-streamable-http',

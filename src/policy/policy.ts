@@ -68,6 +68,7 @@ export const REASON_TEXT: Record<Reason, string> = {
   'tls': 'the TLS handshake with the server failed',
   'vantage-split': 'reachable from some vantages, drop-class from others: one network\'s view is not the internet\'s, a human decides (the note names each side)',
   'vantage-incomplete': 'fewer vantages than the quorum answered by the deadline: kept and marked; neither extends nor resets a drop streak',
+  'context-budget': 'its tool list costs more tokens than the catalog\'s policy.maxToolTokens allows: every conversation of every user who adds it pays that',
 };
 
 /** The plain-language reason of a record: its reason's text, and where onetap could not process the answer. */
@@ -292,10 +293,10 @@ export const DRIFT_RULES: ReadonlyArray<Verdict & { policy: string }> = [
 
 /**
  * Whether a user could use the server in an observation: the deciding client listed its tools. Live, or in review
- * only for what those tools say (drift rules); an `app-*` review or any failure is not usable. Uptime counts these.
+ * only for what those tools say or cost (drift and budget rules); an `app-*` review or any failure is not usable. Uptime counts these.
  */
 export function usable(v: { verdict: string; reason: string }): boolean {
-  return v.verdict === 'live' || (v.verdict === 'review' && DRIFT_RULES.some((r) => r.reason === v.reason));
+  return v.verdict === 'live' || (v.verdict === 'review' && [...DRIFT_RULES, ...BUDGET_RULES].some((r) => r.reason === v.reason));
 }
 
 /**
@@ -308,11 +309,17 @@ export const VANTAGE_RULES: ReadonlyArray<Verdict & { policy: string }> = [
   { verdict: 'review', reason: 'vantage-split', policy: 'one machine is not one view of the internet: reachable from some vantages and drop-class from others is never an automatic drop' },
 ];
 
-export const POLICY_TABLE: ReadonlyArray<Verdict & { stage: 'vantages' | 'live' | 'drift' | 'app-trip' | 'review' | 'initialize' | 'tools/list'; policy: string }> = [
+/** What a live server's tools cost every conversation, against the catalog's `policy.maxToolTokens` (off without it). */
+export const BUDGET_RULES: ReadonlyArray<Verdict & { policy: string }> = [
+  { verdict: 'review', reason: 'context-budget', policy: 'a tool list above policy.maxToolTokens (o200k tokens of its compact form) goes to a human: the server works, and stays in the runtime lists' },
+];
+
+export const POLICY_TABLE: ReadonlyArray<Verdict & { stage: 'vantages' | 'budget' | 'live' | 'drift' | 'app-trip' | 'review' | 'initialize' | 'tools/list'; policy: string }> = [
   ...unprocessableRules.map(({ verdict, reason, policy }) => ({ stage: 'live' as const, verdict, reason, policy })),
   ...screenRules.map(({ verdict, reason, policy }) => ({ stage: 'live' as const, verdict, reason, policy })),
   ...liveRules.map(({ verdict, reason, policy }) => ({ stage: 'live' as const, verdict, reason, policy })),
   ...DRIFT_RULES.map(({ verdict, reason, policy }) => ({ stage: 'drift' as const, verdict, reason, policy })),
+  ...BUDGET_RULES.map(({ verdict, reason, policy }) => ({ stage: 'budget' as const, verdict, reason, policy })),
   ...appTripRules.map(({ verdict, reason, policy }) => ({ stage: 'app-trip' as const, verdict, reason, policy })),
   ...reviewRules.map(({ verdict, reason, policy }) => ({ stage: 'review' as const, verdict, reason, policy })),
   ...initRules.map(({ verdict, reason, policy }) => ({ stage: 'initialize' as const, verdict, reason, policy })),

@@ -129,7 +129,7 @@ export async function refresh(opts: RefreshOptions): Promise<RefreshResult> {
     const plan = decide({
       rows: catalog.servers.map((s, i) => ({ name: s.name, url: s.url, observations: collected.observations[i]!, history: history[i]! })),
       lock, snapshots, snapshotSha256: await store.snapshotDigests([...collected.snapshots.values()], !!opts.write),
-      confirmDrops, canaries: collected.canaries, warnings, vantages: collected.vantages,
+      confirmDrops, canaries: collected.canaries, warnings, vantages: collected.vantages, maxToolTokens: catalog.policy.maxToolTokens,
     });
     opts.onPlan?.(plan);
     const exitCode = plan.aborted ? 3 : 0;
