@@ -6,6 +6,10 @@ import type { ProbeResult } from '../attest/probe.js';
 import { probeHeaderFlag, timeoutMs } from './args.js';
 import { printJson } from './render.js';
 import { inert } from '../text/escape.js';
+import type { SameTools } from '../model/plan.js';
+import { SAME_TOOLS_WORDS, type ToolSetPrint } from '../policy/same-tools.js';
+import { toolSetPrints } from '../store/tool-sets.js';
+import { openStore, STORE_OPTION } from './store.js';
 
 export const DEFAULT_CATALOG = 'catalog/servers.json';
 
@@ -28,15 +32,33 @@ export interface AddJson {
   problems: string[];
   /** The live probe, or null when a rule refused the entry before probing. */
   probe: ProbeSummary | null;
+  /** Entries (curated or removed) whose last tool list is the same set, and which digest matched. */
+  sameToolsAs: SameTools[];
 }
 
 export interface ProbeSummary {
-  verdict: string; reason: string; attempts: number; httpStatus: number | null; tools: string[] | null; durationMs: number; error: string | null;
+  verdict: string; reason: string; attempts: number; httpStatus: number | null; tools: string[] | null; durationMs: number; error: string | null; tokens: number | null;
 }
 
 const probeSummary = (r: ProbeResult): ProbeSummary => ({
-  verdict: r.verdict, reason: r.reason, attempts: r.attempts, httpStatus: r.httpStatus, tools: r.tools, durationMs: r.durationMs, error: r.error,
+  verdict: r.verdict, reason: r.reason, attempts: r.attempts, httpStatus: r.httpStatus, tools: r.tools, durationMs: r.durationMs, error: r.error, tokens: r.tokens ?? null,
 });
+
+/** What the list's curated and removed entries last served, from its history (the text history, or `--store`). */
+export async function knownToolSets(catalogPath: string, store: string | undefined): Promise<ToolSetPrint[]> {
+  let catalog: Catalog;
+  try { ({ catalog } = await loadCatalog(catalogPath)); } catch { return []; } // add reports an unreadable catalog itself
+  const opened = await openStore(catalogPath, { store });
+  try {
+    return await toolSetPrints(opened, [...catalog.servers, ...catalog.removed]);
+  } finally {
+    await opened.close();
+  }
+}
+
+/** The matches `add` reports without refusing (the description-blind digest alone), one line each. */
+const sameToolsNotes = (label: string, same: readonly SameTools[]) => same.filter((s) => s.digest === 'description-blind')
+  .map((s) => `onetap: note: ${inert(label)} serves ${SAME_TOOLS_WORDS[s.digest]} as ${inert(s.name)} (${inert(s.url)}): reported, not refused\n`).join('');
 
 /** Lint findings, including a catalog whose structure is wrong (those are findings too, not a crash). */
 async function lintFile(path: string, allowHttp: boolean | undefined): Promise<LintJson> {
@@ -77,22 +99,24 @@ export function registerCatalogCommands(program: Command): void {
     .requiredOption('--decision <who: why>', 'the product decision record, as "who: why"');
   entryOptions(add)
     .option('--json', 'print one JSON object {added, url, entry, problems, probe}')
-    .action(async (url: string, opts: { name: string; description: string; decision: string; requiresAuth?: boolean; probeHeader?: Record<string, ProbeHeader>; catalog: string; timeout?: number; allowHttp?: boolean; json?: boolean }) => {
+    .action(async (url: string, opts: EntryFlags & { name: string; description: string }) => {
       let result: AddJson;
       try {
-        const { entry, probe } = await addServer({
+        const { entry, probe, sameToolsAs } = await addServer({
           catalogPath: opts.catalog, url, name: opts.name, description: opts.description, decision: opts.decision,
           requiresAuth: opts.requiresAuth, probeHeaders: opts.probeHeader, allowHttp: opts.allowHttp, probe: { timeoutMs: opts.timeout },
+          known: await knownToolSets(opts.catalog, opts.store), allowSameTools: opts.allowSameTools,
         });
-        result = { added: true, url, entry, problems: [], probe: probeSummary(probe) };
+        result = { added: true, url, entry, problems: [], probe: probeSummary(probe), sameToolsAs };
       } catch (err) {
         if (!(err instanceof AddRefused)) throw err;
-        result = { added: false, url, entry: null, problems: err.problems, probe: err.probeResult ? probeSummary(err.probeResult) : null };
+        result = { added: false, url, entry: null, problems: err.problems, probe: err.probeResult ? probeSummary(err.probeResult) : null, sameToolsAs: err.sameToolsAs };
       }
       process.exitCode = result.added ? 0 : 1;
       if (opts.json) return printJson(result);
+      process.stderr.write(sameToolsNotes(opts.name, result.sameToolsAs));
       if (result.added) {
-        process.stdout.write(`added ${inert(result.entry!.name)} (${inert(result.entry!.url)}): ${result.probe!.verdict}/${result.probe!.reason}, ${result.probe!.tools?.length ?? 0} tools\n`);
+        process.stdout.write(`added ${inert(result.entry!.name)} (${inert(result.entry!.url)}): ${result.probe!.verdict}/${result.probe!.reason}, ${result.probe!.tools?.length ?? 0} tools${result.probe!.tokens === null ? '' : `, ${result.probe!.tokens.toLocaleString('en')} tokens`}\n`);
       } else {
         process.stderr.write(result.problems.map((p) => `onetap: refused ${inert(url)}: ${inert(p)}\n`).join(''));
       }
@@ -106,19 +130,20 @@ export function registerCatalogCommands(program: Command): void {
     .option('--description <text>', 'what the server does for a user (default: the description it had)');
   entryOptions(restore)
     .option('--json', 'print one JSON object {restored, name, entry, problems, probe}')
-    .action(async (name: string, opts: { decision: string; description?: string; requiresAuth?: boolean; probeHeader?: Record<string, ProbeHeader>; catalog: string; timeout?: number; allowHttp?: boolean; json?: boolean }) => {
-      let result: { restored: boolean; name: string; entry: unknown; problems: string[]; probe: unknown };
+    .action(async (name: string, opts: EntryFlags & { description?: string }) => {
+      let result: { restored: boolean; name: string; entry: unknown; problems: string[]; probe: unknown; sameToolsAs: SameTools[] };
       try {
-        const { entry, probe } = await restoreServer({
+        const { entry, probe, sameToolsAs } = await restoreServer({
           catalogPath: opts.catalog, name, description: opts.description, decision: opts.decision,
           requiresAuth: opts.requiresAuth, probeHeaders: opts.probeHeader, allowHttp: opts.allowHttp, probe: { timeoutMs: opts.timeout },
+          known: await knownToolSets(opts.catalog, opts.store), allowSameTools: opts.allowSameTools,
         });
-        result = { restored: true, name, entry, problems: [], probe: probeSummary(probe) };
+        result = { restored: true, name, entry, problems: [], probe: probeSummary(probe), sameToolsAs };
         process.exitCode = 0;
         if (!opts.json) process.stdout.write(`restored ${inert(entry.name)} (${inert(entry.url)}): ${probe.verdict}/${probe.reason}, ${probe.toolCount ?? 0} tools\n`);
       } catch (err) {
         if (!(err instanceof AddRefused)) throw err;
-        result = { restored: false, name, entry: null, problems: err.problems, probe: err.probeResult ? probeSummary(err.probeResult) : null };
+        result = { restored: false, name, entry: null, problems: err.problems, probe: err.probeResult ? probeSummary(err.probeResult) : null, sameToolsAs: err.sameToolsAs };
         process.exitCode = 1;
         if (!opts.json) process.stderr.write(result.problems.map((p) => `onetap: refused ${inert(name)}: ${inert(p)}\n`).join(''));
       }
@@ -126,9 +151,16 @@ export function registerCatalogCommands(program: Command): void {
     });
 }
 
-/** What `add` and `restore` both take: how the entry is probed before it goes in. */
+interface EntryFlags {
+  decision: string; requiresAuth?: boolean; probeHeader?: Record<string, ProbeHeader>; catalog: string; timeout?: number; allowHttp?: boolean; json?: boolean;
+  store?: string; allowSameTools?: boolean;
+}
+
+/** What `add` and `restore` both take: how the entry is probed before it goes in, and what it must not copy. */
 function entryOptions(cmd: Command): Command {
   return cmd
+    .option('--allow-same-tools', 'add it even when it serves the same tool set as a curated or removed entry (by the exact or the name-blind digest); its decision record says so')
+    .option(...STORE_OPTION)
     .option('--requires-auth', 'auth-optional entry (the host must be in policy.authOptionalHosts)')
     .option('--probe-header <line>', 'with --requires-auth: a probe-only key, \'Name: prefix${VARIABLE}\', its value read from the environment variable and never written (repeatable; the entry keeps the variable\'s name)', probeHeaderFlag)
     .option('--catalog <file>', 'catalog file', DEFAULT_CATALOG)

@@ -11,8 +11,8 @@ import { leakProblems, publication, publishProblems, UnpublishableCatalog, write
 import { formatProblems, type LintOptions } from '../catalog/lint.js';
 import { startServer } from '../serve/server.js';
 import { flagError, portNumber, positiveInt, timeoutMs, UsageError } from './args.js';
-import { DEFAULT_CATALOG } from './catalog.js';
-import { findingLines, mismatchText, paint, table, useColor } from './render.js';
+import { DEFAULT_CATALOG, knownToolSets } from './catalog.js';
+import { findingLines, mismatchText, paint, sameToolsText, table, useColor } from './render.js';
 import { inert } from '../text/escape.js';
 import { statusRoutes } from '../serve/status-routes.js';
 import { openStore, STATE_OPTION, STORE_OPTION, storeUrl } from './store.js';
@@ -37,13 +37,16 @@ export function registerDiscovery(program: Command): void {
     .option('--timeout <ms>', 'time limit per document (fetching and validating)', timeoutMs, 10_000)
     .option('--max-documents <n>', 'documents (catalogs and cards) read in one run', countFlag('--max-documents'), DISCOVERY_LIMITS.maxDocuments)
     .option('--max-per-origin <n>', 'documents fetched from one origin in one run', countFlag('--max-per-origin'), DISCOVERY_LIMITS.maxPerOrigin)
-    .action(async (source: string, opts: { json?: boolean; probe?: boolean; allowPrivate?: boolean; catalog: string; timeout: number; maxDocuments: number; maxPerOrigin: number }) => {
+    .option(...STORE_OPTION)
+    .action(async (source: string, opts: { json?: boolean; probe?: boolean; allowPrivate?: boolean; catalog: string; timeout: number; maxDocuments: number; maxPerOrigin: number; store?: string }) => {
       const catalog = await curatedOrEmpty(opts.catalog);
+      // With --probe, what the list's entries last served (its history): a candidate serving the same set says so.
+      const known = opts.probe && existsSync(opts.catalog) ? await knownToolSets(opts.catalog, opts.store) : [];
       let result: DiscoverResult;
       try {
         result = await discover(source, {
           catalog, probe: opts.probe, allowPrivate: opts.allowPrivate, timeoutMs: opts.timeout,
-          maxDocuments: opts.maxDocuments, maxPerOrigin: opts.maxPerOrigin,
+          maxDocuments: opts.maxDocuments, maxPerOrigin: opts.maxPerOrigin, known,
         });
       } catch (err) {
         if (!(err instanceof FetchRefused)) throw err;
@@ -230,6 +233,7 @@ function renderDiscovery(r: DiscoverResult, color: boolean, probed: boolean): st
     const probed = [
       ...(c.findings.length ? [`screening: ${c.findings.length} finding${c.findings.length === 1 ? '' : 's'} in its tool list`, ...findingLines(c.findings, '  ')] : []),
       ...(c.mismatches.length ? [`card vs runtime: ${mismatchText(c.mismatches)}`] : []),
+      ...(c.sameToolsAs.length ? [`same tool set as: ${sameToolsText(c.sameToolsAs)}`] : []),
     ];
     return `  ${inert(c.title ?? c.name ?? '?')}: ${inert(c.why)}${[...details.map(inert), ...probed].map((d) => `\n    ${d}`).join('')}`;
   }));

@@ -4,7 +4,7 @@ import { jsonInvisibleEscaped } from '../text/escape.js';
 import type { ProbeResult } from '../attest/probe.js';
 import { probeJson } from '../attest/json.js';
 import { CLIENT_PROFILES, DEFAULT_PROFILE_ID } from '../attest/profile.js';
-import { findingLines, mismatchText, OrderedJsonArray, paint, Progress, table, useColor } from './render.js';
+import { findingLines, mismatchText, OrderedJsonArray, paint, Progress, table, tokensCell, useColor } from './render.js';
 import { inert } from '../text/escape.js';
 import { matrixLine } from '../attest/profile.js';
 import { flagError, parseHeader, positiveInt, probeHeaderFlag, profileId, runIdFlag, timeoutMs, UsageError, vantageList } from './args.js';
@@ -125,9 +125,9 @@ function checkUrl(url: string): void {
 export function renderProbeTable(results: ProbeResult[], color: boolean): string {
   const rows = results.map((r) => [
     r.verdict, r.reason, r.httpStatus === null ? '-' : String(r.httpStatus), r.tools === null ? '-' : String(r.tools.length),
-    String(r.attempts), `${r.durationMs}`, inert(r.url),
+    tokensCell(r.tokens), String(r.attempts), `${r.durationMs}`, inert(r.url),
   ]);
-  const out = table(['VERDICT', 'REASON', 'HTTP', 'TOOLS', 'TRIES', 'MS', 'URL'], rows, (text, row, col) => (col === 0 ? paint(text, results[row]!.verdict, color) : text));
+  const out = table(['VERDICT', 'REASON', 'HTTP', 'TOOLS', 'TOKENS', 'TRIES', 'MS', 'URL'], rows, (text, row, col) => (col === 0 ? paint(text, results[row]!.verdict, color) : text));
   const notes = results.flatMap((r) => {
     const lines: string[] = [];
     if (r.error) lines.push(`  ${inert(r.url)}: ${inert(r.error)}`);

@@ -24,11 +24,12 @@ function catalogGlance(path: string): Glance {
   } catch { return { labels: [], policy: {} }; }
 }
 import { DEFAULT_CATALOG } from './catalog.js';
-import { findingLines, mismatchText, paint, Progress, table, useColor } from './render.js';
+import { findingLines, mismatchText, paint, Progress, sameToolsText, table, tokensCell, useColor } from './render.js';
 import { inert } from '../text/escape.js';
 import { describeHistoryProblems } from '../store/problems.js';
 import { openStore, pgUrlFlag, STATE_OPTION, STORE_OPTION, storeUrl } from './store.js';
 import { matrixLine } from '../attest/profile.js';
+import { contextCost, costLine } from '../status/cost.js';
 import { toolReviewLine } from '../decide/drift.js';
 
 /** A name as one shell word (POSIX single quotes). */
@@ -163,13 +164,13 @@ async function refreshWith(flags: RefreshFlags, out: Parameters<typeof runRefres
 
 function renderPlan(plan: Plan, catalogPath: string, color: boolean, written: boolean): string {
   const rows = plan.rows.map((r) => [
-    r.decision, `${r.verdict}/${r.reason}`, String(r.attempts), r.previous ? `${r.previous.verdict}/${r.previous.reason}` : '(first)', inert(r.name), inert(r.url),
+    r.decision, `${r.verdict}/${r.reason}`, String(r.attempts), r.previous ? `${r.previous.verdict}/${r.previous.reason}` : '(first)', tokensCell(r.tokens), inert(r.name), inert(r.url),
   ]);
   const lines = [
     `Refresh plan for ${catalogPath}: ${plan.rows.length} entries`,
     ...(plan.aborted ? ['', `OUTAGE GUARD: ${plan.aborted}`] : []),
     '',
-    table(['DECISION', 'VERDICT/REASON', 'TRIES', 'PREVIOUS', 'NAME', 'URL'], rows, (text, row, col) => (col === 0 ? paint(text, plan.rows[row]!.decision, color) : text)),
+    table(['DECISION', 'VERDICT/REASON', 'TRIES', 'PREVIOUS', 'TOKENS', 'NAME', 'URL'], rows, (text, row, col) => (col === 0 ? paint(text, plan.rows[row]!.decision, color) : text)),
   ];
   const section = (title: string, items: string[]) => { if (items.length) lines.push('', `${title}:`, ...items.map((i) => `  - ${i}`)); };
   section(written ? 'Dropped' : 'Would drop (plan only: still in the catalog)', plan.rows.filter((r) => r.decision === 'drop').map((r) => `${inert(r.name)}: ${r.reason}, ${REASON_TEXT[r.reason]}${r.error ? ` (${inert(r.error)})` : ''}`));
@@ -188,10 +189,13 @@ function renderPlan(plan: Plan, catalogPath: string, color: boolean, written: bo
     if (keys.missing.length) return [`${inert(r.name)}: probed without its key (${keys.missing.map(inert).join(', ')} not set): the tool list is what a user without a key sees`];
     return keys.listed ? [] : [`${inert(r.name)}: the keyed session listed no tools${keys.error ? ` (${inert(keys.error)})` : ''}: the tool list is the keyless one`];
   }));
+  section('Same tool set as another entry', plan.rows.filter((r) => r.sameToolsAs?.length).map((r) => `${inert(r.name)}: ${sameToolsText(r.sameToolsAs!)}`));
   section('Client matrix', plan.rows.filter((r) => r.matrix).map((r) => `${inert(r.name)}: ${matrixLine(r.matrix!)}`));
   section('Recovered on the retry (a flake, not a failure)', plan.rows.filter((r) => r.attempts > 1 && r.verdict === 'live').map((r) => inert(r.name)));
   section('Changed since the last run', plan.rows.filter((r) => r.changed).map((r) => `${inert(r.name)}: ${r.previous ? `${r.previous.verdict}/${r.previous.reason}` : 'first probe'} → ${r.verdict}/${r.reason}`));
   const s = plan.summary;
+  const cost = costLine(contextCost(plan.rows), inert);
+  if (cost) lines.push('', `Context cost: ${cost}.`);
   lines.push('', `Summary: ${s.keep} kept, ${s.keepFailed} probe failed (kept), ${s.review} review, ${s.drop} dropped; ${s.changed} changed.`);
   return lines.join('\n');
 }

@@ -2,6 +2,8 @@
 import type { VerdictName } from '../policy/policy.js';
 import { inert, jsonInvisibleEscaped } from '../text/escape.js';
 import type { Finding, Mismatch } from '../model/observation.js';
+import type { SameTools } from '../model/plan.js';
+import { SAME_TOOLS_WORDS } from '../policy/same-tools.js';
 
 export function useColor(stream: NodeJS.WriteStream): boolean {
   return !!stream.isTTY && !('NO_COLOR' in process.env && process.env.NO_COLOR !== '') && process.env.TERM !== 'dumb';
@@ -114,4 +116,12 @@ export function findingLines(findings: readonly Finding[], indent = '    ', max 
 /** Where a Server Card disagrees with the live server: `field: card says "x", the server "y"`, joined by `; `. */
 export function mismatchText(mismatches: readonly Mismatch[]): string {
   return mismatches.map((m) => `${m.field}: card says ${inert(JSON.stringify(m.card) ?? 'nothing')}, the server ${inert(JSON.stringify(m.live) ?? 'nothing')}`).join('; ');
+}
+
+/** A token count for a table cell ("-": none counted). */
+export const tokensCell = (tokens: number | null | undefined) => (typeof tokens === 'number' ? tokens.toLocaleString('en') : '-');
+
+/** Entries that serve the same tool set: `A (the same tools, https://…); B (…)`. */
+export function sameToolsText(same: readonly SameTools[]): string {
+  return same.map((s) => `${inert(s.name)} (${SAME_TOOLS_WORDS[s.digest]}, ${inert(s.url)})`).join('; ');
 }

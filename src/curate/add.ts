@@ -6,6 +6,8 @@ import { lintCatalog, where } from '../catalog/lint.js';
 import { CatalogError, loadCatalog, serializeCatalog, type CatalogServer, type ProbeHeader } from '../catalog/model.js';
 import { catalogProfile } from '../attest/profile.js';
 import { targetOf, type Env } from '../attest/keys.js';
+import type { SameTools } from '../model/plan.js';
+import { refuses, SAME_TOOLS_WORDS, sameToolsIndex, type ToolSetPrint } from '../policy/same-tools.js';
 
 export interface AddOptions {
   catalogPath: string;
@@ -22,11 +24,18 @@ export interface AddOptions {
   allowHttp?: boolean;
   probe?: Omit<ProbeOptions, 'requiresAuth' | 'keys' | 'missingKeys'>;
   now?: () => Date;
+  /** What the list's curated and removed entries are known to serve (`toolSetPrints` of the history): a copy is refused. */
+  known?: readonly ToolSetPrint[];
+  /** Add a server that serves the same tool set as another entry anyway; its decision record says so. */
+  allowSameTools?: boolean;
 }
+
+/** What `add` found of the candidate's tool set among the list's entries (the description-blind digest alone is only reported). */
+export interface Added { entry: CatalogServer; probe: ProbeResult; sameToolsAs: SameTools[] }
 
 /** The entry was refused; `problems` says why (lint rules, or the probe's verdict). */
 export class AddRefused extends Error {
-  constructor(readonly problems: string[], readonly probeResult: ProbeResult | null = null) {
+  constructor(readonly problems: string[], readonly probeResult: ProbeResult | null = null, readonly sameToolsAs: SameTools[] = []) {
     super(problems.join('\n'));
   }
 }
@@ -40,7 +49,7 @@ export interface RestoreOptions extends Omit<AddOptions, 'url' | 'description'> 
  * `restore`: a removed entry goes back into the list as `add` puts one in (every lint rule, attested live, a new
  * decision record), with the description it had; an entry marked `permanent` never does.
  */
-export async function restoreServer(opts: RestoreOptions): Promise<{ entry: CatalogServer; probe: ProbeResult }> {
+export async function restoreServer(opts: RestoreOptions): Promise<Added> {
   const { catalog } = await loadCatalog(opts.catalogPath);
   const wanted = opts.name.trim().toLowerCase();
   const index = catalog.removed.findIndex((r) => r.name.trim().toLowerCase() === wanted);
@@ -52,7 +61,7 @@ export async function restoreServer(opts: RestoreOptions): Promise<{ entry: Cata
   return addServer({ ...opts, name: removed.name, url: removed.url, description }, index);
 }
 
-export async function addServer(opts: AddOptions, restoring?: number): Promise<{ entry: CatalogServer; probe: ProbeResult }> {
+export async function addServer(opts: AddOptions, restoring?: number): Promise<Added> {
   const loaded = await loadCatalog(opts.catalogPath);
   const text = loaded.text;
   // A restored entry leaves the removed list in the same write that puts it back.
@@ -84,6 +93,18 @@ export async function addServer(opts: AddOptions, restoring?: number): Promise<{
     const evidence = [result.error, result.appError && result.appError !== result.error ? `the app says: ${result.appError}` : null, result.auth ? `auth: ${result.auth}${result.auth === 'oauth' ? ' (OAuth-only servers stay out)' : ''}` : null].filter(Boolean).join('; ');
     throw new AddRefused([`not attested live: ${result.verdict}/${result.reason}${evidence ? ` (${evidence})` : ''}`], result);
   }
+  // The same tool set as another entry (curated, or removed): a copy under another host is a duplicate too.
+  const sameToolsAs = sameToolsIndex(opts.known ?? [])({ ...result, name: entry.name });
+  const copies = sameToolsAs.filter((s) => refuses(s.digest));
+  const placeOf = (s: SameTools) => {
+    const i = loaded.catalog.servers.findIndex((x) => x.url === s.url);
+    const r = loaded.catalog.removed.findIndex((x) => x.url === s.url);
+    return i >= 0 ? where('servers', i, s.name) : r >= 0 ? where('removed', r, s.name) : s.name;
+  };
+  if (copies.length && !opts.allowSameTools) {
+    throw new AddRefused(copies.map((s) => `serves the same tool set as ${placeOf(s)}: ${SAME_TOOLS_WORDS[s.digest]} (its ${s.digest} digest matched); --allow-same-tools adds it anyway and says so in its decision record`), result, sameToolsAs);
+  }
+  if (copies.length) entry.decision!.why += `; serves the same tool set as ${copies.map((s) => `${placeOf(s)} (${s.digest})`).join(', ')}: added with --allow-same-tools`;
 
   const release = await acquireLock(opts.catalogPath, 10_000);
   try {
@@ -92,5 +113,5 @@ export async function addServer(opts: AddOptions, restoring?: number): Promise<{
   } finally {
     await release();
   }
-  return { entry, probe: result };
+  return { entry, probe: result, sameToolsAs };
 }

@@ -10,6 +10,8 @@ import { catalogProfile } from '../attest/profile.js';
 import { normalizeUrl } from '../catalog/url.js';
 import { cardMismatches, type Mismatch } from './consistency.js';
 import type { Finding } from '../model/observation.js';
+import type { SameTools } from '../model/plan.js';
+import { sameToolsIndex, type ToolSetPrint } from '../policy/same-tools.js';
 import type { Reason, VerdictName } from '../policy/policy.js';
 import { mapConcurrent } from '../util/pool.js';
 import { validateDocument, type Validation } from './card.js';
@@ -29,6 +31,8 @@ export interface DiscoverOptions extends FetchPolicy {
   maxDocuments?: number;
   /** At most this many documents are fetched from one origin in one run. Default 100. */
   maxPerOrigin?: number;
+  /** What the list's curated and removed entries last served: a probed candidate serving the same set says so. */
+  known?: readonly ToolSetPrint[];
 }
 
 export const DISCOVERY_LIMITS = { maxDocuments: 500, maxPerOrigin: 100, maxDepth: 4, unreadListed: 50 } as const;
@@ -78,6 +82,10 @@ export interface Candidate {
   mismatches: Mismatch[];
   /** With --probe: what screening found in the tool list the probe saw. */
   findings: Finding[];
+  /** With --probe: curated or removed entries serving the same tool set, and which digest matched (`add` refuses all but a description-blind match). */
+  sameToolsAs: SameTools[];
+  /** With --probe: what its tool list costs a conversation (o200k tokens), or null. */
+  tokens: number | null;
 }
 
 export interface DiscoverResult {
@@ -205,11 +213,14 @@ export async function discover(input: string, opts: DiscoverOptions): Promise<Di
     }), {
       profile: catalogProfile(opts.catalog.policy), timeoutMs: opts.probeTimeoutMs ?? opts.catalog.policy.timeoutMs, lookup: guardedLookup(opts.trustedAddresses, opts.resolver, { allowPrivate: opts.allowPrivate }),
     });
+    const same = sameToolsIndex(opts.known ?? []);
     eligible.forEach((c, i) => {
       const r = results[i]!;
       c.verdict = r.verdict;
       c.reason = r.reason;
       c.findings = r.findings;
+      c.tokens = r.tokens ?? null;
+      c.sameToolsAs = same({ ...r, name: c.name ?? c.url! });
       c.mismatches = cardMismatches(cardOf.get(c), { url: c.url!, serverVersion: r.serverVersion, protocolVersion: r.protocolVersion, eras: {} });
       // A card is a claim; only a live answer makes it a one-tap candidate.
       if (c.verdict !== 'live') { c.eligible = false; c.why = `not attested live: ${c.verdict}/${c.reason} (${detailOf(r)})`; }
@@ -274,7 +285,7 @@ async function readCandidate(ref: CardRef, opts: DiscoverOptions, policy: FetchP
   const candidate: Candidate = {
     name: null, title: entry?.displayName ?? identifierTail(entry?.identifier ?? null), identifier: entry?.identifier ?? null,
     url: null, cardUrl: ref.url, description: null, valid: false, schema: null, errors: [], errorCount: 0, warnings: [], eligible: false, why: '',
-    requiresAuth: false, curated: false, verdict: null, reason: null, addCommand: null, mismatches: [], findings: [],
+    requiresAuth: false, curated: false, verdict: null, reason: null, addCommand: null, mismatches: [], findings: [], sameToolsAs: [], tokens: null,
   };
   let card = ref.data;
   if (card === undefined && ref.url) {

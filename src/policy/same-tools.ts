@@ -19,6 +19,9 @@ export interface ToolSetPrint {
   descriptionBlindDigest?: string | null;
 }
 
+/** Each fingerprint in words. */
+export const SAME_TOOLS_WORDS: Record<SameToolsDigest, string> = { 'tools': 'the same tools', 'name-blind': 'the same tools, renamed', 'description-blind': 'the same interface, reworded' };
+
 /** A match that refuses an addition (`add` without `--allow-same-tools`): any but the description-blind one alone. */
 export const refuses = (digest: SameToolsDigest) => digest !== 'description-blind';
 

@@ -16,6 +16,8 @@ export async function buildStatus(catalog: Catalog, store: Store | null, now: Da
     const h = found.get(url);
     return { points: h?.points ?? [], last: h?.last && h.last.observedAt >= since ? h.last : null };
   };
-  return statusModel(catalog, history, (await store?.latestRun()) ?? null, now);
+  // The last two runs: the list's context cost then and before (its change since the last run).
+  const [previous, last] = store ? await store.runs({ last: 2 }).then((r) => (r.length === 2 ? r : [null, r[0] ?? null])) : [null, null];
+  return statusModel(catalog, history, last ?? null, now, previous ?? null);
 }
 

@@ -5,7 +5,8 @@
 import type { Catalog } from '../catalog/model.js';
 import { serverIds } from '../catalog/ids.js';
 import type { MatrixCell } from '../model/observation.js';
-import type { PlanRow, RecordedRun } from '../model/plan.js';
+import type { PlanRow, RecordedRun, SameTools } from '../model/plan.js';
+import { contextCost, type ContextCost } from './cost.js';
 import type { Decision, Reason, VerdictName } from '../model/words.js';
 import { planRowJson, type PlanRowJson } from '../decide/plan-json.js';
 import { REASON_TEXT, usable } from '../policy/policy.js';
@@ -47,6 +48,10 @@ export interface ServerStatus {
   uptime30: number | null;
   uptime90: number | null;
   days30: DayBar[];
+  /** What the server's tools cost a conversation (o200k tokens of its last list), or null: none counted. */
+  tokens: number | null;
+  /** Other servers whose last list is the same tool set (which fingerprint matched), or null. */
+  sameToolsAs: SameTools[] | null;
 }
 
 /** A plan row as recorded (`refresh --json`), its remote text clipped (`toolCount`: the tools the server listed). */
@@ -72,6 +77,8 @@ export const LIMITS = {
   findingsListed: 5,
   /** Vantages per server. */
   vantagesListed: 20,
+  /** Other servers named as serving the same tool set. */
+  sameToolsListed: 10,
 } as const;
 
 const clipNullable = (text: string | null | undefined, max: number = LIMITS.textChars) => (typeof text === 'string' ? clipText(text, max) : text ?? null);
@@ -120,10 +127,18 @@ export interface RefreshView {
   plan: PlanRowView[];
 }
 
+/** What the list's tools cost: every server's last count together, and the totals of the last two runs. */
+export interface CostView extends ContextCost {
+  /** The counted total of the last run and of the run before it (null: none, or nothing counted in it). */
+  lastRun: number | null;
+  previousRun: number | null;
+}
+
 export interface StatusModel {
   generatedAt: string;
   lastRefresh: RefreshView | null;
   servers: ServerStatus[];
+  cost: CostView;
 }
 
 function utcDay(iso: string): string {
@@ -175,16 +190,13 @@ export interface ServerHistory { points: readonly Point[]; last: PlanRow | null 
 /**
  * `history(url)` gives a server's verdicts of the last 90 days and its latest row (null without one in them).
  */
-export function statusModel(catalog: Catalog, history: (url: string) => ServerHistory, lastRun: RecordedRun | null, now: Date): StatusModel {
+export function statusModel(catalog: Catalog, history: (url: string) => ServerHistory, lastRun: RecordedRun | null, now: Date, previousRun: RecordedRun | null = null): StatusModel {
   const ids = serverIds(catalog.servers);
   const lastRefresh = refreshView(lastRun);
   const planByUrl = new Map(lastRefresh?.plan.map((r) => [r.url, r]) ?? []);
   const since30 = new Date(now.getTime() - 29 * 86_400_000).toISOString().slice(0, 10);
   const since90 = new Date(now.getTime() - 89 * 86_400_000).toISOString().slice(0, 10);
-  return {
-    generatedAt: now.toISOString(),
-    lastRefresh,
-    servers: catalog.servers.map((s, i): ServerStatus => {
+  const servers = catalog.servers.map((s, i): ServerStatus => {
       const { points: observations, last } = history(s.url);
       return {
         id: ids[i]!, name: s.name, url: s.url, description: s.description, requiresAuth: s.requiresAuth,
@@ -197,8 +209,21 @@ export function statusModel(catalog: Catalog, history: (url: string) => ServerHi
         days30: dayBars(observations, 30, now),
         // Added with runs across vantages (issue 23): after the fields the API had.
         vantages: Array.isArray(last?.vantages) ? last.vantages.slice(0, LIMITS.vantagesListed).map((v) => ({ vantage: clipText(String(v.vantage), LIMITS.toolNameChars), verdict: v.verdict, reason: v.reason, latencyMs: v.latencyMs, observedAt: v.observedAt, left: v.left ? clipText(String(v.left), LIMITS.textChars) : null })) : null,
+        // Added with context cost and fingerprints (issue 24).
+        tokens: typeof last?.tokens === 'number' ? last.tokens : null,
+        sameToolsAs: Array.isArray(last?.sameToolsAs) && last.sameToolsAs.length
+          ? last.sameToolsAs.slice(0, LIMITS.sameToolsListed).map((x) => ({ name: clipText(String(x.name), LIMITS.toolNameChars), url: clipText(String(x.url), LIMITS.textChars), digest: x.digest })) : null,
       };
-    }),
+  });
+  const runTotal = (run: RecordedRun | null) => {
+    const c = run ? contextCost(run.rows) : null;
+    return c && c.counted ? c.total : null;
+  };
+  return {
+    generatedAt: now.toISOString(),
+    lastRefresh,
+    servers,
+    cost: { ...contextCost(servers), lastRun: runTotal(lastRun), previousRun: runTotal(previousRun) },
   };
 }
 

@@ -6,6 +6,7 @@
 import { clipText } from '../text/clip.js';
 import { createHash } from 'node:crypto';
 import type { HistoryProblems, PlanRow } from '../model/plan.js';
+import { SAME_TOOLS_WORDS } from '../policy/same-tools.js';
 import type { Decision, VerdictName } from '../model/words.js';
 import { REASON_TEXT } from '../policy/policy.js';
 import { matrixLine } from '../attest/profile.js';
@@ -91,6 +92,8 @@ table{width:100%;border-collapse:collapse;background:var(--card);border:1px soli
 th,td{text-align:left;padding:7px 10px;border-bottom:1px solid var(--line);vertical-align:top}th{background:var(--bg);font-weight:600}
 footer{margin-top:32px;color:var(--muted);font-size:13px}
 .more{color:var(--muted);font-size:12px;margin:4px 0 0}
+.cost{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:14px 16px;margin:0 0 16px}.cost h2{margin:0 0 6px;font-size:16px}.cost p{margin:0 0 8px}
+.cost svg{display:block;width:100%;height:64px}.cost rect{fill:var(--live)}.cost rect.over{fill:var(--review)}
 .show{position:absolute;opacity:0;width:1px;height:1px;margin:0}
 .counts label{cursor:pointer}.counts label:hover{text-decoration:underline}
 body:has(.show:focus-visible) .counts{outline:2px solid var(--muted);outline-offset:4px;border-radius:8px}
@@ -210,7 +213,8 @@ function serverRow(s: ServerStatus, now: string, standalone: boolean, links: Lin
     <p class="reason">${s.verdict ? html`<strong>${s.verdict}/${s.reason}</strong>: ${s.reasonText}` : 'No probe recorded yet.'}${s.error && s.verdict !== 'live' && s.reason !== 'zero-tools' ? html`<br><span class="meta">${s.error}</span>` : ''}${s.appError && s.appError !== s.error ? html`<br><span class="meta">The app says: ${s.appError}</span>` : ''}${s.location ? html`<br><span class="meta">Redirects to ${s.location}</span>` : ''}</p>
     ${s.matrix ? html`<p class="meta matrix" title="which clients would connect and list tools">${safely(() => matrixLine(s.matrix!))}</p>` : ''}
     ${s.vantages ? html`<p class="meta vantages" title="what each vantage saw">${safely(() => vantagesLine(s.vantages!))}</p>` : ''}
-    <div class="meta">Last probe: <time datetime="${s.lastProbeAt ?? ''}" title="${s.lastProbeAt ?? ''}">${ago(s.lastProbeAt, now)}</time>${s.attempts && s.attempts > 1 ? ` · ${s.attempts} tries` : ''}${s.durationMs !== null ? ` · ${s.durationMs} ms` : ''}</div>
+    <div class="meta">Last probe: <time datetime="${s.lastProbeAt ?? ''}" title="${s.lastProbeAt ?? ''}">${ago(s.lastProbeAt, now)}</time>${s.attempts && s.attempts > 1 ? ` · ${s.attempts} tries` : ''}${s.durationMs !== null ? ` · ${s.durationMs} ms` : ''}${tokensText(s)}</div>
+    ${sameToolsNote(s)}
     ${tools ? toolList(s, tools, standalone ? null : links.server(s.id)) : html`<div class="meta">Tools: unknown</div>`}
   </div>
   <div>
@@ -218,6 +222,33 @@ function serverRow(s: ServerStatus, now: string, standalone: boolean, links: Lin
     <div class="barlabel"><span>30 days: ${pct(s.uptime30)}</span><span>90 days: ${pct(s.uptime90)}</span></div>
   </div>
 </article>`;
+}
+
+const tokensText = (s: Pick<ServerStatus, 'tokens'>) => (s.tokens === null ? '' : ` · ${s.tokens.toLocaleString('en')} tokens`);
+
+function sameToolsNote(s: Pick<ServerStatus, 'sameToolsAs'>): Html | '' {
+  return s.sameToolsAs ? html`<p class="meta same-tools">Same tool set as ${s.sameToolsAs.map((x, i) => html`${i ? ', ' : ''}<span title="${x.url}">${x.name}</span> (${SAME_TOOLS_WORDS[x.digest] ?? 'a shared digest'})`)}</p>` : '';
+}
+
+/** Bars in the context-cost chart: the largest servers; the rest are in the total. */
+const COST_BARS = 120;
+
+/** What adding every server costs a conversation: the total, its change since the run before, and tokens per server (sorted). */
+function costSection(m: StatusModel): Html | '' {
+  const c = m.cost;
+  if (!c.counted) return '';
+  const counted = m.servers.filter((s) => s.tokens !== null).sort((a, b) => b.tokens! - a.tokens!);
+  const shown = counted.slice(0, COST_BARS);
+  const top = Math.max(1, shown[0]!.tokens!);
+  const step = 1000 / shown.length;
+  const change = c.lastRun !== null && c.previousRun !== null ? c.lastRun - c.previousRun : null;
+  return html`<section class="cost" id="cost" aria-label="Context cost"><h2>Context cost</h2>
+<p>Adding every server puts <strong>${c.total.toLocaleString('en')}</strong> tokens of tool definitions into each conversation (${c.counted} of ${m.servers.length} servers counted; o200k tokens of the compact list)${change === null ? '' : html`: <span class="change">${change === 0 ? 'no change' : `${change > 0 ? '+' : '−'}${Math.abs(change).toLocaleString('en')}`} since the run before</span>`}.</p>
+<svg viewBox="0 0 1000 64" preserveAspectRatio="none" role="img" aria-label="tokens per server, largest first">${shown.map((s, i) => {
+    const h = Math.max(1, Math.round((s.tokens! / top) * 62));
+    return html`<rect x="${(i * step).toFixed(2)}" y="${64 - h}" width="${Math.max(0.5, step * 0.8).toFixed(2)}" height="${h}" data-id="${s.id}"><title>${s.name}: ${s.tokens!.toLocaleString('en')} tokens</title></rect>`;
+  })}</svg>
+${counted.length > shown.length ? html`<p class="more">the ${shown.length} largest of ${counted.length}</p>` : ''}</section>`;
 }
 
 /** Rows per list of the last refresh's plan (the rows themselves are above, attention first). */
@@ -288,6 +319,7 @@ export function overviewPage(m: StatusModel, opts: PageOptions = {}): string {
 <div class="counts" aria-label="Show">${filter('all', m.servers.length, 'none')}${attention ? filter('attention', attention, 'drop') : ''}${(['drop', 'review', 'keep-failed', 'none', 'keep'] as const).filter((d) => counts.get(d)).map((d) => filter(d, counts.get(d)!, d === 'none' ? 'none' : DECISION_TONE[d]))}</div>
 ${m.lastRefresh?.aborted ? html`<div class="banner" role="alert">The last refresh was stopped by the outage guard: ${m.lastRefresh.aborted}</div>` : ''}
 ${lintBanner(opts.lintProblems)}${problemsNotice(opts.historyProblems)}
+${costSection(m)}
 <section class="servers" aria-label="Servers">${attentionOrder(m.servers).map((s) => serverRow(s, m.generatedAt, !!opts.standalone, links))}</section>
 ${legend}
 ${planSection(m.lastRefresh, m.generatedAt)}
@@ -332,6 +364,7 @@ export function serverPage(s: ServerStatus, observations: PlanRow[], generatedAt
 <div class="url">${s.url}</div><p class="desc">${s.description}</p>
 <p class="reason">${s.verdict ? html`<strong>${s.verdict}/${s.reason}</strong>: ${s.reasonText}` : 'No probe recorded yet.'}${s.appError ? html`<br><span class="meta">The app says: ${s.appError}</span>` : ''}</p>
 ${s.matrix ? html`<p class="meta matrix">Clients: ${safely(() => matrixLine(s.matrix!))}</p>` : ''}
+${s.tokens !== null ? html`<p class="meta tokens">Its tools cost ${s.tokens.toLocaleString('en')} tokens in every conversation (o200k, the compact list).</p>` : ''}${sameToolsNote(s)}
 ${s.vantages ? vantageTable(s.vantages) : ''}
 <h2>History</h2>
 ${bars(days30)}<div class="barlabel"><span>30 days</span><span>${pct(s.uptime30)}</span></div>
