@@ -146,7 +146,7 @@ describe('--json', () => {
     const r = await runCli(['report', '--json', '--catalog', catalogPath, '--state', statePath]);
     assert.equal(r.code, 0, r.stderr);
     const json = JSON.parse(r.stdout);
-    assert.deepEqual(Object.keys(json), ['generatedAt', 'lastRefresh', 'servers', 'historyProblems']);
+    assert.deepEqual(Object.keys(json), ['generatedAt', 'lastRefresh', 'servers', 'historyProblems', 'cost']);
     assert.deepEqual(json.historyProblems, { count: 0, first: [] });
     assert.equal(json.lastRefresh, null);
     assert.equal(json.servers[0].name, 'A');

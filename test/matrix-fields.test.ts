@@ -34,7 +34,7 @@ const PROFILES = ['kai-9000', 'mcp-2025-11-25', 'mcp-2026-07-28'];
 /** Timings differ between two probes; nothing else may. */
 function withoutTimings(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(withoutTimings);
-  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).filter(([k]) => k !== 'durationMs' && k !== 'observedAt').map(([k, v]) => [k, withoutTimings(v)]));
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).filter(([k]) => k !== 'durationMs' && k !== 'latencyMs' && k !== 'observedAt').map(([k, v]) => [k, withoutTimings(v)]));
   return value;
 }
 

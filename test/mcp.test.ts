@@ -56,7 +56,7 @@ const text = (r: CallToolResult) => r.content.map((c) => (c.type === 'text' ? c.
 function stable(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(stable);
   if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).filter(([k]) => k !== 'durationMs' && k !== 'probedAt' && k !== 'observedAt' && k !== 'run').map(([k, v]) => [k, stable(v)]));
+    return Object.fromEntries(Object.entries(value).filter(([k]) => k !== 'durationMs' && k !== 'latencyMs' && k !== 'probedAt' && k !== 'observedAt' && k !== 'run').map(([k, v]) => [k, stable(v)]));
   }
   return value;
 }

@@ -213,7 +213,7 @@ describe('JSON API', () => {
     assert.equal(res.status, 200);
     assert.equal(res.headers.get('content-type'), 'application/json');
     const body = await res.json() as { generatedAt: string; lastRefresh: { summary: object; plan: unknown[] }; servers: Array<Record<string, unknown>> };
-    assert.deepEqual(Object.keys(body), ['generatedAt', 'lastRefresh', 'servers']);
+    assert.deepEqual(Object.keys(body), ['generatedAt', 'lastRefresh', 'servers', 'cost']);
     assert.deepEqual(Object.keys(body.servers[0]!), ['id', 'name', 'url', 'description', 'requiresAuth', 'decision', 'verdict', 'reason', 'reasonText', 'tools', 'toolCount', 'lastProbeAt', 'attempts', 'durationMs', 'httpStatus', 'error', 'appError', 'location', 'matrix', 'uptime30', 'uptime90', 'days30', 'vantages']);
     assert.equal((body.servers[0]!.days30 as unknown[]).length, 30);
     const today = (body.servers[0]!.days30 as Array<{ date: string; verdict: string; observations: number }>)[29]!;

@@ -125,9 +125,9 @@ function checkUrl(url: string): void {
 export function renderProbeTable(results: ProbeResult[], color: boolean): string {
   const rows = results.map((r) => [
     r.verdict, r.reason, r.httpStatus === null ? '-' : String(r.httpStatus), r.tools === null ? '-' : String(r.tools.length),
-    tokensCell(r.tokens), String(r.attempts), `${r.durationMs}`, inert(r.url),
+    String(r.attempts), `${r.durationMs}`, inert(r.url), tokensCell(r.tokens),
   ]);
-  const out = table(['VERDICT', 'REASON', 'HTTP', 'TOOLS', 'TOKENS', 'TRIES', 'MS', 'URL'], rows, (text, row, col) => (col === 0 ? paint(text, results[row]!.verdict, color) : text));
+  const out = table(['VERDICT', 'REASON', 'HTTP', 'TOOLS', 'TRIES', 'MS', 'URL', 'TOKENS'], rows, (text, row, col) => (col === 0 ? paint(text, results[row]!.verdict, color) : text));
   const notes = results.flatMap((r) => {
     const lines: string[] = [];
     if (r.error) lines.push(`  ${inert(r.url)}: ${inert(r.error)}`);

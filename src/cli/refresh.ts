@@ -164,13 +164,13 @@ async function refreshWith(flags: RefreshFlags, out: Parameters<typeof runRefres
 
 function renderPlan(plan: Plan, catalogPath: string, color: boolean, written: boolean): string {
   const rows = plan.rows.map((r) => [
-    r.decision, `${r.verdict}/${r.reason}`, String(r.attempts), r.previous ? `${r.previous.verdict}/${r.previous.reason}` : '(first)', tokensCell(r.tokens), inert(r.name), inert(r.url),
+    r.decision, `${r.verdict}/${r.reason}`, String(r.attempts), r.previous ? `${r.previous.verdict}/${r.previous.reason}` : '(first)', inert(r.name), inert(r.url), tokensCell(r.tokens),
   ]);
   const lines = [
     `Refresh plan for ${catalogPath}: ${plan.rows.length} entries`,
     ...(plan.aborted ? ['', `OUTAGE GUARD: ${plan.aborted}`] : []),
     '',
-    table(['DECISION', 'VERDICT/REASON', 'TRIES', 'PREVIOUS', 'TOKENS', 'NAME', 'URL'], rows, (text, row, col) => (col === 0 ? paint(text, plan.rows[row]!.decision, color) : text)),
+    table(['DECISION', 'VERDICT/REASON', 'TRIES', 'PREVIOUS', 'NAME', 'URL', 'TOKENS'], rows, (text, row, col) => (col === 0 ? paint(text, plan.rows[row]!.decision, color) : text)),
   ];
   const section = (title: string, items: string[]) => { if (items.length) lines.push('', `${title}:`, ...items.map((i) => `  - ${i}`)); };
   section(written ? 'Dropped' : 'Would drop (plan only: still in the catalog)', plan.rows.filter((r) => r.decision === 'drop').map((r) => `${inert(r.name)}: ${r.reason}, ${REASON_TEXT[r.reason]}${r.error ? ` (${inert(r.error)})` : ''}`));

@@ -42,7 +42,7 @@ export function registerReport(program: Command): void {
           if (!opts.json) process.stderr.write(`wrote ${opts.html}\n`);
         }
         if (opts.markdown) process.stdout.write(markdownReport(model, historyProblems));
-        if (opts.json) printJson({ ...model, historyProblems });
+        if (opts.json) printJson({ generatedAt: model.generatedAt, lastRefresh: model.lastRefresh, servers: model.servers, historyProblems, cost: model.cost });
       } finally {
         await store.close();
       }

@@ -27,7 +27,8 @@ export async function startDemoServer(role: Role, name: string, tools: string[])
       }
       const result = msg.method === 'initialize'
         ? { protocolVersion: '2024-11-05', capabilities: { tools: {} }, serverInfo: { name, version: 'demo' } }
-        : { tools: tools.map((t) => ({ name: t, inputSchema: { type: 'object' } })) };
+        // Each server's own tools: described, with an argument of its own, so no two demo servers serve the same set.
+        : { tools: tools.map((t) => ({ name: t, description: `${name}: ${t.replace(/[-_]/g, ' ')}`, inputSchema: { type: 'object', properties: { [`${t}_input`]: { type: 'string', description: `what ${t} works on` } } } })) };
       const body = JSON.stringify({ jsonrpc: '2.0', id: msg.id, result });
       if (role === 'live-sse') res.writeHead(200, { 'content-type': 'text/event-stream' }).end(`event: message\ndata: ${body}\n\n`);
       else res.writeHead(200, { 'content-type': 'application/json' }).end(body);

@@ -22,6 +22,8 @@ import { catalogProfile, CLIENT_PROFILES, DEFAULT_PROFILE_ID, matrixLine } from 
 import { probeJson } from '../attest/json.js';
 import { inert } from '../text/escape.js';
 import { confinedPath } from './confine.js';
+import { TextStore } from '../store/text-store.js';
+import { toolSetPrints } from '../store/tool-sets.js';
 import { ProgressCounter, withinTime, type McpLimits } from './limits.js';
 
 /** A refusal the model should read and can act on (bad input, a forbidden target, a limit). */
@@ -166,6 +168,12 @@ const probeTool: ToolSpec = {
     return { summary, structured: { results: results.map((r) => probeJson(r)), ...(unfinished.length ? { unfinished } : {}) } };
   },
 };
+
+/** The curated and removed entries' last tool sets, from the text history beside the catalog. */
+async function knownOf(path: string, catalog: Catalog) {
+  const store = new TextStore(path);
+  try { return await toolSetPrints(store, [...catalog.servers, ...catalog.removed]); } finally { await store.close(); }
+}
 
 async function readCatalogArg(args: Record<string, unknown>, ctx: ToolContext): Promise<{ catalog: Catalog; label: string; path: string | null }> {
   if (args.catalog !== undefined) {
@@ -317,6 +325,8 @@ const discoverTool: ToolSpec = {
     const useCatalog = args.catalogPath !== undefined || existsSync(join(ctx.root, DEFAULT_CATALOG));
     const curated = useCatalog ? await readCatalogArg({ catalogPath: args.catalogPath }, ctx) : null;
     const catalog = curated?.catalog ?? parseCatalog('{"servers":[]}');
+    // With probing, what the list's entries last served (its text history), as `onetap discover --probe` reads it.
+    const known = args.probe === true && curated?.path ? await knownOf(curated.path, catalog) : [];
     const source = args.source as string;
     const counter = new ProgressCounter();
     let outcome;
@@ -326,7 +336,7 @@ const discoverTool: ToolSpec = {
       outcome = await timed(ctx, counter, () => `discovering from ${inert(source)}`, discover(source, {
         catalog, probe: args.probe === true, allowPrivate: ctx.allowPrivate, timeoutMs: 10_000,
         maxDocuments: args.probe === true ? Math.min(ctx.limits.maxUrls, DISCOVERY_LIMITS.maxDocuments) : DISCOVERY_LIMITS.maxDocuments,
-        maxPerOrigin: DISCOVERY_LIMITS.maxPerOrigin,
+        maxPerOrigin: DISCOVERY_LIMITS.maxPerOrigin, known,
       }));
     } catch (err) {
       if (err instanceof FetchRefused) throw new ToolRefused(`refused, nothing was contacted: ${err.message}`);

@@ -93,7 +93,7 @@ th,td{text-align:left;padding:7px 10px;border-bottom:1px solid var(--line);verti
 footer{margin-top:32px;color:var(--muted);font-size:13px}
 .more{color:var(--muted);font-size:12px;margin:4px 0 0}
 .cost{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:14px 16px;margin:0 0 16px}.cost h2{margin:0 0 6px;font-size:16px}.cost p{margin:0 0 8px}
-.cost svg{display:block;width:100%;height:64px}.cost rect{fill:var(--live)}.cost rect.over{fill:var(--review)}
+.costbars{display:flex;gap:1px;align-items:flex-end;height:64px}.costbars i{flex:1;min-width:1px;background:var(--live);border-radius:1px 1px 0 0}
 .show{position:absolute;opacity:0;width:1px;height:1px;margin:0}
 .counts label{cursor:pointer}.counts label:hover{text-decoration:underline}
 body:has(.show:focus-visible) .counts{outline:2px solid var(--muted);outline-offset:4px;border-radius:8px}
@@ -236,18 +236,14 @@ const COST_BARS = 120;
 /** What adding every server costs a conversation: the total, its change since the run before, and tokens per server (sorted). */
 function costSection(m: StatusModel): Html | '' {
   const c = m.cost;
-  if (!c.counted) return '';
+  if (!c?.counted) return ''; // (a model made before context cost was counted has none)
   const counted = m.servers.filter((s) => s.tokens !== null).sort((a, b) => b.tokens! - a.tokens!);
   const shown = counted.slice(0, COST_BARS);
   const top = Math.max(1, shown[0]!.tokens!);
-  const step = 1000 / shown.length;
   const change = c.lastRun !== null && c.previousRun !== null ? c.lastRun - c.previousRun : null;
   return html`<section class="cost" id="cost" aria-label="Context cost"><h2>Context cost</h2>
 <p>Adding every server puts <strong>${c.total.toLocaleString('en')}</strong> tokens of tool definitions into each conversation (${c.counted} of ${m.servers.length} servers counted; o200k tokens of the compact list)${change === null ? '' : html`: <span class="change">${change === 0 ? 'no change' : `${change > 0 ? '+' : '−'}${Math.abs(change).toLocaleString('en')}`} since the run before</span>`}.</p>
-<svg viewBox="0 0 1000 64" preserveAspectRatio="none" role="img" aria-label="tokens per server, largest first">${shown.map((s, i) => {
-    const h = Math.max(1, Math.round((s.tokens! / top) * 62));
-    return html`<rect x="${(i * step).toFixed(2)}" y="${64 - h}" width="${Math.max(0.5, step * 0.8).toFixed(2)}" height="${h}" data-id="${s.id}"><title>${s.name}: ${s.tokens!.toLocaleString('en')} tokens</title></rect>`;
-  })}</svg>
+<div class="costbars" role="img" aria-label="tokens per server, largest first">${shown.map((s) => html`<i style="height:${Math.max(1, Math.round((s.tokens! / top) * 100))}%" data-id="${s.id}" title="${s.name}: ${s.tokens!.toLocaleString('en')} tokens"></i>`)}</div>
 ${counted.length > shown.length ? html`<p class="more">the ${shown.length} largest of ${counted.length}</p>` : ''}</section>`;
 }
 

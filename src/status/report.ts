@@ -49,14 +49,14 @@ export function markdownReport(m: StatusModel, problems?: HistoryProblems): stri
     lines.push(md`No refresh recorded yet.`, md``);
   }
   lines.push(md`Usable: the share of probes in which the app's client listed the server's tools (live, or in review only for what its tools say).`, md``);
-  lines.push(md`| Server | Status | Reason | Tools | Tokens | 30 days | Usable 30 d | Usable 90 d |`, md`|---|---|---|---|---|---|---|---|`);
+  lines.push(md`| Server | Status | Reason | Tools | 30 days | Usable 30 d | Usable 90 d | Tokens |`, md`|---|---|---|---|---|---|---|---|`);
   for (const s of m.servers) {
     const status = s.decision ? known(DECISION, s.decision) ?? md`${s.decision}` : md`${s.verdict ?? 'not probed'}`;
     // The count the server listed (the row keeps only the first names).
     const tools = typeof s.toolCount === 'number' ? String(s.toolCount) : Array.isArray(s.tools) ? String(s.tools.length) : '—';
-    lines.push(md`| ${s.name} | ${status} | ${s.reason ? verdictReason(s.verdict, s.reason) : '—'} | ${tools} | ${typeof s.tokens === 'number' ? s.tokens.toLocaleString('en') : '—'} | ${strip(s.days30)} | ${pct(s.uptime30)} | ${pct(s.uptime90)} |`);
+    lines.push(md`| ${s.name} | ${status} | ${s.reason ? verdictReason(s.verdict, s.reason) : '—'} | ${tools} | ${strip(s.days30)} | ${pct(s.uptime30)} | ${pct(s.uptime90)} | ${typeof s.tokens === 'number' ? s.tokens.toLocaleString('en') : '—'} |`);
   }
-  const cost = costLine(m.cost);
+  const cost = m.cost ? costLine(m.cost) : null;
   if (cost) lines.push(md``, md`**Context cost**: ${cost}${costChange(m.cost) ?? ''}. Every conversation of a user who adds every server carries these tool definitions (o200k tokens; a model's own count runs higher).`);
   const same = m.servers.filter((s) => s.sameToolsAs?.length);
   if (same.length) lines.push(md``, md`**Same tool set as another server** (the policy allows no duplicates)`, md``, ...same.map((s) => md`- ${s.name}: ${s.sameToolsAs!.map((x) => `${x.name} (${x.digest})`).join(', ')}`));

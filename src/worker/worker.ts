@@ -68,12 +68,17 @@ export async function work(job: ProbeJob, vantage: string, store: PgStore, holde
   // Keys come from this worker's environment: the job names the variables, never their values.
   const keys = job.requiresAuth && job.probeHeaders ? keysFrom(job.probeHeaders, process.env) : {};
   const target = { url: job.url, requiresAuth: job.requiresAuth, headers: job.headers, ...keys };
-  const collected = await politely(store, job.url, job.perHost, `${holder}:${job.run.id}:${vantage}:${job.url}`, () => collect([target], {
-    run, profile: job.profile, timeoutMs: job.timeoutMs, matrix: job.matrix, concurrency: 1,
-    allowPrivate: job.allowHttp && isLoopbackUrl(job.url), allowPrivateCard: (url) => job.allowHttp && isLoopbackUrl(url),
-  }));
+  const collected = await politely(store, job.url, job.perHost, `${holder}:${job.run.id}:${vantage}:${job.url}`, async () => {
+    const c = await collect([target], {
+      run, profile: job.profile, timeoutMs: job.timeoutMs, matrix: job.matrix, concurrency: 1,
+      allowPrivate: job.allowHttp && isLoopbackUrl(job.url), allowPrivateCard: (url) => job.allowHttp && isLoopbackUrl(url),
+    });
+    // Held back while this worker still holds its slot: no other worker slips in between the 429 and the hold.
+    const o = c.observations[0]!;
+    if (o.reason === 'rate-limited') await store.holdHost(new URL(job.url).host, notBefore(o, Date.now()));
+    return c;
+  });
   const o = collected.observations[0]!;
-  if (o.reason === 'rate-limited') await store.holdHost(new URL(job.url).host, notBefore(o, Date.now()));
   const fresh = await store.recordObservation(o, o.toolsHash ? collected.snapshots.get(o.toolsHash) ?? null : null);
   return `${o.verdict}/${o.reason} in ${Math.round(o.durationMs)} ms${fresh ? '' : ' (recorded before: not again)'}`;
 }

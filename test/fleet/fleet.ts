@@ -37,8 +37,16 @@ export function sse(res: ServerResponse, frames: string[], opts: { end?: boolean
 
 export const frame = (data: unknown) => `event: message\ndata: ${JSON.stringify(data)}\n\n`;
 
+/**
+ * The tools a scenario serves unless it says otherwise: TOOLS's names, described and with an argument of the
+ * scenario's own, since every path of the fleet plays a different server (no two serve the same set).
+ */
+export const toolsOf = (scenario: string) => TOOLS.map((t) => ({ ...t, description: `${t.name} on the ${scenario} server`, inputSchema: { type: 'object', properties: { [`${scenario}_${t.name}`]: { type: 'string' } } } }));
+
+const scenarioOf = (c: Ctx) => new URL(c.req.url ?? '/', 'http://x').pathname.split('/')[1] ?? '';
+
 /** A well-behaved answer to initialize / tools/list / notifications, as JSON or SSE. */
-export function answer(c: Ctx, mode: 'json' | 'sse' = 'json', tools: unknown[] = TOOLS, headers: Record<string, string> = {}): void {
+export function answer(c: Ctx, mode: 'json' | 'sse' = 'json', tools: unknown[] = toolsOf(scenarioOf(c)), headers: Record<string, string> = {}): void {
   const { msg, res } = c;
   if (!msg || msg.id === undefined) { res.writeHead(202, headers); res.end(); return; }
   const result = msg.method === 'initialize' ? initResult() : msg.method === 'tools/list' ? { tools } : {};
