@@ -206,7 +206,7 @@ describe('report --markdown', () => {
     const html = assertInert(markdownReport(model), 'report');
     const rows = [...html.matchAll(/<tr>\n<td>([\s\S]*?)<\/tr>/g)];
     assert.equal(rows.length, hostileServers.length);
-    for (const row of rows) assert.equal([...`<td>${row[1]}`.matchAll(/<td>/g)].length, 7);
+    for (const row of rows) assert.equal([...`<td>${row[1]}`.matchAll(/<td>/g)].length, 8);
     assert.ok(html.includes('⬜🟩'), 'an unknown day verdict is a no-probe square');
   });
 

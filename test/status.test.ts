@@ -214,7 +214,7 @@ describe('JSON API', () => {
     assert.equal(res.headers.get('content-type'), 'application/json');
     const body = await res.json() as { generatedAt: string; lastRefresh: { summary: object; plan: unknown[] }; servers: Array<Record<string, unknown>> };
     assert.deepEqual(Object.keys(body), ['generatedAt', 'lastRefresh', 'servers', 'cost']);
-    assert.deepEqual(Object.keys(body.servers[0]!), ['id', 'name', 'url', 'description', 'requiresAuth', 'decision', 'verdict', 'reason', 'reasonText', 'tools', 'toolCount', 'lastProbeAt', 'attempts', 'durationMs', 'httpStatus', 'error', 'appError', 'location', 'matrix', 'uptime30', 'uptime90', 'days30', 'vantages']);
+    assert.deepEqual(Object.keys(body.servers[0]!), ['id', 'name', 'url', 'description', 'requiresAuth', 'decision', 'verdict', 'reason', 'reasonText', 'tools', 'toolCount', 'lastProbeAt', 'attempts', 'durationMs', 'httpStatus', 'error', 'appError', 'location', 'matrix', 'uptime30', 'uptime90', 'days30', 'vantages', 'tokens', 'sameToolsAs']);
     assert.equal((body.servers[0]!.days30 as unknown[]).length, 30);
     const today = (body.servers[0]!.days30 as Array<{ date: string; verdict: string; observations: number }>)[29]!;
     assert.deepEqual([today.date, today.verdict], ['2026-11-30', 'live']);
@@ -224,7 +224,7 @@ describe('JSON API', () => {
     const body = await (await fetch(`${site.url}/api/servers/switch/history?days=5`)).json() as { observations: Array<Record<string, unknown>>; daily: unknown[] };
     assert.deepEqual(Object.keys(body), ['id', 'name', 'url', 'days', 'observations', 'daily']);
     assert.equal(body.daily.length, 5);
-    assert.deepEqual(Object.keys(body.observations[0]!), ['url', 'name', 'at', 'verdict', 'reason', 'attempts', 'httpStatus', 'durationMs', 'tools', 'error', 'profile', 'reasons', 'appError', 'location', 'matrix', 'toolsHash', 'findings', 'findingsSeen', 'snapshotSha256', 'toolCount', 'decision', 'run', 'vantage']);
+    assert.deepEqual(Object.keys(body.observations[0]!), ['url', 'name', 'at', 'verdict', 'reason', 'attempts', 'httpStatus', 'durationMs', 'tools', 'error', 'profile', 'reasons', 'appError', 'location', 'matrix', 'toolsHash', 'findings', 'findingsSeen', 'snapshotSha256', 'toolCount', 'decision', 'run', 'vantage', 'tokens']);
     assert.equal((await fetch(`${site.url}/api/servers/switch/history?days=0`)).status, 400);
     assert.equal((await fetch(`${site.url}/api/servers/nope/history`)).status, 404);
   });

@@ -96,7 +96,7 @@ export function observationView(o: PlanRow) {
     matrix: o.matrix, toolsHash: o.toolsHash,
     findings: o.findings.slice(0, LIMITS.findingsListed).map((f) => ({ ...f, tool: clipText(String(f.tool), LIMITS.toolNameChars), excerpt: clipNullable(f.excerpt) as string })),
     findingsSeen: o.findingsSeen, snapshotSha256: o.snapshotSha256, toolCount: o.toolCount ?? o.tools?.length ?? null,
-    decision: o.decision, run: o.run, vantage: o.vantage,
+    decision: o.decision, run: o.run, vantage: o.vantage, tokens: typeof o.tokens === 'number' ? o.tokens : null,
   };
 }
 

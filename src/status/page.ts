@@ -224,10 +224,10 @@ function serverRow(s: ServerStatus, now: string, standalone: boolean, links: Lin
 </article>`;
 }
 
-const tokensText = (s: Pick<ServerStatus, 'tokens'>) => (s.tokens === null ? '' : ` · ${s.tokens.toLocaleString('en')} tokens`);
+const tokensText = (s: Pick<ServerStatus, 'tokens'>) => (typeof s.tokens === 'number' ? ` · ${s.tokens.toLocaleString('en')} tokens` : '');
 
 function sameToolsNote(s: Pick<ServerStatus, 'sameToolsAs'>): Html | '' {
-  return s.sameToolsAs ? html`<p class="meta same-tools">Same tool set as ${s.sameToolsAs.map((x, i) => html`${i ? ', ' : ''}<span title="${x.url}">${x.name}</span> (${SAME_TOOLS_WORDS[x.digest] ?? 'a shared digest'})`)}</p>` : '';
+  return Array.isArray(s.sameToolsAs) && s.sameToolsAs.length ? html`<p class="meta same-tools">Same tool set as ${s.sameToolsAs.map((x, i) => html`${i ? ', ' : ''}<span title="${x.url}">${x.name}</span> (${SAME_TOOLS_WORDS[x.digest] ?? 'a shared digest'})`)}</p>` : '';
 }
 
 /** Bars in the context-cost chart: the largest servers; the rest are in the total. */
@@ -237,7 +237,7 @@ const COST_BARS = 120;
 function costSection(m: StatusModel): Html | '' {
   const c = m.cost;
   if (!c?.counted) return ''; // (a model made before context cost was counted has none)
-  const counted = m.servers.filter((s) => s.tokens !== null).sort((a, b) => b.tokens! - a.tokens!);
+  const counted = m.servers.filter((s) => typeof s.tokens === 'number').sort((a, b) => b.tokens! - a.tokens!);
   const shown = counted.slice(0, COST_BARS);
   const top = Math.max(1, shown[0]!.tokens!);
   const change = c.lastRun !== null && c.previousRun !== null ? c.lastRun - c.previousRun : null;
@@ -360,7 +360,7 @@ export function serverPage(s: ServerStatus, observations: PlanRow[], generatedAt
 <div class="url">${s.url}</div><p class="desc">${s.description}</p>
 <p class="reason">${s.verdict ? html`<strong>${s.verdict}/${s.reason}</strong>: ${s.reasonText}` : 'No probe recorded yet.'}${s.appError ? html`<br><span class="meta">The app says: ${s.appError}</span>` : ''}</p>
 ${s.matrix ? html`<p class="meta matrix">Clients: ${safely(() => matrixLine(s.matrix!))}</p>` : ''}
-${s.tokens !== null ? html`<p class="meta tokens">Its tools cost ${s.tokens.toLocaleString('en')} tokens in every conversation (o200k, the compact list).</p>` : ''}${sameToolsNote(s)}
+${typeof s.tokens === 'number' ? html`<p class="meta tokens">Its tools cost ${s.tokens.toLocaleString('en')} tokens in every conversation (o200k, the compact list).</p>` : ''}${sameToolsNote(s)}
 ${s.vantages ? vantageTable(s.vantages) : ''}
 <h2>History</h2>
 ${bars(days30)}<div class="barlabel"><span>30 days</span><span>${pct(s.uptime30)}</span></div>
