@@ -167,3 +167,15 @@ if (pgMissing) {
   say();
   say(`Through the workers takes ${(l.wallMs / l.aloneWallMs).toFixed(1)}x the time of one process here; ${l.observations.toLocaleString('en')} observations recorded, ${l.planRows.toLocaleString('en')} plan rows.`);
 }
+
+say();
+say('## Counting a tool list\'s tokens (issue 24)');
+say();
+{
+  const t = runNode('./tokens.js', []);
+  say(`Loading the o200k tokenizer (gpt-tokenizer, once per process, when a list is first counted): ${t.loadMs} ms, +${t.rssMb} MB resident, +${t.heapMb} MB heap.`);
+  say();
+  say('| list | tools | tokens | ms per count | vs JSON.stringify of the list |');
+  say('|---|---|---|---|---|');
+  for (const l of t.lists) say(`| ${l.name} | ${l.tools.toLocaleString('en')} | ${l.tokens.toLocaleString('en')} | ${l.countMs} | ${l.vsStringify}x |`);
+}
