@@ -20,7 +20,7 @@ export const LAYERS: ReadonlyArray<readonly string[]> = [
   ['catalog'],
   ['attest'],
   ['discover', 'decide', 'store', 'outputs', 'runtime'],
-  ['collect', 'curate', 'publish', 'status', 'queue'],
+  ['collect', 'curate', 'publish', 'status', 'queue', 'census'],
   ['apply'],
   ['refresh', 'worker'],
   ['serve', 'site', 'demo'],

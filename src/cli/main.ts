@@ -14,6 +14,7 @@ import { registerMcp } from './mcp.js';
 import { registerRejudge } from './rejudge.js';
 import { registerStore } from './store.js';
 import { registerWorker } from './worker.js';
+import { registerCensus } from './census.js';
 import { runDemo } from './demo.js';
 import { UsageError } from './args.js';
 import { CatalogError } from '../catalog/model.js';
@@ -52,6 +53,7 @@ export function buildProgram(): Command {
   registerMcp(program);
   registerStore(program);
   registerWorker(program);
+  registerCensus(program);
   program
     .command('demo')
     .description('refresh the shipped catalog against a loopback fleet that plays it, in a temporary workspace (offline)')

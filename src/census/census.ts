@@ -1,0 +1,216 @@
+/**
+ * `onetap census`: every remote of the official MCP Registry attested as a good guest, resumably, and published as
+ * verification records (`./records.ts`). It never reads or writes a curated catalog.
+ *
+ * A good guest: one probe in flight per host (`URL.host`, name and port) and at least `gapMs` between the end of one
+ * probe of a host and the start of the next; a 429 holds its host back for its Retry-After (at most an hour); the
+ * hosts of the opt-out list are never contacted; an identifying User-Agent. A probe of a live server is three
+ * requests (initialize, notifications/initialized, tools/list) and never opens the GET stream; the diagnosis
+ * (the spec-correct reading, a few requests more) runs only when the deciding client failed; `--matrix` adds one
+ * handshake per other client profile.
+ *
+ * Resumable: everything lives under the state directory: `registry.json` (the registry as read: the latest version
+ * of each server) and `done.jsonl` (one line per finished URL, appended as it finishes). `resume` reads both and
+ * probes only what is not done: a URL is recorded once, and at most `concurrency` URLs in flight at a kill are
+ * probed again.
+ */
+import { createReadStream } from 'node:fs';
+import { mkdir, open, readFile, rm } from 'node:fs/promises';
+import { createInterface } from 'node:readline';
+import { dirname, join } from 'node:path';
+import { probe, probeDispatcher } from '../attest/probe.js';
+import type { ClientProfile } from '../attest/profile.js';
+import { BodyBudget } from '../attest/budget.js';
+import { checkUrl, guardedLookup } from '../net/fetcher.js';
+import { observationSchema, type Observation } from '../model/observation.js';
+import { check } from '../model/validate.js';
+import { boundedObservationLine } from '../store/lines.js';
+import { writeFileAtomic, writeAllAtomic } from '../util/atomic.js';
+import { ONETAP_VERSION } from '../util/version.js';
+import { latestOnly, readRegistry, remotesOf, type RegistryItem } from './registry.js';
+import { censusDocument } from './records.js';
+
+export interface CensusOptions {
+  registry: string;
+  /** Reverse-domain name of who publishes the records (`io.example`). */
+  publisher: string;
+  out: string;
+  stateDir: string;
+  resume: boolean;
+  profile: ClientProfile;
+  matrix: boolean;
+  /** Hosts (`URL.host`) never contacted. */
+  optOut: ReadonlySet<string>;
+  expiresAfterDays: number;
+  timeoutMs?: number;
+  concurrency: number;
+  allowPrivate: boolean;
+  allowHttp: boolean;
+  /** Between the end of one probe of a host and the start of the next, ms (default 1,000). */
+  gapMs?: number;
+  userAgent: string;
+  now?: () => Date;
+  onProbed?: (url: string, o: Observation, done: number, total: number) => void;
+}
+
+export interface CensusResult {
+  /** Exit code: 0 the census completed, 3 the outage guard (nothing written but the state). */
+  code: 0 | 3;
+  servers: number;
+  remotes: number;
+  probed: number;
+  /** Probed in this run (a resumed run leaves out what was done). */
+  probedNow: number;
+  skipped: number;
+  outage: string | null;
+}
+
+/** The registry could not be read whole (exit 1): nothing was probed. */
+export class RegistryUnreadable extends Error {}
+
+/** A host that answered 429 is left alone this long at most. */
+const MAX_HOLD_MS = 3_600_000;
+const NETWORK_LEVEL = new Set(['dns', 'refused', 'timeout', 'network', 'tls']);
+
+interface Target { url: string; requiresAuth: boolean }
+
+async function readDone(path: string): Promise<Map<string, Observation>> {
+  const done = new Map<string, Observation>();
+  try {
+    const lines = createInterface({ input: createReadStream(path, 'utf8'), crlfDelay: Infinity });
+    for await (const line of lines) {
+      // A line cut by a kill does not read: its URL is probed again.
+      let value: unknown;
+      try { value = JSON.parse(line); } catch { continue; }
+      const c = check(observationSchema, value);
+      if (c.ok) done.set(c.value.url, c.value);
+    }
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  return done;
+}
+
+/** When a rate-limited host may be asked again: its Retry-After (seconds, at most an hour), else a minute. */
+function holdMs(o: Observation): number {
+  const answer = [...(o.evidence?.deciding.steps ?? [])].reverse().find((s) => s.status === 429);
+  const seconds = Number(answer?.headers['retry-after']);
+  return Math.min(MAX_HOLD_MS, (Number.isFinite(seconds) && seconds >= 0 ? seconds : 60) * 1_000);
+}
+
+export async function runCensus(opts: CensusOptions): Promise<CensusResult> {
+  const now = opts.now ?? (() => new Date());
+  const gap = opts.gapMs ?? 1_000;
+  const snapshotPath = join(opts.stateDir, 'registry.json');
+  const donePath = join(opts.stateDir, 'done.jsonl');
+  await mkdir(opts.stateDir, { recursive: true });
+  let items: RegistryItem[];
+  if (opts.resume) {
+    items = (JSON.parse(await readFile(snapshotPath, 'utf8')) as { items: RegistryItem[] }).items;
+  } else {
+    let read;
+    try { read = await readRegistry(opts.registry, { allowPrivate: opts.allowPrivate, timeoutMs: 30_000 }); } catch (err) { throw new RegistryUnreadable((err as Error).message); }
+    items = latestOnly(read.items);
+    await rm(donePath, { force: true });
+    await writeFileAtomic(snapshotPath, JSON.stringify({ source: opts.registry, readAt: now().toISOString(), items }));
+  }
+
+  // Targets: each streamable-http URL once; auth-optional when any server lists it with a required header.
+  const targets = new Map<string, Target>();
+  const skipped = new Map<string, string>();
+  for (const item of items) {
+    for (const r of remotesOf(item.server)) {
+      if (r.kind !== 'streamable-http') continue;
+      let host: string;
+      try { host = checkUrl(r.url, { allowPrivate: opts.allowPrivate, allowHttp: opts.allowHttp }).host; } catch (err) { skipped.set(r.url, `refused by the address rule: ${(err as Error).message}`); continue; }
+      if (opts.optOut.has(host)) { skipped.set(r.url, 'its host opted out'); continue; }
+      const t = targets.get(r.url);
+      targets.set(r.url, { url: r.url, requiresAuth: (t?.requiresAuth ?? false) || r.requiresAuth });
+    }
+  }
+
+  const done = opts.resume ? await readDone(donePath) : new Map<string, Observation>();
+  const todo = [...targets.values()].filter((t) => !done.has(t.url));
+  const probedBefore = done.size;
+  const log = await open(donePath, 'a');
+  let writing: Promise<unknown> = Promise.resolve();
+  const dispatcher = probeDispatcher(opts.timeoutMs, guardedLookup([], undefined, { allowPrivate: opts.allowPrivate }));
+  const budget = new BodyBudget();
+  try {
+    await politely(todo, opts.concurrency, gap, async (t) => {
+      const result = await probe(t.url, {
+        profile: opts.profile, matrix: opts.matrix, timeoutMs: opts.timeoutMs, requiresAuth: t.requiresAuth, userAgent: opts.userAgent,
+        allowPrivate: opts.allowPrivate, dispatcher, budget,
+      });
+      const { snapshot: _s, ...observation } = result;
+      const line = JSON.stringify(boundedObservationLine(observation as unknown as Record<string, unknown>));
+      // One write per line, in order: a kill leaves whole lines, or a last one cut short that does not read.
+      writing = writing.then(() => log.write(`${line}\n`));
+      await writing;
+      done.set(t.url, observation);
+      opts.onProbed?.(t.url, observation, done.size, targets.size);
+      return observation.reason === 'rate-limited' ? holdMs(observation) : 0;
+    });
+  } finally {
+    await log.close();
+    dispatcher.destroy().catch(() => {});
+  }
+
+  const probed = [...done.values()];
+  const unreached = probed.filter((o) => NETWORK_LEVEL.has(o.reason)).length;
+  const result = { servers: items.length, remotes: items.reduce((n, i) => n + remotesOf(i.server).length, 0), probed: probed.length, probedNow: probed.length - probedBefore, skipped: skipped.size };
+  // This machine's network, not the registry's servers: nothing is published (the state stays for a rerun).
+  if (probed.length >= 4 && unreached * 2 >= probed.length) {
+    return { ...result, code: 3, outage: `${unreached} of ${probed.length} remotes failed at the network level: this machine's network looks down` };
+  }
+  const verifiedAt = now();
+  const { document, evidence } = censusDocument({
+    items, remotesOf: (i) => remotesOf(i.server), observed: done, skipped, publisher: opts.publisher, version: ONETAP_VERSION,
+    verifiedAt: verifiedAt.toISOString(), expiresAt: new Date(verifiedAt.getTime() + opts.expiresAfterDays * 86_400_000).toISOString(),
+    method: {
+      profile: opts.profile.id, protocolVersion: opts.profile.protocolVersion, vantages: ['local'], signed: false,
+      steps: ['initialize', 'notifications/initialized', 'tools/list', ...(opts.matrix ? ['every other client profile'] : []), 'the spec-correct diagnosis, only when the deciding client failed'],
+    },
+  });
+  const dir = join(dirname(opts.out), 'evidence');
+  await writeAllAtomic([...evidence].map(([digest, json]) => ({ path: join(dir, `${digest}.json`), content: json })));
+  await writeFileAtomic(opts.out, JSON.stringify(document, null, 2) + '\n');
+  return { ...result, code: 0, outage: null };
+}
+
+/**
+ * Runs `work` for every target, at most `concurrency` at once, one per host, a host's next start at least `gapMs`
+ * after its last end (or the hold `work` returns, for a 429). Hosts take turns.
+ */
+async function politely(targets: readonly Target[], concurrency: number, gapMs: number, work: (t: Target) => Promise<number>): Promise<void> {
+  const byHost = new Map<string, Target[]>();
+  for (const t of targets) {
+    const host = new URL(t.url).host;
+    const queue = byHost.get(host);
+    if (queue) queue.push(t); else byHost.set(host, [t]);
+  }
+  const ready: string[] = [...byHost.keys()];
+  let inFlight = 0;
+  let waiting = 0;
+  let failure: unknown = null;
+  await new Promise<void>((resolve, reject) => {
+    const pump = () => {
+      if (failure) return reject(failure);
+      while (inFlight < concurrency && ready.length) {
+        const host = ready.shift()!;
+        const t = byHost.get(host)!.shift()!;
+        inFlight++;
+        work(t).then((hold) => {
+          inFlight--;
+          if (byHost.get(host)!.length) {
+            waiting++;
+            setTimeout(() => { waiting--; ready.push(host); pump(); }, Math.max(gapMs, hold));
+          }
+          pump();
+        }, (err) => { failure = err; inFlight--; pump(); });
+      }
+      if (inFlight === 0 && waiting === 0 && ready.length === 0) resolve();
+    };
+    pump();
+  });
+}

@@ -1,0 +1,109 @@
+/**
+ * A census as verification records another registry client can check (pure): the sub-registry as one v0.1 list
+ * document, each item's `_meta` carrying the registry's own entry and `"<publisher>/verification"` with what was
+ * checked, how, when, until when, and a digest of each remote's recorded observation (its JSON is published beside
+ * the document as `evidence/<digest>.json`). docs/census.md documents the field. The records are not signed.
+ */
+import { createHash } from 'node:crypto';
+import type { Observation } from '../model/observation.js';
+import type { SameTools } from '../model/plan.js';
+import { sameToolsIndex } from '../policy/same-tools.js';
+import type { RegistryItem, Remote } from './registry.js';
+
+export type CheckResult = 'passed' | 'failed' | 'not run';
+
+/** What was checked of a remote, each passed, failed or not run. */
+export interface Checks { reachable: CheckResult; mcp: CheckResult; tools: CheckResult; auth: CheckResult; 'one-tap': CheckResult }
+
+export interface RemoteRecord {
+  url: string;
+  /** `not probed` for a remote the census does not attest (SSE-only, templated, opted out, refused by the address rule). */
+  verdict: string;
+  reason: string;
+  checks: Checks;
+  toolsHash: string | null;
+  toolCount: number | null;
+  tokens: number | null;
+  /** Other servers of the census serving the same tool set, and which digest matched. */
+  sameToolsAs: SameTools[];
+  /** SHA-256 of the recorded observation's JSON (`evidence/<digest>.json`), or null when not probed. */
+  evidence: string | null;
+}
+
+export interface Verification {
+  verifier: { publisher: string; tool: 'onetap'; version: string };
+  verifiedAt: string;
+  expiresAt: string;
+  method: { profile: string; protocolVersion: string; steps: string[]; vantages: string[]; signed: false };
+  remotes: RemoteRecord[];
+}
+
+/** Failures before any HTTP answer: the server could not be reached at all. */
+const UNREACHED = new Set(['dns', 'refused', 'timeout', 'network', 'tls', 'origin-dns', 'origin-tls']);
+const NOT_MCP = new Set(['http-404', 'http-410', 'not-mcp', 'not-streamable-http', 'non-retryable-5xx', 'retryable-5xx', 'edge-blocked', 'rate-limited', 'redirected', 'handshake-error', 'era-incompatible', 'oversize', 'unprocessable']);
+const AUTH = new Set(['auth-required', 'payment-required']);
+
+/** The checks an observation passed, each one a result that could have gone the other way. */
+export function checksOf(o: Pick<Observation, 'verdict' | 'reason' | 'httpStatus' | 'toolCount'>): Checks {
+  const reached = !UNREACHED.has(o.reason) || o.httpStatus !== null;
+  const auth: CheckResult = !reached ? 'not run' : AUTH.has(o.reason) ? 'failed' : 'passed';
+  const mcp: CheckResult = !reached || auth === 'failed' ? 'not run' : NOT_MCP.has(o.reason) ? 'failed' : 'passed';
+  const tools: CheckResult = mcp !== 'passed' ? 'not run' : (o.toolCount ?? 0) > 0 || o.reason === 'auth-optional' ? 'passed' : 'failed';
+  return { reachable: reached ? 'passed' : 'failed', mcp, tools, auth, 'one-tap': o.verdict === 'live' ? 'passed' : 'failed' };
+}
+
+const NOT_RUN: Checks = { reachable: 'not run', mcp: 'not run', tools: 'not run', auth: 'not run', 'one-tap': 'not run' };
+
+export const evidenceDigest = (json: string) => createHash('sha256').update(json).digest('hex');
+
+export interface CensusInput {
+  items: readonly RegistryItem[];
+  remotesOf: (item: RegistryItem) => Remote[];
+  /** Per probed URL, its observation. */
+  observed: ReadonlyMap<string, Observation>;
+  /** Per URL not probed although streamable-http, why (opted out, the address rule). */
+  skipped: ReadonlyMap<string, string>;
+  publisher: string;
+  version: string;
+  verifiedAt: string;
+  expiresAt: string;
+  method: Verification['method'];
+}
+
+/** The list document and the evidence files it names (digest → JSON). */
+export function censusDocument(input: CensusInput): { document: { servers: Array<{ server: Record<string, unknown>; _meta: Record<string, unknown> }>; metadata: { count: number } }; evidence: Map<string, string> } {
+  const evidence = new Map<string, string>();
+  const digestOf = new Map<string, string>();
+  for (const [url, o] of input.observed) {
+    const json = JSON.stringify(o);
+    const d = evidenceDigest(json);
+    evidence.set(d, json);
+    digestOf.set(url, d);
+  }
+  // Which servers serve the same set: every probed remote, known by its server's name.
+  const prints = input.items.flatMap((item) => input.remotesOf(item).flatMap((r) => {
+    const o = input.observed.get(r.url);
+    return o ? [{ name: item.server.name as string, url: r.url, toolCount: o.toolCount, toolsDigest: o.toolsDigest, nameBlindDigest: o.nameBlindDigest ?? null, descriptionBlindDigest: o.descriptionBlindDigest ?? null }] : [];
+  }));
+  const same = sameToolsIndex(prints);
+  const servers = input.items.map((item) => {
+    const remotes = input.remotesOf(item).map((r): RemoteRecord => {
+      const o = input.observed.get(r.url);
+      if (!o) {
+        const why = r.why ?? input.skipped.get(r.url) ?? 'not probed';
+        return { url: r.url, verdict: 'not probed', reason: why, checks: NOT_RUN, toolsHash: null, toolCount: null, tokens: null, sameToolsAs: [], evidence: null };
+      }
+      const print = prints.find((p) => p.url === r.url && p.name === item.server.name)!;
+      return {
+        url: r.url, verdict: o.verdict, reason: o.reason, checks: checksOf(o), toolsHash: o.toolsHash, toolCount: o.toolCount, tokens: o.tokens ?? null,
+        sameToolsAs: same(print).filter((s) => s.name !== item.server.name), evidence: digestOf.get(r.url) ?? null,
+      };
+    });
+    const verification: Verification = {
+      verifier: { publisher: input.publisher, tool: 'onetap', version: input.version },
+      verifiedAt: input.verifiedAt, expiresAt: input.expiresAt, method: input.method, remotes,
+    };
+    return { server: item.server, _meta: { ...item._meta, [`${input.publisher}/verification`]: verification } };
+  });
+  return { document: { servers, metadata: { count: servers.length } }, evidence };
+}

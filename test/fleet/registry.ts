@@ -1,0 +1,118 @@
+/**
+ * A loopback registry for census tests: the v0.1 list API with cursor paging over `remotes` remotes on `hosts`
+ * hosts (ports of 127.0.0.1), each host one HTTP server playing its remotes by index, with a realistic mix: live
+ * with tool lists of real sizes (some the same set under other hosts, some renamed copies), auth (401), 402, 404,
+ * not MCP, slow, 429 with Retry-After, SSE-only and templated remotes (never to be contacted), and remotes that
+ * declare a required header. It counts initialize requests per remote and the most requests in flight per host.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { AWKWARD, MANY, SMALL } from '../fixtures/tool-lists.js';
+
+export type Kind = 'small' | 'awkward' | 'many' | 'renamed' | 'auth' | 'payment' | 'missing' | 'not-mcp' | 'slow' | 'limited' | 'sse' | 'templated' | 'keyed';
+
+/** The mix, by `index % 20`, turned by one for every 200 remotes: a host of the 200-host fixture plays ten kinds. */
+const MIX: Kind[] = ['small', 'awkward', 'many', 'small', 'awkward', 'small', 'renamed', 'small', 'keyed', 'auth', 'payment', 'missing', 'not-mcp', 'slow', 'limited', 'sse', 'templated', 'small', 'renamed', 'awkward'];
+export const kindOf = (i: number): Kind => MIX[(i + Math.floor(i / 200)) % MIX.length]!;
+
+/** The golden o200k counts of what each live kind lists (test/fixtures/tool-lists.ts). */
+export const TOKENS: Partial<Record<Kind, number>> = { small: 92, awkward: 126, many: 3002, keyed: 92 };
+
+export interface RegistryFixture {
+  url: string;
+  hosts: string[];
+  /** The remote URL of index i. */
+  remoteUrl: (i: number) => string;
+  /** initialize requests per remote index. */
+  initializes: Map<number, number>;
+  /** Requests to anything a census must never contact (SSE-only and templated remotes). */
+  forbidden: () => number;
+  /** The most requests in flight at once on any one host. */
+  mostInFlight: () => number;
+  close: () => Promise<void>;
+}
+
+function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers });
+  res.end(JSON.stringify(body));
+}
+
+const renamed = SMALL.map((t, i) => ({ ...t, name: `copy_${i}` }));
+const toolsOf: Partial<Record<Kind, unknown[]>> = { small: SMALL, awkward: AWKWARD, many: MANY, renamed, keyed: SMALL, slow: SMALL, limited: SMALL };
+
+export async function startRegistry(remotes: number, hostCount: number): Promise<RegistryFixture> {
+  const initializes = new Map<number, number>();
+  let forbidden = 0;
+  let most = 0;
+  const servers: Server[] = [];
+  const hosts: string[] = [];
+  for (let h = 0; h < hostCount; h++) {
+    let inFlight = 0;
+    const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+      inFlight++;
+      most = Math.max(most, inFlight);
+      res.on('close', () => { inFlight--; });
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const m = /^\/mcp\/(\d+)/.exec(req.url ?? '');
+        if (!m) { if ((req.url ?? '').startsWith('/mcp/old-')) forbidden++; return send(res, 404, { error: 'no such remote' }); }
+        const i = Number(m[1]);
+        const kind = kindOf(i);
+        if (kind === 'sse' || kind === 'templated') { forbidden++; return send(res, 404, {}); }
+        if (req.method !== 'POST') return void res.writeHead(405).end();
+        let msg: { id?: number; method?: string } = {};
+        try { msg = JSON.parse(Buffer.concat(chunks).toString('utf8')); } catch { /* empty */ }
+        if (msg.method === 'initialize') initializes.set(i, (initializes.get(i) ?? 0) + 1);
+        if (kind === 'auth') return send(res, 401, { error: 'unauthorized' }, { 'www-authenticate': 'Bearer realm="x"' });
+        if (kind === 'payment') return send(res, 402, { error: 'payment required' });
+        if (kind === 'missing') return send(res, 404, { error: 'not found' });
+        if (kind === 'not-mcp') { res.writeHead(200, { 'content-type': 'text/html' }); return void res.end('<html>hello</html>'); }
+        if (kind === 'limited') return send(res, 429, { error: 'slow down' }, { 'retry-after': '1' });
+        if (msg.id === undefined) return void res.writeHead(202).end();
+        const result = msg.method === 'initialize'
+          ? { protocolVersion: '2025-11-25', capabilities: { tools: {} }, serverInfo: { name: `remote-${i}`, version: '1.0.0' } }
+          : msg.method === 'tools/list' ? { tools: toolsOf[kind] ?? [] } : {};
+        const answer = () => send(res, 200, { jsonrpc: '2.0', id: msg.id, result });
+        if (kind === 'slow') setTimeout(answer, 300); else answer();
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    servers.push(server);
+    hosts.push(`127.0.0.1:${(server.address() as AddressInfo).port}`);
+  }
+  const remoteUrl = (i: number) => `http://${hosts[i % hostCount]}/mcp/${i}${kindOf(i) === 'templated' ? '/{tenant}' : ''}`;
+
+  // The list: one server per remote; every 50th server also has an older version (not the latest) and an SSE remote.
+  const items = Array.from({ length: remotes }, (_, i) => {
+    const kind = kindOf(i);
+    const remote = kind === 'sse' ? { type: 'sse', url: remoteUrl(i) }
+      : kind === 'keyed' ? { type: 'streamable-http', url: remoteUrl(i), headers: [{ name: 'X-Api-Key', isRequired: true, isSecret: true }] }
+        : kind === 'templated' ? { type: 'streamable-http', url: remoteUrl(i), variables: { tenant: { isRequired: true } } }
+          : { type: 'streamable-http', url: remoteUrl(i) };
+    const name = `io.example.census/server-${String(i).padStart(5, '0')}`;
+    const latest = { server: { $schema: 'https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json', name, description: `Census fixture ${i} (${kind})`, version: '1.1.0', remotes: [remote] }, _meta: { 'io.modelcontextprotocol.registry/official': { status: 'active', publishedAt: '2026-10-02T00:00:00Z', isLatest: true } } };
+    if (i % 50 !== 0) return [latest];
+    const older = { server: { ...latest.server, version: '1.0.0', remotes: [{ type: 'streamable-http', url: `http://${hosts[i % hostCount]}/mcp/old-${i}` }] }, _meta: { 'io.modelcontextprotocol.registry/official': { status: 'active', publishedAt: '2026-09-01T00:00:00Z', isLatest: false } } };
+    return [older, latest];
+  }).flat();
+
+  const PAGE = 100;
+  const registry = createServer((req, res) => {
+    const u = new URL(req.url ?? '/', 'http://x');
+    if (u.pathname !== '/v0.1/servers') return send(res, 404, {});
+    const start = u.searchParams.has('cursor') ? Number(u.searchParams.get('cursor')!.replace('page-', '')) : 0;
+    const limit = Math.min(PAGE, Number(u.searchParams.get('limit') ?? PAGE));
+    const page = items.slice(start, start + limit);
+    const next = start + limit < items.length ? `page-${start + limit}` : undefined;
+    send(res, 200, { servers: page, metadata: { count: page.length, ...(next ? { nextCursor: next } : {}) } });
+  });
+  await new Promise<void>((r) => registry.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(registry.address() as AddressInfo).port}`, hosts, remoteUrl, initializes,
+    forbidden: () => forbidden, mostInFlight: () => most,
+    close: async () => {
+      for (const s of [...servers, registry]) { s.closeAllConnections(); await new Promise((r) => s.close(r)); }
+    },
+  };
+}
