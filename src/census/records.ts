@@ -86,6 +86,7 @@ export function censusDocument(input: CensusInput): { document: { servers: Array
     return o ? [{ name: item.server.name as string, url: r.url, toolCount: o.toolCount, toolsDigest: o.toolsDigest, nameBlindDigest: o.nameBlindDigest ?? null, descriptionBlindDigest: o.descriptionBlindDigest ?? null }] : [];
   }));
   const same = sameToolsIndex(prints);
+  const printOf = new Map(prints.map((p) => [`${p.name}\n${p.url}`, p]));
   const servers = input.items.map((item) => {
     const remotes = input.remotesOf(item).map((r): RemoteRecord => {
       const o = input.observed.get(r.url);
@@ -93,7 +94,7 @@ export function censusDocument(input: CensusInput): { document: { servers: Array
         const why = r.why ?? input.skipped.get(r.url) ?? 'not probed';
         return { url: r.url, verdict: 'not probed', reason: why, checks: NOT_RUN, toolsHash: null, toolCount: null, tokens: null, sameToolsAs: [], evidence: null };
       }
-      const print = prints.find((p) => p.url === r.url && p.name === item.server.name)!;
+      const print = printOf.get(`${item.server.name as string}\n${r.url}`)!;
       return {
         url: r.url, verdict: o.verdict, reason: o.reason, checks: checksOf(o), toolsHash: o.toolsHash, toolCount: o.toolCount, tokens: o.tokens ?? null,
         sameToolsAs: same(print).filter((s) => s.name !== item.server.name), evidence: digestOf.get(r.url) ?? null,

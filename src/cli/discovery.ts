@@ -124,9 +124,12 @@ export function registerDiscovery(program: Command): void {
     .option('--base-url <url>', 'absolute base for the URLs in the catalogs (default: this server\'s origin)')
     .option('--allow-http', 'accept http:// server URLs on loopback addresses (local fixtures and demos only)')
     .option(...RETENTION_OPTION)
-    .action(async (opts: { port: number; host: string; catalog: string; baseUrl?: string; allowHttp?: boolean; retentionDays: number; store?: string }) => {
+    .option('--census <file>', 'serve a census\'s verification records instead (onetap census --out): /v0.1/servers with cursor paging, and the census page')
+    .option('--census-previous <file>', 'with --census: the census before it, for what changed')
+    .action(async (opts: { port: number; host: string; catalog: string; baseUrl?: string; allowHttp?: boolean; retentionDays: number; store?: string; census?: string; censusPrevious?: string }) => {
       const baseUrl = opts.baseUrl === undefined ? undefined : baseUrlFlag(opts.baseUrl);
       if (!opts.host.trim()) throw flagError('--host', 'must name an address to listen on', opts.host);
+      if (opts.census !== undefined) return serveCensus(opts.census, opts.censusPrevious, opts);
       const { catalog } = await loadCatalog(opts.catalog); // fail early, with the catalog's own error
       // Lint findings are shown on the status page; a catalog that would leak a secret is not served at all.
       if (leakProblems(catalog).length && !publishable(opts.catalog, catalog, { allowHttp: opts.allowHttp })) return;
@@ -142,6 +145,19 @@ export function registerDiscovery(program: Command): void {
         process.once('SIGTERM', stop);
       });
     });
+}
+
+/** `serve --census`: the census alone, no catalog. */
+async function serveCensus(file: string, previous: string | undefined, opts: { host: string; port: number }): Promise<void> {
+  for (const [flag, path] of [['--census', file], ['--census-previous', previous]] as const) if (path !== undefined && !existsSync(path)) throw flagError(flag, 'no such file', path);
+  const { censusRoutes } = await import('../serve/census-routes.js');
+  const running = await startServer({ catalogPath: file, host: opts.host, port: opts.port, routes: censusRoutes(file, previous) });
+  process.stdout.write(`serving ${running.url}/ (census page), ${running.url}/v0.1/servers; Ctrl-C stops\n`);
+  await new Promise<void>((resolve) => {
+    const stop = () => { void running.close().then(resolve); };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
 }
 
 /**

@@ -10,6 +10,10 @@ import { siteFiles, writeSite } from '../site/site.js';
 import { flagError } from './args.js';
 import { RETENTION_OPTION } from './report.js';
 import { DEFAULT_CATALOG } from './catalog.js';
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { writeAllAtomic } from '../util/atomic.js';
 
 export function registerSite(program: Command): void {
   program
@@ -23,9 +27,20 @@ export function registerSite(program: Command): void {
     .option('--publisher <domain>', 'publisher domain in urn:air identifiers (default: the base URL\'s host)')
     .option('--allow-http', 'accept http:// server URLs on loopback addresses (local fixtures and demos only)')
     .option(...RETENTION_OPTION)
-    .action(async (opts: { out: string; catalog: string; baseUrl?: string; publisher?: string; allowHttp?: boolean; retentionDays: number; store?: string }) => {
+    .option('--census <file>', 'write a census\'s verification records instead (onetap census --out): index.html (the census page) and v0.1/servers (the whole list)')
+    .option('--census-previous <file>', 'with --census: the census before it, for what changed')
+    .action(async (opts: { out: string; catalog: string; baseUrl?: string; publisher?: string; allowHttp?: boolean; retentionDays: number; store?: string; census?: string; censusPrevious?: string }) => {
       if (opts.baseUrl !== undefined && !/^https?:\/\/[^/]+/.test(opts.baseUrl)) throw flagError('--base-url', 'not an absolute http(s) URL', opts.baseUrl);
       if (!opts.out.trim()) throw flagError('--out', 'must name a directory', opts.out);
+      if (opts.census !== undefined) {
+        for (const [flag, path] of [['--census', opts.census], ['--census-previous', opts.censusPrevious]] as const) if (path !== undefined && !existsSync(path)) throw flagError(flag, 'no such file', path);
+        const { censusPage } = await import('../census/page.js');
+        const text = await readFile(opts.census, 'utf8');
+        const previous = opts.censusPrevious ? JSON.parse(await readFile(opts.censusPrevious, 'utf8')) : null;
+        await writeAllAtomic([{ path: join(opts.out, 'index.html'), content: censusPage(JSON.parse(text), previous) }, { path: join(opts.out, 'v0.1', 'servers'), content: text }]);
+        process.stdout.write(`wrote the census to ${inert(opts.out)}\n`);
+        return;
+      }
       const { catalog } = await loadCatalog(opts.catalog);
       // As serve: a catalog that would leak a secret is refused; one that fails lint gets its status pages with the
       // findings, without the published documents.

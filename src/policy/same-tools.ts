@@ -27,19 +27,29 @@ export const refuses = (digest: SameToolsDigest) => digest !== 'description-blin
 
 const ORDER: readonly SameToolsDigest[] = ['tools', 'name-blind', 'description-blind'];
 
+/** Entries named per match at most: a gateway serving one set under thousands of URLs names ten, not thousands (each). */
+export const SAME_TOOLS_LISTED = 10;
+
 /**
- * The entries of `known` that share a fingerprint with a candidate (another URL), strongest first, each once:
- * an index over `known` by each digest, so a list of thousands is matched in one pass.
+ * The entries of `known` that share a fingerprint with a candidate (another URL), strongest first, each once, at most
+ * `limit`: an index over `known` by each digest, so a list of thousands is matched in one pass.
  */
-export function sameToolsIndex(known: readonly ToolSetPrint[]): (candidate: ToolSetPrint) => Array<{ name: string; url: string; digest: SameToolsDigest }> {
+export function sameToolsIndex(known: readonly ToolSetPrint[], limit = SAME_TOOLS_LISTED): (candidate: ToolSetPrint) => Array<{ name: string; url: string; digest: SameToolsDigest }> {
   const by = new Map<string, ToolSetPrint[]>();
   const keysOf = (p: ToolSetPrint) => (p.toolCount ? [p.toolsDigest && `tools ${p.toolsDigest}`, p.nameBlindDigest && `name-blind ${p.nameBlindDigest}`, p.descriptionBlindDigest && `description-blind ${p.descriptionBlindDigest}`] : []);
-  for (const k of known) for (const key of keysOf(k)) if (key) by.set(key, [...(by.get(key) ?? []), k]);
+  for (const k of known) {
+    for (const key of keysOf(k)) {
+      if (!key) continue;
+      const group = by.get(key);
+      if (group) group.push(k); else by.set(key, [k]);
+    }
+  }
   return (candidate) => {
     const seen = new Set<string>([candidate.url]);
     const out: Array<{ name: string; url: string; digest: SameToolsDigest }> = [];
     keysOf(candidate).forEach((key, i) => {
       for (const k of (key && by.get(key)) || []) {
+        if (out.length >= limit) return;
         if (seen.has(k.url)) continue;
         seen.add(k.url);
         out.push({ name: k.name, url: k.url, digest: ORDER[i]! });

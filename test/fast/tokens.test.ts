@@ -65,6 +65,14 @@ describe('entries serving the same set', () => {
     assert.deepEqual(same(known[0]!).map((m) => m.name), ['Old record', 'Renamed', 'Reworded']);
     assert.deepEqual(same(print('Also empty', 'https://y.example/mcp', { tools: 'T0', names: 'N0', descriptions: 'D0' }, 0)), []);
   });
+  it('a set served under thousands of URLs names at most ten per entry, in one pass', () => {
+    const fleet = Array.from({ length: 20_000 }, (_, i) => print(`Copy ${i}`, `https://gw.example/${i}`, { tools: 'T', names: 'N', descriptions: 'D' }));
+    const started = performance.now();
+    const index = sameToolsIndex(fleet);
+    const found = fleet.map((p) => index(p));
+    assert.ok(found.every((f) => f.length === 10 && f.every((m) => m.digest === 'tools')));
+    assert.ok(performance.now() - started < 2_000, 'linear, not quadratic');
+  });
   it('a match refuses an addition unless it is on the description-blind digest alone', () => {
     assert.deepEqual((['tools', 'name-blind', 'description-blind'] as const).map(refuses), [true, true, false]);
   });
