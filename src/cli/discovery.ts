@@ -150,8 +150,8 @@ export function registerDiscovery(program: Command): void {
 /** `serve --census`: the census alone, no catalog. */
 async function serveCensus(file: string, previous: string | undefined, opts: { host: string; port: number }): Promise<void> {
   for (const [flag, path] of [['--census', file], ['--census-previous', previous]] as const) if (path !== undefined && !existsSync(path)) throw flagError(flag, 'no such file', path);
-  const { censusRoutes } = await import('../serve/census-routes.js');
-  const running = await startServer({ catalogPath: file, host: opts.host, port: opts.port, routes: censusRoutes(file, previous) });
+  const { serveCensusFile } = await import('../serve/census-routes.js');
+  const running = await serveCensusFile(file, previous, opts.host, opts.port);
   process.stdout.write(`serving ${running.url}/ (census page), ${running.url}/v0.1/servers; Ctrl-C stops\n`);
   await new Promise<void>((resolve) => {
     const stop = () => { void running.close().then(resolve); };

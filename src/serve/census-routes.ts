@@ -4,7 +4,9 @@
  * again when it changes (a new census replaces it).
  */
 import { readFile, stat } from 'node:fs/promises';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { SERVE_LIMITS } from './server.js';
 import { CENSUS_CSP, censusListPage, censusPage, type CensusDocument } from '../census/page.js';
 
 export function censusRoutes(path: string, previousPath?: string): Array<(req: IncomingMessage, res: ServerResponse, url: URL) => Promise<boolean>> {
@@ -32,4 +34,25 @@ export function censusRoutes(path: string, previousPath?: string): Array<(req: I
     }
     return false;
   }];
+}
+
+/** The census alone on its own server (no catalog), with `serve`'s connection limits. */
+export async function serveCensusFile(path: string, previousPath: string | undefined, host: string, port: number): Promise<{ url: string; close: () => Promise<void> }> {
+  const [route] = censusRoutes(path, previousPath);
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://census');
+    route!(req, res, url).then((handled) => {
+      if (!handled) { res.writeHead(404, { 'content-type': 'text/plain' }); res.end('not found'); }
+    }, () => {
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
+      res.end('the census file could not be read');
+    });
+  });
+  server.maxConnections = SERVE_LIMITS.maxConnections;
+  server.headersTimeout = SERVE_LIMITS.headersTimeoutMs;
+  server.keepAliveTimeout = SERVE_LIMITS.keepAliveTimeoutMs;
+  server.setTimeout(SERVE_LIMITS.idleTimeoutMs);
+  await new Promise<void>((resolve) => server.listen(port, host, resolve));
+  const a = server.address() as AddressInfo;
+  return { url: `http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}`, close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }) };
 }
