@@ -1,0 +1,44 @@
+/**
+ * `node dist/bench/census.js`: `onetap census` (a whole process, as a publisher runs it) over BENCH_CENSUS_N loopback
+ * remotes (default 20,000) on BENCH_CENSUS_HOSTS hosts (default 2,000: ports of 127.0.0.1, 10 remotes each), the mix
+ * of test/fleet/registry.ts, served by this process. Measured: wall time, peak RSS of the census process (VmHWM), and
+ * from them the expected time of the official registry (25,805 remotes on 17,712 hosts; the largest host serves
+ * about 2,365 of them, one gateway 1,716; every other host a few), with each probe taking `PROBE_S` (the internet's
+ * round trips, not loopback's) and one probe in flight per host, 1 s apart. Prints one JSON line.
+ */
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startRegistry } from '../test/fleet/registry.js';
+
+const N = Number(process.env.BENCH_CENSUS_N ?? 20_000);
+const HOSTS = Number(process.env.BENCH_CENSUS_HOSTS ?? 2_000);
+const BIN = fileURLToPath(new URL('../../bin/onetap', import.meta.url));
+/** Assumed for the registry: three requests of ~200 ms each over the internet. */
+const PROBE_S = 0.6;
+
+const reg = await startRegistry(N, HOSTS);
+const dir = await mkdtemp(join(tmpdir(), 'onetap-census-bench-'));
+try {
+  const t0 = performance.now();
+  const child = spawn(process.execPath, [BIN, 'census', '--registry', reg.url, '--publisher', 'io.example', '--out', join(dir, 'census.json'), '--allow-private', '--allow-http', '--timeout', '3000'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let peak = 0;
+  const sample = setInterval(() => {
+    try { peak = Math.max(peak, Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1] ?? 0) / 1024); } catch { /* gone */ }
+  }, 100);
+  let stderr = '';
+  child.stderr!.on('data', (d) => { stderr += d; });
+  const code = await new Promise<number | null>((r) => child.once('exit', r));
+  clearInterval(sample);
+  if (code !== 0) throw new Error(`census exited ${code}: ${stderr.slice(-2_000)}`);
+  const wallMs = performance.now() - t0;
+  const perHostChain = (remotes: number) => remotes * (PROBE_S + 1) - 1;
+  const registryS = Math.max(perHostChain(2_365), (25_805 * PROBE_S) / 16);
+  process.stdout.write(JSON.stringify({ remotes: N, hosts: HOSTS, wallMs: Math.round(wallMs), peakRssMb: Math.round(peak * 10) / 10, probeS: PROBE_S, registryMinutes: Math.round(registryS / 60) }) + '\n');
+} finally {
+  await reg.close();
+  await rm(dir, { recursive: true, force: true });
+}
