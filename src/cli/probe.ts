@@ -38,7 +38,7 @@ export function registerProbe(program: Command): void {
       for (const url of urls) checkUrl(url);
       if (opts.probeHeader && !opts.requiresAuth) throw new UsageError('--probe-header: needs --requires-auth (a key for probing is only for an auth-optional server)');
       if (opts.vantages === undefined) {
-        for (const [flag, given] of [['--quorum', opts.quorum], ['--deadline', opts.deadline], ['--run-id', opts.runId], ['--queue', opts.queue]] as const) if (given !== undefined) throw new UsageError(`${flag}: only with --vantages`);
+        for (const [flag, given] of [['--quorum', opts.quorum], ['--deadline', opts.deadline], ['--run-id', opts.runId], ['--queue', opts.queue], ['--store', opts.store]] as const) if (given !== undefined) throw new UsageError(`${flag}: only with --vantages`);
       } else {
         if (opts.quorum !== undefined && opts.quorum > opts.vantages.length) throw flagError('--quorum', `more than the ${opts.vantages.length} vantages asked`, String(opts.quorum));
         if (storeUrl(opts.store) === undefined) throw new UsageError('--vantages: needs a PostgreSQL store that the workers record to (--store or ONETAP_STORE_URL)');
