@@ -25,10 +25,10 @@ import { checkUrl, guardedLookup } from '../net/fetcher.js';
 import { observationSchema, type Observation } from '../model/observation.js';
 import { check } from '../model/validate.js';
 import { boundedObservationLine } from '../store/lines.js';
-import { writeFileAtomic, writeAllAtomic } from '../util/atomic.js';
+import { writeAllAtomic, writeFileAtomic } from '../util/atomic.js';
 import { ONETAP_VERSION } from '../util/version.js';
 import { latestOnly, readRegistry, remotesOf, type RegistryItem } from './registry.js';
-import { censusDocument } from './records.js';
+import { censusDocument, observed, type Observed } from './records.js';
 
 export interface CensusOptions {
   registry: string;
@@ -74,21 +74,22 @@ const NETWORK_LEVEL = new Set(['dns', 'refused', 'timeout', 'network', 'tls']);
 
 interface Target { url: string; requiresAuth: boolean }
 
-async function readDone(path: string): Promise<Map<string, Observation>> {
-  const done = new Map<string, Observation>();
+/** Each observation of the state's log once, as it reads (a line cut by a kill does not: its URL is probed again). */
+async function eachDone(path: string, take: (o: Observation) => Promise<void> | void): Promise<void> {
+  const seen = new Set<string>();
   try {
     const lines = createInterface({ input: createReadStream(path, 'utf8'), crlfDelay: Infinity });
     for await (const line of lines) {
-      // A line cut by a kill does not read: its URL is probed again.
       let value: unknown;
       try { value = JSON.parse(line); } catch { continue; }
       const c = check(observationSchema, value);
-      if (c.ok) done.set(c.value.url, c.value);
+      if (!c.ok || seen.has(c.value.url)) continue;
+      seen.add(c.value.url);
+      await take(c.value);
     }
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
-  return done;
 }
 
 /** When a rate-limited host may be asked again: its Retry-After (seconds, at most an hour), else a minute. */
@@ -129,9 +130,12 @@ export async function runCensus(opts: CensusOptions): Promise<CensusResult> {
     }
   }
 
-  const done = opts.resume ? await readDone(donePath) : new Map<string, Observation>();
+  // Only the URLs are held while probing: the observations stay in the log until the records are made.
+  const done = new Set<string>();
+  if (opts.resume) await eachDone(donePath, (o) => { done.add(o.url); });
   const todo = [...targets.values()].filter((t) => !done.has(t.url));
   const probedBefore = done.size;
+  let unreached = 0;
   const log = await open(donePath, 'a');
   let writing: Promise<unknown> = Promise.resolve();
   const dispatcher = probeDispatcher(opts.timeoutMs, guardedLookup([], undefined, { allowPrivate: opts.allowPrivate }));
@@ -147,7 +151,7 @@ export async function runCensus(opts: CensusOptions): Promise<CensusResult> {
       // One write per line, in order: a kill leaves whole lines, or a last one cut short that does not read.
       writing = writing.then(() => log.write(`${line}\n`));
       await writing;
-      done.set(t.url, observation);
+      done.add(t.url);
       opts.onProbed?.(t.url, observation, done.size, targets.size);
       return observation.reason === 'rate-limited' ? holdMs(observation) : 0;
     });
@@ -156,24 +160,40 @@ export async function runCensus(opts: CensusOptions): Promise<CensusResult> {
     dispatcher.destroy().catch(() => {});
   }
 
-  const probed = [...done.values()];
-  const unreached = probed.filter((o) => NETWORK_LEVEL.has(o.reason)).length;
-  const result = { servers: items.length, remotes: items.reduce((n, i) => n + remotesOf(i.server).length, 0), probed: probed.length, probedNow: probed.length - probedBefore, skipped: skipped.size };
+  let probed = 0;
+  await eachDone(donePath, (o) => {
+    if (!targets.has(o.url)) return;
+    probed++;
+    if (NETWORK_LEVEL.has(o.reason)) unreached++;
+  });
+  const result = { servers: items.length, remotes: items.reduce((n, i) => n + remotesOf(i.server).length, 0), probed, probedNow: probed - probedBefore, skipped: skipped.size };
   // This machine's network, not the registry's servers: nothing is published (the state stays for a rerun).
-  if (probed.length >= 4 && unreached * 2 >= probed.length) {
-    return { ...result, code: 3, outage: `${unreached} of ${probed.length} remotes failed at the network level: this machine's network looks down` };
+  if (probed >= 4 && unreached * 2 >= probed) {
+    return { ...result, code: 3, outage: `${unreached} of ${probed} remotes failed at the network level: this machine's network looks down` };
   }
+  // What the records keep of each observation; its whole JSON goes to its evidence file, one at a time.
+  const kept = new Map<string, Observed>();
+  const dir = join(dirname(opts.out), 'evidence');
+  await mkdir(dir, { recursive: true });
+  // Written a thousand at a time: each batch atomically, and never all of them held at once.
+  let batch: Array<{ path: string; content: string }> = [];
+  await eachDone(donePath, async (o) => {
+    if (!targets.has(o.url)) return;
+    const { kept: k, json } = observed(o);
+    kept.set(o.url, k);
+    batch.push({ path: join(dir, `${k.evidence}.json`), content: json });
+    if (batch.length >= 1_000) { await writeAllAtomic(batch); batch = []; }
+  });
+  await writeAllAtomic(batch);
   const verifiedAt = now();
-  const { document, evidence } = censusDocument({
-    items, remotesOf: (i) => remotesOf(i.server), observed: done, skipped, publisher: opts.publisher, version: ONETAP_VERSION,
+  const document = censusDocument({
+    items, remotesOf: (i) => remotesOf(i.server), observed: kept, skipped, publisher: opts.publisher, version: ONETAP_VERSION,
     verifiedAt: verifiedAt.toISOString(), expiresAt: new Date(verifiedAt.getTime() + opts.expiresAfterDays * 86_400_000).toISOString(),
     method: {
       profile: opts.profile.id, protocolVersion: opts.profile.protocolVersion, vantages: ['local'], signed: false,
       steps: ['initialize', 'notifications/initialized', 'tools/list', ...(opts.matrix ? ['every other client profile'] : []), 'the spec-correct diagnosis, only when the deciding client failed'],
     },
   });
-  const dir = join(dirname(opts.out), 'evidence');
-  await writeAllAtomic([...evidence].map(([digest, json]) => ({ path: join(dir, `${digest}.json`), content: json })));
   await writeFileAtomic(opts.out, JSON.stringify(document, null, 2) + '\n');
   return { ...result, code: 0, outage: null };
 }

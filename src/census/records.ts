@@ -56,11 +56,26 @@ const NOT_RUN: Checks = { reachable: 'not run', mcp: 'not run', tools: 'not run'
 
 export const evidenceDigest = (json: string) => createHash('sha256').update(json).digest('hex');
 
+/** What a record keeps of a remote's observation (the whole one is its evidence file). */
+export type Observed = Pick<Observation, 'verdict' | 'reason' | 'httpStatus' | 'toolCount' | 'toolsHash' | 'toolsDigest' | 'nameBlindDigest' | 'descriptionBlindDigest' | 'tokens'> & {
+  /** SHA-256 of the observation's JSON: its evidence file's name. */
+  evidence: string;
+};
+
+/** The observation as a record keeps it, and its evidence file (digest and JSON). */
+export function observed(o: Observation): { kept: Observed; json: string } {
+  const json = JSON.stringify(o);
+  return {
+    kept: { verdict: o.verdict, reason: o.reason, httpStatus: o.httpStatus, toolCount: o.toolCount, toolsHash: o.toolsHash, toolsDigest: o.toolsDigest, nameBlindDigest: o.nameBlindDigest ?? null, descriptionBlindDigest: o.descriptionBlindDigest ?? null, tokens: o.tokens ?? null, evidence: evidenceDigest(json) },
+    json,
+  };
+}
+
 export interface CensusInput {
   items: readonly RegistryItem[];
   remotesOf: (item: RegistryItem) => Remote[];
-  /** Per probed URL, its observation. */
-  observed: ReadonlyMap<string, Observation>;
+  /** Per probed URL, what the record keeps of its observation. */
+  observed: ReadonlyMap<string, Observed>;
   /** Per URL not probed although streamable-http, why (opted out, the address rule). */
   skipped: ReadonlyMap<string, string>;
   publisher: string;
@@ -70,16 +85,8 @@ export interface CensusInput {
   method: Verification['method'];
 }
 
-/** The list document and the evidence files it names (digest → JSON). */
-export function censusDocument(input: CensusInput): { document: { servers: Array<{ server: Record<string, unknown>; _meta: Record<string, unknown> }>; metadata: { count: number } }; evidence: Map<string, string> } {
-  const evidence = new Map<string, string>();
-  const digestOf = new Map<string, string>();
-  for (const [url, o] of input.observed) {
-    const json = JSON.stringify(o);
-    const d = evidenceDigest(json);
-    evidence.set(d, json);
-    digestOf.set(url, d);
-  }
+/** The list document (its evidence files are written by the caller, as `observed` made them). */
+export function censusDocument(input: CensusInput): { servers: Array<{ server: Record<string, unknown>; _meta: Record<string, unknown> }>; metadata: { count: number } } {
   // Which servers serve the same set: every probed remote, known by its server's name.
   const prints = input.items.flatMap((item) => input.remotesOf(item).flatMap((r) => {
     const o = input.observed.get(r.url);
@@ -97,7 +104,7 @@ export function censusDocument(input: CensusInput): { document: { servers: Array
       const print = printOf.get(`${item.server.name as string}\n${r.url}`)!;
       return {
         url: r.url, verdict: o.verdict, reason: o.reason, checks: checksOf(o), toolsHash: o.toolsHash, toolCount: o.toolCount, tokens: o.tokens ?? null,
-        sameToolsAs: same(print).filter((s) => s.name !== item.server.name), evidence: digestOf.get(r.url) ?? null,
+        sameToolsAs: same(print).filter((s) => s.name !== item.server.name), evidence: o.evidence,
       };
     });
     const verification: Verification = {
@@ -106,5 +113,5 @@ export function censusDocument(input: CensusInput): { document: { servers: Array
     };
     return { server: item.server, _meta: { ...item._meta, [`${input.publisher}/verification`]: verification } };
   });
-  return { document: { servers, metadata: { count: servers.length } }, evidence };
+  return { servers, metadata: { count: servers.length } };
 }

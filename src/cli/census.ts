@@ -8,11 +8,12 @@ import { flagError, positiveInt, profileId, timeoutMs, UsageError } from './args
 
 /** The census's default client: the spec-correct one of the current protocol (the registry serves every client). */
 export const CENSUS_PROFILE = 'mcp-2025-11-25';
-export const CENSUS_USER_AGENT = `onetap-census/${ONETAP_VERSION} (+https://github.com/onetap-dev/onetap/blob/main/docs/census.md)`;
+/** Names onetap and a page: the publisher's own (`--contact`, where a server's owner reads how to opt out), else onetap's. */
+export const censusUserAgent = (contact = 'https://www.npmjs.com/package/onetap') => `onetap-census/${ONETAP_VERSION} (+${contact})`;
 
 interface CensusFlags {
   registry: string; publisher: string; out: string; stateDir?: string; resume?: boolean; profile: string; matrix?: boolean; vantages?: string;
-  optOut?: string; expiresAfter: number; timeout?: number; concurrency: number; allowPrivate?: boolean; allowHttp?: boolean;
+  optOut?: string; expiresAfter: number; timeout?: number; concurrency: number; allowPrivate?: boolean; allowHttp?: boolean; contact?: string;
 }
 
 /** A reverse-domain name (`io.example`, `com.example.census`). */
@@ -41,12 +42,14 @@ export function registerCensus(program: Command): void {
     .option('--matrix', 'also run every other client profile (one handshake more per profile and server)')
     .option('--vantages <list>', 'through the workers of these vantages (not in this version: a census runs in one process)')
     .option('--opt-out <file>', 'hosts never contacted, one per line (host or host:port; # comments)')
+    .option('--contact <url>', 'the page named in the User-Agent, where a server\'s owner reads about the census and how to opt out (default: onetap\'s npm page)')
     .option('--expires-after <days>', 'days until the records expire', positiveInt, 14)
     .option('--timeout <ms>', 'per-request time limit (default: the profile\'s own)', timeoutMs)
     .option('--concurrency <n>', 'probes in flight at once (always one per host)', positiveInt, 16)
     .option('--allow-private', 'permit loopback and private addresses (local fixtures only)')
     .option('--allow-http', 'permit http:// remotes (with --allow-private: local fixtures only)')
     .action(async (flags: CensusFlags) => {
+      if (flags.contact !== undefined && !/^https?:\/\/[^\s()]+$/.test(flags.contact)) throw flagError('--contact', 'not an http(s) URL', flags.contact);
       if (!PUBLISHER.test(flags.publisher)) throw flagError('--publisher', 'must be a reverse-domain name (io.example)', flags.publisher);
       if (flags.vantages !== undefined) throw new UsageError('--vantages: a census across vantages is not in this version; run it in one process');
       if (existsSync(flags.out) && statSync(flags.out).isDirectory()) throw flagError('--out', 'is a directory', flags.out);
@@ -62,7 +65,7 @@ export function registerCensus(program: Command): void {
           registry: flags.registry, publisher: flags.publisher, out: flags.out, stateDir, resume: !!flags.resume,
           profile: CLIENT_PROFILES[flags.profile]!, matrix: !!flags.matrix, optOut: flags.optOut ? readOptOut(flags.optOut) : new Set(),
           expiresAfterDays: flags.expiresAfter, timeoutMs: flags.timeout, concurrency: flags.concurrency,
-          allowPrivate: !!flags.allowPrivate, allowHttp: !!flags.allowHttp, userAgent: CENSUS_USER_AGENT,
+          allowPrivate: !!flags.allowPrivate, allowHttp: !!flags.allowHttp, userAgent: censusUserAgent(flags.contact),
         });
       } catch (err) {
         if (!(err instanceof RegistryUnreadable)) throw err;
