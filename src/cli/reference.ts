@@ -8,6 +8,7 @@
  * Pure apart from reading source files of this repository (comments, the schema): the same tree gives the
  * same bytes, whatever the terminal (help is laid out at HELP_WIDTH columns, without colour).
  */
+import { REGISTRY_LIMITS } from '../census/registry.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -75,6 +76,7 @@ export const EXIT_CODES: Readonly<Record<string, readonly ExitCode[]>> = {
   'mcp': [{ code: 0, meaning: 'stopped (it runs until stopped)' }, { code: 1, meaning: 'the port cannot be bound' }, { code: 2, meaning: 'usage' }],
   'demo': [{ code: 0, meaning: 'the demo ran' }],
   'worker': [{ code: 0, meaning: 'stopped by SIGTERM or SIGINT (jobs in flight finished within --drain, the rest handed back)' }, { code: 1, meaning: 'the store or queue cannot be reached, or its schema is behind (`onetap store migrate`)' }, { code: 2, meaning: 'usage' }],
+  'census': [{ code: 0, meaning: 'the census completed: the records written' }, { code: 1, meaning: 'the registry could not be read (nothing probed), or an error' }, { code: 2, meaning: 'usage' }, { code: 3, meaning: 'the outage guard: at least half the remotes failed at the network level (nothing published; the state is kept)' }],
   'store': [{ code: 0, meaning: '`--help`' }, { code: 2, meaning: 'no subcommand, or an unknown one' }],
   'store migrate': [{ code: 0, meaning: 'migrated, or up to date' }, { code: 1, meaning: 'the store cannot be reached, is newer than this onetap, or a migration failed (nothing of it applied)' }, { code: 2, meaning: 'usage (no URL, or not a PostgreSQL one)' }],
   'store import': [{ code: 0, meaning: 'imported (runs the store holds already are left out; unusable lines are counted as history problems)' }, { code: 1, meaning: 'an error: nothing was imported' }, { code: 2, meaning: 'usage' }],
@@ -348,6 +350,7 @@ export const LIMIT_CONSTANTS: readonly LimitConstant[] = [
   { name: 'DEFAULT_RETENTION_DAYS', file: 'src/status/build.ts', value: DEFAULT_RETENTION_DAYS },
   { name: 'STALE_AFTER_DAYS', file: 'src/apply/apply.ts', value: STALE_AFTER_DAYS },
   { name: 'DISCOVERY_LIMITS', file: 'src/discover/discover.ts', value: DISCOVERY_LIMITS },
+  { name: 'REGISTRY_LIMITS', file: 'src/census/registry.ts', value: REGISTRY_LIMITS },
   { name: 'MAX_ENTRIES', file: 'src/discover/documents.ts', value: MAX_ENTRIES },
   { name: 'MAX_ERRORS', file: 'src/discover/card.ts', value: MAX_ERRORS },
   { name: 'ERROR_SEARCH_NODES', file: 'src/discover/card.ts', value: ERROR_SEARCH_NODES },
