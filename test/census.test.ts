@@ -30,7 +30,7 @@ describe('onetap census', () => {
   });
   after(() => reg.close());
 
-  const args = (out: string, ...extra: string[]) => ['census', '--registry', reg.url, '--publisher', 'io.example', '--out', out, '--allow-private', '--allow-http', '--timeout', '3000', '--concurrency', String(CONCURRENCY), ...extra];
+  const args = (out: string, ...extra: string[]) => ['census', '--registry', reg.url, '--publisher', 'io.example', '--out', out, '--allow-private', '--allow-http', '--timeout', '3000', '--concurrency', String(CONCURRENCY), '--contact', 'https://census.example/about', ...extra];
 
   it('killed at a seeded point and resumed: every remote recorded once, politely, and published as records that validate', { timeout: 120_000 }, async () => {
     const out = join(dir, 'census.json');
@@ -55,6 +55,7 @@ describe('onetap census', () => {
     // Politeness: one request at a time per host; never a remote the census must not contact.
     assert.equal(reg.mostInFlight(), 1, 'never two requests in flight on one host');
     assert.equal(reg.forbidden(), 0, 'SSE-only, templated and older-version remotes are never contacted');
+    assert.deepEqual([...reg.agents].map((a) => a.replace(/\/[\d.]+ /, '/<version> ')), ['onetap-census/<version> (+https://census.example/about)'], 'every request names onetap and the census page, the diagnosis and auth reads too');
     const probedAgain = [...startedBefore].filter(([i, n]) => (reg.initializes.get(i) ?? 0) > n);
     assert.ok(probedAgain.length <= CONCURRENCY, `at most --concurrency remotes probed again after the kill: ${probedAgain.length}`);
 

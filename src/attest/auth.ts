@@ -21,6 +21,8 @@ export interface AuthOptions {
   allowPrivate?: boolean;
   /** How names are resolved for these GETs (default: the system's resolver; tests inject one). */
   resolver?: Resolver;
+  /** The User-Agent of these GETs (default: onetap's discovery agent). */
+  userAgent?: string;
 }
 
 /** The typed URL names its address itself (an IP literal or `localhost`): no DNS answer can move it. */
@@ -42,7 +44,7 @@ export async function authEvidence(url: string, answer: LiveExchange, opts: Auth
   candidates.push(`${origin}/.well-known/oauth-protected-resource`);
   for (const candidate of candidates) {
     const own = new URL(candidate).origin === origin;
-    const policy: FetchPolicy = { timeoutMs: opts.timeoutMs, maxBytes: 64 * 1024, maxRedirects: 0, allowPrivate: (own && literal) || opts.allowPrivate, allowHttp: own && typed.protocol === 'http:', resolver: opts.resolver };
+    const policy: FetchPolicy = { timeoutMs: opts.timeoutMs, maxBytes: 64 * 1024, maxRedirects: 0, allowPrivate: (own && literal) || opts.allowPrivate, allowHttp: own && typed.protocol === 'http:', resolver: opts.resolver, userAgent: opts.userAgent };
     try {
       const doc = await guardedGet(candidate, 'application/json', policy);
       if (doc.status !== 200) continue;

@@ -51,6 +51,8 @@ export interface ProbeOptions {
   missingKeys?: string[];
   /** Replaces the deciding profile's User-Agent (diagnostic). */
   userAgent?: string;
+  /** The User-Agent of every request the probe sends, every client's and every read's (a census identifies itself). */
+  identity?: string;
   /** Cap on one response body after decompression, bytes. */
   maxBodyBytes?: number;
   /** Pause before the one retry, ms. */
@@ -111,6 +113,7 @@ export async function probe(url: string, options: ProbeOptions = {}): Promise<Pr
     keys: options.keys,
     missingKeys: options.missingKeys,
     userAgent: options.userAgent,
+    identity: options.identity,
     budget: options.budget,
     allowPrivate: options.allowPrivate,
     maxBodyBytes: options.maxBodyBytes ?? PROBE_DEFAULTS.maxBodyBytes,
@@ -150,7 +153,7 @@ async function attest(url: string, profile: ClientProfile, opts: Resolved): Prom
     if (classify(evidenceOf(o), factsOf(o, requiresAuth)).reason === 'auth-required') {
       const answer = stepOf(o.diagnosis ?? o.deciding, 'initialize');
       // Evidence of how to authenticate explains a verdict; a metadata document that cannot be read is no evidence.
-      if (answer) o.auth = await authEvidence(url, answer, { timeoutMs: 10_000, allowPrivate: opts.allowPrivate }).catch(() => 'unknown' as const);
+      if (answer) o.auth = await authEvidence(url, answer, { timeoutMs: 10_000, allowPrivate: opts.allowPrivate, userAgent: opts.identity }).catch(() => 'unknown' as const);
     }
     stage = 'store';
     return summarize(url, profile, o, wide, opts, { attempts, durationMs: Math.round(performance.now() - started), observedAt }, snapshot);
@@ -249,7 +252,7 @@ async function explain(o: LiveObservation, url: string, profile: ClientProfile, 
   if (!o.diagnosis.works) {
     const init = stepOf(o.diagnosis, 'initialize');
     if (init && (init.status === 400 || init.status === 404 || init.status === 405) && init.response === null) {
-      o.legacySse = (await firstSseEvent(url, { 'user-agent': BROWSER_USER_AGENT }, AbortSignal.timeout(Math.min(10_000, opts.timeoutMs ?? 10_000)), opts.dispatcher)) === 'endpoint';
+      o.legacySse = (await firstSseEvent(url, { 'user-agent': opts.identity ?? BROWSER_USER_AGENT }, AbortSignal.timeout(Math.min(10_000, opts.timeoutMs ?? 10_000)), opts.dispatcher)) === 'endpoint';
     }
     const answered = init && init.status !== null && (init.status === 400 || init.status === 404 || init.status === 405 || init.status === 406 || !!init.response?.error);
     if (answered && !o.legacySse) {
@@ -275,7 +278,7 @@ function runClient(url: string, profile: ClientProfile, opts: Resolved, userAgen
     requestTimeoutMs: Math.min(profile.requestTimeoutMs, opts.timeoutMs ?? Infinity),
     maxBodyBytes: opts.maxBodyBytes,
     dispatcher: opts.dispatcher,
-    userAgent,
+    userAgent: opts.identity ?? userAgent,
     budget: opts.budget,
   };
   switch (profile.handshake) {

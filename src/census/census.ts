@@ -143,7 +143,7 @@ export async function runCensus(opts: CensusOptions): Promise<CensusResult> {
   try {
     await politely(todo, opts.concurrency, gap, async (t) => {
       const result = await probe(t.url, {
-        profile: opts.profile, matrix: opts.matrix, timeoutMs: opts.timeoutMs, requiresAuth: t.requiresAuth, userAgent: opts.userAgent,
+        profile: opts.profile, matrix: opts.matrix, timeoutMs: opts.timeoutMs, requiresAuth: t.requiresAuth, identity: opts.userAgent,
         allowPrivate: opts.allowPrivate, dispatcher, budget,
       });
       const { snapshot: _s, ...observation } = result;

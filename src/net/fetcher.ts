@@ -13,6 +13,8 @@ export { assertPublicTarget, checkUrl, FetchRefused, guardedLookup, isForbiddenA
 
 export interface FetchPolicy extends AddressPolicy {
   timeoutMs?: number;
+  /** The User-Agent sent (default `onetap-discovery/0.1`). */
+  userAgent?: string;
   maxBytes?: number;
   maxRedirects?: number;
 }
@@ -74,7 +76,7 @@ export async function guardedGet(url: string, accept: string, policy: FetchPolic
     seen.add(current.href);
     let res: Dispatcher.ResponseData;
     try {
-      res = await request(current, { method: 'GET', headers: { accept, 'user-agent': 'onetap-discovery/0.1' }, signal, dispatcher: discoveryDispatcher(policy) });
+      res = await request(current, { method: 'GET', headers: { accept, 'user-agent': policy.userAgent ?? 'onetap-discovery/0.1' }, signal, dispatcher: discoveryDispatcher(policy) });
     } catch (err) {
       if (err instanceof FetchRefused) throw err;
       const cause = (err as { cause?: unknown }).cause;

@@ -29,6 +29,8 @@ export interface RegistryFixture {
   forbidden: () => number;
   /** The most requests in flight at once on any one host. */
   mostInFlight: () => number;
+  /** Every User-Agent the hosts saw. */
+  agents: Set<string>;
   close: () => Promise<void>;
 }
 
@@ -42,6 +44,7 @@ const toolsOf: Partial<Record<Kind, unknown[]>> = { small: SMALL, awkward: AWKWA
 
 export async function startRegistry(remotes: number, hostCount: number): Promise<RegistryFixture> {
   const initializes = new Map<number, number>();
+  const agents = new Set<string>();
   let forbidden = 0;
   let most = 0;
   const servers: Server[] = [];
@@ -49,6 +52,7 @@ export async function startRegistry(remotes: number, hostCount: number): Promise
   for (let h = 0; h < hostCount; h++) {
     let inFlight = 0;
     const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+      agents.add(String(req.headers['user-agent']));
       inFlight++;
       most = Math.max(most, inFlight);
       res.on('close', () => { inFlight--; });
@@ -110,7 +114,7 @@ export async function startRegistry(remotes: number, hostCount: number): Promise
   await new Promise<void>((r) => registry.listen(0, '127.0.0.1', r));
   return {
     url: `http://127.0.0.1:${(registry.address() as AddressInfo).port}`, hosts, remoteUrl, initializes,
-    forbidden: () => forbidden, mostInFlight: () => most,
+    forbidden: () => forbidden, mostInFlight: () => most, agents,
     close: async () => {
       for (const s of [...servers, registry]) { s.closeAllConnections(); await new Promise((r) => s.close(r)); }
     },
