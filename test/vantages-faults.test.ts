@@ -5,7 +5,8 @@
  *     records the run once;
  *   - a 429 whose Retry-After is past what a probe waits: every worker leaves that host alone until then;
  *   - the Action with the catalog's policy.vantages: the workflow run's id, the workers' observations, a decision;
- *   - `probe --vantages`: the workers probe, one entry per vantage asked.
+ *   - `probe --vantages`: the workers probe, one entry per vantage asked;
+ *   - a census through the workers of two vantages: one request per host at a time over both, records that name them.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,7 +15,8 @@ import { BIN, catalogOf, runCli, server, workspace } from './helpers.js';
 import { answer, startFleet, type Fleet } from './fleet/fleet.js';
 import { freshSchema, postgresMissing, proxy, sql } from './postgres.js';
 import { git, runAction } from './action-run.js';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { kindOf, startRegistry } from './fleet/registry.js';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -136,6 +138,33 @@ describe('a run across vantages under faults', { skip: !!missing }, () => {
       assert.deepEqual(seen, [{ run_id: 'github-4242', n: '4' }]);
     } finally {
       await rm(tmp, { recursive: true, force: true });
+      for (const w of workers.splice(0)) w.kill('SIGKILL');
+    }
+  });
+
+  it('a census through the workers of two vantages: every remote recorded once, one request per host at a time over every worker, the census\'s User-Agent, the vantages in the records', { timeout: 120_000 }, async () => {
+    const { url } = await schema('census_across');
+    startWorkers(['a', 'b'], url);
+    const reg = await startRegistry(200, 20);
+    const dir = await mkdtemp(join(tmpdir(), 'onetap-census-across-'));
+    try {
+      const out = join(dir, 'census.json');
+      const r = await runCli(['census', '--registry', reg.url, '--publisher', 'io.example', '--out', out, '--allow-private', '--allow-http', '--timeout', '3000', '--vantages', 'a,b', '--store', url, '--contact', 'https://census.example/about']);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(reg.mostInFlight(), 1, 'one request in flight per host over both workers');
+      assert.deepEqual([...reg.agents].map((x) => x.replace(/\/[\d.]+ /, '/<version> ')), ['onetap-census/<version> (+https://census.example/about)']);
+      assert.equal(reg.forbidden(), 0);
+      const doc = JSON.parse(await readFile(out, 'utf8')) as { servers: Array<{ _meta: Record<string, { method: { vantages: string[] }; remotes: Array<{ verdict: string; tokens: number | null }> }> }> };
+      assert.equal(doc.servers.length, 200);
+      const records = doc.servers.map((x) => x._meta['io.example/verification']!);
+      assert.deepEqual(records[0]!.method.vantages, ['a', 'b']);
+      assert.equal(records.filter((v) => v.remotes[0]!.verdict !== 'not probed').length, 180, 'every probeable remote recorded');
+      assert.equal(records[0]!.remotes[0]!.tokens, 92);
+      // Each URL probed once per vantage: two initializes for a live remote (one per worker), never more.
+      assert.ok([...reg.initializes].filter(([i]) => kindOf(i) === 'small').every(([, n]) => n === 2), JSON.stringify([...reg.initializes].slice(0, 5)));
+    } finally {
+      await reg.close();
+      await rm(dir, { recursive: true, force: true });
       for (const w of workers.splice(0)) w.kill('SIGKILL');
     }
   });

@@ -49,6 +49,8 @@ export interface CensusOptions {
   /** Between the end of one probe of a host and the start of the next, ms (default 1,000). */
   gapMs?: number;
   userAgent: string;
+  /** Through the workers of these vantages (their jobs on the store's queue) instead of in this process. */
+  vantages?: { names: string[]; storeUrl: string; deadlineMs?: number };
   now?: () => Date;
   onProbed?: (url: string, o: Observation, done: number, total: number) => void;
 }
@@ -106,14 +108,17 @@ export async function runCensus(opts: CensusOptions): Promise<CensusResult> {
   const donePath = join(opts.stateDir, 'done.jsonl');
   await mkdir(opts.stateDir, { recursive: true });
   let items: RegistryItem[];
+  let readAt = now().toISOString();
   if (opts.resume) {
-    items = (JSON.parse(await readFile(snapshotPath, 'utf8')) as { items: RegistryItem[] }).items;
+    const state = JSON.parse(await readFile(snapshotPath, 'utf8')) as { items: RegistryItem[]; readAt: string };
+    items = state.items;
+    readAt = state.readAt;
   } else {
     let read;
     try { read = await readRegistry(opts.registry, { allowPrivate: opts.allowPrivate, timeoutMs: 30_000 }); } catch (err) { throw new RegistryUnreadable((err as Error).message); }
     items = latestOnly(read.items);
     await rm(donePath, { force: true });
-    await writeFileAtomic(snapshotPath, JSON.stringify({ source: opts.registry, readAt: now().toISOString(), items }));
+    await writeFileAtomic(snapshotPath, JSON.stringify({ source: opts.registry, readAt, items }));
   }
 
   // Targets: each streamable-http URL once; auth-optional when any server lists it with a required header.
@@ -141,7 +146,15 @@ export async function runCensus(opts: CensusOptions): Promise<CensusResult> {
   const dispatcher = probeDispatcher(opts.timeoutMs, guardedLookup([], undefined, { allowPrivate: opts.allowPrivate }));
   const budget = new BodyBudget();
   try {
-    await politely(todo, opts.concurrency, gap, async (t) => {
+    if (opts.vantages) {
+      // Through the workers: one job per URL and vantage (the run id is the registry read's, so a resumed census
+      // enqueues nothing twice), one probe per host over every worker, each host resting `gap` after a probe.
+      const across = await acrossWorkers(todo, opts, opts.vantages, { id: `census-${readAt.replace(/[^0-9TZ]/g, '')}`, startedAt: readAt }, gap);
+      for (const o of across) {
+        await log.write(`${JSON.stringify(boundedObservationLine(o as unknown as Record<string, unknown>))}\n`);
+        done.add(o.url);
+      }
+    } else await politely(todo, opts.concurrency, gap, async (t) => {
       const result = await probe(t.url, {
         profile: opts.profile, matrix: opts.matrix, timeoutMs: opts.timeoutMs, requiresAuth: t.requiresAuth, identity: opts.userAgent,
         allowPrivate: opts.allowPrivate, dispatcher, budget,
@@ -190,12 +203,27 @@ export async function runCensus(opts: CensusOptions): Promise<CensusResult> {
     items, remotesOf: (i) => remotesOf(i.server), observed: kept, skipped, publisher: opts.publisher, version: ONETAP_VERSION,
     verifiedAt: verifiedAt.toISOString(), expiresAt: new Date(verifiedAt.getTime() + opts.expiresAfterDays * 86_400_000).toISOString(),
     method: {
-      profile: opts.profile.id, protocolVersion: opts.profile.protocolVersion, vantages: ['local'], signed: false,
+      profile: opts.profile.id, protocolVersion: opts.profile.protocolVersion, vantages: opts.vantages?.names ?? ['local'], signed: false,
       steps: ['initialize', 'notifications/initialized', 'tools/list', ...(opts.matrix ? ['every other client profile'] : []), 'the spec-correct diagnosis, only when the deciding client failed'],
     },
   });
   await writeFileAtomic(opts.out, JSON.stringify(document, null, 2) + '\n');
   return { ...result, code: 0, outage: null };
+}
+
+/** The targets through the workers, each URL's answers made one observation by the rules of a run across vantages. */
+async function acrossWorkers(targets: readonly Target[], opts: CensusOptions, v: NonNullable<CensusOptions['vantages']>, run: { id: string; startedAt: string }, gapMs: number): Promise<Observation[]> {
+  const [{ openPgStore }, { gatherAcross }, { acrossVantages, unansweredAt }] = await Promise.all([import('../store/pg-store.js'), import('../refresh/across.js'), import('../decide/decide.js')]);
+  const store = await openPgStore(v.storeUrl);
+  try {
+    const gathered = await gatherAcross(targets.map((t) => ({ url: t.url, name: t.url, requiresAuth: t.requiresAuth, headers: {} })), [], store, run,
+      { profile: opts.profile, timeoutMs: opts.timeoutMs, matrix: opts.matrix, allowHttp: opts.allowHttp, perHost: 1, census: { identity: opts.userAgent, gapMs } },
+      { vantages: v.names, queueUrl: v.storeUrl, deadlineMs: v.deadlineMs ?? 24 * 3_600_000 });
+    const quorum = Math.floor(v.names.length / 2) + 1;
+    return targets.map((t) => acrossVantages(gathered.byUrl.get(t.url) ?? [], v.names, quorum, () => unansweredAt(t.url, run, v.names[0]!)).observation);
+  } finally {
+    await store.close();
+  }
 }
 
 /**

@@ -4,7 +4,8 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { CLIENT_PROFILES } from '../attest/profile.js';
 import { ONETAP_VERSION } from '../util/version.js';
 import { inert } from '../text/escape.js';
-import { flagError, positiveInt, profileId, timeoutMs, UsageError } from './args.js';
+import { flagError, positiveInt, profileId, timeoutMs, UsageError, vantageList } from './args.js';
+import { STORE_OPTION, storeUrl } from './store.js';
 
 /** The census's default client: the spec-correct one of the current protocol (the registry serves every client). */
 export const CENSUS_PROFILE = 'mcp-2025-11-25';
@@ -12,7 +13,7 @@ export const CENSUS_PROFILE = 'mcp-2025-11-25';
 export const censusUserAgent = (contact = 'https://www.npmjs.com/package/onetap') => `onetap-census/${ONETAP_VERSION} (+${contact})`;
 
 interface CensusFlags {
-  registry: string; publisher: string; out: string; stateDir?: string; resume?: boolean; profile: string; matrix?: boolean; vantages?: string;
+  registry: string; publisher: string; out: string; stateDir?: string; resume?: boolean; profile: string; matrix?: boolean; vantages?: string[]; store?: string; deadline?: number;
   optOut?: string; expiresAfter: number; timeout?: number; concurrency: number; allowPrivate?: boolean; allowHttp?: boolean; contact?: string;
 }
 
@@ -40,7 +41,9 @@ export function registerCensus(program: Command): void {
     .option('--resume', 'go on with the census in --state-dir: what is done is not probed again')
     .option('--profile <id>', `the deciding client profile: ${Object.keys(CLIENT_PROFILES).join(', ')}`, profileId, CENSUS_PROFILE)
     .option('--matrix', 'also run every other client profile (one handshake more per profile and server)')
-    .option('--vantages <list>', 'through the workers of these vantages (not in this version: a census runs in one process)')
+    .option('--vantages <list>', 'through the workers of these vantages (`onetap worker --vantage <name>`), on the queue of --store: one probe per host over every worker; each URL\'s answers made one verdict (a majority decides a drop)', vantageList)
+    .option(...STORE_OPTION)
+    .option('--deadline <ms>', 'with --vantages: how long to wait for the workers (default 24 hours)', timeoutMs)
     .option('--opt-out <file>', 'hosts never contacted, one per line (host or host:port; # comments)')
     .option('--contact <url>', 'the page named in the User-Agent, where a server\'s owner reads about the census and how to opt out (default: onetap\'s npm page)')
     .option('--expires-after <days>', 'days until the records expire', positiveInt, 14)
@@ -51,7 +54,8 @@ export function registerCensus(program: Command): void {
     .action(async (flags: CensusFlags) => {
       if (flags.contact !== undefined && !/^https?:\/\/[^\s()]+$/.test(flags.contact)) throw flagError('--contact', 'not an http(s) URL', flags.contact);
       if (!PUBLISHER.test(flags.publisher)) throw flagError('--publisher', 'must be a reverse-domain name (io.example)', flags.publisher);
-      if (flags.vantages !== undefined) throw new UsageError('--vantages: a census across vantages is not in this version; run it in one process');
+      if (flags.vantages !== undefined && storeUrl(flags.store) === undefined) throw new UsageError('--vantages: needs a PostgreSQL store the workers record to (--store or ONETAP_STORE_URL)');
+      if (flags.vantages === undefined && flags.deadline !== undefined) throw new UsageError('--deadline: only with --vantages');
       if (existsSync(flags.out) && statSync(flags.out).isDirectory()) throw flagError('--out', 'is a directory', flags.out);
       if (flags.optOut !== undefined && !existsSync(flags.optOut)) throw flagError('--opt-out', 'no such file', flags.optOut);
       const stateDir = flags.stateDir ?? `${flags.out}.state`;
@@ -66,6 +70,7 @@ export function registerCensus(program: Command): void {
           profile: CLIENT_PROFILES[flags.profile]!, matrix: !!flags.matrix, optOut: flags.optOut ? readOptOut(flags.optOut) : new Set(),
           expiresAfterDays: flags.expiresAfter, timeoutMs: flags.timeout, concurrency: flags.concurrency,
           allowPrivate: !!flags.allowPrivate, allowHttp: !!flags.allowHttp, userAgent: censusUserAgent(flags.contact),
+          ...(flags.vantages ? { vantages: { names: flags.vantages, storeUrl: storeUrl(flags.store)!, deadlineMs: flags.deadline } } : {}),
         });
       } catch (err) {
         if (!(err instanceof RegistryUnreadable)) throw err;

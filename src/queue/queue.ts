@@ -33,6 +33,8 @@ export interface ProbeJob {
   /** Probes in flight per host, over every worker of every vantage (leases in the store). */
   perHost: number;
   canaries: string[];
+  /** A census's job: every request carries `identity` as its User-Agent, no card is fetched, and its host rests `gapMs` after the probe. */
+  census?: { identity: string; gapMs: number };
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -61,6 +63,7 @@ export function jobProblem(job: unknown, vantage: string): string | null {
   if (job.timeoutMs !== undefined && (!Number.isInteger(job.timeoutMs) || (job.timeoutMs as number) < 1 || (job.timeoutMs as number) > 600_000)) return 'timeoutMs: a whole number of ms up to 600000';
   if (!isObject(job.profile) || typeof job.profile.id !== 'string') return 'profile: expected a client profile';
   if (!isObject(job.headers) || !Object.values(job.headers).every((h) => typeof h === 'string')) return 'headers: expected names and text values';
+  if (job.census !== undefined && (!isObject(job.census) || typeof job.census.identity !== 'string' || !/^[\x20-\x7e]{1,300}$/.test(job.census.identity) || !Number.isInteger(job.census.gapMs) || (job.census.gapMs as number) < 0 || (job.census.gapMs as number) > 60_000)) return 'census: expected {identity: printable text up to 300, gapMs: up to 60000}';
   return null;
 }
 

@@ -41,7 +41,7 @@ export type Target = Pick<CatalogServer, 'url' | 'name' | 'requiresAuth' | 'head
 
 export async function gatherAcross(
   targets: readonly Target[], canaries: readonly string[], store: Store & VantageObservations, run: { id: string; startedAt: string },
-  settings: { profile: ClientProfile; timeoutMs?: number; matrix: boolean; allowHttp: boolean; perHost: number }, opts: AcrossOptions,
+  settings: { profile: ClientProfile; timeoutMs?: number; matrix: boolean; allowHttp: boolean; perHost: number; census?: ProbeJob['census'] }, opts: AcrossOptions,
 ): Promise<Gathered> {
   const jobs: ProbeJob[] = opts.vantages.flatMap((vantage) => [
     ...targets.map((s): ProbeJob => ({

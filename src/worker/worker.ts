@@ -72,10 +72,15 @@ export async function work(job: ProbeJob, vantage: string, store: PgStore, holde
     const c = await collect([target], {
       run, profile: job.profile, timeoutMs: job.timeoutMs, matrix: job.matrix, concurrency: 1,
       allowPrivate: job.allowHttp && isLoopbackUrl(job.url), allowPrivateCard: (url) => job.allowHttp && isLoopbackUrl(url),
+      ...(job.census ? { identity: job.census.identity, cards: false } : {}),
     });
-    // Held back while this worker still holds its slot: no other worker slips in between the 429 and the hold.
+    // Held back while this worker still holds its slot: no other worker slips in between the 429 (or a census's
+    // rest between two probes of a host) and the hold.
     const o = c.observations[0]!;
-    if (o.reason === 'rate-limited') await store.holdHost(new URL(job.url).host, notBefore(o, Date.now()));
+    const rest = job.census ? new Date(Date.now() + job.census.gapMs) : null;
+    const held = o.reason === 'rate-limited' ? notBefore(o, Date.now()) : null;
+    const until = held && rest ? (held > rest ? held : rest) : held ?? rest;
+    if (until) await store.holdHost(new URL(job.url).host, until);
     return c;
   });
   const o = collected.observations[0]!;
