@@ -187,5 +187,11 @@ say();
   const c = runNode('./census.js', []);
   say(`\`onetap census\` over ${c.remotes.toLocaleString('en')} loopback remotes on ${c.hosts.toLocaleString('en')} hosts (the mix of test/fleet/registry.ts; one probe in flight per host, 1 s apart, concurrency 16): wall ${(c.wallMs / 1000).toFixed(1)} s, peak RSS ${c.peakRssMb} MB (goal: at most 300 MB).`);
   say();
+  if (!pgMissing) {
+    const w = runNode('./census.js', [], { BENCH_CENSUS_WORKERS: '3' });
+    say();
+    say(`Through 3 \`onetap worker\` processes (one vantage, concurrency 16 each, PostgreSQL on the same 2 cores): wall ${(w.wallMs / 1000).toFixed(1)} s (${(w.wallMs / c.wallMs).toFixed(1)}x one process), peak RSS ${w.peakRssMb} MB for the census process, ${w.workerPeakRssMb.join(', ')} MB for the workers.`);
+  }
+  say();
   say(`The official registry (25,805 remotes on 17,712 hosts), assuming ${c.probeS} s per probe over the internet: about ${c.registryMinutes} minutes, bound by its largest host (~2,365 remotes on one Workers subdomain, probed one at a time, 1 s apart); every other host adds little beside it (25,805 x ${c.probeS} s / 16 in flight is ${Math.round((25_805 * c.probeS) / 16 / 60)} minutes).`);
 }
