@@ -21,6 +21,7 @@ import { dirname, join } from 'node:path';
 import { probe, probeDispatcher } from '../attest/probe.js';
 import type { ClientProfile } from '../attest/profile.js';
 import { BodyBudget } from '../attest/budget.js';
+import { retryAfterMs } from '../attest/retry-after.js';
 import { checkUrl, guardedLookup } from '../net/fetcher.js';
 import { observationSchema, type Observation } from '../model/observation.js';
 import { check } from '../model/validate.js';
@@ -70,8 +71,6 @@ export interface CensusResult {
 /** The registry could not be read whole (exit 1): nothing was probed. */
 export class RegistryUnreadable extends Error {}
 
-/** A host that answered 429 is left alone this long at most. */
-const MAX_HOLD_MS = 3_600_000;
 const NETWORK_LEVEL = new Set(['dns', 'refused', 'timeout', 'network', 'tls']);
 
 interface Target { url: string; requiresAuth: boolean }
@@ -94,12 +93,6 @@ async function eachDone(path: string, take: (o: Observation) => Promise<void> | 
   }
 }
 
-/** When a rate-limited host may be asked again: its Retry-After (seconds, at most an hour), else a minute. */
-function holdMs(o: Observation): number {
-  const answer = [...(o.evidence?.deciding.steps ?? [])].reverse().find((s) => s.status === 429);
-  const seconds = Number(answer?.headers['retry-after']);
-  return Math.min(MAX_HOLD_MS, (Number.isFinite(seconds) && seconds >= 0 ? seconds : 60) * 1_000);
-}
 
 export async function runCensus(opts: CensusOptions): Promise<CensusResult> {
   const now = opts.now ?? (() => new Date());
@@ -166,7 +159,7 @@ export async function runCensus(opts: CensusOptions): Promise<CensusResult> {
       await writing;
       done.add(t.url);
       opts.onProbed?.(t.url, observation, done.size, targets.size);
-      return observation.reason === 'rate-limited' ? holdMs(observation) : 0;
+      return observation.reason === 'rate-limited' ? retryAfterMs(observation) : 0;
     });
   } finally {
     await log.close();

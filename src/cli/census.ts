@@ -5,7 +5,7 @@ import { CLIENT_PROFILES } from '../attest/profile.js';
 import { ONETAP_VERSION } from '../util/version.js';
 import { inert } from '../text/escape.js';
 import { flagError, positiveInt, profileId, timeoutMs, UsageError, vantageList } from './args.js';
-import { STORE_OPTION, storeUrl } from './store.js';
+import { STORE_OPTION, storeUrl, workersStore } from './store.js';
 
 /** The census's default client: the spec-correct one of the current protocol (the registry serves every client). */
 export const CENSUS_PROFILE = 'mcp-2025-11-25';
@@ -54,7 +54,7 @@ export function registerCensus(program: Command): void {
     .action(async (flags: CensusFlags) => {
       if (flags.contact !== undefined && !/^https?:\/\/[^\s()]+$/.test(flags.contact)) throw flagError('--contact', 'not an http(s) URL', flags.contact);
       if (!PUBLISHER.test(flags.publisher)) throw flagError('--publisher', 'must be a reverse-domain name (io.example)', flags.publisher);
-      if (flags.vantages !== undefined && storeUrl(flags.store) === undefined) throw new UsageError('--vantages: needs a PostgreSQL store the workers record to (--store or ONETAP_STORE_URL)');
+      if (flags.vantages !== undefined) workersStore('--vantages', flags.store);
       if (flags.vantages === undefined && flags.deadline !== undefined) throw new UsageError('--deadline: only with --vantages');
       if (existsSync(flags.out) && statSync(flags.out).isDirectory()) throw flagError('--out', 'is a directory', flags.out);
       if (flags.optOut !== undefined && !existsSync(flags.optOut)) throw flagError('--opt-out', 'no such file', flags.optOut);

@@ -8,7 +8,7 @@ import { findingLines, mismatchText, OrderedJsonArray, paint, Progress, table, t
 import { inert } from '../text/escape.js';
 import { matrixLine } from '../attest/profile.js';
 import { flagError, parseHeader, positiveInt, probeHeaderFlag, profileId, runIdFlag, timeoutMs, UsageError, vantageList } from './args.js';
-import { pgUrlFlag, STORE_OPTION, storeUrl } from './store.js';
+import { pgUrlFlag, STORE_OPTION, storeUrl, workersStore } from './store.js';
 import { isLoopbackUrl } from '../catalog/url.js';
 import { keysFrom } from '../attest/keys.js';
 import type { ProbeHeader } from '../catalog/model.js';
@@ -41,7 +41,7 @@ export function registerProbe(program: Command): void {
         for (const [flag, given] of [['--quorum', opts.quorum], ['--deadline', opts.deadline], ['--run-id', opts.runId], ['--queue', opts.queue], ['--store', opts.store]] as const) if (given !== undefined) throw new UsageError(`${flag}: only with --vantages`);
       } else {
         if (opts.quorum !== undefined && opts.quorum > opts.vantages.length) throw flagError('--quorum', `more than the ${opts.vantages.length} vantages asked`, String(opts.quorum));
-        if (storeUrl(opts.store) === undefined) throw new UsageError('--vantages: needs a PostgreSQL store that the workers record to (--store or ONETAP_STORE_URL)');
+        workersStore('--vantages', opts.store);
         for (const url of urls) if (!/^https:/i.test(url) && !isLoopbackUrl(url)) throw new UsageError(`<url>: a worker probes https URLs only (http on loopback for fixtures), got "${url}"`);
         process.exitCode = await probeAcross(urls, opts, opts.vantages);
         return;

@@ -27,7 +27,7 @@ import { DEFAULT_CATALOG } from './catalog.js';
 import { findingLines, mismatchText, paint, Progress, sameToolsText, table, tokensCell, useColor } from './render.js';
 import { inert } from '../text/escape.js';
 import { describeHistoryProblems } from '../store/problems.js';
-import { openStore, pgUrlFlag, STATE_OPTION, STORE_OPTION, storeUrl } from './store.js';
+import { openStore, pgUrlFlag, STATE_OPTION, STORE_OPTION, storeUrl, workersStore } from './store.js';
 import { matrixLine } from '../attest/profile.js';
 import { contextCost, costLine } from '../status/cost.js';
 import { toolReviewLine } from '../decide/drift.js';
@@ -99,8 +99,8 @@ function acrossOf(flags: RefreshFlags, policy: Glance['policy']): { names: strin
 function checkFlags(flags: RefreshFlags, across: ReturnType<typeof acrossOf>): void {
   if (across === null) {
     for (const [flag, given] of [['--deadline', flags.deadline], ['--queue', flags.queue]] as const) if (given !== undefined) throw new UsageError(`${flag}: only with --vantages (or policy.vantages)`);
-  } else if (storeUrl(flags.store) === undefined) {
-    throw new UsageError(`${across.from}: needs a PostgreSQL store that the workers record to (--store or ONETAP_STORE_URL)`);
+  } else {
+    workersStore(across.from, flags.store);
   }
   if (flags.kotlinPackage !== undefined && !KOTLIN_PACKAGE.test(flags.kotlinPackage)) throw flagError('--kotlin-package', 'not a Kotlin package name', flags.kotlinPackage);
   if (flags.out !== undefined && existsSync(flags.out) && !statSync(flags.out).isDirectory()) throw flagError('--out', 'exists and is not a directory', flags.out);

@@ -70,6 +70,13 @@ export async function openStore(catalogPath: string, choice: StoreChoice = {}): 
   return new TextStore(catalogPath, retention);
 }
 
+/** The store the workers of a run across vantages record to (`flag` asked for them): needed, else exit 2. */
+export function workersStore(flag: string, store: string | undefined): string {
+  const url = storeUrl(store);
+  if (url === undefined) throw new UsageError(`${flag}: needs a PostgreSQL store that the workers record to (--store or ${STORE_ENV})`);
+  return url;
+}
+
 /** A URL is needed: `--store` or the environment. */
 function neededUrl(flag: string | undefined): string {
   const url = storeUrl(flag);

@@ -6,9 +6,9 @@
  */
 import { hostname } from 'node:os';
 import { isLoopbackUrl } from '../catalog/url.js';
-import type { Observation } from '../model/observation.js';
 import { keysFrom } from '../attest/keys.js';
 import { isReachable } from '../attest/reachable.js';
+import { retryAfterMs } from '../attest/retry-after.js';
 import { collect } from '../collect/collect.js';
 import type { PgStore } from '../store/pg-store.js';
 import { jobProblem, lockMs, queueConnection, queueNameOf, type ProbeJob } from '../queue/queue.js';
@@ -50,12 +50,6 @@ async function politely<T>(store: PgStore, url: string, limit: number, holder: s
   }
 }
 
-/** When a rate-limited host may be asked again: its last 429's Retry-After (seconds, at most an hour), else a minute. */
-function notBefore(o: Observation, now: number): Date {
-  const answers = [...(o.evidence?.deciding.steps ?? [])].reverse().find((s) => s.status === 429);
-  const seconds = Number(answers?.headers['retry-after']);
-  return new Date(now + (Number.isFinite(seconds) && seconds >= 0 ? Math.min(seconds, 3_600) : 60) * 1_000);
-}
 
 /** One job done: the observation recorded (or the canaries reported). */
 export async function work(job: ProbeJob, vantage: string, store: PgStore, holder = `${hostname()}:${process.pid}`): Promise<string> {
@@ -78,7 +72,7 @@ export async function work(job: ProbeJob, vantage: string, store: PgStore, holde
     // rest between two probes of a host) and the hold.
     const o = c.observations[0]!;
     const rest = job.census ? new Date(Date.now() + job.census.gapMs) : null;
-    const held = o.reason === 'rate-limited' ? notBefore(o, Date.now()) : null;
+    const held = o.reason === 'rate-limited' ? new Date(Date.now() + retryAfterMs(o)) : null;
     const until = held && rest ? (held > rest ? held : rest) : held ?? rest;
     if (until) await store.holdHost(new URL(job.url).host, until);
     return c;
