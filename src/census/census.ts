@@ -29,7 +29,7 @@ import { boundedObservationLine } from '../store/lines.js';
 import { writeAllAtomic, writeFileAtomic } from '../util/atomic.js';
 import { ONETAP_VERSION } from '../util/version.js';
 import { latestOnly, readRegistry, remotesOf, type RegistryItem } from './registry.js';
-import { censusDocument, observed, type Observed } from './records.js';
+import { censusDocumentText, observed, type Observed } from './records.js';
 
 export interface CensusOptions {
   registry: string;
@@ -192,7 +192,7 @@ export async function runCensus(opts: CensusOptions): Promise<CensusResult> {
   });
   await writeAllAtomic(batch);
   const verifiedAt = now();
-  const document = censusDocument({
+  const document = censusDocumentText({
     items, remotesOf: (i) => remotesOf(i.server), observed: kept, skipped, publisher: opts.publisher, version: ONETAP_VERSION,
     verifiedAt: verifiedAt.toISOString(), expiresAt: new Date(verifiedAt.getTime() + opts.expiresAfterDays * 86_400_000).toISOString(),
     method: {
@@ -200,7 +200,7 @@ export async function runCensus(opts: CensusOptions): Promise<CensusResult> {
       steps: ['initialize', 'notifications/initialized', 'tools/list', ...(opts.matrix ? ['every other client profile'] : []), 'the spec-correct diagnosis, only when the deciding client failed'],
     },
   });
-  await writeFileAtomic(opts.out, JSON.stringify(document, null, 2) + '\n');
+  await writeFileAtomic(opts.out, document);
   return { ...result, code: 0, outage: null };
 }
 

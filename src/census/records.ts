@@ -85,8 +85,10 @@ export interface CensusInput {
   method: Verification['method'];
 }
 
-/** The list document (its evidence files are written by the caller, as `observed` made them). */
-export function censusDocument(input: CensusInput): { servers: Array<{ server: Record<string, unknown>; _meta: Record<string, unknown> }>; metadata: { count: number } } {
+export interface CensusEntry { server: Record<string, unknown>; _meta: Record<string, unknown> }
+
+/** Each item of the list document, one at a time, in the registry's order (its evidence files are the caller's). */
+export function* censusEntries(input: CensusInput): Generator<CensusEntry> {
   // Which servers serve the same set: every probed remote, known by its server's name.
   const prints = input.items.flatMap((item) => input.remotesOf(item).flatMap((r) => {
     const o = input.observed.get(r.url);
@@ -94,7 +96,7 @@ export function censusDocument(input: CensusInput): { servers: Array<{ server: R
   }));
   const same = sameToolsIndex(prints);
   const printOf = new Map(prints.map((p) => [`${p.name}\n${p.url}`, p]));
-  const servers = input.items.map((item) => {
+  for (const item of input.items) {
     const remotes = input.remotesOf(item).map((r): RemoteRecord => {
       const o = input.observed.get(r.url);
       if (!o) {
@@ -111,7 +113,22 @@ export function censusDocument(input: CensusInput): { servers: Array<{ server: R
       verifier: { publisher: input.publisher, tool: 'onetap', version: input.version },
       verifiedAt: input.verifiedAt, expiresAt: input.expiresAt, method: input.method, remotes,
     };
-    return { server: item.server, _meta: { ...item._meta, [`${input.publisher}/verification`]: verification } };
-  });
-  return { servers, metadata: { count: servers.length } };
+    yield { server: item.server, _meta: { ...item._meta, [`${input.publisher}/verification`]: verification } };
+  }
+}
+
+/**
+ * The list document's JSON text in parts, exactly as `JSON.stringify({servers, metadata: {count}}, null, 2)` writes
+ * it, one item at a time: a census of the whole registry is never held as one document.
+ */
+export function* censusDocumentText(input: CensusInput): Generator<string> {
+  if (input.items.length === 0) return yield `${JSON.stringify({ servers: [], metadata: { count: 0 } }, null, 2)}\n`;
+  yield '{\n  "servers": [\n';
+  let first = true;
+  for (const entry of censusEntries(input)) {
+    // JSON text has no raw line breaks inside strings, so every one is between values: indent each by two levels.
+    yield `${first ? '' : ',\n'}    ${JSON.stringify(entry, null, 2).replaceAll('\n', '\n    ')}`;
+    first = false;
+  }
+  yield `\n  ],\n  "metadata": {\n    "count": ${input.items.length}\n  }\n}\n`;
 }

@@ -3,10 +3,13 @@
  * a failed write (an error, not a kill) leaves every file of its batch old.
  */
 import { randomBytes } from 'node:crypto';
-import { copyFile, link, mkdir, open, readdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { copyFile, link, mkdir, open, readdir, readFile, rename, unlink, writeFile, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
 export interface FileWrite { path: string; content: string }
+
+/** A file's content: one string, or its parts in order (a large document made one part at a time, never held whole). */
+export type Content = string | Iterable<string>;
 
 /**
  * Faults for tests of what a failed or killed write leaves behind. Never set in normal use: read from the
@@ -30,7 +33,7 @@ function faultsFromEnv(): AtomicFaults | undefined {
 }
 
 /** Write to a temporary file beside the target, fsync, then rename over it. */
-export async function writeFileAtomic(path: string, content: string, opts: AtomicOptions = {}): Promise<void> {
+export async function writeFileAtomic(path: string, content: Content, opts: AtomicOptions = {}): Promise<void> {
   await writeAllAtomic([{ path, content }], opts);
 }
 
@@ -42,7 +45,7 @@ interface Staged { tmp: string; path: string; backup: string | null; renamed: bo
  * renamed (from hard-linked backups), so an error leaves the batch all old. Temporary files a killed writer
  * left beside these targets are removed first. Put the file that others derive from last.
  */
-export async function writeAllAtomic(files: FileWrite[], opts: AtomicOptions = {}): Promise<void> {
+export async function writeAllAtomic(files: ReadonlyArray<{ path: string; content: Content }>, opts: AtomicOptions = {}): Promise<void> {
   const faults = opts.faults ?? faultsFromEnv();
   const faulty = !!faults && (!faults.batchWith || files.some((f) => basename(f.path) === faults.batchWith));
   await sweepLeftovers(files.map((f) => f.path));
@@ -112,12 +115,13 @@ async function holdForever(signal: string): Promise<never> {
   return new Promise<never>(() => { setInterval(() => {}, 1 << 30); });
 }
 
-async function stage(f: FileWrite): Promise<{ tmp: string; path: string }> {
+async function stage(f: { path: string; content: Content }): Promise<{ tmp: string; path: string }> {
   await mkdir(dirname(f.path), { recursive: true });
   const tmp = tempName(f.path, '');
   const handle = await open(tmp, 'wx', 0o644);
   try {
-    await handle.writeFile(f.content, 'utf8');
+    if (typeof f.content === 'string') await handle.writeFile(f.content, 'utf8');
+    else await writeChunks(handle, f.content);
     await handle.sync();
   } catch (err) {
     await handle.close();
@@ -126,6 +130,18 @@ async function stage(f: FileWrite): Promise<{ tmp: string; path: string }> {
   }
   await handle.close();
   return { tmp, path: f.path };
+}
+
+/** Chunks gathered into writes of about a megabyte each. */
+async function writeChunks(handle: FileHandle, chunks: Iterable<string>): Promise<void> {
+  let pending: string[] = [];
+  let size = 0;
+  for (const chunk of chunks) {
+    pending.push(chunk);
+    size += chunk.length;
+    if (size >= 1 << 20) { await handle.write(pending.join('')); pending = []; size = 0; }
+  }
+  if (pending.length) await handle.write(pending.join(''));
 }
 
 export class LockBusyError extends Error {}

@@ -1,0 +1,68 @@
+/**
+ * The census's verification records (pure): which checks an observation passed, and the list document written
+ * one item at a time, which must read as the whole document would have been written.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { censusDocumentText, censusEntries, checksOf, type CensusInput, type Observed } from '../../src/census/records.js';
+import { remotesOf, type RegistryItem } from '../../src/census/registry.js';
+
+describe('checksOf', () => {
+  // [verdict, reason, httpStatus, toolCount] → reachable, mcp, tools, auth, one-tap
+  const rows: Array<[string, string, number | null, number | null, string]> = [
+    ['live', 'ok', 200, 3, 'passed passed passed passed passed'],
+    ['live', 'auth-optional', 200, 0, 'passed passed passed passed passed'],
+    ['failed', 'no-tools', 200, 0, 'passed passed failed passed failed'],
+    ['failed', 'refused', null, null, 'failed not-run not-run not-run failed'],
+    ['failed', 'timeout', null, null, 'failed not-run not-run not-run failed'],
+    ['failed', 'timeout', 200, null, 'passed passed failed passed failed'],
+    ['failed', 'auth-required', 401, null, 'passed not-run not-run failed failed'],
+    ['failed', 'payment-required', 402, null, 'passed not-run not-run failed failed'],
+    ['failed', 'http-404', 404, null, 'passed failed not-run passed failed'],
+    ['failed', 'not-mcp', 200, null, 'passed failed not-run passed failed'],
+    ['failed', 'rate-limited', 429, null, 'passed failed not-run passed failed'],
+  ];
+  for (const [verdict, reason, httpStatus, toolCount, want] of rows) {
+    it(`${verdict}/${reason} (HTTP ${httpStatus}, ${toolCount} tools): ${want}`, () => {
+      const c = checksOf({ verdict, reason, httpStatus, toolCount } as Parameters<typeof checksOf>[0]);
+      assert.equal([c.reachable, c.mcp, c.tools, c.auth, c['one-tap']].join(' ').replaceAll('not run', 'not-run'), want);
+    });
+  }
+});
+
+describe('the list document, one item at a time', () => {
+  const item = (name: string, urls: string[], extra: Record<string, unknown> = {}): RegistryItem => ({
+    server: { name, description: 'a server\nwith "quotes", a tab\t, \u2028 and ✓', version: '1.0.0', remotes: urls.map((url) => ({ type: 'streamable-http', url })), ...extra },
+    _meta: { 'io.modelcontextprotocol.registry/official': { isLatest: true, nested: { deep: [1, [2, { three: 3 }]] } } },
+  });
+  const kept = (evidence: string, toolsDigest: string | null): Observed => ({
+    verdict: 'live', reason: 'ok', httpStatus: 200, toolCount: 2, toolsHash: `h-${toolsDigest}`, toolsDigest, nameBlindDigest: null, descriptionBlindDigest: null, tokens: 92, evidence,
+  });
+  const input = (items: RegistryItem[], observed: Map<string, Observed>): CensusInput => ({
+    items, remotesOf: (i) => remotesOf(i.server), observed, skipped: new Map([['https://c.example/mcp', 'its host opted out']]), publisher: 'io.example', version: '9.9.9',
+    verifiedAt: '2026-12-02T00:00:00.000Z', expiresAt: '2026-12-16T00:00:00.000Z', method: { profile: 'p', protocolVersion: '2025-11-25', steps: ['initialize'], vantages: ['local'], signed: false },
+  });
+
+  for (const [label, items] of [
+    ['no servers', []],
+    ['one server with no remotes', [item('io.example/empty', [])]],
+    ['three servers, two serving the same set, one opted out', [item('io.example/a', ['https://a.example/mcp']), item('io.example/b', ['https://b.example/mcp', 'https://c.example/mcp']), item('io.example/t', ['https://{tenant}.example/mcp'])]],
+  ] as Array<[string, RegistryItem[]]>) {
+    it(`${label}: the text is JSON.stringify(document, null, 2) exactly`, () => {
+      const i = input(items, new Map([['https://a.example/mcp', kept('e1', 'same')], ['https://b.example/mcp', kept('e2', 'same')]]));
+      const whole = { servers: [...censusEntries(i)], metadata: { count: items.length } };
+      assert.equal([...censusDocumentText(i)].join(''), `${JSON.stringify(whole, null, 2)}\n`);
+    });
+  }
+
+  it('each remote is recorded once, by its own verdict; sameToolsAs names the other server', () => {
+    const items = [item('io.example/a', ['https://a.example/mcp']), item('io.example/b', ['https://b.example/mcp', 'https://c.example/mcp'])];
+    const doc = JSON.parse([...censusDocumentText(input(items, new Map([['https://a.example/mcp', kept('e1', 'same')], ['https://b.example/mcp', kept('e2', 'same')]])))].join(''));
+    const b = doc.servers[1]._meta['io.example/verification'].remotes;
+    assert.deepEqual(b.map((r: { url: string; verdict: string; reason: string; evidence: string | null }) => [r.url, r.verdict, r.reason, r.evidence]),
+      [['https://b.example/mcp', 'live', 'ok', 'e2'], ['https://c.example/mcp', 'not probed', 'its host opted out', null]]);
+    assert.deepEqual(b[0].sameToolsAs.map((s: { name: string }) => s.name), ['io.example/a']);
+    assert.equal(doc.metadata.count, 2);
+    assert.equal(doc.metadata.nextCursor, undefined);
+  });
+});
