@@ -92,7 +92,10 @@ export function lockMs(env: NodeJS.ProcessEnv = process.env): number {
 export async function enqueue(queueUrl: string, jobs: readonly ProbeJob[]): Promise<void> {
   const { Queue, createPostgresBackend } = await import('bullmq');
   const byVantage = new Map<string, ProbeJob[]>();
-  for (const j of jobs) byVantage.set(j.vantage, [...(byVantage.get(j.vantage) ?? []), j]);
+  for (const j of jobs) {
+    const list = byVantage.get(j.vantage);
+    if (list) list.push(j); else byVantage.set(j.vantage, [j]);
+  }
   for (const [vantage, list] of byVantage) {
     const queue = new Queue(queueNameOf(vantage), { connection: queueConnection(queueUrl) }, createPostgresBackend);
     try {

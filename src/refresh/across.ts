@@ -5,11 +5,13 @@
  */
 import type { ClientProfile } from '../attest/profile.js';
 import type { CatalogServer } from '../catalog/model.js';
+import { hostOf } from '../catalog/url.js';
 import type { CanaryCheck } from '../decide/decide.js';
 import type { Observation } from '../model/observation.js';
 import type { StoredSnapshot } from '../model/snapshot.js';
 import { enqueue, type ProbeJob } from '../queue/queue.js';
 import type { Store, VantageObservations } from '../store/store.js';
+import { inTurns } from '../util/pool.js';
 
 export interface AcrossOptions {
   vantages: readonly string[];
@@ -43,8 +45,10 @@ export async function gatherAcross(
   targets: readonly Target[], canaries: readonly string[], store: Store & VantageObservations, run: { id: string; startedAt: string },
   settings: { profile: ClientProfile; timeoutMs?: number; matrix: boolean; allowHttp: boolean; perHost: number; census?: ProbeJob['census'] }, opts: AcrossOptions,
 ): Promise<Gathered> {
+  // Each host's URLs in turns: a worker waiting for a host's slot holds a job no other host could use.
+  const ordered = inTurns(targets, (t) => hostOf(t.url) ?? t.url);
   const jobs: ProbeJob[] = opts.vantages.flatMap((vantage) => [
-    ...targets.map((s): ProbeJob => ({
+    ...ordered.map((s): ProbeJob => ({
       run, vantage, kind: 'probe', url: s.url, name: s.name, requiresAuth: s.requiresAuth, headers: { ...s.headers },
       ...(s.probeHeaders ? { probeHeaders: s.probeHeaders } : {}), ...settings, canaries: [],
     })),

@@ -52,3 +52,19 @@ export async function mapConcurrentPerKey<T, R>(items: readonly T[], limit: numb
     pump();
   });
 }
+
+/**
+ * `items` in turns: every key's first item (in order of first appearance), then every key's second, and so on. A
+ * queue in this order does not put one key's items back to back, where they would wait on each other.
+ */
+export function inTurns<T>(items: readonly T[], key: (item: T) => string): T[] {
+  const seen = new Map<string, number>();
+  const turn = items.map((item) => {
+    const k = key(item);
+    const n = seen.get(k) ?? 0;
+    seen.set(k, n + 1);
+    return n;
+  });
+  // A stable sort by turn keeps each turn in input order.
+  return items.map((item, i) => ({ item, turn: turn[i]! })).sort((a, b) => a.turn - b.turn).map((x) => x.item);
+}

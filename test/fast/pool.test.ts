@@ -1,0 +1,25 @@
+/** Scheduling helpers (pure): a queue's items in turns by host. */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { inTurns } from '../../src/util/pool.js';
+
+describe('inTurns', () => {
+  const host = (s: string) => s.split('/')[0]!;
+  const rows: Array<[string, string[], string[]]> = [
+    ['empty', [], []],
+    ['one host keeps its order', ['a/1', 'a/2', 'a/3'], ['a/1', 'a/2', 'a/3']],
+    ['a big host back to back is spread between the others', ['big/1', 'big/2', 'big/3', 'x/1', 'y/1', 'x/2'], ['big/1', 'x/1', 'y/1', 'big/2', 'x/2', 'big/3']],
+    ['already in turns stays as it is', ['a/1', 'b/1', 'a/2', 'b/2'], ['a/1', 'b/1', 'a/2', 'b/2']],
+  ];
+  for (const [label, input, want] of rows) it(label, () => assert.deepEqual(inTurns(input, host), want));
+
+  it('20,000 items of one big host and 10,000 others: well under a second, no host twice in a row while others remain', () => {
+    const items = [...Array.from({ length: 20_000 }, (_, i) => `big/${i}`), ...Array.from({ length: 10_000 }, (_, i) => `h${i}/0`)];
+    const t0 = performance.now();
+    const out = inTurns(items, host);
+    assert.ok(performance.now() - t0 < 1_000);
+    assert.equal(out.length, items.length);
+    assert.deepEqual(out.slice(0, 3), ['big/0', 'h0/0', 'h1/0']);
+    assert.equal(out[10_001], 'big/1');
+  });
+});
