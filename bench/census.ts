@@ -1,7 +1,8 @@
 /**
  * `node dist/bench/census.js`: `onetap census` (a whole process, as a publisher runs it) over BENCH_CENSUS_N loopback
  * remotes (default 20,000) on BENCH_CENSUS_HOSTS hosts (default 2,000: ports of 127.0.0.1, 10 remotes each), the mix
- * of test/fleet/registry.ts, served by this process. Measured: wall time, peak RSS of the census process (VmHWM), and
+ * of test/fleet/registry.ts, served by this process, among BENCH_CENSUS_PACKAGE_ONLY servers with a package and no
+ * remote (default: the registry's proportion, 11,639 beside 20,000). Measured: wall time, peak RSS of the census process (VmHWM), and
  * from them the expected time of the official registry (25,805 remotes on 17,712 hosts; the largest host serves
  * about 2,365 of them, one gateway 1,716; every other host a few), with each probe taking `PROBE_S` (the internet's
  * round trips, not loopback's) and one probe in flight per host, 1 s apart. With BENCH_CENSUS_WORKERS=n (and
@@ -18,6 +19,8 @@ import { startRegistry } from '../test/fleet/registry.js';
 
 const N = Number(process.env.BENCH_CENSUS_N ?? 20_000);
 const HOSTS = Number(process.env.BENCH_CENSUS_HOSTS ?? 2_000);
+/** Servers with a package and no remote, in the registry's proportion (15,017 beside its 25,805 remotes). */
+const PACKAGE_ONLY = Number(process.env.BENCH_CENSUS_PACKAGE_ONLY ?? Math.round((N * 15_017) / 25_805));
 const BIN = fileURLToPath(new URL('../../bin/onetap', import.meta.url));
 /** Assumed for the registry: three requests of ~200 ms each over the internet. */
 const PROBE_S = 0.6;
@@ -38,7 +41,7 @@ function peakOf(pid: number): { read: () => number; stop: () => void } {
   return { read, stop: () => clearInterval(timer) };
 }
 
-const reg = await startRegistry(N, HOSTS);
+const reg = await startRegistry(N, HOSTS, PACKAGE_ONLY);
 const dir = await mkdtemp(join(tmpdir(), 'onetap-census-bench-'));
 const workers: Array<{ child: ReturnType<typeof spawn>; peak: ReturnType<typeof peakOf> }> = [];
 try {
@@ -64,7 +67,7 @@ try {
   const wallMs = performance.now() - t0;
   const perHostChain = (remotes: number) => remotes * (PROBE_S + 1) - 1;
   const registryS = Math.max(perHostChain(2_365), (25_805 * PROBE_S) / 16);
-  process.stdout.write(JSON.stringify({ remotes: N, hosts: HOSTS, workers: WORKERS, wallMs: Math.round(wallMs), peakRssMb: peak, workerPeakRssMb: workers.map((w) => w.peak.read()), probeS: PROBE_S, registryMinutes: Math.round(registryS / 60) }) + '\n');
+  process.stdout.write(JSON.stringify({ remotes: N, hosts: HOSTS, packageOnly: PACKAGE_ONLY, workers: WORKERS, wallMs: Math.round(wallMs), peakRssMb: peak, workerPeakRssMb: workers.map((w) => w.peak.read()), probeS: PROBE_S, registryMinutes: Math.round(registryS / 60) }) + '\n');
 } finally {
   for (const w of workers) { w.peak.stop(); w.child.kill('SIGKILL'); }
   if (WORKERS) {

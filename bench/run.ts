@@ -185,7 +185,7 @@ say('## The registry census in one process (issue 25)');
 say();
 {
   const c = runNode('./census.js', []);
-  say(`\`onetap census\` over ${c.remotes.toLocaleString('en')} loopback remotes on ${c.hosts.toLocaleString('en')} hosts (the mix of test/fleet/registry.ts; one probe in flight per host, 1 s apart, concurrency 16): wall ${(c.wallMs / 1000).toFixed(1)} s, peak RSS ${c.peakRssMb} MB (goal: at most 300 MB).`);
+  say(`\`onetap census\` over ${c.remotes.toLocaleString('en')} loopback remotes on ${c.hosts.toLocaleString('en')} hosts, among ${c.packageOnly.toLocaleString('en')} servers with a package and no remote (the registry's proportion; the mix of test/fleet/registry.ts; one probe in flight per host, 1 s apart, concurrency 16): wall ${(c.wallMs / 1000).toFixed(1)} s, peak RSS ${c.peakRssMb} MB (goal: at most 300 MB).`);
   say();
   if (!pgMissing) {
     const w = runNode('./census.js', [], { BENCH_CENSUS_WORKERS: '3' });

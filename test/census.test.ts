@@ -19,13 +19,16 @@ import { evidenceDigest } from '../src/census/records.js';
 
 const REMOTES = 2_000;
 const HOSTS = 200;
+/** Servers with a package and no remote, among the others: listed and recorded, never probed. */
+const PACKAGE_ONLY = 300;
+const SERVERS = REMOTES + PACKAGE_ONLY;
 const CONCURRENCY = 16;
 
 describe('onetap census', () => {
   let reg: RegistryFixture;
   let dir = '';
   before(async () => {
-    reg = await startRegistry(REMOTES, HOSTS);
+    reg = await startRegistry(REMOTES, HOSTS, PACKAGE_ONLY);
     dir = await mkdtemp(join(tmpdir(), 'onetap-census-'));
   });
   after(() => reg.close());
@@ -50,7 +53,7 @@ describe('onetap census', () => {
 
     const resumed = await runCli(args(out, '--resume'));
     assert.equal(resumed.code, 0, resumed.stderr);
-    assert.match(resumed.stdout, /census: 2000 servers, 2000 remotes: \d+ probed \(\d+ in this run\)/);
+    assert.match(resumed.stdout, /census: 2300 servers, 2000 remotes: \d+ probed \(\d+ in this run\)/);
 
     // Politeness: one request at a time per host; never a remote the census must not contact.
     assert.equal(reg.mostInFlight(), 1, 'never two requests in flight on one host');
@@ -68,14 +71,19 @@ describe('onetap census', () => {
     // The records: one list document, no cursor, each server valid against the registry's schema.
     const doc = JSON.parse(await readFile(out, 'utf8')) as { servers: Array<{ server: { name: string; version: string }; _meta: Record<string, any> }>; metadata: Record<string, unknown> };
     assert.deepEqual(Object.keys(doc.metadata), ['count']);
-    assert.equal(doc.servers.length, REMOTES);
-    assert.equal(doc.metadata.count, REMOTES);
+    assert.equal(doc.servers.length, SERVERS);
+    assert.equal(doc.metadata.count, SERVERS);
     for (const item of doc.servers) {
       assert.ok(validateRegistryServer(item.server).valid, item.server.name);
-      assert.equal(item.server.version, '1.1.0', 'the latest version only');
-      assert.equal(item._meta['io.modelcontextprotocol.registry/official'].isLatest, true);
+      assert.equal(item._meta['io.modelcontextprotocol.registry/official'].isLatest, true, 'the latest version only');
     }
-    const record = (i: number) => doc.servers[i]!._meta['io.example/verification'];
+    const byName = new Map(doc.servers.map((item) => [item.server.name, item]));
+    const nameOf = (i: number) => `io.example.census/server-${String(i).padStart(5, '0')}`;
+    const record = (i: number) => byName.get(nameOf(i))!._meta['io.example/verification'];
+    assert.equal(byName.get(nameOf(0))!.server.version, '1.1.0', 'not the older version listed before it');
+    const packaged = doc.servers.filter((item) => item.server.name.startsWith('io.example.packages/'));
+    assert.equal(packaged.length, PACKAGE_ONLY);
+    assert.ok(packaged.every((item) => item._meta['io.example/verification'].remotes.length === 0), 'a server with no remote: recorded, with nothing to verify');
     const v = record(0);
     assert.deepEqual(Object.keys(v), ['verifier', 'verifiedAt', 'expiresAt', 'method', 'remotes']);
     assert.equal(Date.parse(v.expiresAt) - Date.parse(v.verifiedAt), 14 * 86_400_000);
@@ -97,7 +105,7 @@ describe('onetap census', () => {
     // The same tool set under other hosts: named (ten at most), and a renamed copy shares the name-blind digest.
     const at = (kind: string) => record([...Array(40).keys()].find((i) => kindOf(i) === kind)!).remotes[0];
     assert.equal(at('small').sameToolsAs.length, 10);
-    assert.ok(at('small').sameToolsAs.every((s: { name: string; digest: string }) => s.digest === 'tools' && s.name !== doc.servers[0]!.server.name));
+    assert.ok(at('small').sameToolsAs.every((s: { name: string; digest: string }) => s.digest === 'tools' && s.name !== nameOf(0)));
     const observed = async (kind: string) => JSON.parse(await readFile(join(dir, 'evidence', `${at(kind).evidence}.json`), 'utf8'));
     const [small, renamed] = [await observed('small'), await observed('renamed')];
     assert.equal(renamed.nameBlindDigest, small.nameBlindDigest);
@@ -121,8 +129,8 @@ describe('onetap census', () => {
         cursor = page.metadata.nextCursor;
         if (!cursor) break;
       }
-      assert.equal(names.length, REMOTES);
-      assert.equal(new Set(names).size, REMOTES, 'each server once across the pages');
+      assert.equal(names.length, SERVERS);
+      assert.equal(new Set(names).size, SERVERS, 'each server once across the pages');
       assert.equal((await fetch(`${origin}/v0.1/servers?cursor=nope`)).status, 400);
       assert.match(await (await fetch(`${origin}/census`)).text(), /<h1>MCP Registry census<\/h1>/);
     } finally {

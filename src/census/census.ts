@@ -9,13 +9,13 @@
  * (the spec-correct reading, a few requests more) runs only when the deciding client failed; `--matrix` adds one
  * handshake per other client profile.
  *
- * Resumable: everything lives under the state directory: `registry.json` (the registry as read: the latest version
- * of each server) and `done.jsonl` (one line per finished URL, appended as it finishes). `resume` reads both and
+ * Resumable: everything lives under the state directory: `registry.jsonl` (the registry as read: the latest version
+ * of each server, one per line) and `done.jsonl` (one line per finished URL, appended as it finishes). `resume` reads both and
  * probes only what is not done: a URL is recorded once, and at most `concurrency` URLs in flight at a kill are
  * probed again.
  */
 import { createReadStream } from 'node:fs';
-import { mkdir, open, readFile, rm } from 'node:fs/promises';
+import { mkdir, open, rm } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { dirname, join } from 'node:path';
 import { probe, probeDispatcher } from '../attest/probe.js';
@@ -28,8 +28,9 @@ import { check } from '../model/validate.js';
 import { boundedObservationLine } from '../store/lines.js';
 import { writeAllAtomic, writeFileAtomic } from '../util/atomic.js';
 import { ONETAP_VERSION } from '../util/version.js';
-import { latestOnly, readRegistry, remotesOf, type RegistryItem } from './registry.js';
-import { censusDocumentText, observed, type Observed } from './records.js';
+import { sameToolsIndex, type ToolSetPrint } from '../policy/same-tools.js';
+import { LatestOnly, readRegistry, remotesOf, type RegistryItem } from './registry.js';
+import { censusEntry, listText, observed, printsOf, type CensusContext, type Observed } from './records.js';
 
 export interface CensusOptions {
   registry: string;
@@ -75,50 +76,76 @@ const NETWORK_LEVEL = new Set(['dns', 'refused', 'timeout', 'network', 'tls']);
 
 interface Target { url: string; requiresAuth: boolean }
 
-/** Each observation of the state's log once, as it reads (a line cut by a kill does not: its URL is probed again). */
-async function eachDone(path: string, take: (o: Observation) => Promise<void> | void): Promise<void> {
-  const seen = new Set<string>();
+/** Each line of a state file as JSON, as it reads (a line that does not read, cut by a kill, is passed over). */
+async function* eachLine(path: string): AsyncGenerator<unknown> {
+  const input = createReadStream(path, 'utf8');
   try {
-    const lines = createInterface({ input: createReadStream(path, 'utf8'), crlfDelay: Infinity });
-    for await (const line of lines) {
-      let value: unknown;
-      try { value = JSON.parse(line); } catch { continue; }
-      const c = check(observationSchema, value);
-      if (!c.ok || seen.has(c.value.url)) continue;
-      seen.add(c.value.url);
-      await take(c.value);
+    for await (const line of createInterface({ input, crlfDelay: Infinity })) {
+      try { yield JSON.parse(line); } catch { /* a torn last line */ }
     }
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  } finally {
+    input.destroy();
   }
 }
 
+/** Each observation of the state's log once (a line cut by a kill does not read: its URL is probed again). */
+async function eachDone(path: string, take: (o: Observation) => Promise<void> | void): Promise<void> {
+  const seen = new Set<string>();
+  for await (const value of eachLine(path)) {
+    const c = check(observationSchema, value);
+    if (!c.ok || seen.has(c.value.url)) continue;
+    seen.add(c.value.url);
+    await take(c.value);
+  }
+}
+
+/** The registry as read, kept in the state: a header line, then one item (the latest version of a server) per line. */
+interface SnapshotHeader { source: string; readAt: string; servers: number }
+
+async function readAtOf(path: string): Promise<string> {
+  for await (const header of eachLine(path)) return (header as SnapshotHeader).readAt;
+  throw new Error(`${path}: empty`);
+}
+
+/** The snapshot's items, one at a time: never all of them held at once. */
+async function* eachItem(path: string): AsyncGenerator<RegistryItem> {
+  let header = true;
+  for await (const value of eachLine(path)) {
+    if (!header) yield value as RegistryItem;
+    header = false;
+  }
+}
 
 export async function runCensus(opts: CensusOptions): Promise<CensusResult> {
   const now = opts.now ?? (() => new Date());
   const gap = opts.gapMs ?? 1_000;
-  const snapshotPath = join(opts.stateDir, 'registry.json');
+  const snapshotPath = join(opts.stateDir, 'registry.jsonl');
   const donePath = join(opts.stateDir, 'done.jsonl');
   await mkdir(opts.stateDir, { recursive: true });
-  let items: RegistryItem[];
   let readAt = now().toISOString();
-  if (opts.resume) {
-    const state = JSON.parse(await readFile(snapshotPath, 'utf8')) as { items: RegistryItem[]; readAt: string };
-    items = state.items;
-    readAt = state.readAt;
-  } else {
-    let read;
-    try { read = await readRegistry(opts.registry, { allowPrivate: opts.allowPrivate, timeoutMs: 30_000 }); } catch (err) { throw new RegistryUnreadable((err as Error).message); }
-    items = latestOnly(read.items);
+  if (opts.resume) readAt = await readAtOf(snapshotPath);
+  else {
+    const latest = new LatestOnly();
+    try { await readRegistry(opts.registry, { allowPrivate: opts.allowPrivate, timeoutMs: 30_000 }, (item) => latest.add(item)); } catch (err) { throw new RegistryUnreadable((err as Error).message); }
     await rm(donePath, { force: true });
-    await writeFileAtomic(snapshotPath, JSON.stringify({ source: opts.registry, readAt, items }));
+    const header: SnapshotHeader = { source: opts.registry, readAt, servers: latest.size };
+    await writeFileAtomic(snapshotPath, (function* () {
+      yield `${JSON.stringify(header)}\n`;
+      for (const text of latest.texts()) yield `${text}\n`;
+    })());
   }
 
   // Targets: each streamable-http URL once; auth-optional when any server lists it with a required header.
   const targets = new Map<string, Target>();
   const skipped = new Map<string, string>();
-  for (const item of items) {
+  let servers = 0;
+  let remotes = 0;
+  for await (const item of eachItem(snapshotPath)) {
+    servers++;
     for (const r of remotesOf(item.server)) {
+      remotes++;
       if (r.kind !== 'streamable-http') continue;
       let host: string;
       try { host = checkUrl(r.url, { allowPrivate: opts.allowPrivate, allowHttp: opts.allowHttp }).host; } catch (err) { skipped.set(r.url, `refused by the address rule: ${(err as Error).message}`); continue; }
@@ -172,7 +199,7 @@ export async function runCensus(opts: CensusOptions): Promise<CensusResult> {
     probed++;
     if (NETWORK_LEVEL.has(o.reason)) unreached++;
   });
-  const result = { servers: items.length, remotes: items.reduce((n, i) => n + remotesOf(i.server).length, 0), probed, probedNow: probed - probedBefore, skipped: skipped.size };
+  const result = { servers, remotes, probed, probedNow: probed - probedBefore, skipped: skipped.size };
   // This machine's network, not the registry's servers: nothing is published (the state stays for a rerun).
   if (probed >= 4 && unreached * 2 >= probed) {
     return { ...result, code: 3, outage: `${unreached} of ${probed} remotes failed at the network level: this machine's network looks down` };
@@ -191,16 +218,22 @@ export async function runCensus(opts: CensusOptions): Promise<CensusResult> {
     if (batch.length >= 1_000) { await writeAllAtomic(batch); batch = []; }
   });
   await writeAllAtomic(batch);
+  // Which servers serve the same set: every probed remote, known by its server's name.
+  const prints: ToolSetPrint[] = [];
+  for await (const item of eachItem(snapshotPath)) prints.push(...printsOf(item, kept));
   const verifiedAt = now();
-  const document = censusDocumentText({
-    items, remotesOf: (i) => remotesOf(i.server), observed: kept, skipped, publisher: opts.publisher, version: ONETAP_VERSION,
+  const context: CensusContext = {
+    observed: kept, skipped, same: sameToolsIndex(prints), publisher: opts.publisher, version: ONETAP_VERSION,
     verifiedAt: verifiedAt.toISOString(), expiresAt: new Date(verifiedAt.getTime() + opts.expiresAfterDays * 86_400_000).toISOString(),
     method: {
       profile: opts.profile.id, protocolVersion: opts.profile.protocolVersion, vantages: opts.vantages?.names ?? ['local'], signed: false,
       steps: ['initialize', 'notifications/initialized', 'tools/list', ...(opts.matrix ? ['every other client profile'] : []), 'the spec-correct diagnosis, only when the deciding client failed'],
     },
-  });
-  await writeFileAtomic(opts.out, document);
+  };
+  // The document one entry at a time, from the snapshot read once more.
+  await writeFileAtomic(opts.out, listText((async function* () {
+    for await (const item of eachItem(snapshotPath)) yield censusEntry(item, context);
+  })()));
   return { ...result, code: 0, outage: null };
 }
 

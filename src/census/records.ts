@@ -7,8 +7,8 @@
 import { createHash } from 'node:crypto';
 import type { Observation } from '../model/observation.js';
 import type { SameTools } from '../model/plan.js';
-import { sameToolsIndex } from '../policy/same-tools.js';
-import type { RegistryItem, Remote } from './registry.js';
+import type { ToolSetPrint } from '../policy/same-tools.js';
+import { remotesOf, type RegistryItem } from './registry.js';
 
 export type CheckResult = 'passed' | 'failed' | 'not run';
 
@@ -71,13 +71,14 @@ export function observed(o: Observation): { kept: Observed; json: string } {
   };
 }
 
-export interface CensusInput {
-  items: readonly RegistryItem[];
-  remotesOf: (item: RegistryItem) => Remote[];
+/** What every record of one census shares. */
+export interface CensusContext {
   /** Per probed URL, what the record keeps of its observation. */
   observed: ReadonlyMap<string, Observed>;
   /** Per URL not probed although streamable-http, why (opted out, the address rule). */
   skipped: ReadonlyMap<string, string>;
+  /** The other servers serving a remote's tool set: `sameToolsIndex` over every item's `printsOf`. */
+  same: (print: ToolSetPrint) => SameTools[];
   publisher: string;
   version: string;
   verifiedAt: string;
@@ -87,48 +88,47 @@ export interface CensusInput {
 
 export interface CensusEntry { server: Record<string, unknown>; _meta: Record<string, unknown> }
 
-/** Each item of the list document, one at a time, in the registry's order (its evidence files are the caller's). */
-export function* censusEntries(input: CensusInput): Generator<CensusEntry> {
-  // Which servers serve the same set: every probed remote, known by its server's name.
-  const prints = input.items.flatMap((item) => input.remotesOf(item).flatMap((r) => {
-    const o = input.observed.get(r.url);
-    return o ? [{ name: item.server.name as string, url: r.url, toolCount: o.toolCount, toolsDigest: o.toolsDigest, nameBlindDigest: o.nameBlindDigest ?? null, descriptionBlindDigest: o.descriptionBlindDigest ?? null }] : [];
-  }));
-  const same = sameToolsIndex(prints);
-  const printOf = new Map(prints.map((p) => [`${p.name}\n${p.url}`, p]));
-  for (const item of input.items) {
-    const remotes = input.remotesOf(item).map((r): RemoteRecord => {
-      const o = input.observed.get(r.url);
-      if (!o) {
-        const why = r.why ?? input.skipped.get(r.url) ?? 'not probed';
-        return { url: r.url, verdict: 'not probed', reason: why, checks: NOT_RUN, toolsHash: null, toolCount: null, tokens: null, sameToolsAs: [], evidence: null };
-      }
-      const print = printOf.get(`${item.server.name as string}\n${r.url}`)!;
-      return {
-        url: r.url, verdict: o.verdict, reason: o.reason, checks: checksOf(o), toolsHash: o.toolsHash, toolCount: o.toolCount, tokens: o.tokens ?? null,
-        sameToolsAs: same(print).filter((s) => s.name !== item.server.name), evidence: o.evidence,
-      };
-    });
-    const verification: Verification = {
-      verifier: { publisher: input.publisher, tool: 'onetap', version: input.version },
-      verifiedAt: input.verifiedAt, expiresAt: input.expiresAt, method: input.method, remotes,
+const printOf = (name: string, url: string, o: Observed): ToolSetPrint => ({ name, url, toolCount: o.toolCount, toolsDigest: o.toolsDigest, nameBlindDigest: o.nameBlindDigest ?? null, descriptionBlindDigest: o.descriptionBlindDigest ?? null });
+
+/** The tool sets an item's probed remotes serve, known by the server's name. */
+export function printsOf(item: RegistryItem, observed: ReadonlyMap<string, Observed>): ToolSetPrint[] {
+  return remotesOf(item.server).flatMap((r) => {
+    const o = observed.get(r.url);
+    return o ? [printOf(item.server.name as string, r.url, o)] : [];
+  });
+}
+
+/** One item of the list document: the registry's item with the census's verification of each of its remotes. */
+export function censusEntry(item: RegistryItem, ctx: CensusContext): CensusEntry {
+  const name = item.server.name as string;
+  const remotes = remotesOf(item.server).map((r): RemoteRecord => {
+    const o = ctx.observed.get(r.url);
+    if (!o) {
+      const why = r.why ?? ctx.skipped.get(r.url) ?? 'not probed';
+      return { url: r.url, verdict: 'not probed', reason: why, checks: NOT_RUN, toolsHash: null, toolCount: null, tokens: null, sameToolsAs: [], evidence: null };
+    }
+    return {
+      url: r.url, verdict: o.verdict, reason: o.reason, checks: checksOf(o), toolsHash: o.toolsHash, toolCount: o.toolCount, tokens: o.tokens ?? null,
+      sameToolsAs: ctx.same(printOf(name, r.url, o)).filter((s) => s.name !== name), evidence: o.evidence,
     };
-    yield { server: item.server, _meta: { ...item._meta, [`${input.publisher}/verification`]: verification } };
-  }
+  });
+  const verification: Verification = {
+    verifier: { publisher: ctx.publisher, tool: 'onetap', version: ctx.version },
+    verifiedAt: ctx.verifiedAt, expiresAt: ctx.expiresAt, method: ctx.method, remotes,
+  };
+  return { server: item.server, _meta: { ...item._meta, [`${ctx.publisher}/verification`]: verification } };
 }
 
 /**
  * The list document's JSON text in parts, exactly as `JSON.stringify({servers, metadata: {count}}, null, 2)` writes
- * it, one item at a time: a census of the whole registry is never held as one document.
+ * it, one entry at a time: a census of the whole registry is never held as one document.
  */
-export function* censusDocumentText(input: CensusInput): Generator<string> {
-  if (input.items.length === 0) return yield `${JSON.stringify({ servers: [], metadata: { count: 0 } }, null, 2)}\n`;
-  yield '{\n  "servers": [\n';
-  let first = true;
-  for (const entry of censusEntries(input)) {
+export async function* listText(entries: Iterable<CensusEntry> | AsyncIterable<CensusEntry>): AsyncGenerator<string> {
+  let count = 0;
+  for await (const entry of entries) {
     // JSON text has no raw line breaks inside strings, so every one is between values: indent each by two levels.
-    yield `${first ? '' : ',\n'}    ${JSON.stringify(entry, null, 2).replaceAll('\n', '\n    ')}`;
-    first = false;
+    yield `${count ? ',\n' : '{\n  "servers": [\n'}    ${JSON.stringify(entry, null, 2).replaceAll('\n', '\n    ')}`;
+    count++;
   }
-  yield `\n  ],\n  "metadata": {\n    "count": ${input.items.length}\n  }\n}\n`;
+  yield count ? `\n  ],\n  "metadata": {\n    "count": ${count}\n  }\n}\n` : `${JSON.stringify({ servers: [], metadata: { count: 0 } }, null, 2)}\n`;
 }

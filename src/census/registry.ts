@@ -36,13 +36,17 @@ export function readPage(value: unknown): { items: RegistryItem[]; skipped: numb
   return { items, skipped, next: typeof cursor === 'string' && cursor.length > 0 && cursor.length <= 1_000 ? cursor : null };
 }
 
-/** Every item of a registry (URL: every page, cursor by cursor) or of a dump file of the list's shape. */
-export async function readRegistry(source: string, policy: FetchPolicy & { userAgent?: string }): Promise<{ items: RegistryItem[]; skipped: number; pages: number }> {
+/**
+ * Every item of a registry (URL: every page, cursor by cursor) or of a dump file of the list's shape, handed to
+ * `take` page by page, so that the caller keeps only what it needs of them.
+ */
+export async function readRegistry(source: string, policy: FetchPolicy & { userAgent?: string }, take: (item: RegistryItem) => void): Promise<{ items: number; skipped: number; pages: number }> {
   if (!/^https?:\/\//i.test(source)) {
     const page = readPage(JSON.parse(await readFile(source, 'utf8')));
-    return { items: page.items, skipped: page.skipped, pages: 1 };
+    page.items.forEach(take);
+    return { items: page.items.length, skipped: page.skipped, pages: 1 };
   }
-  const items: RegistryItem[] = [];
+  let items = 0;
   let skipped = 0;
   let cursor: string | null = null;
   const seen = new Set<string>();
@@ -53,12 +57,13 @@ export async function readRegistry(source: string, policy: FetchPolicy & { userA
     const fetched = await guardedGet(url.href, 'application/json', { ...policy, maxBytes: REGISTRY_LIMITS.pageBytes });
     if (fetched.status !== 200) throw new Error(`${url.href}: HTTP ${fetched.status}`);
     const page = readPage(JSON.parse(fetched.text));
-    items.push(...page.items);
+    page.items.forEach(take);
+    items += page.items.length;
     skipped += page.skipped;
     if (page.next === null) return { items, skipped, pages };
     // A cursor seen before would loop forever; past the limits, the registry is not read whole.
     if (seen.has(page.next)) throw new Error(`${url.href}: the cursor ${JSON.stringify(page.next).slice(0, 80)} came back a second time`);
-    if (pages >= REGISTRY_LIMITS.pages || items.length >= REGISTRY_LIMITS.servers) throw new Error(`more than ${REGISTRY_LIMITS.pages} pages or ${REGISTRY_LIMITS.servers} servers: not read whole`);
+    if (pages >= REGISTRY_LIMITS.pages || items >= REGISTRY_LIMITS.servers) throw new Error(`more than ${REGISTRY_LIMITS.pages} pages or ${REGISTRY_LIMITS.servers} servers: not read whole`);
     seen.add(page.next);
     cursor = page.next;
   }
@@ -67,23 +72,29 @@ export async function readRegistry(source: string, policy: FetchPolicy & { userA
 const officialOf = (item: RegistryItem): Record<string, unknown> => (isObject(item._meta[OFFICIAL]) ? item._meta[OFFICIAL] : {});
 
 /**
- * The latest version of each server: the item the registry marks `isLatest`, else the one published last, else
- * the last one listed. In the registry's order.
+ * The latest version of each server, as items are read: the item the registry marks `isLatest`, else the one
+ * published last, else the last one listed; in the registry's order (where each name first appears). Each is kept as
+ * its JSON text, a fraction of its size as objects.
  */
-export function latestOnly(items: readonly RegistryItem[]): RegistryItem[] {
-  const best = new Map<string, RegistryItem>();
-  const rank = (i: RegistryItem) => {
-    const o = officialOf(i);
-    return [o.isLatest === true ? 1 : 0, typeof o.publishedAt === 'string' ? o.publishedAt : ''] as const;
-  };
-  for (const item of items) {
+export class LatestOnly {
+  private readonly best = new Map<string, { latest: number; publishedAt: string; json: string }>();
+
+  add(item: RegistryItem): void {
+    const o = officialOf(item);
+    const next = { latest: o.isLatest === true ? 1 : 0, publishedAt: typeof o.publishedAt === 'string' ? o.publishedAt : '', json: '' };
     const name = item.server.name as string;
-    const held = best.get(name);
-    if (!held) { best.set(name, item); continue; }
-    const [a, b] = [rank(item), rank(held)];
-    if (a[0] > b[0] || (a[0] === b[0] && a[1] >= b[1])) best.set(name, item);
+    const held = this.best.get(name);
+    if (held && (next.latest < held.latest || (next.latest === held.latest && next.publishedAt < held.publishedAt))) return;
+    next.json = JSON.stringify(item);
+    this.best.set(name, next);
   }
-  return [...best.values()];
+
+  get size(): number { return this.best.size; }
+
+  /** Each kept item's JSON text, in the registry's order. */
+  *texts(): Generator<string> {
+    for (const b of this.best.values()) yield b.json;
+  }
 }
 
 /** How a census treats one remote of a server. */

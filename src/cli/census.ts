@@ -60,7 +60,7 @@ export function registerCensus(program: Command): void {
       if (flags.optOut !== undefined && !existsSync(flags.optOut)) throw flagError('--opt-out', 'no such file', flags.optOut);
       const stateDir = flags.stateDir ?? `${flags.out}.state`;
       if (existsSync(stateDir) && !statSync(stateDir).isDirectory()) throw flagError('--state-dir', 'exists and is not a directory', stateDir);
-      if (flags.resume && !existsSync(`${stateDir}/registry.json`)) throw flagError('--resume', `no census in ${stateDir} to go on with`, stateDir);
+      if (flags.resume && !existsSync(`${stateDir}/registry.jsonl`)) throw flagError('--resume', `no census in ${stateDir} to go on with`, stateDir);
       if (!/^https?:\/\//i.test(flags.registry) && !existsSync(flags.registry)) throw flagError('--registry', 'not an http(s) URL nor a file', flags.registry);
       const { runCensus, RegistryUnreadable } = await import('../census/census.js');
       let result;

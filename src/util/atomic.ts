@@ -9,7 +9,7 @@ import { basename, dirname, join } from 'node:path';
 export interface FileWrite { path: string; content: string }
 
 /** A file's content: one string, or its parts in order (a large document made one part at a time, never held whole). */
-export type Content = string | Iterable<string>;
+export type Content = string | Iterable<string> | AsyncIterable<string>;
 
 /**
  * Faults for tests of what a failed or killed write leaves behind. Never set in normal use: read from the
@@ -133,10 +133,10 @@ async function stage(f: { path: string; content: Content }): Promise<{ tmp: stri
 }
 
 /** Chunks gathered into writes of about a megabyte each. */
-async function writeChunks(handle: FileHandle, chunks: Iterable<string>): Promise<void> {
+async function writeChunks(handle: FileHandle, chunks: Iterable<string> | AsyncIterable<string>): Promise<void> {
   let pending: string[] = [];
   let size = 0;
-  for (const chunk of chunks) {
+  for await (const chunk of chunks) {
     pending.push(chunk);
     size += chunk.length;
     if (size >= 1 << 20) { await handle.write(pending.join('')); pending = []; size = 0; }

@@ -4,8 +4,9 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { censusDocumentText, censusEntries, checksOf, type CensusInput, type Observed } from '../../src/census/records.js';
-import { remotesOf, type RegistryItem } from '../../src/census/registry.js';
+import { censusEntry, checksOf, listText, printsOf, type CensusContext, type CensusEntry, type Observed } from '../../src/census/records.js';
+import type { RegistryItem } from '../../src/census/registry.js';
+import { sameToolsIndex } from '../../src/policy/same-tools.js';
 
 describe('checksOf', () => {
   // [verdict, reason, httpStatus, toolCount] → reachable, mcp, tools, auth, one-tap
@@ -38,26 +39,34 @@ describe('the list document, one item at a time', () => {
   const kept = (evidence: string, toolsDigest: string | null): Observed => ({
     verdict: 'live', reason: 'ok', httpStatus: 200, toolCount: 2, toolsHash: `h-${toolsDigest}`, toolsDigest, nameBlindDigest: null, descriptionBlindDigest: null, tokens: 92, evidence,
   });
-  const input = (items: RegistryItem[], observed: Map<string, Observed>): CensusInput => ({
-    items, remotesOf: (i) => remotesOf(i.server), observed, skipped: new Map([['https://c.example/mcp', 'its host opted out']]), publisher: 'io.example', version: '9.9.9',
-    verifiedAt: '2026-12-02T00:00:00.000Z', expiresAt: '2026-12-16T00:00:00.000Z', method: { profile: 'p', protocolVersion: '2025-11-25', steps: ['initialize'], vantages: ['local'], signed: false },
-  });
+  const entries = (items: RegistryItem[], observed: Map<string, Observed>): CensusEntry[] => {
+    const context: CensusContext = {
+      observed, skipped: new Map([['https://c.example/mcp', 'its host opted out']]), same: sameToolsIndex(items.flatMap((i) => printsOf(i, observed))), publisher: 'io.example', version: '9.9.9',
+      verifiedAt: '2026-12-02T00:00:00.000Z', expiresAt: '2026-12-16T00:00:00.000Z', method: { profile: 'p', protocolVersion: '2025-11-25', steps: ['initialize'], vantages: ['local'], signed: false },
+    };
+    return items.map((i) => censusEntry(i, context));
+  };
+  const text = async (list: CensusEntry[]) => {
+    let out = '';
+    for await (const part of listText(list)) out += part;
+    return out;
+  };
+  const observed = () => new Map([['https://a.example/mcp', kept('e1', 'same')], ['https://b.example/mcp', kept('e2', 'same')]]);
 
   for (const [label, items] of [
     ['no servers', []],
     ['one server with no remotes', [item('io.example/empty', [])]],
     ['three servers, two serving the same set, one opted out', [item('io.example/a', ['https://a.example/mcp']), item('io.example/b', ['https://b.example/mcp', 'https://c.example/mcp']), item('io.example/t', ['https://{tenant}.example/mcp'])]],
   ] as Array<[string, RegistryItem[]]>) {
-    it(`${label}: the text is JSON.stringify(document, null, 2) exactly`, () => {
-      const i = input(items, new Map([['https://a.example/mcp', kept('e1', 'same')], ['https://b.example/mcp', kept('e2', 'same')]]));
-      const whole = { servers: [...censusEntries(i)], metadata: { count: items.length } };
-      assert.equal([...censusDocumentText(i)].join(''), `${JSON.stringify(whole, null, 2)}\n`);
+    it(`${label}: the text is JSON.stringify(document, null, 2) exactly`, async () => {
+      const list = entries(items, observed());
+      assert.equal(await text(list), `${JSON.stringify({ servers: list, metadata: { count: items.length } }, null, 2)}\n`);
     });
   }
 
-  it('each remote is recorded once, by its own verdict; sameToolsAs names the other server', () => {
+  it('each remote is recorded once, by its own verdict; sameToolsAs names the other server', async () => {
     const items = [item('io.example/a', ['https://a.example/mcp']), item('io.example/b', ['https://b.example/mcp', 'https://c.example/mcp'])];
-    const doc = JSON.parse([...censusDocumentText(input(items, new Map([['https://a.example/mcp', kept('e1', 'same')], ['https://b.example/mcp', kept('e2', 'same')]])))].join(''));
+    const doc = JSON.parse(await text(entries(items, observed())));
     const b = doc.servers[1]._meta['io.example/verification'].remotes;
     assert.deepEqual(b.map((r: { url: string; verdict: string; reason: string; evidence: string | null }) => [r.url, r.verdict, r.reason, r.evidence]),
       [['https://b.example/mcp', 'live', 'ok', 'e2'], ['https://c.example/mcp', 'not probed', 'its host opted out', null]]);

@@ -42,7 +42,26 @@ function send(res: ServerResponse, status: number, body: unknown, headers: Recor
 const renamed = SMALL.map((t, i) => ({ ...t, name: `copy_${i}` }));
 const toolsOf: Partial<Record<Kind, unknown[]>> = { small: SMALL, awkward: AWKWARD, many: MANY, renamed, keyed: SMALL, slow: SMALL, limited: SMALL };
 
-export async function startRegistry(remotes: number, hostCount: number): Promise<RegistryFixture> {
+/** A server of the registry with a package and no remote (most of the registry's), of a real entry's size and shape. */
+function packageOnly(k: number) {
+  const name = `io.example.packages/server-${String(k).padStart(5, '0')}`;
+  return {
+    server: {
+      $schema: 'https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json', name, title: `Package ${k}`,
+      description: 'An MCP server run locally from its npm package, with options a user sets', version: '2.3.1',
+      repository: { url: `https://github.com/example/package-${k}`, source: 'github' },
+      packages: [{
+        registryType: 'npm', registryBaseUrl: 'https://registry.npmjs.org', identifier: `@example/package-${k}`, version: '2.3.1', runtimeHint: 'npx', transport: { type: 'stdio' },
+        packageArguments: [{ type: 'named', name: '--mode', description: 'Operation mode', default: 'local', choices: ['local', 'cached', 'proxy'] }],
+        environmentVariables: [{ name: 'EXAMPLE_API_KEY', description: 'The API key of your example.com account', isRequired: true, isSecret: true }],
+      }],
+    },
+    _meta: { 'io.modelcontextprotocol.registry/official': { status: 'active', publishedAt: '2026-10-02T00:00:00Z', updatedAt: '2026-10-02T00:00:00Z', isLatest: true } },
+  };
+}
+
+/** `packageOnlyServers` more servers without a remote are listed among those with one, spread evenly. */
+export async function startRegistry(remotes: number, hostCount: number, packageOnlyServers = 0): Promise<RegistryFixture> {
   const initializes = new Map<number, number>();
   const agents = new Set<string>();
   let forbidden = 0;
@@ -96,9 +115,10 @@ export async function startRegistry(remotes: number, hostCount: number): Promise
           : { type: 'streamable-http', url: remoteUrl(i) };
     const name = `io.example.census/server-${String(i).padStart(5, '0')}`;
     const latest = { server: { $schema: 'https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json', name, description: `Census fixture ${i} (${kind})`, version: '1.1.0', remotes: [remote] }, _meta: { 'io.modelcontextprotocol.registry/official': { status: 'active', publishedAt: '2026-10-02T00:00:00Z', isLatest: true } } };
-    if (i % 50 !== 0) return [latest];
+    const packages = Array.from({ length: Math.floor(((i + 1) * packageOnlyServers) / remotes) - Math.floor((i * packageOnlyServers) / remotes) }, (_, k) => packageOnly(Math.floor((i * packageOnlyServers) / remotes) + k));
+    if (i % 50 !== 0) return [latest, ...packages];
     const older = { server: { ...latest.server, version: '1.0.0', remotes: [{ type: 'streamable-http', url: `http://${hosts[i % hostCount]}/mcp/old-${i}` }] }, _meta: { 'io.modelcontextprotocol.registry/official': { status: 'active', publishedAt: '2026-09-01T00:00:00Z', isLatest: false } } };
-    return [older, latest];
+    return [older, latest, ...packages];
   }).flat();
 
   const PAGE = 100;
