@@ -10,9 +10,9 @@
  * handshake per other client profile.
  *
  * Resumable: everything lives under the state directory: `registry.jsonl` (the registry as read: the latest version
- * of each server, one per line) and `done.jsonl` (one line per finished URL, appended as it finishes). `resume` reads both and
- * probes only what is not done: a URL is recorded once, and at most `concurrency` URLs in flight at a kill are
- * probed again.
+ * of each server, one per line) and `done.jsonl` (one line per finished URL, appended as it finishes). `resume`
+ * reads both and probes only what is not done: a URL is recorded once, and at most `concurrency` URLs in flight at a
+ * kill are probed again. The registry is read from that file item by item whenever it is needed, never held whole.
  */
 import { createReadStream } from 'node:fs';
 import { mkdir, open, rm } from 'node:fs/promises';
@@ -27,9 +27,10 @@ import { observationSchema, type Observation } from '../model/observation.js';
 import { check } from '../model/validate.js';
 import { boundedObservationLine } from '../store/lines.js';
 import { writeAllAtomic, writeFileAtomic } from '../util/atomic.js';
+import { runsOf } from '../util/runs.js';
 import { ONETAP_VERSION } from '../util/version.js';
 import { sameToolsIndex, type ToolSetPrint } from '../policy/same-tools.js';
-import { LatestOnly, readRegistry, remotesOf, type RegistryItem } from './registry.js';
+import { LatestOnly, readRegistry, registryItem, remotesOf, type RegistryItem } from './registry.js';
 import { censusEntry, listText, observed, printsOf, type CensusContext, type Observed } from './records.js';
 
 export interface CensusOptions {
@@ -113,7 +114,8 @@ async function readAtOf(path: string): Promise<string> {
 async function* eachItem(path: string): AsyncGenerator<RegistryItem> {
   let header = true;
   for await (const value of eachLine(path)) {
-    if (!header) yield value as RegistryItem;
+    const item = header ? null : registryItem(value);
+    if (item) yield item;
     header = false;
   }
 }
@@ -169,11 +171,10 @@ export async function runCensus(opts: CensusOptions): Promise<CensusResult> {
     if (opts.vantages) {
       // Through the workers: one job per URL and vantage (the run id is the registry read's, so a resumed census
       // enqueues nothing twice), one probe per host over every worker, each host resting `gap` after a probe.
-      const across = await acrossWorkers(todo, opts, opts.vantages, { id: `census-${readAt.replace(/[^0-9TZ]/g, '')}`, startedAt: readAt }, gap);
-      for (const o of across) {
+      await acrossWorkers(todo, opts, opts.vantages, { id: `census-${readAt.replace(/[^0-9TZ]/g, '')}`, startedAt: readAt }, gap, async (o) => {
         await log.write(`${JSON.stringify(boundedObservationLine(o as unknown as Record<string, unknown>))}\n`);
         done.add(o.url);
-      }
+      });
     } else await politely(todo, opts.concurrency, gap, async (t) => {
       const result = await probe(t.url, {
         profile: opts.profile, matrix: opts.matrix, timeoutMs: opts.timeoutMs, requiresAuth: t.requiresAuth, identity: opts.userAgent,
@@ -237,16 +238,28 @@ export async function runCensus(opts: CensusOptions): Promise<CensusResult> {
   return { ...result, code: 0, outage: null };
 }
 
-/** The targets through the workers, each URL's answers made one observation by the rules of a run across vantages. */
-async function acrossWorkers(targets: readonly Target[], opts: CensusOptions, v: NonNullable<CensusOptions['vantages']>, run: { id: string; startedAt: string }, gapMs: number): Promise<Observation[]> {
-  const [{ openPgStore }, { gatherAcross }, { acrossVantages, unansweredAt }] = await Promise.all([import('../store/pg-store.js'), import('../refresh/across.js'), import('../decide/decide.js')]);
+/**
+ * The targets through the workers, each URL's answers made one observation by the rules of a run across vantages and
+ * handed to `take` as they are read back, a page at a time (never the whole run's observations at once).
+ */
+async function acrossWorkers(targets: readonly Target[], opts: CensusOptions, v: NonNullable<CensusOptions['vantages']>, run: { id: string; startedAt: string }, gapMs: number, take: (o: Observation) => Promise<void>): Promise<void> {
+  const [{ openPgStore }, { awaitAcross }, { acrossVantages, unansweredAt }] = await Promise.all([import('../store/pg-store.js'), import('../refresh/across.js'), import('../decide/decide.js')]);
   const store = await openPgStore(v.storeUrl);
   try {
-    const gathered = await gatherAcross(targets.map((t) => ({ url: t.url, name: t.url, requiresAuth: t.requiresAuth, headers: {} })), [], store, run,
+    await awaitAcross(targets.map((t) => ({ url: t.url, name: t.url, requiresAuth: t.requiresAuth, headers: {} })), [], store, run,
       { profile: opts.profile, timeoutMs: opts.timeoutMs, matrix: opts.matrix, allowHttp: opts.allowHttp, perHost: 1, census: { identity: opts.userAgent, gapMs } },
       { vantages: v.names, queueUrl: v.storeUrl, deadlineMs: v.deadlineMs ?? 24 * 3_600_000 });
     const quorum = Math.floor(v.names.length / 2) + 1;
-    return targets.map((t) => acrossVantages(gathered.byUrl.get(t.url) ?? [], v.names, quorum, () => unansweredAt(t.url, run, v.names[0]!)).observation);
+    const wanted = new Set(targets.map((t) => t.url));
+    const combine = (url: string, answers: Observation[]) => take(acrossVantages(answers, v.names, quorum, () => unansweredAt(url, run, v.names[0]!)).observation);
+    // In URL order: a URL's answers are consecutive.
+    for await (const [url, answers] of runsOf(store.observationPages(run.id), (o) => o.url)) {
+      const asked = answers.filter((o) => v.names.includes(o.vantage));
+      if (!asked.length || !wanted.delete(url)) continue;
+      await combine(url, asked);
+    }
+    // No vantage answered by the deadline: unanswered, as a run across vantages says.
+    for (const missing of wanted) await combine(missing, []);
   } finally {
     await store.close();
   }

@@ -23,14 +23,19 @@ export function listEndpoint(registry: string): URL {
   return u;
 }
 
+/** One item of a list page, or null when it is not of the item's shape (a server with a name). */
+export function registryItem(value: unknown): RegistryItem | null {
+  return isObject(value) && isObject(value.server) && typeof value.server.name === 'string' ? { server: value.server, _meta: isObject(value._meta) ? value._meta : {} } : null;
+}
+
 /** The items of one list page, and its next cursor (null: the last page). */
 export function readPage(value: unknown): { items: RegistryItem[]; skipped: number; next: string | null } {
   if (!isObject(value) || !Array.isArray(value.servers)) throw new Error('not a registry list page: expected {servers: [...]}');
   const items: RegistryItem[] = [];
   let skipped = 0;
   for (const s of value.servers) {
-    if (isObject(s) && isObject(s.server) && typeof s.server.name === 'string') items.push({ server: s.server, _meta: isObject(s._meta) ? s._meta : {} });
-    else skipped++;
+    const item = registryItem(s);
+    if (item) items.push(item); else skipped++;
   }
   const cursor = isObject(value.metadata) ? value.metadata.nextCursor : undefined;
   return { items, skipped, next: typeof cursor === 'string' && cursor.length > 0 && cursor.length <= 1_000 ? cursor : null };

@@ -41,10 +41,13 @@ export function defaultDeadlineMs(profile: ClientProfile, timeoutMs: number | un
 /** What a job probes: a catalog row, or a URL `probe` was given. */
 export type Target = Pick<CatalogServer, 'url' | 'name' | 'requiresAuth' | 'headers' | 'probeHeaders'>;
 
-export async function gatherAcross(
-  targets: readonly Target[], canaries: readonly string[], store: Store & VantageObservations, run: { id: string; startedAt: string },
-  settings: { profile: ClientProfile; timeoutMs?: number; matrix: boolean; allowHttp: boolean; perHost: number; census?: ProbeJob['census'] }, opts: AcrossOptions,
-): Promise<Gathered> {
+/** What every job of a run shares. */
+export interface JobSettings { profile: ClientProfile; timeoutMs?: number; matrix: boolean; allowHttp: boolean; perHost: number; census?: ProbeJob['census'] }
+
+/** The jobs on the queue, then the wait until every vantage answered for every target and reported its canaries, or the deadline. */
+export async function awaitAcross(
+  targets: readonly Target[], canaries: readonly string[], store: Store & VantageObservations, run: { id: string; startedAt: string }, settings: JobSettings, opts: AcrossOptions,
+): Promise<void> {
   // Each host's URLs in turns: a worker waiting for a host's slot holds a job no other host could use.
   const ordered = inTurns(targets, (t) => hostOf(t.url) ?? t.url);
   const jobs: ProbeJob[] = opts.vantages.flatMap((vantage) => [
@@ -64,7 +67,13 @@ export async function gatherAcross(
     if ((arrived >= expected && reported >= (canaries.length ? opts.vantages.length : 0)) || Date.now() >= until) break;
     await new Promise((r) => setTimeout(r, Math.min(opts.pollMs ?? 500, Math.max(0, until - Date.now()))));
   }
-  // Read once, at the end: what arrived by the deadline decides.
+}
+
+/** `awaitAcross`, then what arrived, read once: what arrived by the deadline decides. */
+export async function gatherAcross(
+  targets: readonly Target[], canaries: readonly string[], store: Store & VantageObservations, run: { id: string; startedAt: string }, settings: JobSettings, opts: AcrossOptions,
+): Promise<Gathered> {
+  await awaitAcross(targets, canaries, store, run, settings, opts);
   const observations = (await store.observationsOf(run.id)).filter((o) => opts.vantages.includes(o.vantage));
   const checks = await store.canariesOf(run.id);
   const byUrl = new Map<string, Observation[]>();

@@ -399,18 +399,28 @@ export class PgStore implements Store {
   /** The observations workers recorded for a run, each validated (one that does not read is a problem, not a row). */
   async observationsOf(runId: string): Promise<Observation[]> {
     const out: Observation[] = [];
-    // A page at a time: the lines of a large run are never all held as text beside what they parse into.
+    for await (const page of this.observationPages(runId)) out.push(...page);
+    return out;
+  }
+
+  /**
+   * The same, a page at a time in the order of URL then vantage (a URL's observations are consecutive): the lines of
+   * a large run are never all held, as text or as what they parse into.
+   */
+  async *observationPages(runId: string): AsyncGenerator<Observation[]> {
     for (let after: { url: string; vantage: string } | null = null; ;) {
       const rows: Array<{ url: string; vantage: string; line: string }> = await this.q(`SELECT url, vantage, line FROM vantage_observations
         WHERE run_id = $1 AND ($2::text IS NULL OR (url, vantage) > ($2, $3)) ORDER BY url, vantage LIMIT ${OBSERVATION_PAGE}`, [runId, after?.url ?? null, after?.vantage ?? null]);
+      const page: Observation[] = [];
       for (const r of rows) {
         let value: unknown;
         try { value = JSON.parse(r.line); } catch { value = undefined; }
         const c = check(observationSchema, value);
-        if (c.ok && c.value.url === r.url && c.value.vantage === r.vantage && c.value.run === runId) out.push(c.value);
+        if (c.ok && c.value.url === r.url && c.value.vantage === r.vantage && c.value.run === runId) page.push(c.value);
         else this.problem(`store run ${runId}`, 0, `the observation of ${r.url} from ${r.vantage} does not read (${c.ok ? 'not its key' : c.problem}); left out`);
       }
-      if (rows.length < OBSERVATION_PAGE) return out;
+      yield page;
+      if (rows.length < OBSERVATION_PAGE) return;
       after = rows.at(-1)!;
     }
   }

@@ -79,6 +79,23 @@ describe('atomic writes', () => {
     assert.deepEqual((await readdir(d)).filter((f) => f.endsWith('.tmp')), []);
   });
 
+  it('a file written in parts: whole when every part came (2 MB, more than one write), old and no temporary file when a part failed', async () => {
+    const d = dir();
+    const path = join(d, 'census.json');
+    await writeFile(path, 'old');
+    const part = 'x'.repeat(1_000);
+    await assert.rejects(writeFileAtomic(path, (async function* () {
+      for (let i = 0; i < 2_000; i++) yield part;
+      throw new Error('the source failed half way');
+    })()), /half way/);
+    assert.equal(await readFile(path, 'utf8'), 'old');
+    assert.deepEqual((await readdir(d)).filter((f) => f.endsWith('.tmp')), []);
+    await writeFileAtomic(path, (function* () { for (let i = 0; i < 2_000; i++) yield `${i},`; })());
+    assert.equal(await readFile(path, 'utf8'), Array.from({ length: 2_000 }, (_, i) => `${i},`).join(''));
+    await writeFileAtomic(path, (function* () { for (let i = 0; i < 2_100; i++) yield part; })());
+    assert.equal((await readFile(path, 'utf8')).length, 2_100_000);
+  });
+
   it('a dead writer\'s temporary files of these targets are swept; a live writer\'s, and other files, are kept', async () => {
     const d = dir();
     const dead = join(d, `a.json.${DEAD_PID}.0123abcd.tmp`);

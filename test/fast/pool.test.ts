@@ -1,7 +1,8 @@
-/** Scheduling helpers (pure): a queue's items in turns by host. */
+/** Scheduling and reading helpers (pure): a queue's items in turns by host; runs of a key across pages. */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { inTurns } from '../../src/util/pool.js';
+import { runsOf } from '../../src/util/runs.js';
 
 describe('inTurns', () => {
   const host = (s: string) => s.split('/')[0]!;
@@ -21,5 +22,16 @@ describe('inTurns', () => {
     assert.equal(out.length, items.length);
     assert.deepEqual(out.slice(0, 3), ['big/0', 'h0/0', 'h1/0']);
     assert.equal(out[10_001], 'big/1');
+  });
+});
+
+describe('runsOf', () => {
+  async function* pages(...list: string[][]) { for (const p of list) yield p; }
+  const collect = async (it: AsyncIterable<[string, string[]]>) => { const out: Array<[string, string[]]> = []; for await (const r of it) out.push(r); return out; };
+  const key = (s: string) => s[0]!;
+  it('a run cut by pages is carried over; empty pages and none at all', async () => {
+    assert.deepEqual(await collect(runsOf(pages(['a1', 'a2'], ['a3', 'b1'], [], ['b2'], ['c1']), key)), [['a', ['a1', 'a2', 'a3']], ['b', ['b1', 'b2']], ['c', ['c1']]]);
+    assert.deepEqual(await collect(runsOf(pages(), key)), []);
+    assert.deepEqual(await collect(runsOf(pages([], []), key)), []);
   });
 });
