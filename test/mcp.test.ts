@@ -257,6 +257,8 @@ describe('per-call limits', () => {
     const many = await call(client, 'probe', { urls: [fleet.url('ok-json'), fleet.url('ok-sse'), fleet.url('gzip')] });
     assert.equal(many.isError, true);
     assert.match(text(many), /at most 2 URLs per call/);
+    // A first probe loads the tokenizer (half a second or more on a busy machine): not what the limit is about.
+    await call(client, 'probe', { urls: [fleet.url('ok-json')] });
     const started = Date.now();
     const r = await call(client, 'probe', { urls: [fleet.url('ok-json'), fleet.url('hang')] });
     assert.ok(Date.now() - started < 5_000, `took ${Date.now() - started} ms`);
