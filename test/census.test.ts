@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp, readFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BIN, runCli } from './helpers.js';
@@ -175,5 +175,13 @@ describe('onetap census', () => {
     const noState = await runCli(['census', '--registry', reg.url, '--publisher', 'io.example', '--out', join(dir, 'other.json'), '--resume']);
     assert.equal(noState.code, 2);
     assert.match(noState.stderr, /^onetap: --resume: no census in /m);
+    // A state directory whose registry is not what a census wrote: a clear error, nothing probed or published.
+    const odd = join(dir, 'odd.state');
+    await mkdir(odd, { recursive: true });
+    await writeFile(join(odd, 'registry.jsonl'), '{"not":"a header"}\n');
+    const oddRun = await runCli(['census', '--registry', reg.url, '--publisher', 'io.example', '--out', join(dir, 'odd.json'), '--state-dir', odd, '--resume']);
+    assert.equal(oddRun.code, 1, oddRun.stderr);
+    assert.match(oddRun.stderr, /^onetap: .*registry\.jsonl: not the registry as a census read it/m);
+    assert.ok(!existsSync(join(dir, 'odd.json')));
   });
 });

@@ -106,8 +106,12 @@ async function eachDone(path: string, take: (o: Observation) => Promise<void> | 
 interface SnapshotHeader { source: string; readAt: string; servers: number }
 
 async function readAtOf(path: string): Promise<string> {
-  for await (const header of eachLine(path)) return (header as SnapshotHeader).readAt;
-  throw new Error(`${path}: empty`);
+  for await (const header of eachLine(path)) {
+    const readAt = (header as Partial<SnapshotHeader> | null)?.readAt;
+    if (typeof readAt === 'string' && !Number.isNaN(Date.parse(readAt))) return readAt;
+    break;
+  }
+  throw new Error(`${path}: not the registry as a census read it (no header line with readAt); run without --resume to start over`);
 }
 
 /** The snapshot's items, one at a time: never all of them held at once. */
