@@ -1,11 +1,12 @@
 /**
- * The census's verification records (pure): which checks an observation passed, and the list document written
- * one item at a time, which must read as the whole document would have been written.
+ * The census's verification records (pure): which checks an observation passed, the list document written one
+ * item at a time, which must read as the whole document would have been written, and which version of a server is
+ * its latest.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { censusEntry, checksOf, listText, printsOf, type CensusContext, type CensusEntry, type Observed } from '../../src/census/records.js';
-import type { RegistryItem } from '../../src/census/registry.js';
+import { LatestOnly, type RegistryItem } from '../../src/census/registry.js';
 import { sameToolsIndex } from '../../src/policy/same-tools.js';
 
 describe('checksOf', () => {
@@ -74,4 +75,20 @@ describe('the list document, one item at a time', () => {
     assert.equal(doc.metadata.count, 2);
     assert.equal(doc.metadata.nextCursor, undefined);
   });
+});
+
+describe('LatestOnly: the latest version of each server, in the registry\'s order', () => {
+  const v = (name: string, version: string, official: Record<string, unknown>): RegistryItem => ({ server: { name, version }, _meta: { 'io.modelcontextprotocol.registry/official': official } });
+  const kept = (items: RegistryItem[]) => {
+    const latest = new LatestOnly();
+    items.forEach((i) => latest.add(i));
+    return [...latest.texts()].map((t) => { const i = JSON.parse(t) as RegistryItem; return `${i.server.name}@${i.server.version}`; });
+  };
+  const rows: Array<[string, RegistryItem[], string[]]> = [
+    ['isLatest wins over a later publishedAt', [v('a', '2', { isLatest: true, publishedAt: '2026-01-01' }), v('a', '3', { isLatest: false, publishedAt: '2026-06-01' })], ['a@2']],
+    ['without isLatest, the one published last', [v('a', '2', { publishedAt: '2026-06-01' }), v('a', '1', { publishedAt: '2026-01-01' })], ['a@2']],
+    ['a tie: the last one listed', [v('a', '1', {}), v('a', '2', {})], ['a@2']],
+    ['each name where it first appears', [v('b', '1', {}), v('a', '1', {}), v('b', '2', { isLatest: true })], ['b@2', 'a@1']],
+  ];
+  for (const [label, items, want] of rows) it(label, () => assert.deepEqual(kept(items), want));
 });
