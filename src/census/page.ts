@@ -5,9 +5,10 @@
  */
 import { createHash } from 'node:crypto';
 import { html, trusted } from '../status/html.js';
-import type { RemoteRecord, Verification } from './records.js';
+import type { CensusEntry, RemoteRecord, Verification } from './records.js';
 
-export interface CensusDocument { servers: Array<{ server: Record<string, unknown>; _meta: Record<string, unknown> }>; metadata: { count: number } }
+/** The list document `onetap census --out` writes. */
+export interface CensusDocument { servers: CensusEntry[]; metadata: { count: number } }
 
 interface Row { name: string; remote: RemoteRecord; host: string }
 

@@ -17,6 +17,11 @@ interface CensusFlags {
   optOut?: string; expiresAfter: number; timeout?: number; concurrency: number; allowPrivate?: boolean; allowHttp?: boolean; contact?: string;
 }
 
+/** `--census` and `--census-previous` of `serve` and `site`: each given file must exist (exit 2 naming the flag). */
+export function checkCensusFiles(census: string, previous: string | undefined): void {
+  for (const [flag, path] of [['--census', census], ['--census-previous', previous]] as const) if (path !== undefined && !existsSync(path)) throw flagError(flag, 'no such file', path);
+}
+
 /** A reverse-domain name (`io.example`, `com.example.census`). */
 const PUBLISHER = /^[a-z0-9-]+(\.[a-z0-9-]+)+$/i;
 

@@ -17,6 +17,7 @@ import { inert } from '../text/escape.js';
 import { statusRoutes } from '../serve/status-routes.js';
 import { openStore, STATE_OPTION, STORE_OPTION, storeUrl } from './store.js';
 import { RETENTION_OPTION } from './report.js';
+import { checkCensusFiles } from './census.js';
 
 /** The curated catalog when there is one; discovery still works without it (nothing curated, nothing removed). */
 async function curatedOrEmpty(path: string): Promise<Catalog> {
@@ -149,7 +150,7 @@ export function registerDiscovery(program: Command): void {
 
 /** `serve --census`: the census alone, no catalog. */
 async function serveCensus(file: string, previous: string | undefined, opts: { host: string; port: number }): Promise<void> {
-  for (const [flag, path] of [['--census', file], ['--census-previous', previous]] as const) if (path !== undefined && !existsSync(path)) throw flagError(flag, 'no such file', path);
+  checkCensusFiles(file, previous);
   const { serveCensusFile } = await import('../serve/census-routes.js');
   const running = await serveCensusFile(file, previous, opts.host, opts.port);
   process.stdout.write(`serving ${running.url}/ (census page), ${running.url}/v0.1/servers; Ctrl-C stops\n`);

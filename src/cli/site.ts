@@ -10,7 +10,7 @@ import { siteFiles, writeSite } from '../site/site.js';
 import { flagError } from './args.js';
 import { RETENTION_OPTION } from './report.js';
 import { DEFAULT_CATALOG } from './catalog.js';
-import { existsSync } from 'node:fs';
+import { checkCensusFiles } from './census.js';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeAllAtomic } from '../util/atomic.js';
@@ -33,7 +33,7 @@ export function registerSite(program: Command): void {
       if (opts.baseUrl !== undefined && !/^https?:\/\/[^/]+/.test(opts.baseUrl)) throw flagError('--base-url', 'not an absolute http(s) URL', opts.baseUrl);
       if (!opts.out.trim()) throw flagError('--out', 'must name a directory', opts.out);
       if (opts.census !== undefined) {
-        for (const [flag, path] of [['--census', opts.census], ['--census-previous', opts.censusPrevious]] as const) if (path !== undefined && !existsSync(path)) throw flagError(flag, 'no such file', path);
+        checkCensusFiles(opts.census, opts.censusPrevious);
         const { censusPage } = await import('../census/page.js');
         const text = await readFile(opts.census, 'utf8');
         const previous = opts.censusPrevious ? JSON.parse(await readFile(opts.censusPrevious, 'utf8')) : null;

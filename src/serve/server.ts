@@ -124,27 +124,51 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   };
   const ctx: ServeContext = { catalog: async () => (await current()).catalog, problems: async () => (await current()).problems };
 
+  const running = await hardenedServer({ ...limits, host: opts.host, port: opts.port, log }, async (req, res, url) => {
+    const now = await current();
+    const doc = now.docs?.get(url.pathname);
+    if (doc) return sendDocument(req, res, doc.body, doc.mediaType);
+    if (!now.docs && url.pathname.startsWith('/.well-known/')) {
+      return sendJson(req, res, { error: 'the catalog fails lint: its published documents are withheld', problems: now.problems.map((p) => `${p.where}: ${p.message}`) }, 503);
+    }
+    for (const route of opts.routes ?? []) if (await route(req, res, url, ctx)) return;
+    sendJson(req, res, { error: 'not found', path: url.pathname }, 404);
+  });
+  origin = running.url;
+  return running;
+}
+
+type Limits = Required<Pick<ServeOptions, 'maxConnections' | 'headersTimeoutMs' | 'keepAliveTimeoutMs' | 'idleTimeoutMs'>>;
+
+/**
+ * The HTTP shell every `serve` shares: the limits above, GET and HEAD only (OPTIONS answered for CORS), a request
+ * path that is not a URL path refused, and errors that tell the client nothing internal (the detail goes to `log`).
+ */
+export async function hardenedServer(
+  opts: Limits & { host?: string; port?: number; log: (line: string) => void },
+  handle: (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<void>,
+): Promise<RunningServer> {
   const server = createServer({
-    headersTimeout: limits.headersTimeoutMs,
-    requestTimeout: limits.headersTimeoutMs + 5_000,
-    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    headersTimeout: opts.headersTimeoutMs,
+    requestTimeout: opts.headersTimeoutMs + 5_000,
+    keepAliveTimeout: opts.keepAliveTimeoutMs,
     // How often Node looks for connections past the header timeout (its default, 30 s, would let them linger).
-    connectionsCheckingInterval: Math.max(100, Math.min(1_000, limits.headersTimeoutMs / 4)),
+    connectionsCheckingInterval: Math.max(100, Math.min(1_000, opts.headersTimeoutMs / 4)),
   }, (req, res) => {
-    handle(req, res).catch((err: Error) => {
+    respond(req, res).catch((err: Error) => {
       const unavailable = err instanceof ServiceUnavailable;
-      log(`onetap serve: ${req.method} ${loggable(req.url ?? '')}: ${err.message}${err.cause instanceof Error ? ` (${err.cause.message})` : ''}`);
+      opts.log(`onetap serve: ${req.method} ${loggable(req.url ?? '')}: ${err.message}${err.cause instanceof Error ? ` (${err.cause.message})` : ''}`);
       if (!res.headersSent) sendJson(req, res, { error: unavailable ? 'service unavailable' : 'internal error' }, unavailable ? 503 : 500);
       else res.destroy();
     });
   });
-  server.setTimeout(limits.idleTimeoutMs); // no 'timeout' listener: Node destroys the socket
+  server.setTimeout(opts.idleTimeoutMs); // no 'timeout' listener: Node destroys the socket
 
   // Connection accounting: when full, close the oldest connection that has no request in progress (a slow
   // or silent client); when every connection is busy, the newcomer is closed.
   const open = new Map<Socket, { busy: boolean }>();
   server.on('connection', (socket: Socket) => {
-    if (open.size >= limits.maxConnections) {
+    if (open.size >= opts.maxConnections) {
       const idle = [...open].find(([, s]) => !s.busy)?.[0];
       if (!idle) return void socket.destroy();
       open.delete(idle);
@@ -160,28 +184,20 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     res.once('close', () => { state.busy = false; });
   });
 
-  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+  const respond = async (req: IncomingMessage, res: ServerResponse) => {
     if (req.method === 'OPTIONS') return void res.writeHead(204, { ...CORS_HEADERS, 'access-control-max-age': '86400' }).end();
     if (req.method !== 'GET' && req.method !== 'HEAD') return void res.writeHead(405, { ...CORS_HEADERS, allow: 'GET, HEAD, OPTIONS' }).end();
     const url = requestUrl(req.url);
     if (!url) return sendJson(req, res, { error: 'bad request: the path is not a valid URL path' }, 400);
-    const now = await current();
-    const doc = now.docs?.get(url.pathname);
-    if (doc) return sendDocument(req, res, doc.body, doc.mediaType);
-    if (!now.docs && url.pathname.startsWith('/.well-known/')) {
-      return sendJson(req, res, { error: 'the catalog fails lint: its published documents are withheld', problems: now.problems.map((p) => `${p.where}: ${p.message}`) }, 503);
-    }
-    for (const route of opts.routes ?? []) if (await route(req, res, url, ctx)) return;
-    sendJson(req, res, { error: 'not found', path: url.pathname }, 404);
+    await handle(req, res, url);
   };
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port ?? 8787, opts.host ?? '127.0.0.1', () => resolve());
   });
   const address = server.address() as AddressInfo;
-  origin = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
   return {
-    url: origin,
+    url: `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`,
     server,
     close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
   };

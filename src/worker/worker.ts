@@ -50,7 +50,6 @@ async function politely<T>(store: PgStore, url: string, limit: number, holder: s
   }
 }
 
-
 /** One job done: the observation recorded (or the canaries reported). */
 export async function work(job: ProbeJob, vantage: string, store: PgStore, holder = `${hostname()}:${process.pid}`): Promise<string> {
   const run = { id: job.run.id, startedAt: job.run.startedAt, vantage };
@@ -71,10 +70,8 @@ export async function work(job: ProbeJob, vantage: string, store: PgStore, holde
     // Held back while this worker still holds its slot: no other worker slips in between the 429 (or a census's
     // rest between two probes of a host) and the hold.
     const o = c.observations[0]!;
-    const rest = job.census ? new Date(Date.now() + job.census.gapMs) : null;
-    const held = o.reason === 'rate-limited' ? new Date(Date.now() + retryAfterMs(o)) : null;
-    const until = held && rest ? (held > rest ? held : rest) : held ?? rest;
-    if (until) await store.holdHost(new URL(job.url).host, until);
+    const holdMs = Math.max(job.census?.gapMs ?? 0, o.reason === 'rate-limited' ? retryAfterMs(o) : 0);
+    if (holdMs > 0) await store.holdHost(new URL(job.url).host, new Date(Date.now() + holdMs));
     return c;
   });
   const o = collected.observations[0]!;
