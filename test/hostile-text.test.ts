@@ -7,7 +7,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import dnsPromises from 'node:dns/promises';
@@ -28,7 +28,7 @@ import { inert } from '../src/text/escape.js';
 import { authEvidence } from '../src/attest/auth.js';
 import type { LiveExchange } from '../src/attest/live.js';
 import type { Resolver } from '../src/net/fetcher.js';
-import { catalogOf, observation, planOf, runCli, server, workspace } from './helpers.js';
+import { BIN, catalogOf, observation, planOf, runCli, server, workspace } from './helpers.js';
 
 const hex = (cp: number) => cp.toString(16).toUpperCase().padStart(4, '0');
 
@@ -122,6 +122,47 @@ describe('lint: hidden characters in catalog text', () => {
     assert.match(json.stdout, /\\udb40\\udc41/);
     const parsed = JSON.parse(json.stdout) as { problems: Array<{ where: string; message: string }> };
     assert.ok(parsed.problems.some((p) => p.where === 'servers[0] (Tagged\u{E0041})' && /U\+E0049/.test(p.message)));
+  });
+});
+
+describe('catalog text in the terminal: one line per problem, nothing raw', () => {
+  // A name that would end its own line and begin a forged one, with a bidi override to hide it.
+  const forged = (path: string) => `Evil\u202E\n${path}: servers[7] (Forged): all good`;
+
+  it('lint: a newline in a name cannot forge a line; each problem is one line', async () => {
+    const { catalogPath } = await workspace(catalogOf([]));
+    await writeFile(catalogPath, JSON.stringify(catalogOf([server(forged(catalogPath), 'https://t.example/mcp')])));
+    const json = JSON.parse((await runCli(['lint', '--catalog', catalogPath, '--json'])).stdout) as { problems: unknown[] };
+    const text = await runCli(['lint', '--catalog', catalogPath]);
+    assert.equal(text.code, 1);
+    const lines = text.stdout.trimEnd().split('\n');
+    assert.equal(lines.length, json.problems.length, text.stdout);
+    assert.ok(lines.every((l) => l.startsWith(`${catalogPath}: servers[0] (Evil⟨U+202E⟩\uFFFD${catalogPath}: servers[7]`)), text.stdout);
+    assertNoRawHidden(text.stdout + text.stderr, 'lint');
+  });
+
+  it('serve: a catalog that fails lint is logged inert, one line per problem', async () => {
+    const { catalogPath, dir } = await workspace(catalogOf([]));
+    await writeFile(catalogPath, JSON.stringify(catalogOf([server(forged(catalogPath), 'https://t.example/mcp')])));
+    const problems = (JSON.parse((await runCli(['lint', '--catalog', catalogPath, '--json'])).stdout) as { problems: unknown[] }).problems.length;
+    const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--catalog', catalogPath, '--state', join(dir, 'h.db')], { stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      let out = '';
+      let err = '';
+      child.stderr!.on('data', (d) => (err += d));
+      const url = await new Promise<string>((resolve, reject) => {
+        child.stdout!.on('data', (d) => { out += d; const m = /serving (http:\/\/127\.0\.0\.1:\d+)\//.exec(out); if (m) resolve(m[1]!); });
+        child.once('exit', (code) => reject(new Error(`serve exited ${code}: ${err}`)));
+      });
+      await (await fetch(`${url}/`)).text();
+      for (const end = Date.now() + 10_000; err.split('\n').length <= problems && Date.now() < end;) await new Promise((r) => setTimeout(r, 20));
+      const lines = err.trimEnd().split('\n');
+      assert.equal(lines.filter((l) => l.startsWith(`${catalogPath}: `)).length, problems, err);
+      assert.ok(lines.every((l) => l.startsWith('onetap serve: ') || l.startsWith(`${catalogPath}: servers[0] (Evil⟨U+202E⟩\uFFFD`)), err);
+      assertNoRawHidden(err, 'serve');
+    } finally {
+      child.kill();
+    }
   });
 });
 

@@ -10,6 +10,7 @@ import { outputsProblems } from './outputs.js';
 import { hostOf, isLoopbackUrl, normalizeUrl } from './url.js';
 import { RULES, type CharRule } from '../screen/rules.js';
 import { escapeHidden, firstHidden, hiddenKind, visibleCodePoint, codePointName } from '../text/unicode.js';
+import { inert } from '../text/escape.js';
 
 export interface LintProblem { where: string; message: string }
 
@@ -234,5 +235,5 @@ export function removedMatch(url: string, catalog: Catalog): number | null {
 }
 
 export function formatProblems(file: string, problems: LintProblem[]): string {
-  return problems.map((p) => `${file}: ${p.where}: ${p.message}`).join('\n');
+  return problems.map((p) => inert(`${file}: ${p.where}: ${p.message}`)).join('\n');
 }

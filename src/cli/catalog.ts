@@ -83,7 +83,7 @@ export function registerCatalogCommands(program: Command): void {
       process.exitCode = result.problems.length ? 1 : 0;
       if (opts.json) return printJson(result);
       if (result.problems.length) {
-        process.stdout.write(formatProblems(opts.catalog, result.problems).split('\n').map(inert).join('\n') + '\n');
+        process.stdout.write(formatProblems(opts.catalog, result.problems) + '\n');
         process.stderr.write(`onetap: ${result.problems.length} problem(s) in ${inert(opts.catalog)}\n`);
       } else {
         process.stdout.write(`${inert(opts.catalog)}: ${result.servers} servers, ${result.removed} removed, no problems\n`);

@@ -168,7 +168,7 @@ async function serveCensus(file: string, previous: string | undefined, opts: { h
 export function publishable(file: string, catalog: Catalog, opts: LintOptions = {}): boolean {
   const problems = publishProblems(catalog, opts);
   if (!problems.length) return true;
-  process.stderr.write(`${problems.map((p) => inert(formatProblems(file, [p]))).join('\n')}\nonetap: ${new UnpublishableCatalog(problems).message}\n`);
+  process.stderr.write(`${formatProblems(file, problems)}\nonetap: ${new UnpublishableCatalog(problems).message}\n`);
   process.exitCode = 1;
   return false;
 }

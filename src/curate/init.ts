@@ -2,9 +2,9 @@
  * `onetap init`: a list repository's starting files: an empty catalog with the chosen client profile and outputs,
  * an empty tools.lock.json, the weekly workflow and the .gitignore lines. Never overwrites a file.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, lstatSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, relative, sep } from 'node:path';
 import { serializeCatalog, type Catalog } from '../catalog/model.js';
 import { DEFAULT_KOTLIN_PACKAGE, OUTPUT_NAMES, type CatalogOutputs, type OutputName } from '../catalog/outputs.js';
 import { lockPath, serializeLock } from '../store/lock.js';
@@ -28,11 +28,21 @@ export const INIT_OUTPUTS: readonly OutputName[] = ['json', 'snapshot', 'log'];
 /** Lines the list repository ignores: onetap's local state, an installed onetap. */
 export const IGNORED = ['.onetap/', 'node_modules/'];
 
-/** A file `init` would write is already there (nothing was written). */
+/** A file `init` would write is already there, or would be written through a symbolic link (nothing was written). */
 export class InitRefused extends Error {
-  constructor(readonly path: string) {
-    super(`${path} exists: init never overwrites a file (nothing was written)`);
+  constructor(readonly path: string, why = 'exists: init never overwrites a file') {
+    super(`${path} ${why} (nothing was written)`);
   }
+}
+
+/** The first symbolic link on the way from `dir` (the user's choice, not checked) down to `path`, or null. */
+function linkOnTheWay(dir: string, path: string): string | null {
+  let at = dir;
+  for (const part of relative(dir, path).split(sep)) {
+    at = join(at, part);
+    if (lstatSync(at, { throwIfNoEntry: false })?.isSymbolicLink()) return at;
+  }
+  return null;
 }
 
 export interface Initialized { written: string[]; catalogPath: string }
@@ -54,9 +64,14 @@ export async function initList(opts: InitOptions): Promise<Initialized> {
     { path: lockPath(catalogPath), content: serializeLock({ version: 1, servers: {} }) },
     { path: join(opts.dir, '.github', 'workflows', 'onetap-weekly.yml'), content: await readFile(packagePath('examples/github/onetap-weekly.yml'), 'utf8') },
   ];
+  const gitignore = join(opts.dir, '.gitignore');
+  // A link would make init copy or write over whatever it points to, outside the list's own files.
+  for (const path of [...fresh.map((f) => f.path), gitignore]) {
+    const link = linkOnTheWay(opts.dir, path);
+    if (link) throw new InitRefused(link, 'is a symbolic link: init writes no file through one');
+  }
   const taken = fresh.find((f) => existsSync(f.path));
   if (taken) throw new InitRefused(taken.path);
-  const gitignore = join(opts.dir, '.gitignore');
   const existing = await readFile(gitignore, 'utf8').catch(() => '');
   const have = new Set(existing.split('\n').map((l) => l.trim()));
   const missing = IGNORED.filter((l) => !have.has(l) && !have.has(l.replace(/\/$/, '')));

@@ -14,6 +14,7 @@ import { ajv as loadAjv } from '../util/lazy.js';
 import { CatalogError } from '../catalog/model.js';
 import { readPackageJson } from '../util/package-file.js';
 import { once } from '../util/once.js';
+import { MAX_NESTING, textNestsDeeperThan } from '../util/json.js';
 import { PathRefused } from './confine.js';
 import { MCP_LIMITS, type McpLimits } from './limits.js';
 import { TOOLS, ToolRefused, type ToolContext } from './tools.js';
@@ -159,21 +160,29 @@ export function requestRefusal(headers: { origin?: string; host?: string }, own:
  * An answer given before the request body is read, so without the request's id: the wire schema's error response
  * has `id` optional and, when present, a string or a number (`null` is not one), so it is left out.
  */
-function jsonRpcError(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
+function jsonRpcError(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}, code = -32000): void {
   res.writeHead(status, { 'content-type': 'application/json', ...headers });
-  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message } }));
+  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message } }));
 }
 
 export const MCP_PATH = '/mcp';
 
-/** The id of a single JSON-RPC request in `body`, if it has a valid one. */
-function requestIdOf(body: Buffer): string | number | undefined {
+/** The id of a single JSON-RPC request, if it has a valid one. */
+function requestIdOf(msg: unknown): string | number | undefined {
+  const id = msg && typeof msg === 'object' && !Array.isArray(msg) ? (msg as { id?: unknown }).id : undefined;
+  return typeof id === 'string' || (typeof id === 'number' && Number.isInteger(id)) ? id : undefined;
+}
+
+/**
+ * A JSON request body parsed once, here, and handed to the SDK parsed; or the SDK's own parse-error words when it is
+ * not JSON. Nesting is checked on the bytes first: megabytes of `[[[[` are refused in milliseconds, not parsed.
+ */
+export function parsedBodyOf(body: Buffer): { value: unknown } | { refusal: string } {
+  if (textNestsDeeperThan(body, MAX_NESTING)) return { refusal: `Parse error: nested deeper than ${MAX_NESTING} levels` };
   try {
-    const msg = JSON.parse(body.toString('utf8')) as unknown;
-    const id = msg && typeof msg === 'object' && !Array.isArray(msg) ? (msg as { id?: unknown }).id : undefined;
-    return typeof id === 'string' || (typeof id === 'number' && Number.isInteger(id)) ? id : undefined;
+    return { value: JSON.parse(body.toString('utf8')) as unknown };
   } catch {
-    return undefined;
+    return { refusal: 'Parse error: Invalid JSON' };
   }
 }
 
@@ -251,7 +260,11 @@ export async function serveHttp(opts: McpServeOptions & { host: string; port: nu
       // The path as the SDK builds its URL from (an absolute-form request target would make that URL invalid).
       const target = new URL(req.url ?? '/', 'http://x');
       const buffered = { method: req.method, url: target.pathname + target.search, headers: req.headers, async *[Symbol.asyncIterator]() { if (body.length) yield body; } };
-      await sdkNode().toNodeHandler(withRequestId(handler, () => requestIdOf(body)))(buffered, res);
+      // Only a JSON body is parsed here: any other media type is the SDK's to refuse (415), unread.
+      const parsed = /^application\/json/i.test(req.headers['content-type'] ?? '') ? parsedBodyOf(body) : null;
+      if (parsed && 'refusal' in parsed) return jsonRpcError(res, 400, parsed.refusal, {}, -32700);
+      const value = parsed?.value;
+      await sdkNode().toNodeHandler(withRequestId(handler, () => requestIdOf(value)))(buffered, res, value);
     } finally {
       inFlight--;
     }

@@ -5,7 +5,7 @@
  */
 import { readFile, stat } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { hardenedServer, SERVE_LIMITS, type RunningServer } from './server.js';
+import { hardenedServer, SERVE_LIMITS, terminalLog, type RunningServer } from './server.js';
 import { sendDocument, sendJson } from './http.js';
 import { CENSUS_CSP, censusListPage, censusPage, type CensusDocument } from '../census/page.js';
 
@@ -37,7 +37,7 @@ export function censusRoutes(path: string, previousPath?: string): (req: Incomin
 /** The census alone on its own server (no catalog), in `serve`'s hardened shell. */
 export async function serveCensusFile(path: string, previousPath: string | undefined, host: string, port: number): Promise<RunningServer> {
   const route = censusRoutes(path, previousPath);
-  return hardenedServer({ ...SERVE_LIMITS, host, port, log: (line) => void process.stderr.write(`${line}\n`) }, async (req, res, url) => {
+  return hardenedServer({ ...SERVE_LIMITS, host, port, log: terminalLog }, async (req, res, url) => {
     if (!(await route(req, res, url))) sendJson(req, res, { error: 'not found', path: url.pathname }, 404);
   });
 }

@@ -13,6 +13,7 @@ import { loadCatalog, type Catalog } from '../catalog/model.js';
 import { formatProblems, type LintOptions, type LintProblem } from '../catalog/lint.js';
 import { leakProblems, publication, publishProblems, publishedDocuments, UnpublishableCatalog } from '../publish/publish.js';
 import { CORS_HEADERS, sendDocument, sendJson } from './http.js';
+import { inert } from '../text/escape.js';
 
 export interface ServeOptions {
   catalogPath: string;
@@ -53,10 +54,11 @@ export class ServiceUnavailable extends Error {}
 
 export const SERVE_LIMITS = { maxConnections: 256, headersTimeoutMs: 10_000, keepAliveTimeoutMs: 5_000, idleTimeoutMs: 30_000 } as const;
 
-/** Request text in the operator's log: no control or bidi characters from a client reach the terminal. */
-function loggable(text: string): string {
-  return text.slice(0, 300).replace(/[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, '?');
-}
+/**
+ * The operator's log: one call, one line. Whatever a line carries (a request target, a catalog's text, a history
+ * file's) reaches the terminal inert: no control, line-breaking or bidi character, so no line can be forged or hidden.
+ */
+export const terminalLog = (line: string): void => void process.stderr.write(`${inert(line)}\n`);
 
 /** The request target as a URL, or null when it is not an origin-form path with valid % escapes. */
 function requestUrl(target: string | undefined): URL | null {
@@ -69,7 +71,7 @@ function requestUrl(target: string | undefined): URL | null {
 }
 
 export async function startServer(opts: ServeOptions): Promise<RunningServer> {
-  const log = opts.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
+  const log = opts.log ?? terminalLog;
   const limits = {
     maxConnections: opts.maxConnections ?? SERVE_LIMITS.maxConnections,
     headersTimeoutMs: opts.headersTimeoutMs ?? SERVE_LIMITS.headersTimeoutMs,
@@ -107,7 +109,8 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       if (leaks.length) throw new UnpublishableCatalog(leaks);
       const problems = opts.lint ? publishProblems(catalog, opts.lint) : [];
       if (problems.length) {
-        log(`onetap serve: ${opts.catalogPath} fails lint, its published documents are withheld${lastGoodDocs ? ' (the last good ones stay)' : ''}: ${new UnpublishableCatalog(problems).message}\n${formatProblems(opts.catalogPath, problems)}`);
+        log(`onetap serve: ${opts.catalogPath} fails lint, its published documents are withheld${lastGoodDocs ? ' (the last good ones stay)' : ''}: ${new UnpublishableCatalog(problems).message}`);
+        for (const p of problems) log(formatProblems(opts.catalogPath, [p]));
       } else {
         lastGoodDocs = publishedDocuments(publication(catalog, { baseUrl: opts.baseUrl ?? origin }));
       }
@@ -116,8 +119,8 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       return built;
     } catch (err) {
       unreadable = version;
-      const why = err instanceof UnpublishableCatalog ? `${err.message}\n${formatProblems(opts.catalogPath, err.problems)}` : (err as Error).message;
-      log(`onetap serve: this version of ${opts.catalogPath} is not served${built ? ' (the last good one stays)' : ''}: ${why}`);
+      log(`onetap serve: this version of ${opts.catalogPath} is not served${built ? ' (the last good one stays)' : ''}: ${(err as Error).message}`);
+      if (err instanceof UnpublishableCatalog) for (const p of err.problems) log(formatProblems(opts.catalogPath, [p]));
       if (built) return built;
       throw new ServiceUnavailable('no readable catalog');
     }
@@ -157,7 +160,7 @@ export async function hardenedServer(
   }, (req, res) => {
     respond(req, res).catch((err: Error) => {
       const unavailable = err instanceof ServiceUnavailable;
-      opts.log(`onetap serve: ${req.method} ${loggable(req.url ?? '')}: ${err.message}${err.cause instanceof Error ? ` (${err.cause.message})` : ''}`);
+      opts.log(`onetap serve: ${req.method} ${(req.url ?? '').slice(0, 300)}: ${err.message}${err.cause instanceof Error ? ` (${err.cause.message})` : ''}`);
       if (!res.headersSent) sendJson(req, res, { error: unavailable ? 'service unavailable' : 'internal error' }, unavailable ? 503 : 500);
       else res.destroy();
     });

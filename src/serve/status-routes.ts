@@ -7,7 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Catalog } from '../catalog/model.js';
 import type { Store } from '../store/store.js';
 import { describeHistoryProblems } from '../store/problems.js';
-import { ServiceUnavailable, type ServeContext } from './server.js';
+import { ServiceUnavailable, terminalLog, type ServeContext } from './server.js';
 import { sendDocument, sendJson } from './http.js';
 import { historyAnswer, refreshView, type StatusModel } from '../status/model.js';
 import { buildStatus, DEFAULT_RETENTION_DAYS } from '../status/build.js';
@@ -61,7 +61,7 @@ function decodeSegment(segment: string): string | null {
 
 export function statusRoutes(opts: StatusOptions): Array<(req: IncomingMessage, res: ServerResponse, url: URL, ctx: ServeContext) => Promise<boolean>> {
   const now = opts.now ?? (() => new Date());
-  const log = opts.log ?? ((line: string) => void process.stderr.write(`onetap serve: ${line}\n`));
+  const log = opts.log ?? ((line: string) => terminalLog(`onetap serve: ${line}`));
   let history: Store | null = opts.store ?? null;
   let told = '';
   /** The store, having said which history lines it leaves out whenever that changed (a pull may change them). */

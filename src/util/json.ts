@@ -17,3 +17,22 @@ export function nestsDeeperThan(value: unknown, limit: number): boolean {
   return false;
 }
 
+
+/**
+ * Whether JSON text nests deeper than `limit` levels, read from its bytes without parsing (brackets inside strings do
+ * not count): a parser spends seconds on megabytes of `[[[[` before it fails, this scan milliseconds.
+ */
+export function textNestsDeeperThan(bytes: Uint8Array, limit: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < bytes.length; i++) {
+    const c = bytes[i]!;
+    if (inString) {
+      if (c === 0x5c) i++; // a backslash: the next byte is escaped
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) { if (++depth > limit) return true; }
+    else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
+}
