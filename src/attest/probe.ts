@@ -49,6 +49,8 @@ export interface ProbeOptions {
   keys?: Record<string, ProbeKey>;
   /** Environment variables the entry's `probeHeaders` name that were not set: recorded, so the plan says why. */
   missingKeys?: string[];
+  /** Environment variables the entry's `probeHeaders` name that the key rule refused (never read): recorded, so the plan says so. */
+  refusedKeys?: string[];
   /** Replaces the deciding profile's User-Agent (diagnostic). */
   userAgent?: string;
   /** The User-Agent of every request the probe sends, every client's and every read's (a census identifies itself). */
@@ -112,6 +114,7 @@ export async function probe(url: string, options: ProbeOptions = {}): Promise<Pr
     headers: options.headers,
     keys: options.keys,
     missingKeys: options.missingKeys,
+    refusedKeys: options.refusedKeys,
     userAgent: options.userAgent,
     identity: options.identity,
     budget: options.budget,
@@ -333,9 +336,10 @@ function summarize(url: string, profile: ClientProfile, o: LiveObservation, wide
     probe: {
       version: ONETAP_VERSION, profileDigest: profileDigest(profile), requiresAuth: opts.requiresAuth ?? false, timeoutMs: opts.timeoutMs ?? null,
       matrix: opts.matrix ?? false, headers: Object.keys(opts.headers ?? {}).map((h) => h.toLowerCase()).sort(),
-      ...(opts.keys || opts.missingKeys?.length ? {
+      ...(opts.keys || opts.missingKeys?.length || opts.refusedKeys?.length ? {
         keys: {
           headers: Object.keys(opts.keys ?? {}).map((h) => h.toLowerCase()).sort(), missing: [...(opts.missingKeys ?? [])].sort(),
+          ...(opts.refusedKeys?.length ? { refused: [...opts.refusedKeys].sort() } : {}),
           listed: !!o.keyed?.toolDefinitions, error: o.keyed && !o.keyed.toolDefinitions ? oneLineOrNull(o.keyed.error ?? firstProblem(o.keyed), L.errorChars) : null,
         },
       } : {}),

@@ -59,9 +59,10 @@ export const probeSettingsSchema = z.object({
   /**
    * Probe-only keys (a requiresAuth entry's `probeHeaders`), absent without any: the headers sent with a key (names
    * only), the environment variables that were not set (the row was probed without them), whether the keyed session
-   * listed tools (then the tool list, its snapshot and screening are the keyed session's), and its error.
+   * listed tools (then the tool list, its snapshot and screening are the keyed session's), and its error. `refused`:
+   * the variables the key rule refused (`policy.keyEnv`; never read, the row was probed without them), absent when none.
    */
-  keys: z.object({ headers: z.array(z.string()), missing: z.array(z.string()), listed: z.boolean(), error: z.string().nullable() }).optional(),
+  keys: z.object({ headers: z.array(z.string()), missing: z.array(z.string()), refused: z.array(z.string()).optional(), listed: z.boolean(), error: z.string().nullable() }).optional(),
 });
 
 export const observationSchema = z.object({
