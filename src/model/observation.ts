@@ -138,6 +138,11 @@ export const observationSchema = z.object({
   cardMismatches: z.array(mismatchSchema).nullable(),
   /** What the policy read to reach the verdict (null in rows of 0.1's history, or bounded away). */
   evidence: evidenceSchema.nullable(),
+  /**
+   * How many texts of the record onetap redacted, each such run now reading `[redacted]`: a header's value or a
+   * probe-only key the server sent back (docs/clients.md). Absent when none (and in records made before it was counted).
+   */
+  redacted: count.optional(),
 });
 
 export type Finding = z.infer<typeof findingSchema>;
