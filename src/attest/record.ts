@@ -214,13 +214,19 @@ function growOver(text: string, [start, end]: Range, char: RegExp, padding = fal
 }
 
 function fragmentRanges(text: string, f: Fragments, out: Range[]): void {
+  // Found in order of their start, so each one found extends the last or starts the next (linear, whatever the text).
   const found: Range[] = [];
+  const add = (start: number, end: number) => {
+    const last = found.at(-1);
+    if (last && start <= last[1]) last[1] = Math.max(last[1], end);
+    else found.push([start, end]);
+  };
   for (let i = 0; i + FRAGMENT_CHARS <= text.length; i++) {
     if (!f.pairs[pairOf(text, i)]) continue;
-    if (f.short.has(text.slice(i, i + FRAGMENT_CHARS).toLowerCase())) found.push([i, i + FRAGMENT_CHARS]);
-    if (f.hex.size && i + HEX_FRAGMENT_CHARS <= text.length && f.hex.has(text.slice(i, i + HEX_FRAGMENT_CHARS).toLowerCase())) found.push([i, i + HEX_FRAGMENT_CHARS]);
+    if (f.short.has(text.slice(i, i + FRAGMENT_CHARS).toLowerCase())) add(i, i + FRAGMENT_CHARS);
+    if (f.hex.size && i + HEX_FRAGMENT_CHARS <= text.length && f.hex.has(text.slice(i, i + HEX_FRAGMENT_CHARS).toLowerCase())) add(i, i + HEX_FRAGMENT_CHARS);
   }
-  for (const r of merged(found)) out.push(growOver(text, r, f.grow));
+  for (const r of found) out.push(growOver(text, r, f.grow));
 }
 
 /** Ranges sorted, those that overlap or touch made one. */
