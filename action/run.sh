@@ -5,7 +5,8 @@
 #
 #   0. with input store-url (PostgreSQL): mask it, migrate the store; steps 1 and 3 are then left out;
 #   1. bring the text history from the history branch into the working tree (a data branch, or the default one);
-#   2. run `onetap refresh` (--write, or --record) and read its JSON plan;
+#   2. run `onetap refresh` (--write, or --record) and read its JSON plan; it gets a base environment, the store and
+#      the probe keys the catalog names (action/key-names.mjs), nothing else of the job's;
 #   3. commit only the history, straight to the history branch (it must outlive unmerged pull requests),
 #      appending this run's lines to whatever the branch holds now, retrying when someone pushed meanwhile;
 #   4. write the pull request body (`onetap report --markdown`) and, if asked, the static site;
@@ -99,14 +100,21 @@ if [[ $IN_GIT == true ]]; then
   if [[ -d $HISTORY_DIR ]]; then cp -R "$HISTORY_DIR/." "$TMP/before/"; fi
 fi
 
-# Probe-only keys (the catalog's probeHeaders name environment variables): masked in the log before anything runs.
+# Probe-only keys: the variables the catalog's probeHeaders name and the key rule permits (action/key-names.mjs),
+# masked in the log before anything runs. The refresh gets these and a base environment, nothing else of the job's
+# (no GITHUB_TOKEN, no ACTIONS_* runtime token, no other secret of the workflow): a catalog row can only ever be sent
+# what the catalog names.
+REFRESH_ENV=()
+for var in PATH HOME TMPDIR LANG LC_ALL TZ NO_COLOR TERM NODE_OPTIONS NODE_EXTRA_CA_CERTS SSL_CERT_FILE SSL_CERT_DIR ONETAP_TEST_FAULT; do
+  if [[ -n ${!var+set} ]]; then REFRESH_ENV+=("$var=${!var}"); fi
+done
+if [[ -n $STORE ]]; then REFRESH_ENV+=("ONETAP_STORE_URL=$STORE"); fi
 while IFS= read -r var; do
-  value=${!var:-}
+  [[ $var =~ ^[A-Za-z_][A-Za-z0-9_]*$ && -n ${!var+set} ]] || continue
+  value=${!var}
   if [[ -n $value ]]; then while IFS= read -r line; do [[ -n $line ]] && echo "::add-mask::$line"; done <<< "$value"; fi
-done < <(node -e '
-  const c = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
-  for (const s of Array.isArray(c.servers) ? c.servers : []) for (const h of Object.values(s?.probeHeaders ?? {})) if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(h?.env)) console.log(h.env);
-' "$CATALOG" 2> /dev/null || true)
+  REFRESH_ENV+=("$var=$value")
+done < <(node "$(dirname "$(realpath "${BASH_SOURCE[0]}")")/key-names.mjs" "$CATALOG" 2> /dev/null || true)
 
 # 2. The refresh.
 ARGS=(refresh --catalog "$CATALOG" --json)
@@ -130,7 +138,7 @@ if [[ -n $ACROSS ]]; then
 fi
 echo "::group::$(annotation "onetap ${ARGS[*]}")"
 set +e
-"${ONETAP[@]}" "${ARGS[@]}" 2>&1 > "$TMP/plan.json" | "${LOG_SAFE[@]}" >&2   # the plan to a file, the rest through the filter
+env -i "${REFRESH_ENV[@]}" "${ONETAP[@]}" "${ARGS[@]}" 2>&1 > "$TMP/plan.json" | "${LOG_SAFE[@]}" >&2   # the plan to a file, the rest through the filter
 CODE=${PIPESTATUS[0]}
 set -e
 echo "::endgroup::"

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { answer, startFleet, type Fleet } from './fleet/fleet.js';
 import { catalogOf, runCli, server } from './helpers.js';
-import { ROOT, git, runAction } from './action-run.js';
+import { GIT_ENV, ROOT, git, runAction } from './action-run.js';
 import type { Catalog } from '../src/index.js';
 
 const VALIDATOR = join(ROOT, 'node_modules', '.bin', 'action-validator');
@@ -256,19 +256,21 @@ describe('action/run.sh: weekly refresh in fresh clones', () => {
 
 /**
  * A stand-in for onetap whose refresh appends one history line and, while it runs, lets another runner push
- * a history commit first: run.sh's git logic on its own, whatever the real history format is.
+ * a history commit first: run.sh's git logic on its own, whatever the real history format is. Its settings come
+ * from run.json beside it: run.sh hands the refresh none of the job's environment but the catalog's keys.
  */
 const FAKE_ONETAP = `
 const fs = require('fs'); const { execFileSync } = require('child_process');
 const a = process.argv.slice(2);
+const run = JSON.parse(fs.readFileSync(__dirname + '/run.json', 'utf8'));
 if (a[0] === 'refresh') {
   const dir = require('path').dirname(a[a.indexOf('--catalog') + 1]) + '/history';
   fs.mkdirSync(dir, { recursive: true });
-  fs.appendFileSync(dir + '/2026-11.jsonl', JSON.stringify({ run: process.env.RUN }) + '\\n');
-  if (process.env.RACE_CLONE) {
-    const git = (...args) => execFileSync('git', ['-C', process.env.RACE_CLONE, ...args]);
-    fs.appendFileSync(process.env.RACE_CLONE + '/catalog/history/2026-11.jsonl', JSON.stringify({ run: 'concurrent' }) + '\\n');
-    git('add', '.'); git('commit', '-qm', 'concurrent history'); git('push', '-q', 'origin', process.env.RACE_BRANCH);
+  fs.appendFileSync(dir + '/2026-11.jsonl', JSON.stringify({ run: run.RUN }) + '\\n');
+  if (run.RACE_CLONE) {
+    const git = (...args) => execFileSync('git', ['-C', run.RACE_CLONE, ...args], { env: { ...process.env, ...run.GIT_ENV } });
+    fs.appendFileSync(run.RACE_CLONE + '/catalog/history/2026-11.jsonl', JSON.stringify({ run: 'concurrent' }) + '\\n');
+    git('add', '.'); git('commit', '-qm', 'concurrent history'); git('push', '-q', 'origin', run.RACE_BRANCH);
   }
   console.log(JSON.stringify({ plan: [], summary: { total: 0, keep: 0, keepFailed: 0, review: 0, drop: 0, changed: 0 }, aborted: null, probedAt: '2026-11-30T06:00:00.000Z' }));
 } else if (a[0] === 'report') console.log('# report');
@@ -282,12 +284,14 @@ describe('action/run.sh: the history commit when runs overlap', () => {
       await writeFile(join(fake, 'bin', 'onetap'), FAKE_ONETAP);
       const remote = await remoteWith(catalogOf([server('Steady', fleet.url('ok-json'))]));
       const inputs = { 'history-branch': branch };
-      const first = await runAction(tmp, 'run.sh', await freshClone(remote), inputs, { GITHUB_ACTION_PATH: fake, RUN: 'first' });
+      await writeFile(join(fake, 'bin', 'run.json'), JSON.stringify({ RUN: 'first' }));
+      const first = await runAction(tmp, 'run.sh', await freshClone(remote), inputs, { GITHUB_ACTION_PATH: fake });
       assert.equal(first.code, 0, first.stdout + first.stderr);
       const other = await freshClone(remote);
       git(other, 'checkout', '--quiet', branch);
       const mine = await freshClone(remote);
-      const r = await runAction(tmp, 'run.sh', mine, inputs, { GITHUB_ACTION_PATH: fake, RUN: 'second', RACE_CLONE: other, RACE_BRANCH: branch });
+      await writeFile(join(fake, 'bin', 'run.json'), JSON.stringify({ RUN: 'second', RACE_CLONE: other, RACE_BRANCH: branch, GIT_ENV }));
+      const r = await runAction(tmp, 'run.sh', mine, inputs, { GITHUB_ACTION_PATH: fake });
       assert.equal(r.code, 0, r.stdout + r.stderr);
       assert.deepEqual(historyLines(remote, branch).map((l) => (JSON.parse(l) as { run: string }).run), ['first', 'concurrent', 'second']);
       assert.equal(git(remote, 'rev-parse', branch), r.outputs['history-commit']);

@@ -54,6 +54,19 @@ describe('lint', () => {
     one(catalogOf([server('H', 'https://h.example/mcp', { headers: { 'X-Api-Key': 'k' } })]), /looks secret/);
     assert.deepEqual(messages(catalogOf([server('H', 'https://h.example/mcp', { headers: { 'X-Client': 'kai' } })])), []);
   });
+  it('probe keys: never the store\'s or the CI\'s variables; a credential\'s name only listed in full; with policy.keyEnv only what it lists', () => {
+    const keyed = (env: string, keyEnv?: string[]) => catalogOf([server('Jina', 'https://mcp.jina.ai/v1', { requiresAuth: true, probeHeaders: { Authorization: { env, prefix: 'Bearer ' } } })],
+      { policy: { authOptionalHosts: ['mcp.jina.ai'], sharedGatewayHosts: [], ...(keyEnv ? { keyEnv } : {}) } });
+    assert.deepEqual(messages(keyed('JINA_API_KEY')), []);
+    assert.deepEqual(messages(keyed('JINA_API_KEY', ['JINA_*'])), []);
+    assert.deepEqual(messages(keyed('JINA_TOKEN', ['JINA_TOKEN'])), []);
+    one(keyed('ONETAP_STORE_URL'), /^servers\[0\] \(Jina\): probeHeaders\.Authorization: ONETAP_STORE_URL is one of the store's or the CI's own variables \(ONETAP_…\): never a probe key/);
+    one(keyed('GITHUB_TOKEN', ['GITHUB_TOKEN']), /GITHUB_TOKEN is one of the store's or the CI's own variables/);
+    one(keyed('GITHUB_TOKEN', ['GITHUB_TOKEN']), /^policy\.keyEnv\[0\]: GITHUB_TOKEN names the store's or the CI's own variables \(GITHUB_…\), refused always/);
+    one(keyed('JINA_TOKEN', ['JINA_*']), /JINA_TOKEN ends in _TOKEN: a probe key only when policy\.keyEnv lists it by its full name/);
+    one(keyed('OTHER_KEY', ['JINA_API_KEY']), /OTHER_KEY is not in policy\.keyEnv/);
+    one(keyed('JINA_API_KEY', ['JINA*']), /^policy\.keyEnv\[0\]: must match pattern/);
+  });
   it('every entry has a decision record', () => {
     one(catalogOf([server('D', 'https://d.example/mcp', { decision: undefined })]), /no decision record/);
   });
@@ -104,6 +117,20 @@ describe('add', () => {
     const before = await readFile(catalogPath, 'utf8');
     await assert.rejects(addServer({ catalogPath, url: fleet.url('http-404'), name: 'N', description: 'd', decision: 'me: why', allowHttp: true }), /not attested live: drop\/http-404/);
     assert.equal(await readFile(catalogPath, 'utf8'), before);
+  });
+  it('refuses a probe key the key rule refuses: the own variables at the flag (exit 2), the rest as lint does (exit 1), nothing probed', async () => {
+    const catalog = base();
+    catalog.policy.authOptionalHosts = ['127.0.0.1'];
+    const { catalogPath } = await workspace(catalog);
+    const hits = () => fleet.hits('ok-json').POST;
+    const before = hits();
+    const own = await runCli(['add', fleet.url('ok-json'), '--name', 'K', '--description', 'd', '--decision', 'me: why', '--requires-auth', '--probe-header', 'Authorization: Bearer ${GITHUB_TOKEN}', '--catalog', catalogPath, '--allow-http']);
+    assert.equal(own.code, 2);
+    assert.match(own.stderr, /--probe-header: GITHUB_TOKEN is one of the store's or the CI's own variables/);
+    const credential = await runCli(['add', fleet.url('ok-json'), '--name', 'K', '--description', 'd', '--decision', 'me: why', '--requires-auth', '--probe-header', 'Authorization: Bearer ${DB_PASSWORD}', '--catalog', catalogPath, '--allow-http'], { env: { DB_PASSWORD: 'hunter2-hunter2' } });
+    assert.equal(credential.code, 1);
+    assert.match(credential.stderr, /DB_PASSWORD ends in _PASSWORD/);
+    assert.equal(hits(), before, 'no request was made');
   });
   it('adds a live server with its decision record (CLI, exit 0)', async () => {
     const { catalogPath } = await workspace(base());

@@ -43,5 +43,6 @@ export function probeJson(r: Observation, across?: { vantages: VantageEntry[]; n
     descriptionBlindDigest: r.descriptionBlindDigest ?? null,
     vantages: across?.vantages ?? [{ vantage: r.vantage, verdict: r.verdict, reason: r.reason, latencyMs: Math.round(r.durationMs), observedAt: r.observedAt, left: null }],
     ...(across ? { note: across.note } : {}),
+    ...(r.redacted ? { redacted: r.redacted } : {}),
   };
 }

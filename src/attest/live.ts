@@ -29,6 +29,8 @@ export interface LiveRun extends Omit<ClientRun, 'steps' | 'toolCount'> {
   /** The tool names this client would list (null: it never got a tool list). */
   tools: string[] | null;
   toolDefinitions: ToolDefinition[] | null;
+  /** How many texts of this run onetap redacted (a secret the server sent back: `./record.ts` redactRun). */
+  redacted: number;
 }
 
 /** Everything one attempt at a server observed: the deciding client, and the reads that explain it. */
@@ -65,7 +67,7 @@ const NONE_EXCLUDED: LiveRun['excludedTools'] = Object.freeze([]) as unknown as 
 export function emptyRun(profile: string): LiveRun {
   return {
     profile, works: false, connected: false, tools: null, toolDefinitions: null, error: null, steps: [],
-    protocolVersion: null, serverInfo: null, sessionId: false, quirks: [], cutShort: false, durationMs: 0, excludedTools: NONE_EXCLUDED,
+    protocolVersion: null, serverInfo: null, sessionId: false, quirks: [], cutShort: false, durationMs: 0, excludedTools: NONE_EXCLUDED, redacted: 0,
   };
 }
 

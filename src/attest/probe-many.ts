@@ -10,6 +10,7 @@ export interface ProbeTarget {
   headers?: Record<string, string>;
   keys?: Record<string, ProbeKey>;
   missingKeys?: string[];
+  refusedKeys?: string[];
 }
 
 export const PROBE_MANY_DEFAULTS = {
@@ -18,7 +19,7 @@ export const PROBE_MANY_DEFAULTS = {
   perHost: 4,
 } as const;
 
-export interface ProbeManyOptions extends Omit<ProbeOptions, 'requiresAuth' | 'dispatcher' | 'budget' | 'keys' | 'missingKeys'> {
+export interface ProbeManyOptions extends Omit<ProbeOptions, 'requiresAuth' | 'dispatcher' | 'budget' | 'keys' | 'missingKeys' | 'refusedKeys'> {
   concurrency?: number;
   perHost?: number;
   /** Called as each probe ends (for progress lines and streamed output). */
@@ -55,6 +56,7 @@ export async function probeMany(targets: readonly ProbeTarget[], options: ProbeM
         headers: t.headers ? { ...probeOptions.headers, ...t.headers } : probeOptions.headers,
         keys: t.keys,
         missingKeys: t.missingKeys,
+        refusedKeys: t.refusedKeys,
         dispatcher,
         budget,
       }).finally(() => throttle.leave());

@@ -16,7 +16,7 @@ import { screenTools } from '../screen/screen.js';
 import { duplicateNames, storedSnapshot, toolListSnapshot, toolSetDigests } from './snapshot.js';
 import { countTokens, loadTokenizer } from './tokens.js';
 import { MAX_NESTING, nestsDeeperThan } from '../util/json.js';
-import { evidenceOf, profileDigest, redactRun, secretsOf } from './record.js';
+import { evidenceOf, profileDigest, redactRun, redactText, secretsOf, type Redactor } from './record.js';
 import type { Evidence, Unprocessable } from '../model/evidence.js';
 import type { Finding, MatrixCell, Observation } from '../model/observation.js';
 import type { StoredSnapshot } from '../model/snapshot.js';
@@ -49,6 +49,8 @@ export interface ProbeOptions {
   keys?: Record<string, ProbeKey>;
   /** Environment variables the entry's `probeHeaders` name that were not set: recorded, so the plan says why. */
   missingKeys?: string[];
+  /** Environment variables the entry's `probeHeaders` name that the key rule refused (never read): recorded, so the plan says so. */
+  refusedKeys?: string[];
   /** Replaces the deciding profile's User-Agent (diagnostic). */
   userAgent?: string;
   /** The User-Agent of every request the probe sends, every client's and every read's (a census identifies itself). */
@@ -81,7 +83,7 @@ export const PROBE_DEFAULTS = {
 } as const;
 
 /** Every option named (a new one that \`probe()\` forgets to pass on fails to compile), the defaults filled in. */
-type Resolved = { [K in keyof Required<ProbeOptions>]: ProbeOptions[K] } & { maxBodyBytes: number; retryDelayMs: number; maxRetryAfterMs: number; dispatcher: Dispatcher; secrets: readonly string[] };
+type Resolved = { [K in keyof Required<ProbeOptions>]: ProbeOptions[K] } & { maxBodyBytes: number; retryDelayMs: number; maxRetryAfterMs: number; dispatcher: Dispatcher; secrets: Redactor };
 
 export function resolveProfile(profile: string | ClientProfile | undefined): ClientProfile {
   if (profile === undefined) return KAI_9000;
@@ -112,6 +114,7 @@ export async function probe(url: string, options: ProbeOptions = {}): Promise<Pr
     headers: options.headers,
     keys: options.keys,
     missingKeys: options.missingKeys,
+    refusedKeys: options.refusedKeys,
     userAgent: options.userAgent,
     identity: options.identity,
     budget: options.budget,
@@ -121,7 +124,7 @@ export async function probe(url: string, options: ProbeOptions = {}): Promise<Pr
     maxRetryAfterMs: options.maxRetryAfterMs ?? PROBE_DEFAULTS.maxRetryAfterMs,
     dispatcher: options.dispatcher ?? own!,
     // Whatever the server sends back of the headers it was given is redacted before anything reads it.
-    secrets: secretsOf({ ...options.headers, ...keyHeaders(options.keys) }, Object.values(options.keys ?? {}).map((k) => k.value)),
+    secrets: secretsOf(options.headers, Object.values(options.keys ?? {}).map((k) => k.value)),
   };
   try {
     return await attest(url, resolveProfile(options.profile), opts);
@@ -159,7 +162,9 @@ async function attest(url: string, profile: ClientProfile, opts: Resolved): Prom
     return summarize(url, profile, o, wide, opts, { attempts, durationMs: Math.round(performance.now() - started), observedAt }, snapshot);
   } catch (err) {
     // Whatever the server sent, this row has a verdict and the run goes on.
-    const o = emptyObservation(url, profile, { stage, error: String((err as Error)?.message ?? err) });
+    const error = String((err as Error)?.message ?? err);
+    const o = emptyObservation(url, profile, { stage, error: redactText(error, opts.secrets) });
+    if (o.unprocessable!.error !== error) o.deciding.redacted = 1;
     return summarize(url, profile, o, null, opts, { attempts, durationMs: Math.round(performance.now() - started), observedAt }, null);
   }
 }
@@ -333,9 +338,10 @@ function summarize(url: string, profile: ClientProfile, o: LiveObservation, wide
     probe: {
       version: ONETAP_VERSION, profileDigest: profileDigest(profile), requiresAuth: opts.requiresAuth ?? false, timeoutMs: opts.timeoutMs ?? null,
       matrix: opts.matrix ?? false, headers: Object.keys(opts.headers ?? {}).map((h) => h.toLowerCase()).sort(),
-      ...(opts.keys || opts.missingKeys?.length ? {
+      ...(opts.keys || opts.missingKeys?.length || opts.refusedKeys?.length ? {
         keys: {
           headers: Object.keys(opts.keys ?? {}).map((h) => h.toLowerCase()).sort(), missing: [...(opts.missingKeys ?? [])].sort(),
+          ...(opts.refusedKeys?.length ? { refused: [...opts.refusedKeys].sort() } : {}),
           listed: !!o.keyed?.toolDefinitions, error: o.keyed && !o.keyed.toolDefinitions ? oneLineOrNull(o.keyed.error ?? firstProblem(o.keyed), L.errorChars) : null,
         },
       } : {}),
@@ -376,8 +382,16 @@ function summarize(url: string, profile: ClientProfile, o: LiveObservation, wide
     findingsSeen: o.findings.length,
     cardMismatches: null,
     evidence,
+    ...redactedCount(o, wide),
     snapshot,
   };
+}
+
+/** `redacted`: the texts redacted in every run the record holds (the keyed session's tools included); absent when none. */
+function redactedCount(o: LiveObservation, wide: Wide | null): { redacted?: number } {
+  const runs = [o.deciding, o.keyed, o.diagnosis, ...Object.values(o.others), wide?.diagnosis, ...Object.values(wide?.others ?? {})];
+  const n = runs.reduce((sum, r) => sum + (r?.redacted ?? 0), 0);
+  return n ? { redacted: n } : {};
 }
 
 /** Tool names as recorded: each at most RECORD_LIMITS.nameChars (the list itself is bounded where it is stored). */

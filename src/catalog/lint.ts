@@ -6,6 +6,7 @@ import { readPackageJson } from '../util/package-file.js';
 import { once } from '../util/once.js';
 import { ajv as loadAjv } from '../util/lazy.js';
 import { placeOf, type Catalog, type CatalogServer } from './model.js';
+import { ENV_NAME, keyEnvEntryProblem, keyEnvRefusal } from './key-env.js';
 import { outputsProblems } from './outputs.js';
 import { hostOf, isLoopbackUrl, normalizeUrl } from './url.js';
 import { RULES, type CharRule } from '../screen/rules.js';
@@ -47,6 +48,10 @@ function policyProblems(catalog: Catalog): LintProblem[] {
   if (chosen !== undefined && !builtIn.includes(chosen) && !own.includes(chosen)) {
     problems.push({ where: 'policy.clientProfile', message: `unknown client profile "${chosen}" (known: ${[...builtIn, ...own].join(', ')})` });
   }
+  (catalog.policy.keyEnv ?? []).forEach((entry, i) => {
+    const problem = typeof entry === 'string' ? keyEnvEntryProblem(entry) : null;
+    if (problem) problems.push({ where: `policy.keyEnv[${i}]`, message: problem });
+  });
   const { vantages, quorum } = catalog.policy;
   if (quorum !== undefined && vantages === undefined) problems.push({ where: 'policy.quorum', message: 'only with policy.vantages' });
   if (quorum !== undefined && vantages !== undefined && quorum > vantages.length) problems.push({ where: 'policy.quorum', message: `${quorum} is more than the ${vantages.length} vantages` });
@@ -150,8 +155,11 @@ export function entryProblems(s: CatalogServer, catalog: Catalog, opts: LintOpti
     if (SECRET_HEADER.test(name) && String(value).trim() !== '') out.push(`default header "${name}" looks secret: never ship a secret default (the user adds their own key)`);
   }
   if (s.probeHeaders !== undefined && s.requiresAuth !== true) out.push('probeHeaders need requiresAuth: true (a key for probing is only for an auth-optional server)');
-  for (const name of Object.keys(s.probeHeaders ?? {})) {
+  for (const [name, source] of Object.entries(s.probeHeaders ?? {})) {
     if (!HEADER_NAME.test(name)) out.push(`probeHeaders: "${name}" is not a header name`);
+    // A name that is no variable's name is the schema's problem, reported above.
+    const refusal = typeof source?.env === 'string' && ENV_NAME.test(source.env) ? keyEnvRefusal(source.env, catalog.policy.keyEnv) : null;
+    if (refusal) out.push(`probeHeaders.${name}: ${refusal} (the row is probed without it)`);
   }
   const d = s.decision;
   if (!d || typeof d !== 'object' || !d.by?.trim() || !d.at?.trim() || !d.why?.trim()) out.push('no decision record: every entry needs {by, at, why} (this list is curated, not scraped)');

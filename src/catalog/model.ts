@@ -74,6 +74,8 @@ export interface CatalogPolicy {
   sharedGatewayHosts: string[];
   /** Hosts whose every path is one server (the app matches saved URLs by host there). */
   aliasedHosts?: string[];
+  /** The environment variables `probeHeaders` may name (names, or `PREFIX_*`): with it, only these (`src/catalog/key-env.ts`). */
+  keyEnv?: string[];
   /** The client profile whose outcome decides each row (default `kai-9000`, the app's own client). */
   clientProfile?: string;
   /** This list's own client profiles, each derived from a built-in one, by id. */

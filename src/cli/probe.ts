@@ -4,7 +4,7 @@ import { jsonInvisibleEscaped } from '../text/escape.js';
 import type { ProbeResult } from '../attest/probe.js';
 import { probeJson } from '../attest/json.js';
 import { CLIENT_PROFILES, DEFAULT_PROFILE_ID } from '../attest/profile.js';
-import { findingLines, mismatchText, OrderedJsonArray, paint, Progress, table, tokensCell, useColor } from './render.js';
+import { findingLines, mismatchText, OrderedJsonArray, paint, Progress, table, tokensCell, useColor, withoutKeyText } from './render.js';
 import { inert } from '../text/escape.js';
 import { matrixLine } from '../attest/profile.js';
 import { flagError, parseHeader, positiveInt, probeHeaderFlag, profileId, runIdFlag, timeoutMs, UsageError, vantageList } from './args.js';
@@ -138,7 +138,7 @@ export function renderProbeTable(results: ProbeResult[], color: boolean): string
     if (r.matrix) lines.push(`  ${inert(r.url)}: ${matrixLine(r.matrix)}`);
     if (r.quirks.length) lines.push(`  ${inert(r.url)}: quirks: ${r.quirks.join(', ')}`);
     const keys = r.probe?.keys;
-    if (keys?.missing.length) lines.push(`  ${inert(r.url)}: probed without its key (${keys.missing.map(inert).join(', ')} not set)`);
+    if (keys?.missing.length || keys?.refused?.length) lines.push(`  ${inert(r.url)}: probed without its key (${withoutKeyText(keys)})`);
     else if (keys && !keys.listed) lines.push(`  ${inert(r.url)}: the keyed session listed no tools${keys.error ? ` (${inert(keys.error)})` : ''}`);
     if (r.findings.length) lines.push(`  ${inert(r.url)}: screening: ${r.findings.length} finding${r.findings.length === 1 ? '' : 's'} in its tool list`, ...findingLines(r.findings));
     if (r.cardMismatches?.length) lines.push(`  ${inert(r.url)}: card vs runtime: ${mismatchText(r.cardMismatches)}`);

@@ -24,7 +24,7 @@ function catalogGlance(path: string): Glance {
   } catch { return { labels: [], policy: {} }; }
 }
 import { DEFAULT_CATALOG } from './catalog.js';
-import { findingLines, mismatchText, paint, Progress, sameToolsText, table, tokensCell, useColor } from './render.js';
+import { findingLines, mismatchText, paint, Progress, sameToolsText, table, tokensCell, useColor, withoutKeyText } from './render.js';
 import { inert } from '../text/escape.js';
 import { describeHistoryProblems } from '../store/problems.js';
 import { openStore, pgUrlFlag, STATE_OPTION, STORE_OPTION, storeUrl, workersStore } from './store.js';
@@ -186,7 +186,7 @@ function renderPlan(plan: Plan, catalogPath: string, color: boolean, written: bo
   section('Probe-only keys', plan.rows.flatMap((r) => {
     const keys = r.probe?.keys;
     if (!keys) return [];
-    if (keys.missing.length) return [`${inert(r.name)}: probed without its key (${keys.missing.map(inert).join(', ')} not set): the tool list is what a user without a key sees`];
+    if (keys.missing.length || keys.refused?.length) return [`${inert(r.name)}: probed without its key (${withoutKeyText(keys)}): the tool list is what a user without a key sees`];
     return keys.listed ? [] : [`${inert(r.name)}: the keyed session listed no tools${keys.error ? ` (${inert(keys.error)})` : ''}: the tool list is the keyless one`];
   }));
   section('Same tool set as another entry', plan.rows.filter((r) => r.sameToolsAs?.length).map((r) => `${inert(r.name)}: ${sameToolsText(r.sameToolsAs!)}`));

@@ -118,6 +118,13 @@ export function mismatchText(mismatches: readonly Mismatch[]): string {
   return mismatches.map((m) => `${m.field}: card says ${inert(JSON.stringify(m.card) ?? 'nothing')}, the server ${inert(JSON.stringify(m.live) ?? 'nothing')}`).join('; ');
 }
 
+/** Why a row was probed without its key: `A not set; B refused (…)`. */
+export function withoutKeyText(keys: { missing: readonly string[]; refused?: readonly string[] }): string {
+  const parts = keys.missing.length ? [`${keys.missing.map(inert).join(', ')} not set`] : [];
+  if (keys.refused?.length) parts.push(`${keys.refused.map(inert).join(', ')} refused, never read: not a variable a catalog may name (onetap lint says why)`);
+  return parts.join('; ');
+}
+
 /** A token count for a table cell ("-": none counted). */
 export const tokensCell = (tokens: number | null | undefined) => (typeof tokens === 'number' ? tokens.toLocaleString('en') : '-');
 

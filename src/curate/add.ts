@@ -22,7 +22,7 @@ export interface AddOptions {
   /** Where those keys are read from (default: this process's environment). */
   env?: Env;
   allowHttp?: boolean;
-  probe?: Omit<ProbeOptions, 'requiresAuth' | 'keys' | 'missingKeys'>;
+  probe?: Omit<ProbeOptions, 'requiresAuth' | 'keys' | 'missingKeys' | 'refusedKeys'>;
   now?: () => Date;
   /** What the list's curated and removed entries are known to serve (`toolSetPrints` of the history): a copy is refused. */
   known?: readonly ToolSetPrint[];
@@ -85,9 +85,9 @@ export async function addServer(opts: AddOptions, restoring?: number): Promise<A
   // Decided as refresh decides: the catalog's profile and time limit unless the caller overrides them.
   let profile;
   try { profile = catalogProfile(catalog.policy); } catch (err) { throw new CatalogError(`${opts.catalogPath}: ${(err as Error).message}`); }
-  const { keys, missingKeys } = targetOf(entry, opts.env);
+  const { keys, missingKeys, refusedKeys } = targetOf(entry, opts.env, catalog.policy.keyEnv);
   const result = await probe(entry.url, {
-    profile, timeoutMs: catalog.policy.timeoutMs, ...opts.probe, requiresAuth: entry.requiresAuth, keys, missingKeys,
+    profile, timeoutMs: catalog.policy.timeoutMs, ...opts.probe, requiresAuth: entry.requiresAuth, keys, missingKeys, refusedKeys,
   });
   if (result.verdict !== 'live') {
     const evidence = [result.error, result.appError && result.appError !== result.error ? `the app says: ${result.appError}` : null, result.auth ? `auth: ${result.auth}${result.auth === 'oauth' ? ' (OAuth-only servers stay out)' : ''}` : null].filter(Boolean).join('; ');

@@ -16,6 +16,7 @@ export function planRowJson(r: PlanRow): PlanRowJson {
     toolCount: r.toolCount, toolsDigest: r.toolsDigest, toolsChanged: r.toolsChanged, identityChanged: r.identityChanged,
     run: r.run, vantage: r.vantage, observedAt: r.observedAt, ...(r.vantages ? { vantages: r.vantages } : {}),
     tokens: r.tokens ?? null, nameBlindDigest: r.nameBlindDigest ?? null, descriptionBlindDigest: r.descriptionBlindDigest ?? null, sameToolsAs: r.sameToolsAs ?? [],
+    ...(r.redacted ? { redacted: r.redacted } : {}),
   };
 }
 

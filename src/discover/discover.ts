@@ -209,7 +209,7 @@ export async function discover(input: string, opts: DiscoverOptions): Promise<Di
     const curated = new Map(opts.catalog.servers.map((s) => [normalizeUrl(s.url), s]));
     const results = await probeMany(eligible.map((c) => {
       const entry = curated.get(normalizeUrl(c.url!));
-      return entry ? targetOf(entry, opts.env) : { url: c.url!, requiresAuth: c.requiresAuth };
+      return entry ? targetOf(entry, opts.env, opts.catalog.policy.keyEnv) : { url: c.url!, requiresAuth: c.requiresAuth };
     }), {
       profile: catalogProfile(opts.catalog.policy), timeoutMs: opts.probeTimeoutMs ?? opts.catalog.policy.timeoutMs, lookup: guardedLookup(opts.trustedAddresses, opts.resolver, { allowPrivate: opts.allowPrivate }),
     });

@@ -59,9 +59,10 @@ export const probeSettingsSchema = z.object({
   /**
    * Probe-only keys (a requiresAuth entry's `probeHeaders`), absent without any: the headers sent with a key (names
    * only), the environment variables that were not set (the row was probed without them), whether the keyed session
-   * listed tools (then the tool list, its snapshot and screening are the keyed session's), and its error.
+   * listed tools (then the tool list, its snapshot and screening are the keyed session's), and its error. `refused`:
+   * the variables the key rule refused (`policy.keyEnv`; never read, the row was probed without them), absent when none.
    */
-  keys: z.object({ headers: z.array(z.string()), missing: z.array(z.string()), listed: z.boolean(), error: z.string().nullable() }).optional(),
+  keys: z.object({ headers: z.array(z.string()), missing: z.array(z.string()), refused: z.array(z.string()).optional(), listed: z.boolean(), error: z.string().nullable() }).optional(),
 });
 
 export const observationSchema = z.object({
@@ -137,6 +138,11 @@ export const observationSchema = z.object({
   cardMismatches: z.array(mismatchSchema).nullable(),
   /** What the policy read to reach the verdict (null in rows of 0.1's history, or bounded away). */
   evidence: evidenceSchema.nullable(),
+  /**
+   * How many texts of the record onetap redacted, each such run now reading `[redacted]`: a header's value or a
+   * probe-only key the server sent back (docs/clients.md). Absent when none (and in records made before it was counted).
+   */
+  redacted: count.optional(),
 });
 
 export type Finding = z.infer<typeof findingSchema>;

@@ -66,7 +66,7 @@ export interface RefreshOptions {
   /** Called with the plan before anything is written. */
   onPlan?: (plan: Plan) => void;
   /** Passed to every probe (retry delay, user agent, …). */
-  probe?: Omit<ProbeOptions, 'requiresAuth' | 'headers' | 'keys' | 'missingKeys' | 'timeoutMs' | 'dispatcher' | 'profile' | 'matrix'>;
+  probe?: Omit<ProbeOptions, 'requiresAuth' | 'headers' | 'keys' | 'missingKeys' | 'refusedKeys' | 'timeoutMs' | 'dispatcher' | 'profile' | 'matrix'>;
   now?: () => Date;
 }
 
@@ -107,7 +107,7 @@ export async function refresh(opts: RefreshOptions): Promise<RefreshResult> {
     const startedAt = now().toISOString();
     const run = { id: opts.runId ?? startedAt, startedAt };
     // Here, or by the workers of several vantages (then the quorum rules decide): each row's observations.
-    const collected = opts.vantages ? await collectAcross(opts, catalog, store, run, profile) : await collect(catalog.servers.map((s) => targetOf(s, opts.env)), {
+    const collected = opts.vantages ? await collectAcross(opts, catalog, store, run, profile) : await collect(catalog.servers.map((s) => targetOf(s, opts.env, catalog.policy.keyEnv)), {
       ...opts.probe, run, concurrency: opts.concurrency ?? PROBE_MANY_DEFAULTS.concurrency, perHost: opts.perHost,
       timeoutMs: opts.timeoutMs ?? catalog.policy.timeoutMs, profile, matrix: opts.matrix,
       allowPrivateCard: (url) => !!opts.allowHttp && isLoopbackUrl(url), canaries: catalog.policy.canaries ?? [],
