@@ -57,7 +57,8 @@ export function vantageRoleSql(opts: { schema: string; vantage: string; queue: s
     `GRANT SELECT ON ${s('schema_migrations')} TO ${r};`,
     `GRANT INSERT (run_id, url, vantage, observed_at, line, signature) ON ${s('vantage_observations')} TO ${r};`,
     `GRANT INSERT (run_id, vantage, configured, reachable, signature) ON ${s('vantage_canaries')} TO ${r};`,
-    `GRANT INSERT ON ${s('snapshots')} TO ${r};`,
+    // ON CONFLICT (hash) reads the conflict's column.
+    `GRANT INSERT, SELECT (hash) ON ${s('snapshots')} TO ${r};`,
     `GRANT SELECT, INSERT, UPDATE, DELETE ON ${s('host_leases')} TO ${r};`,
     `GRANT SELECT, INSERT, UPDATE ON ${s('host_not_before')} TO ${r};`,
     ...onlyWhere(s('vantage_observations'), policy, role, `vantage = ${literal(vantage)}`),
