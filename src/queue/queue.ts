@@ -50,8 +50,34 @@ export interface WorkerPermits { keyEnv: ReadonlySet<string>; allowHttp: boolean
 
 /** The bounds of a job: whatever the queue holds, a worker acts on no more than this. */
 export const JOB_LIMITS = {
-  bytes: 64 * 1024, depth: 8, urlChars: 2_048, runIdChars: 200, headers: 32, headerNameChars: 100, headerValueChars: 4_096,
-  headerBytes: 16 * 1024, probeHeaders: 8, prefixChars: 100, canaries: 20, timeoutMs: 600_000, perHost: 1_000, profileIdChars: 100,
+  /** A job's JSON, characters. */
+  bytes: 64 * 1024,
+  /** Nesting of a job's JSON, levels. */
+  depth: 8,
+  /** A URL (the probed one, a canary, a name), characters. */
+  urlChars: 2_048,
+  /** A run's id, characters. */
+  runIdChars: 200,
+  /** Headers of a job, or of its profile. */
+  headers: 32,
+  /** A header's name, characters. */
+  headerNameChars: 100,
+  /** A header's value, characters. */
+  headerValueChars: 4_096,
+  /** A job's (or its profile's) header names and values together, characters. */
+  headerChars: 16 * 1024,
+  /** Probe-only keys a job names. */
+  probeHeaders: 8,
+  /** The text before a probe-only key (`Bearer `), characters. */
+  prefixChars: 100,
+  /** Canaries of a canaries job. */
+  canaries: 20,
+  /** A job's (or its profile's) per-request time limit, ms. */
+  timeoutMs: 600_000,
+  /** Probes in flight per host a job may ask for. */
+  perHost: 1_000,
+  /** A client profile's id, characters. */
+  profileIdChars: 100,
 } as const;
 
 const FIELDS = new Set(['run', 'vantage', 'kind', 'url', 'name', 'requiresAuth', 'headers', 'probeHeaders', 'profile', 'timeoutMs', 'matrix', 'allowHttp', 'perHost', 'canaries', 'census']);
@@ -79,7 +105,7 @@ function headersProblem(headers: unknown, where: string): string | null {
     if (typeof value !== 'string' || value.length > JOB_LIMITS.headerValueChars || !HEADER_VALUE.test(value)) return `${where}.${name}: expected text up to ${JOB_LIMITS.headerValueChars} characters, no control characters`;
     bytes += name.length + value.length;
   }
-  return bytes > JOB_LIMITS.headerBytes ? `${where}: more than ${JOB_LIMITS.headerBytes} characters in all` : null;
+  return bytes > JOB_LIMITS.headerChars ? `${where}: more than ${JOB_LIMITS.headerChars} characters in all` : null;
 }
 
 /**
