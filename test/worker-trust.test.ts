@@ -8,7 +8,8 @@
  *   - a job with allowHttp: true to a loopback http server: refused by the worker started without --allow-http;
  *   - canaries jobs on a private, loopback and IPv6 unique-local address: refused before any connection (a listener on
  *     127.0.0.1 counts none), nothing reported;
- *   - a password given with --store on the command line is warned about, once.
+ *   - a password given with --store on the command line is warned about, once;
+ *   - what a worker is started with is checked before any work (exit 2, naming the flag or the variable).
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -131,5 +132,21 @@ describe('a worker trusts no job', { skip: !!missing }, () => {
     assert.equal(connections, 0, 'nothing connected to the loopback listener');
     assert.equal(logs.get('strict')!.split('\n').filter((l) => /#canaries refused: canaries\[0\]: a private, loopback or reserved address/.test(l)).length, 4, logs.get('strict'));
     assert.deepEqual(await sql(`SELECT count(*)::int AS n FROM "${url.split('schema=')[1]}".vantage_canaries`), [{ n: 0 }]);
+  });
+
+  it('what a worker is started with is checked first: exit 2 naming the flag or the variable, never a key\'s value', async () => {
+    const worker = (args: string[], env: Record<string, string> = {}) => runCli(['worker', '--vantage', 'x', '--store', url, ...args], { env });
+    const [own, bad, listed, short] = await Promise.all([
+      worker(['--key-env', 'JINA_API_KEY,ONETAP_STORE_URL']),
+      worker(['--key-env', 'A B']),
+      worker([], { ONETAP_WORKER_KEY_ENV: 'JINA_API_KEY,1BAD' }),
+      worker([], { ONETAP_VANTAGE_KEY: 'short-secret-value' }),
+    ]);
+    assert.deepEqual([own.code, bad.code, listed.code, short.code], [2, 2, 2, 2]);
+    assert.match(own.stderr, /--key-env.*ONETAP_STORE_URL is onetap's own, never a probe key/);
+    assert.match(bad.stderr, /--key-env.*a list of environment variable names/);
+    assert.match(listed.stderr, /ONETAP_WORKER_KEY_ENV: a list of environment variable names .*got "1BAD"/);
+    assert.match(short.stderr, /ONETAP_VANTAGE_KEY: a vantage key is 32 to 1024/);
+    assert.doesNotMatch(short.stderr, /short-secret-value/);
   });
 });
