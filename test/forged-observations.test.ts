@@ -54,7 +54,7 @@ describe('observations cannot be forged ahead of a run', { skip: !!missing }, ()
       assert.equal(await store.recordObservation(observation({ url, run, vantage, verdict: 'drop', reason: 'refused', reasons: ['refused'], httpStatus: null }), null, null), true);
     }
   };
-  interface PlanJson { plan: Array<{ decision: string; verdict: string; reason: string; vantages: Array<{ vantage: string; verdict: string | null }> }> }
+  interface PlanJson { plan: Array<{ decision: string; verdict: string; reason: string; vantages: Array<{ vantage: string; verdict: string | null }> }>; warnings: string[] }
 
   it('pre-seeded drops for a predictable run id are not counted: the workers\' observations are, and the live server is kept', async () => {
     const { url, schema: name } = await schema('forged_ahead');
@@ -65,8 +65,9 @@ describe('observations cannot be forged ahead of a run', { skip: !!missing }, ()
     const ws = await workspace(catalogOf([server('Live', live)], { policy: { authOptionalHosts: [], sharedGatewayHosts: [new URL(fleet.origin).host] } }));
     const r = await runCli(['refresh', '--catalog', ws.catalogPath, '--allow-http', '--record', '--json', '--vantages', 'a,b', '--quorum', '2', '--run-id', 'github-7', '--deadline', '60000', '--store', url]);
     assert.equal(r.code, 0, r.stderr);
-    const [row] = (JSON.parse(r.stdout) as PlanJson).plan;
+    const { plan: [row], warnings } = JSON.parse(r.stdout) as PlanJson;
     assert.deepEqual([row!.decision, row!.verdict, row!.vantages.map((v) => v.verdict)], ['keep', 'live', ['live', 'live']], 'the live server is kept on its vantages\' own observations');
+    assert.deepEqual(warnings, ['2 observation(s) or canaries report(s) of run github-7 were written before their jobs were enqueued: discarded, not counted']);
     const stored = await sql<{ vantage: string; verdict: string }>(`SELECT vantage, line::json->>'verdict' AS verdict FROM "${name}".vantage_observations ORDER BY vantage`);
     assert.deepEqual(stored, [{ vantage: 'a', verdict: 'live' }, { vantage: 'b', verdict: 'live' }], 'the forged rows were discarded at registration, the workers\' recorded');
     for (const w of workers.splice(0)) w.kill('SIGKILL');
@@ -135,8 +136,12 @@ describe('observations cannot be forged ahead of a run', { skip: !!missing }, ()
     const env = { ONETAP_VANTAGE_KEY_A: KEYS.a, ONETAP_VANTAGE_KEY_B: KEYS.b, ONETAP_VANTAGE_KEY_C: KEYS.c };
     const r = await runCli(args('github-8'), { env });
     assert.equal(r.code, 0, r.stderr);
-    const [row] = (JSON.parse(r.stdout) as PlanJson).plan;
+    const { plan: [row], warnings } = JSON.parse(r.stdout) as PlanJson;
     assert.deepEqual([row!.decision, row!.verdict, row!.vantages.map((v) => `${v.vantage}:${v.verdict}`)], ['keep', 'live', ['a:live', 'b:live', 'c:null']]);
+    assert.deepEqual(warnings, [
+      '3 observation(s) or canaries report(s) of run github-8 were written before their jobs were enqueued: discarded, not counted',
+      '1 observation(s) or canaries report(s) of run github-8 were left out: not of a job it enqueued, or not signed with their vantage\'s key, or not readable',
+    ]);
     assert.deepEqual(await sql(`SELECT count(*)::int AS n FROM "${name}".vantage_observations WHERE signature IS NOT NULL`), [{ n: 3 }], 'every worker signed (c with the wrong key)');
 
     const without = await runCli(args('github-9'), { env: { ...env, ONETAP_VANTAGE_KEY_C: '' } });

@@ -51,7 +51,7 @@ export interface WorkerPermits { keyEnv: ReadonlySet<string>; allowHttp: boolean
 /** The bounds of a job: whatever the queue holds, a worker acts on no more than this. */
 export const JOB_LIMITS = {
   /** A job's JSON, characters. */
-  bytes: 64 * 1024,
+  jsonChars: 64 * 1024,
   /** Nesting of a job's JSON, levels. */
   depth: 8,
   /** A URL (the probed one, a canary, a name), characters. */
@@ -189,7 +189,7 @@ function addressProblem(url: unknown, where: string, runAllowsHttp: boolean, per
  */
 export function jobProblem(job: unknown, vantage: string, permits: WorkerPermits): string | null {
   if (!isObject(job)) return 'not an object';
-  if (nestsDeeperThan(job, JOB_LIMITS.depth) || JSON.stringify(job).length > JOB_LIMITS.bytes) return `larger than a job is (${JOB_LIMITS.bytes} characters, ${JOB_LIMITS.depth} levels)`;
+  if (nestsDeeperThan(job, JOB_LIMITS.depth) || JSON.stringify(job).length > JOB_LIMITS.jsonChars) return `larger than a job is (${JOB_LIMITS.jsonChars} characters, ${JOB_LIMITS.depth} levels)`;
   const unknown = Object.keys(job).find((k) => !FIELDS.has(k));
   if (unknown !== undefined) return `a field no job has (${JSON.stringify(unknown.slice(0, 40))})`;
   if (job.vantage !== vantage) return `for vantage ${JSON.stringify(String(job.vantage)).slice(0, 80)}, not this worker's`;

@@ -15,7 +15,7 @@ import type { Observation } from '../model/observation.js';
 import type { StoredSnapshot } from '../model/snapshot.js';
 import { enqueue, type ProbeJob } from '../queue/queue.js';
 import { vantageKeyEnvOf, vantageKeyProblem, type VantageKeys } from '../store/signatures.js';
-import { CANARIES_URL, type RunRegistration, type Store, type VantageObservations } from '../store/store.js';
+import { CANARIES_URL, type Store, type VantageObservations } from '../store/store.js';
 import { inTurns } from '../util/pool.js';
 
 export interface AcrossOptions {
@@ -61,6 +61,8 @@ export interface Gathered {
   /** The tool lists they name, by hash. */
   snapshots: Map<string, StoredSnapshot>;
   canaries: Map<string, CanaryCheck>;
+  /** What the run's plan should say: records written ahead of its jobs (discarded) or not counted (left out). */
+  warnings: string[];
 }
 
 /** The worst case of one row: every step at the time limit, retried once, plus the queue's own slack. */
@@ -76,13 +78,13 @@ export interface JobSettings { profile: ClientProfile; timeoutMs?: number; matri
 
 /**
  * The run and its jobs registered, the jobs on the queue, then the wait until every vantage answered for every target
- * and reported its canaries, or the deadline. Resolves to the run as registered (a re-run keeps the first start).
+ * and reported its canaries, or the deadline. Resolves to how many records written ahead of the jobs were discarded.
  */
 export async function awaitAcross(
   targets: readonly Target[], canaries: readonly string[], store: Store & VantageObservations, asked: { id: string; startedAt: string }, settings: JobSettings, opts: AcrossOptions,
-): Promise<RunRegistration> {
+): Promise<{ discarded: number }> {
   const urls = [...targets.map((t) => t.url), ...(canaries.length ? [CANARIES_URL] : [])];
-  const { registration } = await store.registerRun(asked, opts.vantages, opts.vantages.flatMap((vantage) => urls.map((url) => ({ url, vantage }))));
+  const { registration, discarded } = await store.registerRun(asked, opts.vantages, opts.vantages.flatMap((vantage) => urls.map((url) => ({ url, vantage }))));
   // Every job of a run carries the run as first registered, whichever enqueue added it.
   const run = { id: registration.id, startedAt: registration.startedAt };
   const jobs: ProbeJob[] = opts.vantages.flatMap((vantage) => [
@@ -103,7 +105,7 @@ export async function awaitAcross(
     if ((arrived >= expected && reported >= (canaries.length ? opts.vantages.length : 0)) || Date.now() >= until) break;
     await new Promise((r) => setTimeout(r, Math.min(opts.pollMs ?? 500, Math.max(0, until - Date.now()))));
   }
-  return registration;
+  return { discarded };
 }
 
 /** `awaitAcross`, then what arrived, read once: what arrived by the deadline decides. */
@@ -112,9 +114,16 @@ export async function gatherAcross(
 ): Promise<Gathered> {
   // The keys first: a decider missing one enqueues nothing.
   const keys = opts.signed ? vantageKeys(opts.vantages, opts.env ?? process.env) : undefined;
-  await awaitAcross(targets, canaries, store, run, settings, opts);
+  const { discarded } = await awaitAcross(targets, canaries, store, run, settings, opts);
+  // What the reads leave out, the store counts among its problems (and names the first few there).
+  const problemsBefore = (await store.problems()).count;
   const observations = (await store.observationsOf(run.id, keys)).filter((o) => opts.vantages.includes(o.vantage));
   const checks = await store.canariesOf(run.id, keys);
+  const leftOut = (await store.problems()).count - problemsBefore;
+  const warnings = [
+    ...(discarded ? [`${discarded} observation(s) or canaries report(s) of run ${run.id} were written before their jobs were enqueued: discarded, not counted`] : []),
+    ...(leftOut ? [`${leftOut} observation(s) or canaries report(s) of run ${run.id} were left out: not of a job it enqueued${keys ? ', or not signed with their vantage\'s key' : ''}, or not readable`] : []),
+  ];
   const byUrl = new Map<string, Observation[]>();
   for (const o of observations) byUrl.set(o.url, [...(byUrl.get(o.url) ?? []), o]);
   const snapshots = new Map<string, StoredSnapshot>();
@@ -122,5 +131,5 @@ export async function gatherAcross(
     const read = await store.snapshot(hash);
     if (read.snapshot) snapshots.set(hash, read.snapshot);
   }
-  return { byUrl, snapshots, canaries: checks };
+  return { byUrl, snapshots, canaries: checks, warnings };
 }
