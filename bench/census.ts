@@ -49,7 +49,7 @@ try {
     const { migrateStore } = await import('../src/store/pg-store.js');
     await migrateStore(store);
     for (let i = 0; i < WORKERS; i++) {
-      const child = spawn(process.execPath, [BIN, 'worker', '--vantage', 'a', '--store', store, '--concurrency', '16'], { stdio: 'ignore' });
+      const child = spawn(process.execPath, [BIN, 'worker', '--vantage', 'a', '--store', store, '--concurrency', '16', '--allow-http'], { stdio: 'ignore' });
       workers.push({ child, peak: peakOf(child.pid!) });
     }
     await new Promise((r) => setTimeout(r, 3_000));

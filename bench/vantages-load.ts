@@ -77,7 +77,7 @@ try {
   const aloneMs = performance.now() - t0;
   if (aloneDone.code !== 0) throw new Error(`refresh in one process exited ${aloneDone.code}: ${aloneDone.stderr}`);
 
-  const workers = Array.from({ length: WORKERS }, () => onetap(['worker', '--vantage', 'a', '--store', url, '--concurrency', String(CONCURRENCY)]));
+  const workers = Array.from({ length: WORKERS }, () => onetap(['worker', '--vantage', 'a', '--store', url, '--concurrency', String(CONCURRENCY), '--allow-http']));
   await new Promise((r) => setTimeout(r, 3_000)); // the workers connected and waiting
   const t1 = performance.now();
   const run = onetap(['refresh', '--catalog', across, '--record', '--json', '--allow-http', '--vantages', 'a', '--quorum', '1', '--run-id', 'load-1', '--deadline', '3600000', '--store', url, '--outputs', '']);

@@ -39,7 +39,7 @@ describe('per-host politeness across workers', { skip: !!missing }, () => {
       }, 0, host));
     }
     for (let i = 0; i < 3; i++) {
-      const w = spawn(process.execPath, [BIN, 'worker', '--vantage', 'a', '--store', url, '--concurrency', '12'], { stdio: 'ignore', env: { ...process.env, ONETAP_QUEUE_LOCK_MS: '5000' } });
+      const w = spawn(process.execPath, [BIN, 'worker', '--vantage', 'a', '--store', url, '--concurrency', '12', '--allow-http'], { stdio: 'ignore', env: { ...process.env, ONETAP_QUEUE_LOCK_MS: '5000' } });
       workers.push(w);
     }
   });

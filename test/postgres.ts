@@ -29,12 +29,13 @@ export function postgresMissing(): Promise<string | null> {
 
 let made = 0;
 
-/** A fresh schema's store URL (`?schema=`), and how to drop it. `base` may point elsewhere (a proxy, the socket). */
+/** A fresh schema's store URL (`?schema=`), and how to drop it (its queue's schema too, which `store migrate` makes). `base` may point elsewhere (a proxy, the socket). */
 export async function freshSchema(label: string, base = POSTGRES): Promise<{ url: string; schema: string; drop: () => Promise<void> }> {
   const schema = `t_${label.replace(/[^a-z0-9_]/gi, '_').toLowerCase().slice(0, 30)}_${process.pid}_${++made}`;
-  await sql(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  const drop = () => sql(`DROP SCHEMA IF EXISTS "${schema}", "${schema}_queue" CASCADE`).then(() => {});
+  await drop();
   const sep = base.includes('?') ? '&' : '?';
-  return { url: `${base}${sep}schema=${schema}`, schema, drop: () => sql(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).then(() => {}) };
+  return { url: `${base}${sep}schema=${schema}`, schema, drop };
 }
 
 /** Runs one statement on the test database (not through onetap). */

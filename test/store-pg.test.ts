@@ -239,6 +239,7 @@ describe('the PostgreSQL store', { skip: !!missing }, () => {
     try {
       const tools = Array.from({ length: 100_000 }, (_, i) => `tool_number_${i}_with_a_long_enough_name`);
       const o = observation({ url: 'https://many.example/mcp', run: 'run-big', vantage: 'eu', tools, toolCount: tools.length });
+      await store.registerRun({ id: 'run-big', startedAt: o.observedAt }, ['eu'], [{ url: o.url, vantage: 'eu' }]);
       assert.equal(await store.recordObservation(o, null), true);
       assert.equal(await store.recordObservation({ ...o, verdict: 'drop', reason: 'refused' }, null), false, 'a job taken again records nothing new');
       const [stored] = await sql<{ n: number }>(`SELECT octet_length(line) AS n FROM "${name}".vantage_observations`);

@@ -37,7 +37,7 @@ describe('a run across vantages under faults', { skip: !!missing }, () => {
   };
   const startWorkers = (vantages: string[], url: string) => {
     for (const v of vantages) {
-      const w = spawn(process.execPath, [BIN, 'worker', '--vantage', v, '--store', url, '--concurrency', '4'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ONETAP_QUEUE_LOCK_MS: '5000' } });
+      const w = spawn(process.execPath, [BIN, 'worker', '--vantage', v, '--store', url, '--concurrency', '4', '--allow-http'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ONETAP_QUEUE_LOCK_MS: '5000' } });
       w.stdout!.on('data', (d) => logs.push(String(d)));
       w.stderr!.on('data', (d) => logs.push(String(d)));
       workers.push(w);

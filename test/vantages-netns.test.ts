@@ -63,7 +63,7 @@ describe('many vantages in network namespaces', { skip: !!missing }, () => {
   };
   const workerLog = (v: string) => [...logs].filter(([k]) => k.startsWith(`${v}:onetap`)).map(([, l]) => l).join('');
   const workers = new Map<string, ChildProcess>();
-  const startWorker = (v: string) => workers.set(v, inNamespace(v, [BIN, 'worker', '--vantage', v, '--store', url, '--concurrency', '4'], { ONETAP_QUEUE_LOCK_MS: '3000' }));
+  const startWorker = (v: string) => workers.set(v, inNamespace(v, [BIN, 'worker', '--vantage', v, '--store', url, '--concurrency', '4', '--allow-http'], { ONETAP_QUEUE_LOCK_MS: '3000' }));
 
   before(async () => {
     removeStale();

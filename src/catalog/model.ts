@@ -90,6 +90,11 @@ export interface CatalogPolicy {
   vantages?: string[];
   /** With `vantages`: how many must see a server dead before it is dropped (`--quorum` wins; default a majority). */
   quorum?: number;
+  /**
+   * A run across vantages counts only what each vantage signed with its key (`ONETAP_VANTAGE_KEY` in its workers'
+   * environment; the deciding process holds each as `ONETAP_VANTAGE_KEY_<NAME>`, never the store).
+   */
+  signedVantages?: boolean;
   /** A live server whose tool list costs more o200k tokens than this goes to review (`review/context-budget`); off without it. */
   maxToolTokens?: number;
 }

@@ -34,6 +34,7 @@ import { LIMITS } from '../status/model.js';
 import { MCP_LIMITS } from '../mcp/limits.js';
 import { MAX_TIMER_MS } from './args.js';
 import { STALE_AFTER_DAYS } from '../apply/apply.js';
+import { JOB_LIMITS } from '../queue/queue.js';
 
 /** The repository's root (this file runs from dist/src/cli/). */
 export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -75,11 +76,12 @@ export const EXIT_CODES: Readonly<Record<string, readonly ExitCode[]>> = {
   'site': [{ code: 0, meaning: 'written (a catalog that fails lint: the status pages with its findings, no published documents; the findings on stderr)' }, { code: 1, meaning: 'a catalog that would leak a secret, or an error' }, { code: 2, meaning: 'usage' }],
   'mcp': [{ code: 0, meaning: 'stopped (it runs until stopped)' }, { code: 1, meaning: 'the port cannot be bound' }, { code: 2, meaning: 'usage' }],
   'demo': [{ code: 0, meaning: 'the demo ran' }],
-  'worker': [{ code: 0, meaning: 'stopped by SIGTERM or SIGINT (jobs in flight finished within --drain, the rest handed back)' }, { code: 1, meaning: 'the store or queue cannot be reached, or its schema is behind (`onetap store migrate`)' }, { code: 2, meaning: 'usage' }],
+  'worker': [{ code: 0, meaning: 'stopped by SIGTERM or SIGINT (jobs in flight finished within --drain, the rest handed back)' }, { code: 1, meaning: 'the store or queue cannot be reached, or its schema is behind (`onetap store migrate`)' }, { code: 2, meaning: 'usage (also: ONETAP_WORKER_KEY_ENV not a list of variable names, or one of onetap\'s own; ONETAP_VANTAGE_KEY shorter than 32 characters)' }],
   'census': [{ code: 0, meaning: 'the census completed: the records written' }, { code: 1, meaning: 'the registry could not be read (nothing probed), or an error' }, { code: 2, meaning: 'usage' }, { code: 3, meaning: 'the outage guard: at least half the remotes failed at the network level (nothing published; the state is kept)' }],
   'store': [{ code: 0, meaning: '`--help`' }, { code: 2, meaning: 'no subcommand, or an unknown one' }],
   'store migrate': [{ code: 0, meaning: 'migrated, or up to date' }, { code: 1, meaning: 'the store cannot be reached, is newer than this onetap, or a migration failed (nothing of it applied)' }, { code: 2, meaning: 'usage (no URL, or not a PostgreSQL one)' }],
   'store import': [{ code: 0, meaning: 'imported (runs the store holds already are left out; unusable lines are counted as history problems)' }, { code: 1, meaning: 'an error: nothing was imported' }, { code: 2, meaning: 'usage' }],
+  'store grant-vantage': [{ code: 0, meaning: 'the SQL printed (nothing is connected to or changed)' }, { code: 2, meaning: 'usage (no URL, not a PostgreSQL one, not a vantage name, or a default role name over 63 bytes: give --role)' }],
   'store export': [{ code: 0, meaning: 'exported' }, { code: 1, meaning: 'an error' }, { code: 2, meaning: 'usage (also: --to holds files, or tools.lock.json exists beside it)' }],
 };
 
@@ -357,6 +359,7 @@ export const LIMIT_CONSTANTS: readonly LimitConstant[] = [
   { name: 'SERVE_LIMITS', file: 'src/serve/server.ts', value: SERVE_LIMITS },
   { name: 'LIMITS', file: 'src/status/model.ts', value: LIMITS },
   { name: 'MCP_LIMITS', file: 'src/mcp/limits.ts', value: MCP_LIMITS },
+  { name: 'JOB_LIMITS', file: 'src/queue/queue.ts', value: JOB_LIMITS },
 ];
 
 const sources = new Map<string, ts.SourceFile>();

@@ -4,10 +4,11 @@
  * shown redacted). `onetap store` migrates a PostgreSQL store and moves a history in and out of it.
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import type { Command } from 'commander';
+import { InvalidArgumentError, type Command } from 'commander';
 import type { Store } from '../store/store.js';
-import { redactStoreUrl, storeUrlProblem } from '../store/url.js';
-import { flagError, UsageError } from './args.js';
+import { vantageRoleOf, vantageRoleSql } from '../store/grants.js';
+import { connection, redactStoreUrl, storeUrlProblem } from '../store/url.js';
+import { flagError, UsageError, vantageName } from './args.js';
 
 /** `--state` still names a file, as it did (a directory there is a mistake worth stopping for). */
 function statePath(value: string): string {
@@ -95,7 +96,7 @@ const NEEDED_STORE_OPTION = ['--store <url>', `PostgreSQL store (postgres://…;
 export function registerStore(program: Command): void {
   const store = program
     .command('store')
-    .description('a PostgreSQL store: migrate its schema, import a text history into it, export it as one');
+    .description('a PostgreSQL store: migrate its schema, import a text history into it, export it as one, grant a vantage its own role');
   store
     .command('migrate')
     .description('apply the schema migrations the store lacks (idempotent; exit 0 when up to date)')
@@ -141,6 +142,25 @@ export function registerStore(program: Command): void {
         process.stdout.write(`exported ${r.months.length} month file${r.months.length === 1 ? '' : 's'}, ${r.snapshots} snapshots, ${r.acceptances} acceptances to ${opts.to}\n`);
       });
     });
+  store
+    .command('grant-vantage')
+    .description('print the SQL for a PostgreSQL role of one vantage\'s workers: its own observations, canaries and queue, the host leases, nothing else (run it as the store\'s owner, after migrate)')
+    .argument('<name>', 'the vantage (as its workers\' --vantage)', vantageName)
+    .option('--role <name>', 'the role\'s name (default <schema>_vantage_<name>)', roleFlag)
+    .option(...NEEDED_STORE_OPTION)
+    .action(async (vantage: string, opts: { role?: string; store?: string }) => {
+      const { schema } = connection(neededUrl(opts.store));
+      const role = opts.role ?? vantageRoleOf(schema, vantage);
+      if (Buffer.byteLength(role) > 63) throw flagError('--role', `is needed: the default role name ${role} is longer than PostgreSQL's 63 bytes`);
+      const { queueNameOf } = await import('../queue/queue.js');
+      process.stdout.write(vantageRoleSql({ schema, vantage, queue: queueNameOf(vantage), role }));
+    });
+}
+
+/** `--role`: a PostgreSQL role name as the printed SQL quotes it (lower case, digits, _ and -, up to 63). */
+function roleFlag(value: string): string {
+  if (!/^[a-z_][a-z0-9_-]{0,62}$/.test(value)) throw new InvalidArgumentError(`a role name is a-z, digits, _ and - (up to 63), got "${value.slice(0, 80)}"`);
+  return value;
 }
 
 /** Runs `work` on the PostgreSQL store at `url` (its schema checked), closing it after. */

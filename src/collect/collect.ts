@@ -21,7 +21,7 @@ export interface CollectOptions extends Omit<ProbeManyOptions, 'retain' | 'onRes
   run: { id: string; startedAt: string; vantage?: string };
   /** Fetch each target's Server Card and compare it with what answered (default true). */
   cards?: boolean;
-  /** Card fetches for this URL may reach a private address (loopback fixtures under `--allow-http`). */
+  /** Card fetches for this URL, or this canary, may reach a private address (loopback fixtures under `--allow-http`). */
   allowPrivateCard?: (url: string) => boolean;
   /** URLs that must answer when this machine's network is up (any HTTP answer counts). */
   canaries?: readonly string[];
@@ -64,7 +64,7 @@ export async function collect(targets: readonly ProbeTarget[], opts: CollectOpti
         }));
       },
     }),
-    Promise.all(canaries.map((u) => isReachable(u, Math.min(canaryTimeoutMs ?? CANARY_TIMEOUT_MS, CANARY_TIMEOUT_MS)))),
+    Promise.all(canaries.map((u) => isReachable(u, Math.min(canaryTimeoutMs ?? CANARY_TIMEOUT_MS, CANARY_TIMEOUT_MS), { allowPrivate: allowPrivateCard?.(u) ?? false }))),
   ]);
   await Promise.all(done);
   return { observations, snapshots, canaries: { configured: canaries.length, reachable: reached.filter(Boolean).length } };

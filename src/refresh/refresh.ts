@@ -113,10 +113,10 @@ export async function refresh(opts: RefreshOptions): Promise<RefreshResult> {
       allowPrivateCard: (url) => !!opts.allowHttp && isLoopbackUrl(url), canaries: catalog.policy.canaries ?? [],
       canaryTimeoutMs: opts.timeoutMs ?? catalog.policy.timeoutMs,
       onStart: opts.onProbeStart, onObservation: opts.onProbeResult ? (_, i) => opts.onProbeResult!(i) : undefined,
-    }).then((c) => ({ ...c, observations: c.observations.map((o) => [o]), vantages: undefined }));
+    }).then((c) => ({ ...c, observations: c.observations.map((o) => [o]), vantages: undefined, warnings: [] }));
     // What decide reads besides the records: the acceptances, the accepted lists (verified), the rows before.
     const lock = await store.acceptances();
-    const warnings: string[] = [];
+    const warnings: string[] = [...collected.warnings];
     const snapshots = new Map<string, StoredSnapshot>(collected.snapshots);
     for (const o of collected.observations.flat()) {
       const accepted = lock.servers[o.url];
@@ -152,10 +152,12 @@ async function collectAcross(opts: RefreshOptions, catalog: Catalog, store: Stor
   const timeoutMs = opts.timeoutMs ?? catalog.policy.timeoutMs;
   const gathered = await gatherAcross(catalog.servers, catalog.policy.canaries ?? [], s as Store & VantageObservations, run, { profile, timeoutMs, matrix: !!opts.matrix, allowHttp: !!opts.allowHttp, perHost: opts.perHost ?? PROBE_MANY_DEFAULTS.perHost }, {
     vantages: v.names, queueUrl: v.queueUrl, deadlineMs: v.deadlineMs ?? defaultDeadlineMs(profile, timeoutMs), onWaiting: v.onWaiting, pollMs: v.pollMs,
+    signed: catalog.policy.signedVantages === true, env: opts.env,
   });
   return {
     observations: catalog.servers.map((srv) => gathered.byUrl.get(srv.url) ?? []), snapshots: gathered.snapshots,
     // Each vantage's canaries decide for it (the rules in `decide`); none for the run as a whole.
     canaries: { configured: 0, reachable: 0 }, vantages: { asked: v.names, quorum: v.quorum, canaries: gathered.canaries, run },
+    warnings: gathered.warnings,
   };
 }

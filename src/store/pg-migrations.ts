@@ -115,6 +115,32 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 4,
+    name: 'runs across vantages registered at their first enqueue, with their jobs; vantages\' signatures',
+    sql: `
+      -- A run across vantages as its first enqueue registered it (once: a re-run with the same id keeps this row):
+      -- its id, its start, the vantages asked, and when, by the database's clock.
+      CREATE TABLE run_registrations (
+        id text PRIMARY KEY,
+        started_at text NOT NULL,
+        vantages text[] NOT NULL,
+        registered_at timestamptz NOT NULL DEFAULT now()
+      );
+      -- Each job a run enqueued (a vantage's canaries as the URL '#canaries'), and when: an observation counts only for
+      -- a job that was enqueued, and only when it was recorded after that.
+      CREATE TABLE run_jobs (
+        run_id text NOT NULL REFERENCES run_registrations (id),
+        url text NOT NULL,
+        vantage text NOT NULL,
+        enqueued_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (run_id, url, vantage)
+      );
+      -- HMAC-SHA256 with the vantage's key (null: its workers hold none): what policy.signedVantages verifies.
+      ALTER TABLE vantage_observations ADD COLUMN signature text;
+      ALTER TABLE vantage_canaries ADD COLUMN signature text, ADD COLUMN recorded_at timestamptz NOT NULL DEFAULT now();
+    `,
+  },
 ];
 
 /** The schema version this onetap reads and writes. */

@@ -19,8 +19,9 @@ import { MIGRATIONS, SCHEMA_VERSION } from './pg-migrations.js';
 import { keptSnapshot, snapshotOfBytes, snapshotText, type SnapshotRead } from './snapshots.js';
 import { keptFromDay, type Retention } from './text-index.js';
 import { changedOnly } from './text-store.js';
-import { connection, redactStoreUrl, storeUrlProblem } from './url.js';
-import type { RunChanges, RunSelection, Store, UrlHistory, VerdictPoint } from './store.js';
+import { connection, queueSchemaOf, redactStoreUrl, storeUrlProblem } from './url.js';
+import { sameSignature, signCanaries, signObservation, type VantageKeys } from './signatures.js';
+import { CANARIES_URL, type RunChanges, type RunRegistration, type RunSelection, type Store, type UrlHistory, type VerdictPoint } from './store.js';
 
 /** A store that cannot be used: not reachable, behind or ahead of this onetap, or lost mid-run. */
 export class StoreError extends Error {}
@@ -82,6 +83,9 @@ export async function migrateStore(url: string): Promise<Migrated> {
         }
         applied.push(`${m.version} ${m.name}`);
       }
+      // The queue's engine tables beside the store's, so a vantage's own role (which may not create them) finds them.
+      const queue = await migrateQueue(client, queueSchemaOf(schema)).catch((err) => { throw storeFailure(err, url, `the queue's tables (schema ${queueSchemaOf(schema)}) could not be migrated`); });
+      if (queue) applied.push(queue);
       return { from, to: SCHEMA_VERSION, applied };
     } finally {
       await client.query(`SELECT pg_advisory_unlock_all()`).catch(() => {});
@@ -92,6 +96,20 @@ export async function migrateStore(url: string): Promise<Migrated> {
   } finally {
     await db.end();
   }
+}
+
+/** The queue engine's migrations in `schema`, when it lacks any: what was done, or null. */
+async function migrateQueue(client: PoolClient, schema: string): Promise<string | null> {
+  const { assertSchemaCompatibility, runMigrations, LATEST_SCHEMA_VERSION, SchemaMigrationRequiredError } = await import('bullmq');
+  let from = 0;
+  try {
+    from = await assertSchemaCompatibility(client, schema);
+  } catch (err) {
+    if (!(err instanceof SchemaMigrationRequiredError)) throw err;
+  }
+  if (from >= LATEST_SCHEMA_VERSION) return null;
+  await runMigrations(client, schema);
+  return `queue: the job engine's tables in schema ${schema}, from its version ${from} to ${LATEST_SCHEMA_VERSION}`;
 }
 
 /** Opens a store, its schema checked: a store behind this onetap names `onetap store migrate` (exit 1). */
@@ -376,30 +394,63 @@ export class PgStore implements Store {
   }
 
   /**
-   * A worker's observation of a run's URL from its vantage, with the tool list it saw, in one transaction. The
-   * first one recorded stays (a job taken again after its worker died records nothing new): true when this one did.
+   * Registers a run across vantages and the jobs it enqueues, before they are on the queue: the run once (its first
+   * enqueue's id, start and vantages stay), each job once with when it was enqueued. Whatever was recorded for a job
+   * before it was enqueued was not its worker's (nobody could have taken it yet): it is deleted here, counted in
+   * `discarded`, so the job's own observation is the one recorded. Returns the run as registered.
    */
-  async recordObservation(o: Observation, snapshot: StoredSnapshot | null): Promise<boolean> {
+  async registerRun(run: { id: string; startedAt: string }, vantages: readonly string[], jobs: ReadonlyArray<{ url: string; vantage: string }>): Promise<{ registration: RunRegistration; discarded: number }> {
+    return this.transaction('the run was not registered and nothing was enqueued', async (client) => {
+      await client.query(`INSERT INTO run_registrations (id, started_at, vantages) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING`, [run.id, run.startedAt, vantages]);
+      const [r] = (await client.query(`SELECT id, started_at, vantages, registered_at FROM run_registrations WHERE id = $1`, [run.id])).rows as Array<{ id: string; started_at: string; vantages: string[]; registered_at: Date }>;
+      let discarded = 0;
+      for (let start = 0; start < jobs.length; start += OBSERVATION_PAGE) {
+        const page = jobs.slice(start, start + OBSERVATION_PAGE);
+        const gone = await client.query(`WITH fresh AS (
+            INSERT INTO run_jobs (run_id, url, vantage) SELECT $1, * FROM unnest($2::text[], $3::text[]) ON CONFLICT DO NOTHING RETURNING url, vantage),
+          observed AS (DELETE FROM vantage_observations o USING fresh f WHERE o.run_id = $1 AND o.url = f.url AND o.vantage = f.vantage RETURNING 1),
+          reported AS (DELETE FROM vantage_canaries c USING fresh f WHERE f.url = $4 AND c.run_id = $1 AND c.vantage = f.vantage RETURNING 1)
+          SELECT (SELECT count(*) FROM observed) + (SELECT count(*) FROM reported) AS n`, [run.id, page.map((j) => j.url), page.map((j) => j.vantage), CANARIES_URL]);
+        discarded += Number(gone.rows[0].n);
+      }
+      return { registration: { id: r!.id, startedAt: r!.started_at, vantages: r!.vantages, registeredAt: r!.registered_at.toISOString() }, discarded };
+    });
+  }
+
+  /**
+   * A worker's observation of a run's URL from its vantage, with the tool list it saw, in one transaction, signed
+   * with the vantage's key when the worker holds one. The first one recorded stays (a job taken again after its
+   * worker died records nothing new): true when this one did.
+   */
+  async recordObservation(o: Observation, snapshot: StoredSnapshot | null, key: string | null = null): Promise<boolean> {
     if (o.run === null) throw new StoreError('an observation outside a run cannot be recorded for one');
     // Bounded as a history line is (whatever a server listed), so one observation is at most 128 KiB. One statement
     // (the tool list in a CTE beside it): both recorded or neither.
     const line = JSON.stringify(boundedObservationLine(o as unknown as Record<string, unknown>));
-    const observation = `INSERT INTO vantage_observations (run_id, url, vantage, observed_at, line) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING RETURNING 1 AS fresh`;
-    if (!snapshot) return (await this.q(observation, [o.run, o.url, o.vantage, o.observedAt, line])).length === 1;
+    const signature = key === null ? null : signObservation(key, line);
+    const observation = `INSERT INTO vantage_observations (run_id, url, vantage, observed_at, line, signature) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING RETURNING 1 AS fresh`;
+    if (!snapshot) return (await this.q(observation, [o.run, o.url, o.vantage, o.observedAt, line, signature])).length === 1;
     const content = snapshotText(snapshot);
-    return (await this.q(`WITH listed AS (INSERT INTO snapshots (hash, content, sha256) VALUES ($6, $7, $8) ON CONFLICT (hash) DO NOTHING) ${observation}`,
-      [o.run, o.url, o.vantage, o.observedAt, line, snapshot.hash, content, sha256Of(content)])).length === 1;
+    return (await this.q(`WITH listed AS (INSERT INTO snapshots (hash, content, sha256) VALUES ($7, $8, $9) ON CONFLICT (hash) DO NOTHING) ${observation}`,
+      [o.run, o.url, o.vantage, o.observedAt, line, signature, snapshot.hash, content, sha256Of(content)])).length === 1;
   }
 
+  /** An observation or canaries report counts when its job was enqueued, and it was recorded after that. */
+  private static readonly ASKED = `JOIN run_jobs j ON j.run_id = o.run_id AND j.url = o.url AND j.vantage = o.vantage AND o.recorded_at >= j.enqueued_at`;
+
   async observationCount(runId: string, vantages: readonly string[]): Promise<number> {
-    const [r] = await this.q<{ n: string }>(`SELECT count(*) AS n FROM vantage_observations WHERE run_id = $1 AND vantage = ANY($2)`, [runId, vantages]);
+    const [r] = await this.q<{ n: string }>(`SELECT count(*) AS n FROM vantage_observations o ${PgStore.ASKED} WHERE o.run_id = $1 AND o.vantage = ANY($2)`, [runId, vantages]);
     return Number(r!.n);
   }
 
-  /** The observations workers recorded for a run, each validated (one that does not read is a problem, not a row). */
-  async observationsOf(runId: string): Promise<Observation[]> {
+  /**
+   * The observations workers recorded for a run, each validated (one that does not read is a problem, not a row):
+   * only those of jobs the run enqueued, recorded after they were; with `keys` (`policy.signedVantages`), only those
+   * whose signature verifies with their vantage's key. What is left out is named in `problems()`.
+   */
+  async observationsOf(runId: string, keys?: VantageKeys): Promise<Observation[]> {
     const out: Observation[] = [];
-    for await (const page of this.observationPages(runId)) out.push(...page);
+    for await (const page of this.observationPages(runId, keys)) out.push(...page);
     return out;
   }
 
@@ -407,17 +458,21 @@ export class PgStore implements Store {
    * The same, a page at a time in the order of URL then vantage (a URL's observations are consecutive): the lines of
    * a large run are never all held, as text or as what they parse into.
    */
-  async *observationPages(runId: string): AsyncGenerator<Observation[]> {
+  async *observationPages(runId: string, keys?: VantageKeys): AsyncGenerator<Observation[]> {
     for (let after: { url: string; vantage: string } | null = null; ;) {
-      const rows: Array<{ url: string; vantage: string; line: string }> = await this.q(`SELECT url, vantage, line FROM vantage_observations
-        WHERE run_id = $1 AND ($2::text IS NULL OR (url, vantage) > ($2, $3)) ORDER BY url, vantage LIMIT ${OBSERVATION_PAGE}`, [runId, after?.url ?? null, after?.vantage ?? null]);
+      const rows: Array<{ url: string; vantage: string; line: string; signature: string | null; asked: boolean }> = await this.q(`
+        SELECT o.url, o.vantage, o.line, o.signature, (j.run_id IS NOT NULL) AS asked FROM vantage_observations o LEFT ${PgStore.ASKED}
+        WHERE o.run_id = $1 AND ($2::text IS NULL OR (o.url, o.vantage) > ($2, $3)) ORDER BY o.url, o.vantage LIMIT ${OBSERVATION_PAGE}`, [runId, after?.url ?? null, after?.vantage ?? null]);
       const page: Observation[] = [];
       for (const r of rows) {
+        const left = (why: string) => this.problem(`store run ${runId}`, 0, `the observation of ${r.url} from ${r.vantage} ${why}; left out`);
+        if (!r.asked) { left('is not of a job this run enqueued (recorded before it was, or never enqueued)'); continue; }
+        if (keys && !this.signedBy(keys, r.vantage, r.signature, (key) => signObservation(key, r.line))) { left(`does not carry ${r.vantage}'s signature`); continue; }
         let value: unknown;
         try { value = JSON.parse(r.line); } catch { value = undefined; }
         const c = check(observationSchema, value);
         if (c.ok && c.value.url === r.url && c.value.vantage === r.vantage && c.value.run === runId) page.push(c.value);
-        else this.problem(`store run ${runId}`, 0, `the observation of ${r.url} from ${r.vantage} does not read (${c.ok ? 'not its key' : c.problem}); left out`);
+        else left(`does not read (${c.ok ? 'not its key' : c.problem})`);
       }
       yield page;
       if (rows.length < OBSERVATION_PAGE) return;
@@ -425,14 +480,30 @@ export class PgStore implements Store {
     }
   }
 
-  /** What a vantage's canaries said in a run (the first report stays). */
-  async recordCanaries(runId: string, vantage: string, canaries: CanaryCheck): Promise<void> {
-    await this.q(`INSERT INTO vantage_canaries (run_id, vantage, configured, reachable) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`, [runId, vantage, canaries.configured, canaries.reachable]);
+  /** Whether a record of `vantage` carries the signature its key gives (`expected`), the key being the decider's. */
+  private signedBy(keys: VantageKeys, vantage: string, signature: string | null, expected: (key: string) => string): boolean {
+    const key = keys.get(vantage);
+    return key !== undefined && sameSignature(signature, expected(key));
   }
 
-  async canariesOf(runId: string): Promise<Map<string, CanaryCheck>> {
-    const rows = await this.q<{ vantage: string; configured: number; reachable: number }>(`SELECT vantage, configured, reachable FROM vantage_canaries WHERE run_id = $1`, [runId]);
-    return new Map(rows.map((r) => [r.vantage, { configured: r.configured, reachable: r.reachable }]));
+  /** What a vantage's canaries said in a run (the first report stays), signed as an observation is. */
+  async recordCanaries(runId: string, vantage: string, canaries: CanaryCheck, key: string | null = null): Promise<void> {
+    await this.q(`INSERT INTO vantage_canaries (run_id, vantage, configured, reachable, signature) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`,
+      [runId, vantage, canaries.configured, canaries.reachable, key === null ? null : signCanaries(key, runId, vantage, canaries)]);
+  }
+
+  /** What each vantage's canaries said in a run: only reports of the canaries jobs it enqueued, after; verified with `keys`. */
+  async canariesOf(runId: string, keys?: VantageKeys): Promise<Map<string, CanaryCheck>> {
+    const rows = await this.q<{ vantage: string; configured: number; reachable: number; signature: string | null }>(`
+      SELECT o.vantage, o.configured, o.reachable, o.signature FROM vantage_canaries o
+      JOIN run_jobs j ON j.run_id = o.run_id AND j.url = $2 AND j.vantage = o.vantage AND o.recorded_at >= j.enqueued_at WHERE o.run_id = $1`, [runId, CANARIES_URL]);
+    const out = new Map<string, CanaryCheck>();
+    for (const r of rows) {
+      const c = { configured: r.configured, reachable: r.reachable };
+      if (!keys || this.signedBy(keys, r.vantage, r.signature, (key) => signCanaries(key, runId, r.vantage, c))) out.set(r.vantage, c);
+      else this.problem(`store run ${runId}`, 0, `the canaries report from ${r.vantage} does not carry its signature; left out`);
+    }
+    return out;
   }
 
   /**

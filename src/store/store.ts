@@ -11,6 +11,7 @@ import type { Observation } from '../model/observation.js';
 import type { VerdictName, Reason } from '../model/words.js';
 import type { FileWrite } from '../util/atomic.js';
 import type { SnapshotRead } from './snapshots.js';
+import type { VantageKeys } from './signatures.js';
 
 /** One observation of a URL as bars and uptime read it: when, and what it came to. */
 export interface VerdictPoint { observedAt: string; verdict: VerdictName; reason: Reason }
@@ -32,14 +33,25 @@ export interface RunChanges {
   rewriteSnapshots: boolean;
 }
 
-/** A store that workers record observations to as their jobs finish (PostgreSQL): what a run across vantages reads. */
+/** A run across vantages as its first enqueue registered it (`startedAt` as the run gave it, `registeredAt` by the store's clock). */
+export interface RunRegistration { id: string; startedAt: string; vantages: string[]; registeredAt: string }
+
+/** The URL a vantage's canaries job is registered and queued under (one per run and vantage): a key, not an address. */
+export const CANARIES_URL = '#canaries';
+
+/**
+ * A store that workers record observations to as their jobs finish (PostgreSQL): what a run across vantages reads.
+ * Only what a job the run enqueued recorded after it was enqueued counts; with keys, only what its vantage signed.
+ */
 export interface VantageObservations {
+  /** Registers the run (once) and the jobs about to be enqueued (each once), before they are on the queue. */
+  registerRun(run: { id: string; startedAt: string }, vantages: readonly string[], jobs: ReadonlyArray<{ url: string; vantage: string }>): Promise<{ registration: RunRegistration; discarded: number }>;
   /** How many observations of these vantages a run has so far (cheap: what a waiting run polls). */
   observationCount(runId: string, vantages: readonly string[]): Promise<number>;
-  /** The observations recorded for a run, every vantage's (validated). */
-  observationsOf(runId: string): Promise<Observation[]>;
-  /** What each vantage's canaries said in a run. */
-  canariesOf(runId: string): Promise<Map<string, { configured: number; reachable: number }>>;
+  /** The observations recorded for a run, every vantage's (validated; with `keys`, verified). */
+  observationsOf(runId: string, keys?: VantageKeys): Promise<Observation[]>;
+  /** What each vantage's canaries said in a run (with `keys`, verified). */
+  canariesOf(runId: string, keys?: VantageKeys): Promise<Map<string, { configured: number; reachable: number }>>;
 }
 
 export interface Store {

@@ -24,6 +24,9 @@ export function redactStoreUrl(url: string): string {
     .replace(/([?&]password=)[^&#]*/gi, '$1***');
 }
 
+/** The schema of the queue beside a store's schema (the engine's tables: `onetap store migrate` makes them too). */
+export const queueSchemaOf = (storeSchema: string) => `${storeSchema}_queue`;
+
 /** The connection string for `pg` (the `schema` parameter taken out) and the schema. */
 export function connection(url: string): { connectionString: string; schema: string } {
   const [base, query = ''] = url.split(/\?(.*)/s);

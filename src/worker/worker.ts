@@ -1,8 +1,13 @@
 /**
  * A probe worker for one vantage: takes its queue's jobs, probes each URL as the job's run asks (the job's profile,
  * time limit and matrix; probe-only keys from this worker's own environment), and records the observation, with
- * its vantage, in the store as the job finishes. A job taken again (its worker was killed) records nothing new.
- * Nothing is decided here: the process that enqueued the run decides once the vantages have answered.
+ * its vantage (and signed with its key, when it holds one), in the store as the job finishes. A job taken again
+ * (its worker was killed) records nothing new. Nothing is decided here: the process that enqueued the run decides
+ * once the vantages have answered.
+ *
+ * A worker trusts no job: the queue is a table anyone who can write the store can write. Every job is checked
+ * (`jobProblem`) against what the worker was started to do before any request: keys only from the variables it was
+ * given (`--key-env`), http:// and loopback only when it was started with `--allow-http`.
  */
 import { hostname } from 'node:os';
 import { isLoopbackUrl } from '../catalog/url.js';
@@ -11,7 +16,7 @@ import { isReachable } from '../attest/reachable.js';
 import { retryAfterMs } from '../attest/retry-after.js';
 import { collect } from '../collect/collect.js';
 import type { PgStore } from '../store/pg-store.js';
-import { jobProblem, lockMs, queueConnection, queueNameOf, type ProbeJob } from '../queue/queue.js';
+import { jobProblem, jobUrlOf, lockMs, prepareQueue, queueConnection, queueNameOf, type ProbeJob, type WorkerPermits } from '../queue/queue.js';
 import type { JobProgress, PostgresConnectionOptions, PostgresQueueBackend } from 'bullmq';
 
 export interface WorkerOptions {
@@ -20,9 +25,16 @@ export interface WorkerOptions {
   /** The queue's PostgreSQL URL (the store's by default). */
   queueUrl: string;
   concurrency: number;
+  /** The only variables probe keys are read from, and whether http:// on loopback is open (`--key-env`, `--allow-http`). */
+  permits: WorkerPermits;
+  /** The vantage's signing key (`ONETAP_VANTAGE_KEY`), or null: what it records is then unsigned. */
+  signingKey: string | null;
   /** One line per job. */
   log: (line: string) => void;
 }
+
+/** What a job is worked with: this worker's vantage, store, permissions and key. */
+export type WorkContext = Pick<WorkerOptions, 'vantage' | 'store' | 'permits' | 'signingKey'>;
 
 export interface RunningWorker {
   /** Stops taking jobs, lets those in flight finish within `drainMs`, hands the rest back to the queue. */
@@ -50,21 +62,26 @@ async function politely<T>(store: PgStore, url: string, limit: number, holder: s
   }
 }
 
-/** One job done: the observation recorded (or the canaries reported). */
-export async function work(job: ProbeJob, vantage: string, store: PgStore, holder = `${hostname()}:${process.pid}`): Promise<string> {
+/** One job done (a job `jobProblem` passed): the observation recorded (or the canaries reported). */
+export async function work(job: ProbeJob, ctx: WorkContext, holder = `${hostname()}:${process.pid}`): Promise<string> {
+  const { vantage, store, permits, signingKey } = ctx;
   const run = { id: job.run.id, startedAt: job.run.startedAt, vantage };
+  // Loopback (local fixtures) only when this worker was started with --allow-http and the run asks for it.
+  const open = (url: string) => permits.allowHttp && job.allowHttp && isLoopbackUrl(url);
   if (job.kind === 'canaries') {
-    const reached = await Promise.all(job.canaries.map((u) => isReachable(u, 15_000)));
-    await store.recordCanaries(job.run.id, vantage, { configured: job.canaries.length, reachable: reached.filter(Boolean).length });
+    const reached = await Promise.all(job.canaries.map((u) => isReachable(u, 15_000, { allowPrivate: open(u) })));
+    await store.recordCanaries(job.run.id, vantage, { configured: job.canaries.length, reachable: reached.filter(Boolean).length }, signingKey);
     return `canaries: ${reached.filter(Boolean).length} of ${job.canaries.length} answered`;
   }
-  // Keys come from this worker's environment: the job names the variables, never their values.
-  const keys = job.requiresAuth && job.probeHeaders ? keysFrom(job.probeHeaders, process.env) : {};
+  // Keys come from this worker's environment, and only from the variables it was started to read: the job names
+  // them (checked against the same list), never their values.
+  const readable = Object.fromEntries([...permits.keyEnv].map((name) => [name, process.env[name]]));
+  const keys = job.requiresAuth && job.probeHeaders ? keysFrom(job.probeHeaders, readable) : {};
   const target = { url: job.url, requiresAuth: job.requiresAuth, headers: job.headers, ...keys };
   const collected = await politely(store, job.url, job.perHost, `${holder}:${job.run.id}:${vantage}:${job.url}`, async () => {
     const c = await collect([target], {
       run, profile: job.profile, timeoutMs: job.timeoutMs, matrix: job.matrix, concurrency: 1,
-      allowPrivate: job.allowHttp && isLoopbackUrl(job.url), allowPrivateCard: (url) => job.allowHttp && isLoopbackUrl(url),
+      allowPrivate: open(job.url), allowPrivateCard: open,
       ...(job.census ? { identity: job.census.identity, cards: false } : {}),
     });
     // Held back while this worker still holds its slot: no other worker slips in between the 429 (or a census's
@@ -75,28 +92,30 @@ export async function work(job: ProbeJob, vantage: string, store: PgStore, holde
     return c;
   });
   const o = collected.observations[0]!;
-  const fresh = await store.recordObservation(o, o.toolsHash ? collected.snapshots.get(o.toolsHash) ?? null : null);
+  const fresh = await store.recordObservation(o, o.toolsHash ? collected.snapshots.get(o.toolsHash) ?? null : null, signingKey);
   return `${o.verdict}/${o.reason} in ${Math.round(o.durationMs)} ms${fresh ? '' : ' (recorded before: not again)'}`;
 }
 
 export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
   const { Worker, UnrecoverableError, createPostgresBackend } = await import('bullmq');
   const lock = lockMs();
+  await prepareQueue(opts.queueUrl);
   const worker = new Worker<ProbeJob, void, string, PostgresQueueBackend, JobProgress, PostgresConnectionOptions>(queueNameOf(opts.vantage), async (job) => {
-    const problem = jobProblem(job.data, opts.vantage);
+    const problem = jobProblem(job.data, opts.vantage, opts.permits);
     if (problem !== null) {
-      opts.log(`${opts.vantage}: job ${job.id?.slice(0, 12)} refused: ${problem} (not tried again)`);
+      // Named by its URL and the problem (a variable's name, never a value); refused for good, before any request.
+      opts.log(`${opts.vantage}: job ${job.id?.slice(0, 12)} for ${jobUrlOf(job.data)} refused: ${problem} (not tried again)`);
       throw new UnrecoverableError(`refused: ${problem}`);
     }
     const started = Date.now();
     try {
-      const said = await work(job.data, opts.vantage, opts.store);
+      const said = await work(job.data, opts);
       opts.log(`${opts.vantage}: ${job.data.kind === 'canaries' ? '' : `${job.data.url} `}${said} (run ${job.data.run.id}, job ${job.id?.slice(0, 12)})`);
     } catch (err) {
       opts.log(`${opts.vantage}: ${job.data.url} failed after ${Date.now() - started} ms: ${(err as Error).message} (job ${job.id?.slice(0, 12)}; tried again)`);
       throw err;
     }
-  }, { connection: queueConnection(opts.queueUrl), concurrency: opts.concurrency, lockDuration: lock, stalledInterval: lock }, createPostgresBackend);
+  }, { connection: queueConnection(opts.queueUrl, false), concurrency: opts.concurrency, lockDuration: lock, stalledInterval: lock }, createPostgresBackend);
   worker.on('error', (err) => opts.log(`${opts.vantage}: the queue: ${err.message}`));
   await worker.waitUntilReady();
   return {

@@ -20,7 +20,6 @@ import { catalogOf, observation, recordedRun, server } from '../helpers.js';
 import { statusModel, vantagesLine } from '../../src/status/model.js';
 import { attentionOrder, overviewPage, serverPage } from '../../src/status/page.js';
 import { markdownReport } from '../../src/status/report.js';
-import { jobProblem } from '../../src/queue/queue.js';
 import { lintCatalog } from '../../src/catalog/lint.js';
 import { FIXTURE } from '../fixtures/record-observations.js';
 
@@ -193,36 +192,6 @@ describe('what people see of a run across vantages', () => {
     assert.deepEqual(rowsOf('split'), [['a', 'live', 'live/ok', '40 ms'], ['b', 'live', 'live/ok', '40 ms'], ['c', 'drop', 'drop/refused', '40 ms']]);
     assert.deepEqual(rowsOf('short'), [['a', 'live', 'live/ok', '40 ms'], ['b', 'none', 'no answer', '—'], ['c', 'none', 'no answer', '—']]);
   });
-});
-
-describe('a job read from the queue is checked before a worker acts on it', () => {
-  const job = {
-    run: { id: 'week-1', startedAt: '2026-12-01T00:00:00.000Z' }, vantage: 'eu', kind: 'probe', url: 'https://mcp.example.com/mcp', name: 'x',
-    requiresAuth: false, headers: {}, profile: { id: 'kai-9000' }, matrix: false, allowHttp: false, perHost: 4, canaries: [],
-  };
-  const cases: Array<[string, Record<string, unknown>, RegExp | null]> = [
-    ['a job as refresh writes it', {}, null],
-    ['http on loopback with the run\'s permission', { url: 'http://127.0.0.1:8080/mcp', allowHttp: true }, null],
-    ['http on loopback without it', { url: 'http://127.0.0.1:8080/mcp' }, /^url:/],
-    ['http elsewhere, even with it', { url: 'http://10.0.0.5/mcp', allowHttp: true }, /^url:/],
-    ['another scheme', { url: 'file:///etc/passwd' }, /^url:/],
-    ['another vantage\'s job', { vantage: 'us' }, /not this worker's/],
-    ['an unknown kind', { kind: 'shell' }, /^kind/],
-    ['no run', { run: null }, /^run:/],
-    ['a per-host limit of 0', { perHost: 0 }, /^perHost/],
-    ['an absurd time limit', { timeoutMs: 1e9 }, /^timeoutMs/],
-    ['no profile', { profile: 'kai-9000' }, /^profile/],
-    ['a header that is not text', { headers: { a: 1 } }, /^headers/],
-    ['21 canaries', { canaries: Array.from({ length: 21 }, () => 'https://example.com') }, /^canaries/],
-    ['a canary on a private address', { canaries: ['http://192.168.1.1/'] }, /^canaries/],
-  ];
-  for (const [name, change, problem] of cases) {
-    it(name, () => {
-      const p = jobProblem({ ...job, ...change }, 'eu');
-      if (problem) assert.match(p ?? '', problem); else assert.equal(p, null);
-    });
-  }
-  it('not an object at all', () => assert.equal(jobProblem('{"url":"x"}', 'eu'), 'not an object'));
 });
 
 describe('policy.vantages and policy.quorum in the catalog', () => {
