@@ -115,6 +115,14 @@ describe('a worker trusts no job', { skip: !!missing }, () => {
     assert.equal(log.split('\n').filter((l) => l.includes('warning: --store carries a password')).length, 1, 'the password on the command line is warned about, once');
   });
 
+  it('the variables a catalog\'s key rule refused travel as names only: never read, and the record says the row was probed without them', async () => {
+    const j = job('keys', 'refused', { probeHeaders: { Authorization: { env: 'JINA_API_KEY', prefix: 'Bearer ' } }, refusedKeys: ['GITHUB_TOKEN'] });
+    await enqueue(url, [j]);
+    assert.equal((await finished(j)).state, 'completed');
+    const [row] = await sql<{ line: string }>(`SELECT line FROM "${url.split('schema=')[1]}".vantage_observations WHERE url = $1`, [j.url]);
+    assert.deepEqual((JSON.parse(row!.line) as { probe: { keys: { refused?: string[] } } }).probe.keys.refused, ['GITHUB_TOKEN']);
+  });
+
   it('a job with allowHttp: true to a loopback http server is refused by a worker started without --allow-http', async () => {
     const http = job('strict', 'http', { requiresAuth: false });
     await enqueue(url, [http]);

@@ -28,6 +28,8 @@ export interface ProbeJob {
   headers: Record<string, string>;
   /** Probe-only keys: header → the environment variable the worker reads it from (and a prefix). */
   probeHeaders?: Record<string, ProbeHeader>;
+  /** Variables the catalog's key rule refused for the row (`policy.keyEnv`): left out of `probeHeaders`, named in the record. */
+  refusedKeys?: string[];
   profile: ClientProfile;
   timeoutMs?: number;
   matrix: boolean;
@@ -80,7 +82,7 @@ export const JOB_LIMITS = {
   profileIdChars: 100,
 } as const;
 
-const FIELDS = new Set(['run', 'vantage', 'kind', 'url', 'name', 'requiresAuth', 'headers', 'probeHeaders', 'profile', 'timeoutMs', 'matrix', 'allowHttp', 'perHost', 'canaries', 'census']);
+const FIELDS = new Set(['run', 'vantage', 'kind', 'url', 'name', 'requiresAuth', 'headers', 'probeHeaders', 'refusedKeys', 'profile', 'timeoutMs', 'matrix', 'allowHttp', 'perHost', 'canaries', 'census']);
 const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._:+-]*$/;
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z$/;
 /** An HTTP header name (RFC 9110 token). */
@@ -216,6 +218,7 @@ export function jobProblem(job: unknown, vantage: string, permits: WorkerPermits
   if (headers) return headers;
   const keys = probeHeadersProblem(job.probeHeaders, permits.keyEnv);
   if (keys) return keys;
+  if (job.refusedKeys !== undefined && (!Array.isArray(job.refusedKeys) || job.refusedKeys.length > JOB_LIMITS.probeHeaders || !job.refusedKeys.every((n) => typeof n === 'string' && n.length <= JOB_LIMITS.headerNameChars && ENV_NAME.test(n)))) return `refusedKeys: at most ${JOB_LIMITS.probeHeaders} variable names`;
   const profile = profileProblem(job.profile);
   if (profile) return profile;
   if (!Number.isInteger(job.perHost) || (job.perHost as number) < 1 || (job.perHost as number) > JOB_LIMITS.perHost) return `perHost: a whole number from 1 to ${JOB_LIMITS.perHost}`;

@@ -10,6 +10,7 @@
 import type { ClientProfile } from '../attest/profile.js';
 import { CatalogError, type CatalogServer } from '../catalog/model.js';
 import { hostOf } from '../catalog/url.js';
+import { keyEnvRefusal } from '../catalog/key-env.js';
 import type { CanaryCheck } from '../decide/decide.js';
 import type { Observation } from '../model/observation.js';
 import type { StoredSnapshot } from '../model/snapshot.js';
@@ -32,6 +33,8 @@ export interface AcrossOptions {
   signed?: boolean;
   /** Where the vantages' keys are read from (default: this process's environment). */
   env?: Readonly<Record<string, string | undefined>>;
+  /** The catalog's `policy.keyEnv`: which variables its rows may name as probe keys. */
+  keyEnv?: readonly string[];
 }
 
 /**
@@ -73,6 +76,17 @@ export function defaultDeadlineMs(profile: ClientProfile, timeoutMs: number | un
 /** What a job probes: a catalog row, or a URL `probe` was given. */
 export type Target = Pick<CatalogServer, 'url' | 'name' | 'requiresAuth' | 'headers' | 'probeHeaders'>;
 
+/**
+ * A row's probe-only keys as its jobs carry them: the variables the catalog's key rule permits (`policy.keyEnv`);
+ * those it refuses are left out, and named so the record says the row was probed without them.
+ */
+export function jobKeys(t: Target, keyEnv: readonly string[] | undefined): Pick<ProbeJob, 'probeHeaders' | 'refusedKeys'> {
+  if (!t.probeHeaders) return {};
+  const permitted = Object.entries(t.probeHeaders).filter(([, h]) => keyEnvRefusal(h.env, keyEnv) === null);
+  const refused = Object.values(t.probeHeaders).filter((h) => keyEnvRefusal(h.env, keyEnv) !== null).map((h) => h.env);
+  return { ...(permitted.length ? { probeHeaders: Object.fromEntries(permitted) } : {}), ...(refused.length ? { refusedKeys: refused } : {}) };
+}
+
 /** What every job of a run shares. */
 export interface JobSettings { profile: ClientProfile; timeoutMs?: number; matrix: boolean; allowHttp: boolean; perHost: number; census?: ProbeJob['census'] }
 
@@ -91,7 +105,7 @@ export async function awaitAcross(
     // Each host's URLs in turns: a worker waiting for a host's slot holds a job no other host could use.
     ...inTurns(targets, (t) => hostOf(t.url) ?? t.url).map((s): ProbeJob => ({
       run, vantage, kind: 'probe', url: s.url, name: s.name, requiresAuth: s.requiresAuth, headers: { ...s.headers },
-      ...(s.probeHeaders ? { probeHeaders: s.probeHeaders } : {}), ...settings, canaries: [],
+      ...jobKeys(s, opts.keyEnv), ...settings, canaries: [],
     })),
     ...(canaries.length ? [{ run, vantage, kind: 'canaries' as const, url: CANARIES_URL, name: 'canaries', requiresAuth: false, headers: {}, ...settings, canaries: [...canaries] }] : []),
   ]);

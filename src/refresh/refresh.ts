@@ -152,7 +152,7 @@ async function collectAcross(opts: RefreshOptions, catalog: Catalog, store: Stor
   const timeoutMs = opts.timeoutMs ?? catalog.policy.timeoutMs;
   const gathered = await gatherAcross(catalog.servers, catalog.policy.canaries ?? [], s as Store & VantageObservations, run, { profile, timeoutMs, matrix: !!opts.matrix, allowHttp: !!opts.allowHttp, perHost: opts.perHost ?? PROBE_MANY_DEFAULTS.perHost }, {
     vantages: v.names, queueUrl: v.queueUrl, deadlineMs: v.deadlineMs ?? defaultDeadlineMs(profile, timeoutMs), onWaiting: v.onWaiting, pollMs: v.pollMs,
-    signed: catalog.policy.signedVantages === true, env: opts.env,
+    signed: catalog.policy.signedVantages === true, env: opts.env, keyEnv: catalog.policy.keyEnv,
   });
   return {
     observations: catalog.servers.map((srv) => gathered.byUrl.get(srv.url) ?? []), snapshots: gathered.snapshots,

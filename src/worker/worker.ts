@@ -76,8 +76,10 @@ export async function work(job: ProbeJob, ctx: WorkContext, holder = `${hostname
   // Keys come from this worker's environment, and only from the variables it was started to read: the job names
   // them (checked against the same list), never their values.
   const readable = Object.fromEntries([...permits.keyEnv].map((name) => [name, process.env[name]]));
-  const keys = job.requiresAuth && job.probeHeaders ? keysFrom(job.probeHeaders, readable) : {};
-  const target = { url: job.url, requiresAuth: job.requiresAuth, headers: job.headers, ...keys };
+  const keys = job.requiresAuth && job.probeHeaders ? keysFrom(job.probeHeaders, readable) : null;
+  // The run's own refusals (the catalog's key rule) are recorded beside the worker's.
+  const refusedKeys = [...(keys?.refusedKeys ?? []), ...(job.requiresAuth ? job.refusedKeys ?? [] : [])];
+  const target = { url: job.url, requiresAuth: job.requiresAuth, headers: job.headers, ...keys, ...(refusedKeys.length ? { refusedKeys } : {}) };
   const collected = await politely(store, job.url, job.perHost, `${holder}:${job.run.id}:${vantage}:${job.url}`, async () => {
     const c = await collect([target], {
       run, profile: job.profile, timeoutMs: job.timeoutMs, matrix: job.matrix, concurrency: 1,

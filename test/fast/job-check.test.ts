@@ -7,6 +7,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { jobProblem, jobUrlOf, type WorkerPermits } from '../../src/queue/queue.js';
 import { catalogProfile, KAI_9000, MCP_2025_11_25 } from '../../src/attest/profile.js';
+import { jobKeys } from '../../src/refresh/across.js';
 
 const OWN = catalogProfile({ profiles: { 'our-app': { extends: 'kai-9000', userAgent: 'OurApp/2', headers: { 'x-client': 'ours' }, timeoutMs: 20_000 } } }, 'our-app');
 const job = {
@@ -38,6 +39,9 @@ describe('a job read from the queue is checked before a worker acts on it', () =
     ['a header name that is not one', { probeHeaders: { 'Bad Name': { env: 'JINA_API_KEY' } } }, strict, /^probeHeaders: a name that is not/],
     ['a prefix with a line break', { probeHeaders: { Authorization: { env: 'JINA_API_KEY', prefix: 'Bearer\r\nX-Injected: 1\r\n' } } }, strict, /^probeHeaders\.Authorization\.prefix/],
     ['nine probe headers', { probeHeaders: Object.fromEntries(Array.from({ length: 9 }, (_, i) => [`x-${i}`, { env: 'JINA_API_KEY' }])) }, strict, /^probeHeaders: at most 8/],
+    ['the variables the catalog refused, named', { refusedKeys: ['GITHUB_TOKEN', 'DB_PASSWORD'] }, strict, null],
+    ['refused names that are not names', { refusedKeys: ['A B'] }, strict, /^refusedKeys: at most 8 variable names/],
+    ['nine refused names', { refusedKeys: Array.from({ length: 9 }, (_, i) => `V${i}`) }, strict, /^refusedKeys: at most 8/],
     // Addresses: the address rule, and http / loopback only with the worker's own --allow-http.
     ['http on loopback, the run asking, the worker started with --allow-http', { url: 'http://127.0.0.1:8080/mcp', allowHttp: true }, fixtures, null],
     ['http on loopback the run asks for, a worker without --allow-http', { url: 'http://127.0.0.1:8080/mcp', allowHttp: true }, strict, /^url: a private, loopback or reserved address \(loopback only for a worker started with --allow-http\)/],
@@ -113,4 +117,16 @@ describe('a job read from the queue is checked before a worker acts on it', () =
     assert.equal(jobUrlOf({ url: 1 }), '(no URL)');
     assert.equal(jobUrlOf({ url: 'u'.repeat(400) }).length, 301);
   });
+});
+
+describe('a row\'s keys as its jobs carry them (the catalog\'s key rule, before anything is enqueued)', () => {
+  const row = (probeHeaders?: Record<string, { env: string; prefix?: string }>) => ({ url: 'https://mcp.example.com/mcp', name: 'x', requiresAuth: true, headers: {}, ...(probeHeaders ? { probeHeaders } : {}) });
+  const rows: Array<[string, ReturnType<typeof row>, string[] | undefined, ReturnType<typeof jobKeys>]> = [
+    ['no keys', row(), undefined, {}],
+    ['a permitted key', row({ Authorization: { env: 'JINA_API_KEY', prefix: 'Bearer ' } }), undefined, { probeHeaders: { Authorization: { env: 'JINA_API_KEY', prefix: 'Bearer ' } } }],
+    ['the CI\'s own token: left out, named', row({ Authorization: { env: 'GITHUB_TOKEN' }, 'X-Key': { env: 'JINA_API_KEY' } }), undefined, { probeHeaders: { 'X-Key': { env: 'JINA_API_KEY' } }, refusedKeys: ['GITHUB_TOKEN'] }],
+    ['a name policy.keyEnv does not list', row({ 'X-Key': { env: 'OTHER_KEY' } }), ['JINA_API_KEY'], { refusedKeys: ['OTHER_KEY'] }],
+    ['a *_TOKEN name policy.keyEnv lists by full name', row({ 'X-Key': { env: 'ACME_TOKEN' } }), ['ACME_TOKEN'], { probeHeaders: { 'X-Key': { env: 'ACME_TOKEN' } } }],
+  ];
+  for (const [what, target, keyEnv, expected] of rows) it(what, () => assert.deepEqual(jobKeys(target, keyEnv), expected));
 });
