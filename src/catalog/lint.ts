@@ -39,7 +39,7 @@ export const builtInProfileIds = once((): string[] => {
 });
 
 /** The deciding profile must exist; a list's own profile ids must not shadow a built-in one. */
-function policyProblems(catalog: Catalog): LintProblem[] {
+function policyProblems(catalog: Catalog, opts: LintOptions): LintProblem[] {
   const builtIn = builtInProfileIds();
   const own = Object.keys(catalog.policy.profiles ?? {});
   const problems: LintProblem[] = own.filter((id) => builtIn.includes(id))
@@ -51,6 +51,10 @@ function policyProblems(catalog: Catalog): LintProblem[] {
   (catalog.policy.keyEnv ?? []).forEach((entry, i) => {
     const problem = typeof entry === 'string' ? keyEnvEntryProblem(entry) : null;
     if (problem) problems.push({ where: `policy.keyEnv[${i}]`, message: problem });
+  });
+  // A canary is asked as a job would ask it: https, under the address rule (loopback only with --allow-http).
+  (catalog.policy.canaries ?? []).forEach((c, i) => {
+    if (/^http:/i.test(c) && !(opts.allowHttp && isLoopbackUrl(c))) problems.push({ where: `policy.canaries[${i}]`, message: 'HTTPS only (http:// is allowed with --allow-http on loopback addresses only): an http canary is never reached' });
   });
   const { vantages, quorum } = catalog.policy;
   if (quorum !== undefined && vantages === undefined) problems.push({ where: 'policy.quorum', message: 'only with policy.vantages' });
@@ -107,7 +111,7 @@ export function lintCatalog(catalog: Catalog, opts: LintOptions = {}): LintProbl
   });
   const { servers: _servers, removed: _removed, ...rest } = catalog;
   for (const message of hiddenTextProblems(rest)) problems.push({ where: '(catalog)', message });
-  problems.push(...policyProblems(catalog));
+  problems.push(...policyProblems(catalog, opts));
   for (const message of outputsProblems(catalog.outputs)) problems.push({ where: '(catalog)', message });
   for (const { path, text } of strings(catalog)) {
     if (looksSecret(text)) problems.push({ where: placeOf(catalog, path), message: 'looks like a literal secret (a key or token): never write one into the catalog; a probe-only key comes from an environment variable (probeHeaders)' });

@@ -205,4 +205,11 @@ describe('policy.vantages and policy.quorum in the catalog', () => {
     assert.equal(lint({ vantages: ['a', 'a'] }).length, 1);
     assert.equal(lint({ vantages: [] }).length, 1);
   });
+
+  it('lint: a canary is asked as a job asks it, so an http one is never reached (loopback under --allow-http aside)', () => {
+    assert.deepEqual(lint({ canaries: ['https://example.com/', 'http://example.com/'] }), ['policy.canaries[1]: HTTPS only (http:// is allowed with --allow-http on loopback addresses only): an http canary is never reached']);
+    const loopback = catalogOf([], { policy: { authOptionalHosts: [], sharedGatewayHosts: [], canaries: ['http://127.0.0.1:9/'] } });
+    assert.equal(lintCatalog(loopback).length, 1);
+    assert.deepEqual(lintCatalog(loopback, { allowHttp: true }), []);
+  });
 });
