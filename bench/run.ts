@@ -178,6 +178,12 @@ say();
   say('| list | tools | tokens | ms per count | vs JSON.stringify of the list |');
   say('|---|---|---|---|---|');
   for (const l of t.lists) say(`| ${l.name} | ${l.tools.toLocaleString('en')} | ${l.tokens.toLocaleString('en')} | ${l.countMs} | ${l.vsStringify}x |`);
+  say();
+  say(`In the worker thread a probe counts in (issue 32): the first count ${t.workerFirstMs} ms (starts the thread, loads the tokenizer there), then ${t.workerWarmMs} ms for MANY.`);
+  say();
+  say('| text | MiB | tokens | ms per MiB |');
+  say('|---|---|---|---|');
+  for (const p of t.perMiB) say(`| ${p.name} | ${p.mib} | ${p.tokens.toLocaleString('en')} | ${p.msPerMiB.toLocaleString('en')} |`);
 }
 
 say();

@@ -39,6 +39,7 @@ export function probeJson(r: Observation, across?: { vantages: VantageEntry[]; n
     findingsSeen: r.findingsSeen,
     observedAt: r.observedAt,
     tokens: r.tokens ?? null,
+    tokensError: r.tokensError ?? null,
     nameBlindDigest: r.nameBlindDigest ?? null,
     descriptionBlindDigest: r.descriptionBlindDigest ?? null,
     vantages: across?.vantages ?? [{ vantage: r.vantage, verdict: r.verdict, reason: r.reason, latencyMs: Math.round(r.durationMs), observedAt: r.observedAt, left: null }],

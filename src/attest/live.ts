@@ -46,8 +46,8 @@ export interface LiveObservation {
   keyed: LiveRun | null;
   /** What screening found in the deciding client's tool list (src/screen), on the full text. */
   findings: Finding[];
-  /** What the tool list costs a conversation (null: not counted) and its name- and description-blind digests. */
-  toolSet?: { tokens: number | null; nameBlind: string; descriptionBlind: string } | { tokens: number | null; nameBlind: null; descriptionBlind: null };
+  /** What the tool list costs a conversation (null: not counted, `tokensError` says why) and its name- and description-blind digests. */
+  toolSet?: { tokens: number | null; tokensError: string | null } & ({ nameBlind: string; descriptionBlind: string } | { nameBlind: null; descriptionBlind: null });
   unprocessable: Unprocessable | null;
 }
 

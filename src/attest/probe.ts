@@ -14,7 +14,7 @@ import { exchangeError, runSpecClient, runStatelessClient } from './spec-client.
 import { firstSseEvent } from './transport.js';
 import { screenTools } from '../screen/screen.js';
 import { duplicateNames, storedSnapshot, toolListSnapshot, toolSetDigests } from './snapshot.js';
-import { countTokens, loadTokenizer } from './tokens.js';
+import { countTokens, TOKEN_LIMITS } from './tokens.js';
 import { MAX_NESTING, nestsDeeperThan } from '../util/json.js';
 import { evidenceOf, profileDigest, redactRun, redactText, secretsOf, type Redactor } from './record.js';
 import type { Evidence, Unprocessable } from '../model/evidence.js';
@@ -159,7 +159,10 @@ async function attest(url: string, profile: ClientProfile, opts: Resolved): Prom
       if (answer) o.auth = await authEvidence(url, answer, { timeoutMs: 10_000, allowPrivate: opts.allowPrivate, userAgent: opts.identity }).catch(() => 'unknown' as const);
     }
     stage = 'store';
-    return summarize(url, profile, o, wide, opts, { attempts, durationMs: Math.round(performance.now() - started), observedAt }, snapshot);
+    const durationMs = Math.round(performance.now() - started);
+    // Counted after the timed part: the count (and the tokenizer's first load) is this process's work, not the server's latency.
+    if (o.toolSet) Object.assign(o.toolSet, await countTokens(toolsRunOf(o).toolDefinitions!, Math.min(TOKEN_LIMITS.countMs, opts.timeoutMs ?? Infinity)));
+    return summarize(url, profile, o, wide, opts, { attempts, durationMs, observedAt }, snapshot);
   } catch (err) {
     // Whatever the server sent, this row has a verdict and the run goes on.
     const error = String((err as Error)?.message ?? err);
@@ -196,8 +199,8 @@ function processTools(o: LiveObservation): StoredSnapshot | null {
     stage = 'hash';
     const listed = toolListSnapshot(run.serverInfo, definitions);
     const snapshot = storedSnapshot(listed);
-    // Counted and fingerprinted on the full list, before anything is clipped for storage.
-    o.toolSet = { tokens: countTokens(definitions), ...(toolSetDigests(listed.tools) ?? { nameBlind: null, descriptionBlind: null }) };
+    // Fingerprinted (and, once the probe is over, counted) on the full list, before anything is clipped for storage.
+    o.toolSet = { tokens: null, tokensError: null, ...(toolSetDigests(listed.tools) ?? { nameBlind: null, descriptionBlind: null }) };
     stage = 'screen';
     // Screened on the full text, before anything is clipped for storage.
     o.findings = screenTools(definitions);
@@ -220,7 +223,6 @@ async function observe(url: string, profile: ClientProfile, opts: Resolved): Pro
   if (opts.keys && Object.keys(opts.keys).length && o.deciding.connected) {
     o.keyed = await runProfile(url, profile, { ...opts, headers: { ...opts.headers, ...keyHeaders(opts.keys) } }, opts.userAgent);
   }
-  if (toolsRunOf(o).toolDefinitions) await loadTokenizer();
   const snapshot = processTools(o);
   if (o.unprocessable) return [o, null];
   return [await explain(o, url, profile, opts), snapshot];
@@ -376,6 +378,7 @@ function summarize(url: string, profile: ClientProfile, o: LiveObservation, wide
     toolsHash: snapshot?.hash ?? null,
     toolsDigest: snapshot?.toolsDigest ?? null,
     tokens: o.toolSet?.tokens ?? null,
+    tokensError: o.toolSet?.tokensError ?? null,
     nameBlindDigest: o.toolSet?.nameBlind ?? null,
     descriptionBlindDigest: o.toolSet?.descriptionBlind ?? null,
     findings: o.findings.slice(0, L.findings).map(boundedFinding),

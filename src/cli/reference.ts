@@ -22,6 +22,7 @@ import { PROBE_DEFAULTS } from '../attest/probe.js';
 import { PROBE_MANY_DEFAULTS } from '../attest/probe-many.js';
 import { RECORD_LIMITS } from '../model/limits.js';
 import { SNAPSHOT_FORMAT, SNAPSHOT_LIMITS } from '../attest/snapshot.js';
+import { TOKEN_LIMITS } from '../attest/tokens.js';
 import { MAX_NESTING } from '../util/json.js';
 import { RECORD_SCHEMAS, recordJsonSchemas, type JsonSchema } from '../model/json-schema.js';
 import { HISTORY_LIMITS, HISTORY_LINE_VERSION } from '../store/lines.js';
@@ -346,6 +347,7 @@ export const LIMIT_CONSTANTS: readonly LimitConstant[] = [
   { name: 'PROBE_MANY_DEFAULTS', file: 'src/attest/probe-many.ts', value: PROBE_MANY_DEFAULTS },
   { name: 'RECORD_LIMITS', file: 'src/model/limits.ts', value: RECORD_LIMITS },
   { name: 'SNAPSHOT_LIMITS', file: 'src/attest/snapshot.ts', value: SNAPSHOT_LIMITS },
+  { name: 'TOKEN_LIMITS', file: 'src/attest/tokens.ts', value: TOKEN_LIMITS },
   { name: 'MAX_NESTING', file: 'src/util/json.ts', value: MAX_NESTING },
   { name: 'MAX_TIMER_MS', file: 'src/cli/args.ts', value: MAX_TIMER_MS },
   { name: 'HISTORY_LIMITS', file: 'src/store/lines.ts', value: HISTORY_LIMITS },

@@ -125,9 +125,15 @@ export const observationSchema = z.object({
   toolsDigest: sha256Hex.nullable(),
   /**
    * The o200k token count of the tool list as a conversation carries it (`src/attest/tokens.ts` says exactly what is
-   * counted), over the full list; null without a list; absent in records made before it was counted (none is guessed).
+   * counted), over the full list; null without a list, or when it was not counted (`tokensError` says why); absent in
+   * records made before it was counted (none is guessed).
    */
   tokens: count.nullable().optional(),
+  /**
+   * Why a listed tool list has no count (`not counted: …`, e.g. counting took longer than its time budget); null when
+   * counted or without a list; absent in records made before it existed.
+   */
+  tokensError: z.string().nullable().optional(),
   /** The tool set's digest ignoring tool names and titles (a renamed copy), and ignoring every description and title (the same interface reworded); null without tools. */
   nameBlindDigest: sha256Hex.nullable().optional(),
   descriptionBlindDigest: sha256Hex.nullable().optional(),

@@ -14,7 +14,7 @@ export const probeJsonSchema = observationSchema.pick({
   url: true, verdict: true, reason: true, attempts: true, httpStatus: true, protocolVersion: true, serverName: true, tools: true, sessionId: true,
   durationMs: true, error: true, profile: true, reasons: true, appError: true, diagnosis: true, cutShort: true, serverVersion: true, quirks: true,
   excludedTools: true, auth: true, location: true, findings: true, toolsHash: true, toolsDigest: true, findingsSeen: true, observedAt: true,
-  tokens: true, nameBlindDigest: true, descriptionBlindDigest: true, redacted: true,
+  tokens: true, tokensError: true, nameBlindDigest: true, descriptionBlindDigest: true, redacted: true,
 }).extend({
   /** The reason in plain language (and where onetap could not process the answer). */
   detail: z.string(),
