@@ -129,10 +129,13 @@ export function reviewTools(o: Pick<Observation, 'verdict' | 'reason' | 'reasons
 
 /**
  * After tool review: a live row whose tool list costs more than `maxToolTokens` goes to review (policy
- * BUDGET_RULES). A row without a count (recorded before tokens were counted) is never judged by a guess.
+ * BUDGET_RULES), and so does one whose count ran out of its time (`tokensError`: no count, and no way under a budget
+ * by being too costly to count). A row recorded before tokens were counted is never judged by a guess.
  */
-export function reviewBudget<T extends Pick<Observation, 'verdict' | 'reason' | 'reasons' | 'tokens'>>(o: T, maxToolTokens: number | undefined): Pick<Observation, 'verdict' | 'reason' | 'reasons'> {
-  if (maxToolTokens === undefined || o.verdict !== 'live' || o.tokens === undefined || o.tokens === null || o.tokens <= maxToolTokens) return o;
+export function reviewBudget<T extends Pick<Observation, 'verdict' | 'reason' | 'reasons' | 'tokens' | 'tokensError'>>(o: T, maxToolTokens: number | undefined): Pick<Observation, 'verdict' | 'reason' | 'reasons'> {
+  if (maxToolTokens === undefined || o.verdict !== 'live') return o;
+  const over = typeof o.tokens === 'number' ? o.tokens > maxToolTokens : typeof o.tokensError === 'string';
+  if (!over) return o;
   return { verdict: 'review', reason: 'context-budget', reasons: ['context-budget', ...o.reasons] };
 }
 

@@ -311,7 +311,7 @@ export const VANTAGE_RULES: ReadonlyArray<Verdict & { policy: string }> = [
 
 /** What a live server's tools cost every conversation, against the catalog's `policy.maxToolTokens` (off without it). */
 export const BUDGET_RULES: ReadonlyArray<Verdict & { policy: string }> = [
-  { verdict: 'review', reason: 'context-budget', policy: 'a tool list above policy.maxToolTokens (o200k tokens of its compact form) goes to a human: the server works, and stays in the runtime lists' },
+  { verdict: 'review', reason: 'context-budget', policy: 'a tool list above policy.maxToolTokens (o200k tokens of its compact form), or too costly to count within its time, goes to a human: the server works, and stays in the runtime lists' },
 ];
 
 export const POLICY_TABLE: ReadonlyArray<Verdict & { stage: 'vantages' | 'budget' | 'live' | 'drift' | 'app-trip' | 'review' | 'initialize' | 'tools/list'; policy: string }> = [

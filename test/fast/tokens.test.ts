@@ -173,13 +173,15 @@ describe('entries serving the same set', () => {
 });
 
 describe('the context budget (policy.maxToolTokens)', () => {
-  const row = (verdict: 'live' | 'review' | 'failed', tokens: number | null | undefined) => ({ verdict, reason: verdict === 'live' ? 'ok' as const : verdict === 'review' ? 'tools-changed' as const : 'timeout' as const, reasons: [], tokens });
+  const row = (verdict: 'live' | 'review' | 'failed', tokens: number | null | undefined, tokensError?: string) => ({ verdict, reason: verdict === 'live' ? 'ok' as const : verdict === 'review' ? 'tools-changed' as const : 'timeout' as const, reasons: [], tokens, ...(tokensError ? { tokensError } : {}) });
   const cases: Array<[string, ReturnType<typeof row>, number | undefined, string]> = [
     ['live, above the budget', row('live', 5_001), 5_000, 'review/context-budget'],
     ['live, at the budget', row('live', 5_000), 5_000, 'live/ok'],
     ['live, no budget set', row('live', 99_999), undefined, 'live/ok'],
     ['live, recorded before tokens were counted', row('live', undefined), 10, 'live/ok'],
     ['live, no tool list', row('live', null), 10, 'live/ok'],
+    ['live, too costly to count within its time', row('live', null, 'not counted: counting took longer than its 10000 ms budget'), 10, 'review/context-budget'],
+    ['live, too costly to count, no budget set', row('live', null, 'not counted: counting took longer than its 10000 ms budget'), undefined, 'live/ok'],
     ['already in review for its tools', row('review', 99_999), 10, 'review/tools-changed'],
     ['failed', row('failed', 99_999), 10, 'failed/timeout'],
   ];
