@@ -22,6 +22,7 @@ class Queue<T> {
   push(item: T): void { this.items.push(item); }
   peek(): T | undefined { return this.items[this.head]; }
   shift(): T | undefined {
+    if (this.length === 0) return undefined;
     const item = this.items[this.head++];
     if (this.head > 1_024 && this.head * 2 > this.items.length) { this.items = this.items.slice(this.head); this.head = 0; }
     return item;
