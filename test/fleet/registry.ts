@@ -67,8 +67,8 @@ function packageOnly(k: number) {
 export interface RegistryOptions {
   /** Remote i's URL, given its host (`address:port`) and the path the host plays it at (default `http://<host><path>`). */
   urlOf?: (i: number, host: string, path: string) => string;
-  /** Items listed after the fixture's own. */
-  extra?: unknown[];
+  /** Items listed after the fixture's own, made once the hosts listen. */
+  extra?: (fixture: { hosts: string[]; remoteUrl: (i: number) => string }) => unknown[];
   /** The address the hosts listen on (default 127.0.0.1). */
   listenOn?: string;
   /** Every answer of a host this late, ms. */
@@ -143,7 +143,7 @@ export async function startRegistry(remotes: number, hostCount: number, packageO
     const older = { server: { ...latest.server, version: '1.0.0', remotes: [{ type: 'streamable-http', url: `http://${hosts[i % hostCount]}/mcp/old-${i}` }] }, _meta: { 'io.modelcontextprotocol.registry/official': { status: 'active', publishedAt: '2026-09-01T00:00:00Z', isLatest: false } } };
     return [older, latest, ...packages];
   }).flat() as unknown[];
-  items.push(...(opts.extra ?? []));
+  items.push(...(opts.extra?.({ hosts, remoteUrl }) ?? []));
 
   const PAGE = 100;
   const registry = createServer((req, res) => {
