@@ -5,7 +5,7 @@
  * not MCP, slow, 429 with Retry-After, SSE-only and templated remotes (never to be contacted), and remotes that
  * declare a required header. It counts initialize requests per remote and the most requests in flight per host, and
  * over all hosts at once. Options respell remote URLs, add items of a test's own, listen on another local address,
- * and slow every answer down.
+ * slow every answer down, and pad each server.json as served.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -73,6 +73,8 @@ export interface RegistryOptions {
   listenOn?: string;
   /** Every answer of a host this late, ms. */
   delayMs?: number;
+  /** Each server.json as served carries this many bytes more (publisher-provided `_meta`), made per page, never held. */
+  padBytes?: number;
 }
 
 /** `packageOnlyServers` more servers without a remote are listed among those with one, spread evenly. */
@@ -151,7 +153,8 @@ export async function startRegistry(remotes: number, hostCount: number, packageO
     if (u.pathname !== '/v0.1/servers') return send(res, 404, {});
     const start = u.searchParams.has('cursor') ? Number(u.searchParams.get('cursor')!.replace('page-', '')) : 0;
     const limit = Math.min(PAGE, Number(u.searchParams.get('limit') ?? PAGE));
-    const page = items.slice(start, start + limit);
+    const pad = opts.padBytes ? { 'io.modelcontextprotocol.registry/publisher-provided': { pad: 'x'.repeat(opts.padBytes) } } : null;
+    const page = items.slice(start, start + limit).map((item) => (pad ? { ...(item as object), server: { ...(item as { server: object }).server, _meta: pad } } : item));
     const next = start + limit < items.length ? `page-${start + limit}` : undefined;
     send(res, 200, { servers: page, metadata: { count: page.length, ...(next ? { nextCursor: next } : {}) } });
   });
