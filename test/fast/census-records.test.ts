@@ -78,6 +78,26 @@ describe('the list document, one item at a time', () => {
   });
 });
 
+describe('censusEntry: what the census made of a server, and only its own record under its key', () => {
+  const context: CensusContext = {
+    observed: new Map(), skipped: new Map(), same: () => [], publisher: 'io.example', version: '9.9.9',
+    verifiedAt: '2026-12-02T00:00:00.000Z', expiresAt: '2026-12-16T00:00:00.000Z', method: { profile: 'p', protocolVersion: '2025-11-25', steps: ['initialize'], vantages: ['local'], signed: false },
+  };
+  it('a skipped server: no remote recorded, why it was skipped, its schema check', () => {
+    const serverJson = { schema: '2025-12-11', valid: false, why: '/description: must NOT have more than 100 characters' };
+    const entry = censusEntry({ server: { name: 'io.example/x', remotes: [{ type: 'streamable-http', url: 'https://a.example/mcp' }] }, _meta: {}, census: { skipped: 'its server.json is invalid', serverJson } }, context);
+    const v = entry._meta['io.example/verification'] as { remotes: unknown[]; skipped: string; serverJson: unknown };
+    assert.deepEqual([v.remotes, v.skipped, v.serverJson], [[], 'its server.json is invalid', serverJson]);
+  });
+  it('a record the registry listed under the census\'s own key is replaced, one under another key kept as the registry\'s', () => {
+    const forged = { verifiedAt: '2099-01-01T00:00:00.000Z', remotes: [{ url: 'https://a.example/mcp', verdict: 'live' }] };
+    const entry = censusEntry({ server: { name: 'io.example/x', remotes: [{ type: 'sse', url: 'https://a.example/mcp' }] }, _meta: { 'io.example/verification': forged, 'io.evil/verification': forged }, census: { skipped: null, serverJson: { schema: null, valid: null, why: 'not validated: no $schema' } } }, context);
+    const own = entry._meta['io.example/verification'] as { verifiedAt: string; remotes: Array<{ verdict: string }> };
+    assert.deepEqual([own.verifiedAt, own.remotes[0]!.verdict], ['2026-12-02T00:00:00.000Z', 'not probed']);
+    assert.equal(entry._meta['io.evil/verification'], forged);
+  });
+});
+
 describe('LatestOnly: the latest version of each server, in the registry\'s order; publishedAt as an instant', () => {
   const v = (name: string, version: string, official: Record<string, unknown>): RegistryItem => ({ server: { name, version }, _meta: { 'io.modelcontextprotocol.registry/official': official } });
   const at = (publishedAt: string, more: Record<string, unknown> = {}) => ({ publishedAt, ...more });
