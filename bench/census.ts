@@ -7,7 +7,8 @@
  * about 2,365 of them, one gateway 1,716; every other host a few), with each probe taking `PROBE_S` (the internet's
  * round trips, not loopback's) and one probe in flight per host, 1 s apart. With BENCH_CENSUS_WORKERS=n (and
  * PostgreSQL, `ONETAP_BENCH_POSTGRES`), the census goes through n `onetap worker` processes of one vantage instead, and
- * their peak RSS is measured too. Prints one JSON line.
+ * their peak RSS is measured too. With BENCH_CENSUS_PAD_BYTES=n, each server.json as served is n bytes larger (a
+ * registry of large items: the census keeps them on disk, not in memory). Prints one JSON line.
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -26,6 +27,7 @@ const BIN = fileURLToPath(new URL('../../bin/onetap', import.meta.url));
 const PROBE_S = 0.6;
 
 const WORKERS = Number(process.env.BENCH_CENSUS_WORKERS ?? 0);
+const PAD = Number(process.env.BENCH_CENSUS_PAD_BYTES ?? 0);
 const BASE = process.env.ONETAP_BENCH_POSTGRES ?? 'postgresql://postgres@127.0.0.1:5432/test';
 const schema = `bench_census_${process.pid}`;
 const store = `${BASE}${BASE.includes('?') ? '&' : '?'}schema=${schema}`;
@@ -41,7 +43,7 @@ function peakOf(pid: number): { read: () => number; stop: () => void } {
   return { read, stop: () => clearInterval(timer) };
 }
 
-const reg = await startRegistry(N, HOSTS, PACKAGE_ONLY);
+const reg = await startRegistry(N, HOSTS, PACKAGE_ONLY, { padBytes: PAD });
 const dir = await mkdtemp(join(tmpdir(), 'onetap-census-bench-'));
 const workers: Array<{ child: ReturnType<typeof spawn>; peak: ReturnType<typeof peakOf> }> = [];
 try {
@@ -67,7 +69,7 @@ try {
   const wallMs = performance.now() - t0;
   const perHostChain = (remotes: number) => remotes * (PROBE_S + 1) - 1;
   const registryS = Math.max(perHostChain(2_365), (25_805 * PROBE_S) / 16);
-  process.stdout.write(JSON.stringify({ remotes: N, hosts: HOSTS, packageOnly: PACKAGE_ONLY, workers: WORKERS, wallMs: Math.round(wallMs), peakRssMb: peak, workerPeakRssMb: workers.map((w) => w.peak.read()), probeS: PROBE_S, registryMinutes: Math.round(registryS / 60) }) + '\n');
+  process.stdout.write(JSON.stringify({ remotes: N, hosts: HOSTS, packageOnly: PACKAGE_ONLY, padBytes: PAD, workers: WORKERS, wallMs: Math.round(wallMs), peakRssMb: peak, workerPeakRssMb: workers.map((w) => w.peak.read()), probeS: PROBE_S, registryMinutes: Math.round(registryS / 60) }) + '\n');
 } finally {
   for (const w of workers) { w.peak.stop(); w.child.kill('SIGKILL'); }
   if (WORKERS) {

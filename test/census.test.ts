@@ -70,7 +70,7 @@ describe('onetap census', () => {
 
     // The records: one list document, no cursor, each server valid against the registry's schema.
     const doc = JSON.parse(await readFile(out, 'utf8')) as { servers: Array<{ server: { name: string; version: string }; _meta: Record<string, any> }>; metadata: Record<string, unknown> };
-    assert.deepEqual(Object.keys(doc.metadata), ['count']);
+    assert.deepEqual(doc.metadata, { count: SERVERS, publisher: 'io.example' });
     assert.equal(doc.servers.length, SERVERS);
     assert.equal(doc.metadata.count, SERVERS);
     for (const item of doc.servers) {
@@ -85,7 +85,8 @@ describe('onetap census', () => {
     assert.equal(packaged.length, PACKAGE_ONLY);
     assert.ok(packaged.every((item) => item._meta['io.example/verification'].remotes.length === 0), 'a server with no remote: recorded, with nothing to verify');
     const v = record(0);
-    assert.deepEqual(Object.keys(v), ['verifier', 'verifiedAt', 'expiresAt', 'method', 'remotes']);
+    assert.deepEqual(Object.keys(v), ['verifier', 'verifiedAt', 'expiresAt', 'method', 'remotes', 'serverJson', 'skipped']);
+    assert.deepEqual([v.serverJson, v.skipped], [{ schema: '2025-12-11', valid: true, why: null }, null], 'validated against the vendored schema');
     assert.equal(Date.parse(v.expiresAt) - Date.parse(v.verifiedAt), 14 * 86_400_000);
     assert.equal(v.method.signed, false);
     for (let i = 0; i < 40; i++) {

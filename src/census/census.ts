@@ -2,9 +2,11 @@
  * `onetap census`: every remote of the official MCP Registry attested as a good guest, resumably, and published as
  * verification records (`./records.ts`). It never reads or writes a curated catalog.
  *
- * A good guest: one probe in flight per host (`URL.host`, name and port) and at least `gapMs` between the end of one
- * probe of a host and the start of the next; a 429 holds its host back for its Retry-After (at most an hour); the
- * hosts of the opt-out list are never contacted; an identifying User-Agent. A probe of a live server is three
+ * A good guest by address, not by spelling: one probe in flight per host (its normalised name and port, `./hosts.ts`)
+ * and at least `gapMs` between the end of one probe of a host and the start of the next; a 429 holds its host back
+ * for its Retry-After (at most an hour); one address asked on one port at a time, by at most four probes at once
+ * (`./schedule.ts`; each host name resolved once, through the probes' own guarded lookup); the hosts of the opt-out
+ * list are never contacted; an identifying User-Agent. A probe of a live server is three
  * requests (initialize, notifications/initialized, tools/list) and never opens the GET stream; the diagnosis
  * (the spec-correct reading, a few requests more) runs only when the deciding client failed; `--matrix` adds one
  * handshake per other client profile.
@@ -15,14 +17,16 @@
  * kill are probed again. The registry is read from that file item by item whenever it is needed, never held whole.
  */
 import { createReadStream } from 'node:fs';
-import { mkdir, open, rm } from 'node:fs/promises';
+import { mkdir, open, rm, type FileHandle } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
+import type { LookupAddress } from 'node:dns';
+import { isIP } from 'node:net';
 import { dirname, join } from 'node:path';
 import { probe, probeDispatcher } from '../attest/probe.js';
 import type { ClientProfile } from '../attest/profile.js';
 import { BodyBudget } from '../attest/budget.js';
 import { retryAfterMs } from '../attest/retry-after.js';
-import { checkUrl, guardedLookup } from '../net/fetcher.js';
+import { checkUrl, guardedLookup, systemResolver, type Lookup, type Resolver } from '../net/fetcher.js';
 import { observationSchema, type Observation } from '../model/observation.js';
 import { check } from '../model/validate.js';
 import { boundedObservationLine } from '../store/lines.js';
@@ -30,7 +34,9 @@ import { writeAllAtomic, writeFileAtomic } from '../util/atomic.js';
 import { runsOf } from '../util/runs.js';
 import { ONETAP_VERSION } from '../util/version.js';
 import { sameToolsIndex, type ToolSetPrint } from '../policy/same-tools.js';
-import { LatestOnly, readRegistry, registryItem, remotesOf, type RegistryItem } from './registry.js';
+import { LatestOnly, limited, readRegistry, remotesOf, stateItem, type CensusItem } from './registry.js';
+import { canonicalAddress, hostKey, isLoopback, optedOut, OutageGuard, type HostKey, type OptOut } from './hosts.js';
+import { Schedule, type ScheduledHost } from './schedule.js';
 import { censusEntry, listText, observed, printsOf, type CensusContext, type Observed } from './records.js';
 
 export interface CensusOptions {
@@ -42,8 +48,8 @@ export interface CensusOptions {
   resume: boolean;
   profile: ClientProfile;
   matrix: boolean;
-  /** Hosts (`URL.host`) never contacted. */
-  optOut: ReadonlySet<string>;
+  /** Hosts never contacted (`parseOptOut`). */
+  optOut: OptOut;
   expiresAfterDays: number;
   timeoutMs?: number;
   concurrency: number;
@@ -67,15 +73,21 @@ export interface CensusResult {
   /** Probed in this run (a resumed run leaves out what was done). */
   probedNow: number;
   skipped: number;
+  /** Servers none of whose remotes was probed: over the limits, or invalid against the registry's schema. */
+  serversSkipped: number;
   outage: string | null;
 }
 
 /** The registry could not be read whole (exit 1): nothing was probed. */
 export class RegistryUnreadable extends Error {}
 
-const NETWORK_LEVEL = new Set(['dns', 'refused', 'timeout', 'network', 'tls']);
+interface Target { url: string; requiresAuth: boolean; host: HostKey }
 
-interface Target { url: string; requiresAuth: boolean }
+/** Host names resolved at once, each name once per census and in at most `RESOLVE_MS`. */
+const RESOLVING = 8;
+const RESOLVE_MS = 10_000;
+/** The addresses of a host name that politeness counts (the probe connects to one of them). */
+const ADDRESSES_PER_HOST = 16;
 
 /** Each line of a state file as JSON, as it reads (a line that does not read, cut by a kill, is passed over). */
 async function* eachLine(path: string): AsyncGenerator<unknown> {
@@ -115,10 +127,10 @@ async function readAtOf(path: string): Promise<string> {
 }
 
 /** The snapshot's items, one at a time: never all of them held at once. */
-async function* eachItem(path: string): AsyncGenerator<RegistryItem> {
+async function* eachItem(path: string): AsyncGenerator<CensusItem> {
   let header = true;
   for await (const value of eachLine(path)) {
-    const item = header ? null : registryItem(value);
+    const item = header ? null : stateItem(value);
     if (item) yield item;
     header = false;
   }
@@ -132,32 +144,25 @@ export async function runCensus(opts: CensusOptions): Promise<CensusResult> {
   await mkdir(opts.stateDir, { recursive: true });
   let readAt = now().toISOString();
   if (opts.resume) readAt = await readAtOf(snapshotPath);
-  else {
-    const latest = new LatestOnly();
-    try { await readRegistry(opts.registry, { allowPrivate: opts.allowPrivate, timeoutMs: 30_000 }, (item) => latest.add(item)); } catch (err) { throw new RegistryUnreadable((err as Error).message); }
-    await rm(donePath, { force: true });
-    const header: SnapshotHeader = { source: opts.registry, readAt, servers: latest.size };
-    await writeFileAtomic(snapshotPath, (function* () {
-      yield `${JSON.stringify(header)}\n`;
-      for (const text of latest.texts()) yield `${text}\n`;
-    })());
-  }
+  else await readSnapshot(opts, snapshotPath, readAt, donePath);
 
   // Targets: each streamable-http URL once; auth-optional when any server lists it with a required header.
   const targets = new Map<string, Target>();
   const skipped = new Map<string, string>();
   let servers = 0;
+  let serversSkipped = 0;
   let remotes = 0;
   for await (const item of eachItem(snapshotPath)) {
     servers++;
-    for (const r of remotesOf(item.server)) {
+    if (item.census.skipped) serversSkipped++;
+    for (const r of remotesOf(item)) {
       remotes++;
       if (r.kind !== 'streamable-http') continue;
-      let host: string;
-      try { host = checkUrl(r.url, { allowPrivate: opts.allowPrivate, allowHttp: opts.allowHttp }).host; } catch (err) { skipped.set(r.url, `refused by the address rule: ${(err as Error).message}`); continue; }
-      if (opts.optOut.has(host)) { skipped.set(r.url, 'its host opted out'); continue; }
+      let host: HostKey;
+      try { host = hostKey(checkUrl(r.url, { allowPrivate: opts.allowPrivate, allowHttp: opts.allowHttp })); } catch (err) { skipped.set(r.url, `refused by the address rule: ${(err as Error).message}`); continue; }
+      if (optedOut(opts.optOut, host)) { skipped.set(r.url, 'its host opted out'); continue; }
       const t = targets.get(r.url);
-      targets.set(r.url, { url: r.url, requiresAuth: (t?.requiresAuth ?? false) || r.requiresAuth });
+      targets.set(r.url, { url: r.url, requiresAuth: (t?.requiresAuth ?? false) || r.requiresAuth, host });
     }
   }
 
@@ -166,10 +171,11 @@ export async function runCensus(opts: CensusOptions): Promise<CensusResult> {
   if (opts.resume) await eachDone(donePath, (o) => { done.add(o.url); });
   const todo = [...targets.values()].filter((t) => !done.has(t.url));
   const probedBefore = done.size;
-  let unreached = 0;
   const log = await open(donePath, 'a');
   let writing: Promise<unknown> = Promise.resolve();
-  const dispatcher = probeDispatcher(opts.timeoutMs, guardedLookup([], undefined, { allowPrivate: opts.allowPrivate }));
+  // One lookup per host name for the whole census: the schedule counts the addresses the probes connect to.
+  const lookup = guardedLookup([], resolvedOnce(systemResolver), { allowPrivate: opts.allowPrivate });
+  const dispatcher = probeDispatcher(opts.timeoutMs, lookup);
   const budget = new BodyBudget();
   try {
     if (opts.vantages) {
@@ -179,7 +185,7 @@ export async function runCensus(opts: CensusOptions): Promise<CensusResult> {
         await log.write(`${JSON.stringify(boundedObservationLine(o as unknown as Record<string, unknown>))}\n`);
         done.add(o.url);
       });
-    } else await politely(todo, opts.concurrency, gap, async (t) => {
+    } else await politely(todo, { concurrency: opts.concurrency, gapMs: gap, addressesOf: addressesBy(lookup), exempt: (a) => opts.allowPrivate && isLoopback(a) }, async (t) => {
       const result = await probe(t.url, {
         profile: opts.profile, matrix: opts.matrix, timeoutMs: opts.timeoutMs, requiresAuth: t.requiresAuth, identity: opts.userAgent,
         allowPrivate: opts.allowPrivate, dispatcher, budget,
@@ -199,16 +205,16 @@ export async function runCensus(opts: CensusOptions): Promise<CensusResult> {
   }
 
   let probed = 0;
+  const guard = new OutageGuard();
   await eachDone(donePath, (o) => {
     if (!targets.has(o.url)) return;
     probed++;
-    if (NETWORK_LEVEL.has(o.reason)) unreached++;
+    guard.add(o.url, o.reason);
   });
-  const result = { servers, remotes, probed, probedNow: probed - probedBefore, skipped: skipped.size };
+  const result = { servers, remotes, probed, probedNow: probed - probedBefore, skipped: skipped.size, serversSkipped };
   // This machine's network, not the registry's servers: nothing is published (the state stays for a rerun).
-  if (probed >= 4 && unreached * 2 >= probed) {
-    return { ...result, code: 3, outage: `${unreached} of ${probed} remotes failed at the network level: this machine's network looks down` };
-  }
+  const outage = guard.outage();
+  if (outage) return { ...result, code: 3, outage };
   // What the records keep of each observation; its whole JSON goes to its evidence file, one at a time.
   const kept = new Map<string, Observed>();
   const dir = join(dirname(opts.out), 'evidence');
@@ -238,7 +244,7 @@ export async function runCensus(opts: CensusOptions): Promise<CensusResult> {
   // The document one entry at a time, from the snapshot read once more.
   await writeFileAtomic(opts.out, listText((async function* () {
     for await (const item of eachItem(snapshotPath)) yield censusEntry(item, context);
-  })()));
+  })(), opts.publisher));
   return { ...result, code: 0, outage: null };
 }
 
@@ -270,37 +276,135 @@ async function acrossWorkers(targets: readonly Target[], opts: CensusOptions, v:
 }
 
 /**
- * Runs `work` for every target, at most `concurrency` at once, one per host, a host's next start at least `gapMs`
- * after its last end (or the hold `work` returns, for a 429). Hosts take turns.
+ * Each name resolved once (the census's every lookup of it, the schedule's and the probes', gets that answer), in at
+ * most `RESOLVE_MS` (a DNS server that does not answer is a temporary failure). Names are told apart as hosts are: no
+ * case, no trailing dot.
  */
-async function politely(targets: readonly Target[], concurrency: number, gapMs: number, work: (t: Target) => Promise<number>): Promise<void> {
-  const byHost = new Map<string, Target[]>();
-  for (const t of targets) {
-    const host = new URL(t.url).host;
-    const queue = byHost.get(host);
-    if (queue) queue.push(t); else byHost.set(host, [t]);
+function resolvedOnce(resolver: Resolver): Resolver {
+  const answers = new Map<string, ReturnType<Resolver>>();
+  return (hostname) => {
+    const name = hostname.toLowerCase().replace(/\.+$/, '');
+    let answer = answers.get(name);
+    if (!answer) {
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(Object.assign(new Error(`no DNS answer for ${name} in ${RESOLVE_MS} ms`), { code: 'EAI_AGAIN' })), RESOLVE_MS); });
+      answer = Promise.race([resolver(name), late]).finally(() => clearTimeout(timer));
+      answers.set(name, answer);
+    }
+    return answer;
+  };
+}
+
+/** A host name's addresses through `lookup` (the probes' guarded one), canonical and at most `ADDRESSES_PER_HOST`; none when it fails. */
+function addressesBy(lookup: Lookup): (name: string) => Promise<string[]> {
+  return (name) => (isIP(name) ? Promise.resolve([name]) : new Promise((resolve) => lookup(name, { all: true }, (err, answers) => {
+    const addresses = err || !Array.isArray(answers) ? [] : (answers as LookupAddress[]).map((a) => canonicalAddress(a.address));
+    resolve([...new Set(addresses.filter((a): a is string => a !== null))].slice(0, ADDRESSES_PER_HOST));
+  })));
+}
+
+/**
+ * The registry read into the state's `registry.jsonl`: the latest version of each server, each kept (over the
+ * limits: the record of why) in a spill file as it is read, so the registry is never held in memory whatever its
+ * items' sizes, then written out in the registry's order with what the census made of each (`stateItem`).
+ */
+async function readSnapshot(opts: CensusOptions, snapshotPath: string, readAt: string, donePath: string): Promise<void> {
+  const spillPath = `${snapshotPath}.read`;
+  const spill = await open(spillPath, 'w+');
+  try {
+    const latest = new LatestOnly<{ pos: number; len: number }>();
+    let size = 0;
+    let pending: Buffer[] = [];
+    let pendingBytes = 0;
+    const flush = async (file: FileHandle) => {
+      if (pending.length) await file.write(Buffer.concat(pending), 0, pendingBytes, size - pendingBytes);
+      pending = [];
+      pendingBytes = 0;
+    };
+    try {
+      await readRegistry(opts.registry, { allowPrivate: opts.allowPrivate, timeoutMs: 30_000 }, async (item) => {
+        latest.add(item, () => {
+          const text = Buffer.from(limited(item));
+          pending.push(text);
+          pendingBytes += text.length;
+          size += text.length;
+          return { pos: size - text.length, len: text.length };
+        });
+        if (pendingBytes >= 1024 * 1024) await flush(spill);
+      });
+      await flush(spill);
+    } catch (err) { throw new RegistryUnreadable((err as Error).message); }
+    await rm(donePath, { force: true });
+    const header: SnapshotHeader = { source: opts.registry, readAt, servers: latest.size };
+    await writeFileAtomic(snapshotPath, (async function* () {
+      yield `${JSON.stringify(header)}\n`;
+      for (const at of latest.kept()) {
+        const text = Buffer.alloc(at.len);
+        await spill.read(text, 0, at.len, at.pos);
+        yield `${JSON.stringify(stateItem(JSON.parse(text.toString('utf8'))))}\n`;
+      }
+    })());
+  } finally {
+    await spill.close();
+    await rm(spillPath, { force: true });
   }
-  const ready: string[] = [...byHost.keys()];
-  let inFlight = 0;
+}
+
+/** A host of the census and its targets, in order. */
+interface HostTargets extends ScheduledHost { name: string; targets: Target[]; next: number }
+
+interface Politeness {
+  concurrency: number;
+  gapMs: number;
+  /** A host name's addresses (the probes' own answer). */
+  addressesOf: (name: string) => Promise<string[]>;
+  /** Addresses the per-address rule does not count (loopback fixtures). */
+  exempt: (address: string) => boolean;
+}
+
+/**
+ * Runs `work` for every target, at most `concurrency` at once, one per host, a host's next start at least `gapMs`
+ * after its last end (or the hold `work` returns, for a 429), each address on one port and by at most four at once
+ * (`Schedule`). A host is scheduled once its name is resolved; names are resolved `RESOLVING` at a time while others
+ * are probed.
+ */
+async function politely(targets: readonly Target[], p: Politeness, work: (t: Target) => Promise<number>): Promise<void> {
+  const byHost = new Map<string, HostTargets>();
+  for (const t of targets) {
+    const held = byHost.get(t.host.key);
+    if (held) held.targets.push(t); else byHost.set(t.host.key, { key: t.host.key, port: t.host.port, name: t.host.name, addresses: [], targets: [t], next: 0 });
+  }
+  const hosts = [...byHost.values()];
+  const schedule = new Schedule<HostTargets>(p.concurrency, p.exempt);
+  let resolved = 0;
+  let resolving = 0;
   let waiting = 0;
   let failure: unknown = null;
   await new Promise<void>((resolve, reject) => {
     const pump = () => {
       if (failure) return reject(failure);
-      while (inFlight < concurrency && ready.length) {
-        const host = ready.shift()!;
-        const t = byHost.get(host)!.shift()!;
-        inFlight++;
-        work(t).then((hold) => {
-          inFlight--;
-          if (byHost.get(host)!.length) {
+      while (resolving < RESOLVING && resolved + resolving < hosts.length) {
+        const host = hosts[resolved + resolving++]!;
+        void p.addressesOf(host.name).then((addresses) => {
+          host.addresses = addresses;
+          resolving--;
+          resolved++;
+          schedule.offer(host);
+          pump();
+        });
+      }
+      for (let host = schedule.next(); host; host = schedule.next()) {
+        const h = host;
+        work(h.targets[h.next++]!).then((hold) => {
+          schedule.ended(h);
+          if (h.next < h.targets.length) {
             waiting++;
-            setTimeout(() => { waiting--; ready.push(host); pump(); }, Math.max(gapMs, hold));
+            setTimeout(() => { waiting--; schedule.offer(h); pump(); }, Math.max(p.gapMs, hold));
           }
           pump();
-        }, (err) => { failure = err; inFlight--; pump(); });
+        }, (err) => { failure = err; schedule.ended(h); pump(); });
       }
-      if (inFlight === 0 && waiting === 0 && ready.length === 0) resolve();
+      if (resolved === hosts.length && waiting === 0 && schedule.idle) resolve();
     };
     pump();
   });

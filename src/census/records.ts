@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import type { Observation } from '../model/observation.js';
 import type { SameTools } from '../model/plan.js';
 import type { ToolSetPrint } from '../policy/same-tools.js';
-import { remotesOf, type RegistryItem } from './registry.js';
+import { remotesOf, type Assessment, type CensusItem } from './registry.js';
 
 export type CheckResult = 'passed' | 'failed' | 'not run';
 
@@ -36,6 +36,12 @@ export interface Verification {
   expiresAt: string;
   method: { profile: string; protocolVersion: string; steps: string[]; vantages: string[]; signed: false };
   remotes: RemoteRecord[];
+  /** The server.json against the registry's schema: valid, invalid, or not validated (and why). */
+  serverJson: Assessment['serverJson'];
+  /** Why none of the server's remotes was probed (over the limits, invalid), or null. */
+  skipped: string | null;
+  /** Set by a reader (`serve --census`, `site --census`) once `expiresAt` has passed: the record says nothing. */
+  expired?: true;
 }
 
 /** Failures before any HTTP answer: the server could not be reached at all. */
@@ -91,17 +97,17 @@ export interface CensusEntry { server: Record<string, unknown>; _meta: Record<st
 const printOf = (name: string, url: string, o: Observed): ToolSetPrint => ({ name, url, toolCount: o.toolCount, toolsDigest: o.toolsDigest, nameBlindDigest: o.nameBlindDigest ?? null, descriptionBlindDigest: o.descriptionBlindDigest ?? null });
 
 /** The tool sets an item's probed remotes serve, known by the server's name. */
-export function printsOf(item: RegistryItem, observed: ReadonlyMap<string, Observed>): ToolSetPrint[] {
-  return remotesOf(item.server).flatMap((r) => {
+export function printsOf(item: CensusItem, observed: ReadonlyMap<string, Observed>): ToolSetPrint[] {
+  return remotesOf(item).flatMap((r) => {
     const o = observed.get(r.url);
     return o ? [printOf(item.server.name as string, r.url, o)] : [];
   });
 }
 
 /** One item of the list document: the registry's item with the census's verification of each of its remotes. */
-export function censusEntry(item: RegistryItem, ctx: CensusContext): CensusEntry {
+export function censusEntry(item: CensusItem, ctx: CensusContext): CensusEntry {
   const name = item.server.name as string;
-  const remotes = remotesOf(item.server).map((r): RemoteRecord => {
+  const remotes = remotesOf(item).map((r): RemoteRecord => {
     const o = ctx.observed.get(r.url);
     if (!o) {
       const why = r.why ?? ctx.skipped.get(r.url) ?? 'not probed';
@@ -114,21 +120,23 @@ export function censusEntry(item: RegistryItem, ctx: CensusContext): CensusEntry
   });
   const verification: Verification = {
     verifier: { publisher: ctx.publisher, tool: 'onetap', version: ctx.version },
-    verifiedAt: ctx.verifiedAt, expiresAt: ctx.expiresAt, method: ctx.method, remotes,
+    verifiedAt: ctx.verifiedAt, expiresAt: ctx.expiresAt, method: ctx.method, remotes, serverJson: item.census.serverJson, skipped: item.census.skipped,
   };
   return { server: item.server, _meta: { ...item._meta, [`${ctx.publisher}/verification`]: verification } };
 }
 
 /**
- * The list document's JSON text in parts, exactly as `JSON.stringify({servers, metadata: {count}}, null, 2)` writes
- * it, one entry at a time: a census of the whole registry is never held as one document.
+ * The list document's JSON text in parts, exactly as `JSON.stringify({servers, metadata: {count, publisher}}, null,
+ * 2)` writes it, one entry at a time: a census of the whole registry is never held as one document. `publisher` says
+ * whose records it holds: a reader shows the records under its key as the census's, any other as a claim.
  */
-export async function* listText(entries: Iterable<CensusEntry> | AsyncIterable<CensusEntry>): AsyncGenerator<string> {
+export async function* listText(entries: Iterable<CensusEntry> | AsyncIterable<CensusEntry>, publisher: string): AsyncGenerator<string> {
   let count = 0;
   for await (const entry of entries) {
     // JSON text has no raw line breaks inside strings, so every one is between values: indent each by two levels.
     yield `${count ? ',\n' : '{\n  "servers": [\n'}    ${JSON.stringify(entry, null, 2).replaceAll('\n', '\n    ')}`;
     count++;
   }
-  yield count ? `\n  ],\n  "metadata": {\n    "count": ${count}\n  }\n}\n` : `${JSON.stringify({ servers: [], metadata: { count: 0 } }, null, 2)}\n`;
+  const metadata = JSON.stringify({ count, publisher }, null, 2).replaceAll('\n', '\n  ');
+  yield count ? `\n  ],\n  "metadata": ${metadata}\n}\n` : `${JSON.stringify({ servers: [], metadata: { count: 0, publisher } }, null, 2)}\n`;
 }

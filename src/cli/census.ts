@@ -6,6 +6,7 @@ import { ONETAP_VERSION } from '../util/version.js';
 import { inert } from '../text/escape.js';
 import { flagError, positiveInt, profileId, timeoutMs, UsageError, vantageList } from './args.js';
 import { STORE_OPTION, storeUrl, workersStore } from './store.js';
+import { NO_OPT_OUT, parseOptOut, type OptOut } from '../census/hosts.js';
 
 /** The census's default client: the spec-correct one of the current protocol (the registry serves every client). */
 export const CENSUS_PROFILE = 'mcp-2025-11-25';
@@ -25,14 +26,9 @@ export function checkCensusFiles(census: string, previous: string | undefined): 
 /** A reverse-domain name (`io.example`, `com.example.census`). */
 const PUBLISHER = /^[a-z0-9-]+(\.[a-z0-9-]+)+$/i;
 
-/** Hosts, one per line (`#` starts a comment): `host` or `host:port`, as `URL.host` gives them. */
-function readOptOut(path: string): Set<string> {
-  const hosts = new Set<string>();
-  for (const line of readFileSync(path, 'utf8').split('\n')) {
-    const host = line.replace(/#.*/, '').trim().toLowerCase();
-    if (host) hosts.add(host);
-  }
-  return hosts;
+/** Hosts, one per line (`#` starts a comment): a line that is not a host is a usage error naming the flag. */
+function readOptOut(path: string): OptOut {
+  try { return parseOptOut(readFileSync(path, 'utf8')); } catch (err) { throw flagError('--opt-out', (err as Error).message, path); }
 }
 
 export function registerCensus(program: Command): void {
@@ -49,7 +45,7 @@ export function registerCensus(program: Command): void {
     .option('--vantages <list>', 'through the workers of these vantages (`onetap worker --vantage <name>`), on the queue of --store: one probe per host over every worker; each URL\'s answers made one verdict (a majority decides a drop)', vantageList)
     .option(...STORE_OPTION)
     .option('--deadline <ms>', 'with --vantages: how long to wait for the workers (default 24 hours)', timeoutMs)
-    .option('--opt-out <file>', 'hosts never contacted, one per line (host or host:port; # comments)')
+    .option('--opt-out <file>', 'hosts never contacted, one per line (host: every port of it, or host:port; # comments), however a remote spells them')
     .option('--contact <url>', 'the page named in the User-Agent, where a server\'s owner reads about the census and how to opt out (default: onetap\'s npm page)')
     .option('--expires-after <days>', 'days until the records expire', positiveInt, 14)
     .option('--timeout <ms>', 'per-request time limit (default: the profile\'s own)', timeoutMs)
@@ -63,6 +59,7 @@ export function registerCensus(program: Command): void {
       if (flags.vantages === undefined && flags.deadline !== undefined) throw new UsageError('--deadline: only with --vantages');
       if (existsSync(flags.out) && statSync(flags.out).isDirectory()) throw flagError('--out', 'is a directory', flags.out);
       if (flags.optOut !== undefined && !existsSync(flags.optOut)) throw flagError('--opt-out', 'no such file', flags.optOut);
+      const optOut = flags.optOut === undefined ? NO_OPT_OUT : readOptOut(flags.optOut);
       const stateDir = flags.stateDir ?? `${flags.out}.state`;
       if (existsSync(stateDir) && !statSync(stateDir).isDirectory()) throw flagError('--state-dir', 'exists and is not a directory', stateDir);
       if (flags.resume && !existsSync(`${stateDir}/registry.jsonl`)) throw flagError('--resume', `no census in ${stateDir} to go on with`, stateDir);
@@ -72,7 +69,7 @@ export function registerCensus(program: Command): void {
       try {
         result = await runCensus({
           registry: flags.registry, publisher: flags.publisher, out: flags.out, stateDir, resume: !!flags.resume,
-          profile: CLIENT_PROFILES[flags.profile]!, matrix: !!flags.matrix, optOut: flags.optOut ? readOptOut(flags.optOut) : new Set(),
+          profile: CLIENT_PROFILES[flags.profile]!, matrix: !!flags.matrix, optOut,
           expiresAfterDays: flags.expiresAfter, timeoutMs: flags.timeout, concurrency: flags.concurrency,
           allowPrivate: !!flags.allowPrivate, allowHttp: !!flags.allowHttp, userAgent: censusUserAgent(flags.contact),
           ...(flags.vantages ? { vantages: { names: flags.vantages, storeUrl: storeUrl(flags.store)!, deadlineMs: flags.deadline } } : {}),
@@ -83,7 +80,7 @@ export function registerCensus(program: Command): void {
         process.exitCode = 1;
         return;
       }
-      const said = `${result.servers} servers, ${result.remotes} remotes: ${result.probed} probed (${result.probedNow} in this run), ${result.skipped} not probed by rule`;
+      const said = `${result.servers} servers, ${result.remotes} remotes: ${result.probed} probed (${result.probedNow} in this run), ${result.skipped} not probed by rule${result.serversSkipped ? `; ${result.serversSkipped} servers skipped (over the limits, or invalid against the registry's schema)` : ''}`;
       if (result.code === 3) {
         process.stderr.write(`onetap: outage guard: ${inert(result.outage!)}; nothing published (${said}; --resume goes on from the state)\n`);
       } else {

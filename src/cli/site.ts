@@ -34,10 +34,10 @@ export function registerSite(program: Command): void {
       if (!opts.out.trim()) throw flagError('--out', 'must name a directory', opts.out);
       if (opts.census !== undefined) {
         checkCensusFiles(opts.census, opts.censusPrevious);
-        const { censusPage } = await import('../census/page.js');
-        const text = await readFile(opts.census, 'utf8');
+        const { censusSite } = await import('../census/page.js');
         const previous = opts.censusPrevious ? JSON.parse(await readFile(opts.censusPrevious, 'utf8')) : null;
-        await writeAllAtomic([{ path: join(opts.out, 'index.html'), content: censusPage(JSON.parse(text), previous) }, { path: join(opts.out, 'v0.1', 'servers'), content: text }]);
+        const site = censusSite(await readFile(opts.census, 'utf8'), previous, new Date());
+        await writeAllAtomic([{ path: join(opts.out, 'index.html'), content: site.page }, { path: join(opts.out, 'v0.1', 'servers'), content: site.list }]);
         process.stdout.write(`wrote the census to ${inert(opts.out)}\n`);
         return;
       }

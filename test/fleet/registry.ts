@@ -3,7 +3,9 @@
  * hosts (ports of 127.0.0.1), each host one HTTP server playing its remotes by index, with a realistic mix: live
  * with tool lists of real sizes (some the same set under other hosts, some renamed copies), auth (401), 402, 404,
  * not MCP, slow, 429 with Retry-After, SSE-only and templated remotes (never to be contacted), and remotes that
- * declare a required header. It counts initialize requests per remote and the most requests in flight per host.
+ * declare a required header. It counts initialize requests per remote and the most requests in flight per host, and
+ * over all hosts at once. Options respell remote URLs, add items of a test's own, listen on another local address,
+ * slow every answer down, and pad each server.json as served.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -29,6 +31,8 @@ export interface RegistryFixture {
   forbidden: () => number;
   /** The most requests in flight at once on any one host. */
   mostInFlight: () => number;
+  /** The most requests in flight at once over all hosts. */
+  mostInFlightOverall: () => number;
   /** Every User-Agent the hosts saw. */
   agents: Set<string>;
   close: () => Promise<void>;
@@ -60,12 +64,27 @@ function packageOnly(k: number) {
   };
 }
 
+export interface RegistryOptions {
+  /** Remote i's URL, given its host (`address:port`) and the path the host plays it at (default `http://<host><path>`). */
+  urlOf?: (i: number, host: string, path: string) => string;
+  /** Items listed after the fixture's own, made once the hosts listen. */
+  extra?: (fixture: { hosts: string[]; remoteUrl: (i: number) => string }) => unknown[];
+  /** The address the hosts listen on (default 127.0.0.1). */
+  listenOn?: string;
+  /** Every answer of a host this late, ms. */
+  delayMs?: number;
+  /** Each server.json as served carries this many bytes more (publisher-provided `_meta`), made per page, never held. */
+  padBytes?: number;
+}
+
 /** `packageOnlyServers` more servers without a remote are listed among those with one, spread evenly. */
-export async function startRegistry(remotes: number, hostCount: number, packageOnlyServers = 0): Promise<RegistryFixture> {
+export async function startRegistry(remotes: number, hostCount: number, packageOnlyServers = 0, opts: RegistryOptions = {}): Promise<RegistryFixture> {
   const initializes = new Map<number, number>();
   const agents = new Set<string>();
   let forbidden = 0;
   let most = 0;
+  let overall = 0;
+  let mostOverall = 0;
   const servers: Server[] = [];
   const hosts: string[] = [];
   for (let h = 0; h < hostCount; h++) {
@@ -73,11 +92,13 @@ export async function startRegistry(remotes: number, hostCount: number, packageO
     const server = createServer((req: IncomingMessage, res: ServerResponse) => {
       agents.add(String(req.headers['user-agent']));
       inFlight++;
+      overall++;
       most = Math.max(most, inFlight);
-      res.on('close', () => { inFlight--; });
+      mostOverall = Math.max(mostOverall, overall);
+      res.on('close', () => { inFlight--; overall--; });
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
+      req.on('end', () => setTimeout(() => {
         const m = /^\/mcp\/(\d+)/.exec(req.url ?? '');
         if (!m) { if ((req.url ?? '').startsWith('/mcp/old-')) forbidden++; return send(res, 404, { error: 'no such remote' }); }
         const i = Number(m[1]);
@@ -98,13 +119,17 @@ export async function startRegistry(remotes: number, hostCount: number, packageO
           : msg.method === 'tools/list' ? { tools: toolsOf[kind] ?? [] } : {};
         const answer = () => send(res, 200, { jsonrpc: '2.0', id: msg.id, result });
         if (kind === 'slow') setTimeout(answer, 300); else answer();
-      });
+      }, opts.delayMs ?? 0));
     });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const address = opts.listenOn ?? '127.0.0.1';
+    await new Promise<void>((r) => server.listen(0, address, r));
     servers.push(server);
-    hosts.push(`127.0.0.1:${(server.address() as AddressInfo).port}`);
+    hosts.push(`${address}:${(server.address() as AddressInfo).port}`);
   }
-  const remoteUrl = (i: number) => `http://${hosts[i % hostCount]}/mcp/${i}${kindOf(i) === 'templated' ? '/{tenant}' : ''}`;
+  const remoteUrl = (i: number) => {
+    const path = `/mcp/${i}${kindOf(i) === 'templated' ? '/{tenant}' : ''}`;
+    return opts.urlOf ? opts.urlOf(i, hosts[i % hostCount]!, path) : `http://${hosts[i % hostCount]}${path}`;
+  };
 
   // The list: one server per remote; every 50th server also has an older version (not the latest) and an SSE remote.
   const items = Array.from({ length: remotes }, (_, i) => {
@@ -119,7 +144,8 @@ export async function startRegistry(remotes: number, hostCount: number, packageO
     if (i % 50 !== 0) return [latest, ...packages];
     const older = { server: { ...latest.server, version: '1.0.0', remotes: [{ type: 'streamable-http', url: `http://${hosts[i % hostCount]}/mcp/old-${i}` }] }, _meta: { 'io.modelcontextprotocol.registry/official': { status: 'active', publishedAt: '2026-09-01T00:00:00Z', isLatest: false } } };
     return [older, latest, ...packages];
-  }).flat();
+  }).flat() as unknown[];
+  items.push(...(opts.extra?.({ hosts, remoteUrl }) ?? []));
 
   const PAGE = 100;
   const registry = createServer((req, res) => {
@@ -127,14 +153,15 @@ export async function startRegistry(remotes: number, hostCount: number, packageO
     if (u.pathname !== '/v0.1/servers') return send(res, 404, {});
     const start = u.searchParams.has('cursor') ? Number(u.searchParams.get('cursor')!.replace('page-', '')) : 0;
     const limit = Math.min(PAGE, Number(u.searchParams.get('limit') ?? PAGE));
-    const page = items.slice(start, start + limit);
+    const pad = opts.padBytes ? { 'io.modelcontextprotocol.registry/publisher-provided': { pad: 'x'.repeat(opts.padBytes) } } : null;
+    const page = items.slice(start, start + limit).map((item) => (pad ? { ...(item as object), server: { ...(item as { server: object }).server, _meta: pad } } : item));
     const next = start + limit < items.length ? `page-${start + limit}` : undefined;
     send(res, 200, { servers: page, metadata: { count: page.length, ...(next ? { nextCursor: next } : {}) } });
   });
   await new Promise<void>((r) => registry.listen(0, '127.0.0.1', r));
   return {
     url: `http://127.0.0.1:${(registry.address() as AddressInfo).port}`, hosts, remoteUrl, initializes,
-    forbidden: () => forbidden, mostInFlight: () => most, agents,
+    forbidden: () => forbidden, mostInFlight: () => most, mostInFlightOverall: () => mostOverall, agents,
     close: async () => {
       for (const s of [...servers, registry]) { s.closeAllConnections(); await new Promise((r) => s.close(r)); }
     },
