@@ -8,6 +8,10 @@
  * A worker trusts no job: the queue is a table anyone who can write the store can write. Every job is checked
  * (`jobProblem`) against what the worker was started to do before any request: keys only from the variables it was
  * given (`--key-env`), http:// and loopback only when it was started with `--allow-http`.
+ *
+ * Politeness is shared by every worker through leases in the store, counted by host (normalised name and port,
+ * `../net/host-key.ts`) whatever the spelling; a census's jobs also by resolved address: one port at a time per
+ * address, at most `PER_ADDRESS` probes in flight on it.
  */
 import { hostname } from 'node:os';
 import { isLoopbackUrl } from '../catalog/url.js';
