@@ -12,7 +12,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -39,7 +39,8 @@ const ns = `${PREFIX}${process.pid}`;
 
 /** Namespaces (and their hosts files) this test's earlier runs left behind: their process is gone. */
 function removeStale(): void {
-  for (const line of execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' }).split('\n')) {
+  const names = [...execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' }).split('\n'), ...(existsSync('/etc/netns') ? readdirSync('/etc/netns') : [])];
+  for (const line of names) {
     const m = new RegExp(`^${PREFIX}(\\d+)\\b`).exec(line);
     if (!m) continue;
     try { process.kill(Number(m[1]), 0); } catch { removeNamespace(`${PREFIX}${m[1]}`); }
