@@ -1,7 +1,8 @@
 /**
  * `onetap store grant-vantage <name>`, for real: the printed SQL run (twice: it is idempotent) by the store's owner on a
  * fresh schema, a worker connected as the role it creates, and the role tried by hand:
- *   - it does a worker's job: takes its queue's jobs, holds host leases, records its observations and canaries;
+ *   - it does a worker's job: takes its queue's jobs, holds host leases (and a census's address leases), records its
+ *     observations and canaries;
  *   - it cannot write another vantage's observations or canaries (row-level security), set when a row was recorded,
  *     touch the runs, their rows or the run registrations, or see, take or add another vantage's jobs.
  */
@@ -13,6 +14,7 @@ import { BIN, catalogOf, runCli, server, workspace } from './helpers.js';
 import { startFleet, type Fleet } from './fleet/fleet.js';
 import { freshSchema, POSTGRES, postgresMissing, sql } from './postgres.js';
 import { enqueue } from '../src/queue/queue.js';
+import { openPgStore } from '../src/store/pg-store.js';
 import { KAI_9000 } from '../src/attest/profile.js';
 
 const missing = await postgresMissing();
@@ -63,6 +65,21 @@ describe('a vantage\'s own PostgreSQL role', { skip: !!missing }, () => {
     assert.deepEqual(await sql(`SELECT vantage, count(*)::int AS n FROM "${name}".vantage_observations GROUP BY vantage`), [{ vantage: 'eu', n: 2 }]);
     assert.deepEqual(await sql(`SELECT vantage, configured FROM "${name}".vantage_canaries`), [{ vantage: 'eu', configured: 1 }]);
     assert.deepEqual(await sql(`SELECT count(*)::int AS n FROM "${name}".host_leases`), [{ n: 0 }], 'leases taken and released');
+  });
+
+  it('the role takes, renews and releases a census\'s address leases', async () => {
+    const store = await openPgStore(asRole);
+    try {
+      assert.equal(await store.acquireAddresses(['192.0.2.9', '192.0.2.8'], 443, 4, 'eu-1', 30_000), true);
+      await store.renewAddresses(['192.0.2.9', '192.0.2.8'], 'eu-1', 30_000);
+      assert.equal(await store.acquireAddresses(['192.0.2.9'], 8443, 4, 'eu-2', 30_000), false, 'another port of a held address waits');
+      assert.deepEqual(await sql(`SELECT address, port, holder FROM "${name}".address_leases ORDER BY address`), [
+        { address: '192.0.2.8', port: 443, holder: 'eu-1' }, { address: '192.0.2.9', port: 443, holder: 'eu-1' }]);
+      await store.releaseAddresses(['192.0.2.9', '192.0.2.8'], 'eu-1');
+    } finally {
+      await store.close();
+    }
+    assert.deepEqual(await sql(`SELECT count(*)::int AS n FROM "${name}".address_leases`), [{ n: 0 }]);
   });
 
   it('the role cannot write another vantage\'s rows, the runs or the registrations, nor see or touch another vantage\'s jobs', async () => {

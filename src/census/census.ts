@@ -19,14 +19,13 @@
 import { createReadStream } from 'node:fs';
 import { mkdir, open, rm, type FileHandle } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
-import type { LookupAddress } from 'node:dns';
-import { isIP } from 'node:net';
 import { dirname, join } from 'node:path';
 import { probe, probeDispatcher } from '../attest/probe.js';
 import type { ClientProfile } from '../attest/profile.js';
 import { BodyBudget } from '../attest/budget.js';
 import { retryAfterMs } from '../attest/retry-after.js';
-import { checkUrl, guardedLookup, systemResolver, type Lookup, type Resolver } from '../net/fetcher.js';
+import { checkUrl, guardedLookup, systemResolver, type Resolver } from '../net/fetcher.js';
+import { addressesBy, RESOLVE_MS, resolverWithin } from '../net/host-key.js';
 import { observationSchema, type Observation } from '../model/observation.js';
 import { check } from '../model/validate.js';
 import { boundedObservationLine } from '../store/lines.js';
@@ -35,7 +34,7 @@ import { runsOf } from '../util/runs.js';
 import { ONETAP_VERSION } from '../util/version.js';
 import { sameToolsIndex, type ToolSetPrint } from '../policy/same-tools.js';
 import { LatestOnly, limited, readRegistry, remotesOf, stateItem, type CensusItem } from './registry.js';
-import { canonicalAddress, hostKey, isLoopback, optedOut, OutageGuard, type HostKey, type OptOut } from './hosts.js';
+import { hostKey, isLoopback, optedOut, OutageGuard, type HostKey, type OptOut } from './hosts.js';
 import { Schedule, type ScheduledHost } from './schedule.js';
 import { censusEntry, listText, observed, printsOf, type CensusContext, type Observed } from './records.js';
 
@@ -85,9 +84,6 @@ interface Target { url: string; requiresAuth: boolean; host: HostKey }
 
 /** Host names resolved at once, each name once per census and in at most `RESOLVE_MS`. */
 const RESOLVING = 8;
-const RESOLVE_MS = 10_000;
-/** The addresses of a host name that politeness counts (the probe connects to one of them). */
-const ADDRESSES_PER_HOST = 16;
 
 /** Each line of a state file as JSON, as it reads (a line that does not read, cut by a kill, is passed over). */
 async function* eachLine(path: string): AsyncGenerator<unknown> {
@@ -282,25 +278,13 @@ async function acrossWorkers(targets: readonly Target[], opts: CensusOptions, v:
  */
 function resolvedOnce(resolver: Resolver): Resolver {
   const answers = new Map<string, ReturnType<Resolver>>();
+  const bounded = resolverWithin(resolver, RESOLVE_MS);
   return (hostname) => {
     const name = hostname.toLowerCase().replace(/\.+$/, '');
     let answer = answers.get(name);
-    if (!answer) {
-      let timer: NodeJS.Timeout | undefined;
-      const late = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(Object.assign(new Error(`no DNS answer for ${name} in ${RESOLVE_MS} ms`), { code: 'EAI_AGAIN' })), RESOLVE_MS); });
-      answer = Promise.race([resolver(name), late]).finally(() => clearTimeout(timer));
-      answers.set(name, answer);
-    }
+    if (!answer) answers.set(name, (answer = bounded(name)));
     return answer;
   };
-}
-
-/** A host name's addresses through `lookup` (the probes' guarded one), canonical and at most `ADDRESSES_PER_HOST`; none when it fails. */
-function addressesBy(lookup: Lookup): (name: string) => Promise<string[]> {
-  return (name) => (isIP(name) ? Promise.resolve([name]) : new Promise((resolve) => lookup(name, { all: true }, (err, answers) => {
-    const addresses = err || !Array.isArray(answers) ? [] : (answers as LookupAddress[]).map((a) => canonicalAddress(a.address));
-    resolve([...new Set(addresses.filter((a): a is string => a !== null))].slice(0, ADDRESSES_PER_HOST));
-  })));
 }
 
 /**

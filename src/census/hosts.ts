@@ -4,42 +4,10 @@
  * between probes, `--opt-out` and the outage guard all count hosts this way.
  */
 import { isIP } from 'node:net';
+import { hostKey, keyOf, normalName, type HostKey } from '../net/host-key.js';
 
-/** One host as politeness counts it: the normalised name (IPv6 without brackets) and the port it is asked on. */
-export interface HostKey { name: string; port: number; key: string }
-
-const DEFAULT_PORTS: Record<string, number> = { 'http:': 80, 'https:': 443 };
-
-/**
- * An address in one form: IPv4 as dotted quad (also when written IPv4-mapped, `::ffff:1.2.3.4` or `::ffff:102:304`),
- * IPv6 lower case and compressed. Not an address: null.
- */
-export function canonicalAddress(address: string): string | null {
-  const bare = address.replace(/^\[|\]$/g, '');
-  if (isIP(bare) === 4) return bare;
-  if (isIP(bare) !== 6) return null;
-  // The URL parser writes IPv6 in its one compressed form, IPv4-mapped as hex groups (`::ffff:7f00:1`).
-  const text = new URL(`http://[${bare}]/`).hostname.slice(1, -1);
-  const mapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(text);
-  if (!mapped) return text;
-  const [hi, lo] = [parseInt(mapped[1]!, 16), parseInt(mapped[2]!, 16)];
-  return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
-}
-
-/** A URL host's name as politeness counts it: lower case (the URL parser's), no trailing dot, an address canonical. */
-function normalName(hostname: string): string {
-  const name = hostname.replace(/\.+$/, '');
-  return canonicalAddress(name) ?? name;
-}
-
-const keyOf = (name: string, port: number) => `${isIP(name) === 6 ? `[${name}]` : name}:${port}`;
-
-/** The host a URL asks: its normalised name and its port, the scheme's default when none is written. */
-export function hostKey(url: URL): HostKey {
-  const name = normalName(url.hostname);
-  const port = url.port ? Number(url.port) : DEFAULT_PORTS[url.protocol] ?? 0;
-  return { name, port, key: keyOf(name, port) };
-}
+// The normalisation is the net layer's, shared with the workers (their host and address leases count hosts alike).
+export { canonicalAddress, hostKey, isLoopback, type HostKey } from '../net/host-key.js';
 
 /** The hosts a census never contacts: a name alone (every port of it), or a name and port. */
 export interface OptOut { names: ReadonlySet<string>; hosts: ReadonlySet<string> }
@@ -69,9 +37,6 @@ export function parseOptOut(text: string): OptOut {
 }
 
 export const optedOut = (optOut: OptOut, host: HostKey): boolean => optOut.names.has(host.name) || optOut.hosts.has(host.key);
-
-/** Loopback (127.0.0.0/8, ::1), of a canonical address. */
-export const isLoopback = (address: string): boolean => address === '::1' || /^127\./.test(address);
 
 /** Failures before any HTTP answer, of this machine's network as much as of the server's. */
 const NETWORK_LEVEL = new Set(['dns', 'refused', 'timeout', 'network', 'tls']);

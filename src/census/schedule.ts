@@ -7,9 +7,10 @@
  * host arriving later waits behind it, so a busy port cannot starve another one. Exempt addresses (loopback
  * fixtures) are not counted. Each event costs work in proportion to the hosts it lets go, not to all that wait.
  */
+import { PER_ADDRESS } from '../net/host-key.js';
 
-/** The most probes in flight on one address (on its one port). */
-export const PER_ADDRESS = 4;
+// The rule is the net layer's, shared with the workers' address leases.
+export { PER_ADDRESS } from '../net/host-key.js';
 
 /** A host as the schedule sees it: its key, the port it is asked on, the addresses its name resolved to. */
 export interface ScheduledHost { key: string; port: number; addresses: readonly string[] }

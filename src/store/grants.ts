@@ -2,9 +2,9 @@
  * A vantage's own PostgreSQL role (`onetap store grant-vantage <name>` prints the SQL): what a worker of that vantage
  * needs, and nothing more. It reads the store's schema version; records its own vantage's observations and canaries
  * (row-level security refuses any other vantage's rows, and `recorded_at` is not its to set: the database's clock
- * says when); adds the tool lists its observations name; shares the host leases and holds with every worker; and,
- * in the queue's schema, works its own queue's jobs only (row-level security on every engine table that names a
- * queue). It cannot read or write the runs, their rows, the acceptances, the run registrations or their jobs.
+ * says when); adds the tool lists its observations name; shares the host and address leases and the holds with every
+ * worker; and, in the queue's schema, works its own queue's jobs only (row-level security on every engine table that
+ * names a queue). It cannot read or write the runs, their rows, the acceptances, the run registrations or their jobs.
  *
  * Row-level security is added as a permissive policy for every role (what each may do stays what its grants say)
  * and a restrictive one for this role alone, so enabling it changes nothing for the store's owner or anyone else.
@@ -53,7 +53,7 @@ export function vantageRoleSql(opts: { schema: string; vantage: string; queue: s
     `DO $$ BEGIN CREATE ROLE ${r} LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$;`,
     `GRANT USAGE ON SCHEMA ${ident(schema)}, ${ident(qs)} TO ${r};`,
     '-- The store: its version; its own vantage\'s observations and canaries (the database\'s clock says when); the tool',
-    '-- lists they name; the host leases and holds every worker shares.',
+    '-- lists they name; the host and address leases and the holds every worker shares.',
     `GRANT SELECT ON ${s('schema_migrations')} TO ${r};`,
     `GRANT INSERT (run_id, url, vantage, observed_at, line, signature) ON ${s('vantage_observations')} TO ${r};`,
     `GRANT INSERT (run_id, vantage, configured, reachable, signature) ON ${s('vantage_canaries')} TO ${r};`,
@@ -61,6 +61,7 @@ export function vantageRoleSql(opts: { schema: string; vantage: string; queue: s
     `GRANT INSERT, SELECT (hash) ON ${s('snapshots')} TO ${r};`,
     `GRANT SELECT, INSERT, UPDATE, DELETE ON ${s('host_leases')} TO ${r};`,
     `GRANT SELECT, INSERT, UPDATE ON ${s('host_not_before')} TO ${r};`,
+    `GRANT SELECT, INSERT, UPDATE, DELETE ON ${s('address_leases')} TO ${r};`,
     ...onlyWhere(s('vantage_observations'), policy, role, `vantage = ${literal(vantage)}`),
     ...onlyWhere(s('vantage_canaries'), policy, role, `vantage = ${literal(vantage)}`),
     `-- The queue: its own queue's jobs (${queue}) and nothing of another's.`,

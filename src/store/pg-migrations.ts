@@ -141,6 +141,23 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE vantage_canaries ADD COLUMN signature text, ADD COLUMN recorded_at timestamptz NOT NULL DEFAULT now();
     `,
   },
+  {
+    version: 5,
+    name: 'per-address leases shared by every worker of a census',
+    sql: `
+      -- A census's probes of one resolved address, over every worker: at most a few slots per address, all held on one
+      -- port (an address is never asked on two ports at once). Taken under an advisory lock on the address; a slot is
+      -- held until it is released or its lease expires (renewed while the probe runs), so a killed worker cannot keep one.
+      CREATE TABLE address_leases (
+        address text NOT NULL,
+        slot integer NOT NULL,
+        port integer NOT NULL,
+        holder text NOT NULL,
+        expires_at timestamptz NOT NULL,
+        PRIMARY KEY (address, slot)
+      );
+    `,
+  },
 ];
 
 /** The schema version this onetap reads and writes. */

@@ -532,6 +532,42 @@ export class PgStore implements Store {
     await this.q(`DELETE FROM host_leases WHERE host = $1 AND slot = $2 AND holder = $3`, [host, slot, holder]);
   }
 
+  /**
+   * Takes a slot on each of `addresses` for `holder`, to ask it on `port`, for `leaseMs`: all of them or none (false:
+   * try again later). An address takes at most `limit` holders at once, all on one port. Each address is locked in
+   * turn, in sorted order (two takers of overlapping addresses never wait on each other in a circle), and checked
+   * once its lock is held, by the database's clock; the locks go with the transaction.
+   */
+  async acquireAddresses(addresses: readonly string[], port: number, limit: number, holder: string, leaseMs: number): Promise<boolean> {
+    const sorted = [...new Set(addresses)].sort();
+    if (!sorted.length) return true;
+    return this.transaction('the address leases were not taken', async (client) => {
+      // A statement of its own per lock: a statement sees only what was committed before it started.
+      for (const a of sorted) await client.query(`SELECT pg_advisory_xact_lock(hashtext('onetap address ' || $1))`, [a]);
+      const { rows } = await client.query<{ address: string; slot: number | null }>(`
+        SELECT a AS address, (SELECT min(s) FROM generate_series(0, $3::int - 1) AS s
+          WHERE NOT EXISTS (SELECT 1 FROM address_leases l WHERE l.address = a AND l.slot = s AND l.expires_at > now())) AS slot
+        FROM unnest($1::text[]) AS a
+        WHERE NOT EXISTS (SELECT 1 FROM address_leases l WHERE l.address = a AND l.port <> $2 AND l.expires_at > now())`, [sorted, port, limit]);
+      if (rows.length < sorted.length || rows.some((r) => r.slot === null)) return false;
+      // Every slot taken here is free or expired, and nobody else writes it while the locks are held.
+      await client.query(`INSERT INTO address_leases (address, slot, port, holder, expires_at)
+        SELECT a, s, $3, $4, now() + $5 * interval '1 millisecond' FROM unnest($1::text[], $2::int[]) AS t(a, s)
+        ON CONFLICT (address, slot) DO UPDATE SET port = excluded.port, holder = excluded.holder, expires_at = excluded.expires_at`,
+      [rows.map((r) => r.address), rows.map((r) => r.slot), port, holder, leaseMs]);
+      return true;
+    });
+  }
+
+  /** Extends `holder`'s unexpired address leases (one that expired may be another's already: never taken back). */
+  async renewAddresses(addresses: readonly string[], holder: string, leaseMs: number): Promise<void> {
+    await this.q(`UPDATE address_leases SET expires_at = now() + $3 * interval '1 millisecond' WHERE address = ANY($1::text[]) AND holder = $2 AND expires_at > now()`, [[...addresses], holder, leaseMs]);
+  }
+
+  async releaseAddresses(addresses: readonly string[], holder: string): Promise<void> {
+    await this.q(`DELETE FROM address_leases WHERE address = ANY($1::text[]) AND holder = $2`, [[...addresses], holder]);
+  }
+
   /** No worker probes `host` before `until` (a 429's Retry-After); a later time already set stays. */
   async holdHost(host: string, until: Date): Promise<void> {
     await this.q(`INSERT INTO host_not_before (host, until) VALUES ($1, $2) ON CONFLICT (host) DO UPDATE SET until = greatest(host_not_before.until, excluded.until)`, [host, until]);

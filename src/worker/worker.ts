@@ -8,6 +8,10 @@
  * A worker trusts no job: the queue is a table anyone who can write the store can write. Every job is checked
  * (`jobProblem`) against what the worker was started to do before any request: keys only from the variables it was
  * given (`--key-env`), http:// and loopback only when it was started with `--allow-http`.
+ *
+ * Politeness is shared by every worker through leases in the store, counted by host (normalised name and port,
+ * `../net/host-key.ts`) whatever the spelling; a census's jobs also by resolved address: one port at a time per
+ * address, at most `PER_ADDRESS` probes in flight on it.
  */
 import { hostname } from 'node:os';
 import { isLoopbackUrl } from '../catalog/url.js';
@@ -15,6 +19,8 @@ import { keysFrom } from '../attest/keys.js';
 import { isReachable } from '../attest/reachable.js';
 import { retryAfterMs } from '../attest/retry-after.js';
 import { collect } from '../collect/collect.js';
+import { guardedLookup, systemResolver } from '../net/fetcher.js';
+import { addressesBy, hostKey, isLoopback, PER_ADDRESS, RESOLVE_MS, resolverWithin, type HostKey } from '../net/host-key.js';
 import type { PgStore } from '../store/pg-store.js';
 import { jobProblem, jobUrlOf, lockMs, prepareQueue, queueConnection, queueNameOf, type ProbeJob, type WorkerPermits } from '../queue/queue.js';
 import type { JobProgress, PostgresConnectionOptions, PostgresQueueBackend } from 'bullmq';
@@ -44,22 +50,41 @@ export interface RunningWorker {
 /** A slot's lease: renewed every 10 s while its probe runs, gone 30 s after the last renewal. */
 const LEASE_MS = 30_000;
 const RENEW_MS = 10_000;
+const pause = () => new Promise((r) => setTimeout(r, 50 + Math.random() * 100));
 
 /**
  * Runs `probe` holding one of the host's slots (at most `limit` probes in flight per host over every worker),
- * waiting for one while all are held or the host answered 429 not long ago.
+ * waiting for one while all are held or the host answered 429 not long ago; and, when `addresses` are given (a
+ * census's: what the host's name resolved to), a slot on each of them too: at most `PER_ADDRESS` probes in flight
+ * per address, all on the same port, over every worker. The host's slot is taken first and kept while the
+ * addresses' are waited for (every job of this host needs the same ones).
  */
-async function politely<T>(store: PgStore, url: string, limit: number, holder: string, probe: () => Promise<T>): Promise<T> {
-  const host = new URL(url).host;
+async function politely<T>(store: PgStore, host: HostKey, limit: number, addresses: readonly string[], holder: string, probe: () => Promise<T>): Promise<T> {
   let slot: number | null;
-  while ((slot = await store.acquireHost(host, limit, holder, LEASE_MS)) === null) await new Promise((r) => setTimeout(r, 50 + Math.random() * 100));
-  const renew = setInterval(() => { void store.renewHost(host, slot!, holder, LEASE_MS).catch(() => {}); }, RENEW_MS);
+  while ((slot = await store.acquireHost(host.key, limit, holder, LEASE_MS)) === null) await pause();
+  const renew = setInterval(() => {
+    void store.renewHost(host.key, slot!, holder, LEASE_MS).catch(() => {});
+    if (addresses.length) void store.renewAddresses(addresses, holder, LEASE_MS).catch(() => {});
+  }, RENEW_MS);
   try {
+    while (!(await store.acquireAddresses(addresses, host.port, PER_ADDRESS, holder, LEASE_MS))) await pause();
     return await probe();
   } finally {
     clearInterval(renew);
-    await store.releaseHost(host, slot, holder).catch(() => {});
+    if (addresses.length) await store.releaseAddresses(addresses, holder).catch(() => {});
+    await store.releaseHost(host.key, slot, holder).catch(() => {});
   }
+}
+
+/**
+ * The addresses a census job's host counts on: its name resolved once through the guarded lookup (the address rule
+ * as the probe applies it, `allowPrivate` as the probe has it), in at most `RESOLVE_MS`; an address is its own.
+ * Loopback is left out when this worker was started with --allow-http (local fixtures, as a one-process census under
+ * --allow-private). None when the name does not resolve or is refused: the probe then fails on its own.
+ */
+async function addressesToLease(host: HostKey, allowPrivate: boolean, permits: WorkerPermits): Promise<string[]> {
+  const lookup = guardedLookup([], resolverWithin(systemResolver, RESOLVE_MS), { allowPrivate });
+  return (await addressesBy(lookup)(host.name)).filter((a) => !(permits.allowHttp && isLoopback(a)));
 }
 
 /** One job done (a job `jobProblem` passed): the observation recorded (or the canaries reported). */
@@ -80,7 +105,10 @@ export async function work(job: ProbeJob, ctx: WorkContext, holder = `${hostname
   // The run's own refusals (the catalog's key rule) are recorded beside the worker's.
   const refusedKeys = [...(keys?.refusedKeys ?? []), ...(job.requiresAuth ? job.refusedKeys ?? [] : [])];
   const target = { url: job.url, requiresAuth: job.requiresAuth, headers: job.headers, ...keys, ...(refusedKeys.length ? { refusedKeys } : {}) };
-  const collected = await politely(store, job.url, job.perHost, `${holder}:${job.run.id}:${vantage}:${job.url}`, async () => {
+  // Politeness counts hosts by their normalised name and port, whatever the spelling; a census's, addresses too.
+  const host = hostKey(new URL(job.url));
+  const addresses = job.census ? await addressesToLease(host, open(job.url), permits) : [];
+  const collected = await politely(store, host, job.perHost, addresses, `${holder}:${job.run.id}:${vantage}:${job.url}`, async () => {
     const c = await collect([target], {
       run, profile: job.profile, timeoutMs: job.timeoutMs, matrix: job.matrix, concurrency: 1,
       allowPrivate: open(job.url), allowPrivateCard: open,
@@ -90,7 +118,7 @@ export async function work(job: ProbeJob, ctx: WorkContext, holder = `${hostname
     // rest between two probes of a host) and the hold.
     const o = c.observations[0]!;
     const holdMs = Math.max(job.census?.gapMs ?? 0, o.reason === 'rate-limited' ? retryAfterMs(o) : 0);
-    if (holdMs > 0) await store.holdHost(new URL(job.url).host, new Date(Date.now() + holdMs));
+    if (holdMs > 0) await store.holdHost(host.key, new Date(Date.now() + holdMs));
     return c;
   });
   const o = collected.observations[0]!;

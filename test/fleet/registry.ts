@@ -5,9 +5,10 @@
  * not MCP, slow, 429 with Retry-After, SSE-only and templated remotes (never to be contacted), and remotes that
  * declare a required header. It counts initialize requests per remote and the most requests in flight per host, and
  * over all hosts at once. Options respell remote URLs, add items of a test's own, listen on another local address,
- * slow every answer down, and pad each server.json as served.
+ * serve the hosts over TLS, slow every answer down, and pad each server.json as served.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { AWKWARD, MANY, SMALL } from '../fixtures/tool-lists.js';
 
@@ -71,6 +72,8 @@ export interface RegistryOptions {
   extra?: (fixture: { hosts: string[]; remoteUrl: (i: number) => string }) => unknown[];
   /** The address the hosts listen on (default 127.0.0.1). */
   listenOn?: string;
+  /** The hosts serve HTTPS with this key and certificate (PEM); remote URLs are then https:// by default. */
+  tls?: { key: string; cert: string };
   /** Every answer of a host this late, ms. */
   delayMs?: number;
   /** Each server.json as served carries this many bytes more (publisher-provided `_meta`), made per page, never held. */
@@ -89,13 +92,19 @@ export async function startRegistry(remotes: number, hostCount: number, packageO
   const hosts: string[] = [];
   for (let h = 0; h < hostCount; h++) {
     let inFlight = 0;
-    const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const play: RequestListener = (req: IncomingMessage, res: ServerResponse) => {
       agents.add(String(req.headers['user-agent']));
       inFlight++;
       overall++;
       most = Math.max(most, inFlight);
       mostOverall = Math.max(mostOverall, overall);
-      res.on('close', () => { inFlight--; overall--; });
+      // Out of flight once its answer is given (or the request is gone): a client's next request on the connection may
+      // arrive before the answer's 'close' event, and must not count as asked at the same time.
+      let done = false;
+      const landed = () => { if (!done) { done = true; inFlight--; overall--; } };
+      const end = res.end.bind(res) as (...args: unknown[]) => ServerResponse;
+      res.end = ((...args: unknown[]) => { landed(); return end(...args); }) as typeof res.end;
+      res.on('close', landed);
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => setTimeout(() => {
@@ -120,7 +129,8 @@ export async function startRegistry(remotes: number, hostCount: number, packageO
         const answer = () => send(res, 200, { jsonrpc: '2.0', id: msg.id, result });
         if (kind === 'slow') setTimeout(answer, 300); else answer();
       }, opts.delayMs ?? 0));
-    });
+    };
+    const server = opts.tls ? createTlsServer(opts.tls, play) : createServer(play);
     const address = opts.listenOn ?? '127.0.0.1';
     await new Promise<void>((r) => server.listen(0, address, r));
     servers.push(server);
@@ -128,7 +138,7 @@ export async function startRegistry(remotes: number, hostCount: number, packageO
   }
   const remoteUrl = (i: number) => {
     const path = `/mcp/${i}${kindOf(i) === 'templated' ? '/{tenant}' : ''}`;
-    return opts.urlOf ? opts.urlOf(i, hosts[i % hostCount]!, path) : `http://${hosts[i % hostCount]}${path}`;
+    return opts.urlOf ? opts.urlOf(i, hosts[i % hostCount]!, path) : `${opts.tls ? 'https' : 'http'}://${hosts[i % hostCount]}${path}`;
   };
 
   // The list: one server per remote; every 50th server also has an older version (not the latest) and an SSE remote.
