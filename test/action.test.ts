@@ -9,7 +9,6 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, writeFile, mkdir } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { answer, startFleet, type Fleet } from './fleet/fleet.js';
@@ -55,14 +54,6 @@ const historyLines = (remote: string, branch: string) => {
   try { files = git(remote, 'ls-tree', '-r', '--name-only', branch, '--', 'catalog/history').split('\n').filter(Boolean); } catch { return []; }
   return files.flatMap((f) => git(remote, 'show', `${branch}:${f}`).split('\n').filter(Boolean));
 };
-
-async function closedPort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as { port: number };
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
 
 before(async () => {
   tmp = await mkdtemp(join(tmpdir(), 'onetap-action-'));
@@ -213,8 +204,8 @@ describe('action/run.sh: weekly refresh in fresh clones', () => {
   });
 
   it('the outage guard: exit 0 with a warning annotation, the aborted line committed, no pull request content', async () => {
-    const port = await closedPort();
-    const remote = await remoteWith(catalogOf([server('A', `http://127.0.0.1:${port}/a`), server('B', `http://127.0.0.1:${port}/b`)]));
+    // Port 9 (discard): below the ephemeral range, so no test's listener takes it; nothing listens there.
+    const remote = await remoteWith(catalogOf([server('A', 'http://127.0.0.1:9/a'), server('B', 'http://127.0.0.1:9/b')]));
     const clone = await freshClone(remote);
     const r = await runAction(tmp, 'run.sh', clone, { write: 'true', 'allow-http': 'true', timeout: '2000' });
     assert.equal(r.code, 0, r.stdout + r.stderr);

@@ -9,8 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type AddressInfo, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { execFileSync, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
@@ -29,12 +28,18 @@ function namespacesMissing(): string | false {
   try { execFileSync('ip', ['netns', 'list'], { stdio: 'pipe' }); return false; } catch { return 'ip netns (iproute2) is not available'; }
 }
 
-/** Ports nothing listens on (bound, then closed). */
-async function closedPorts(n: number): Promise<number[]> {
-  const servers = await Promise.all(Array.from({ length: n }, () => new Promise<ReturnType<typeof createServer>>((r) => { const s = createServer(); s.listen(0, '127.0.0.1', () => r(s)); })));
-  const ports = servers.map((s) => (s.address() as AddressInfo).port);
-  await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
-  return ports;
+/**
+ * Ports that fail at the network level: each listener resets every connection. They stay bound for the test, so no
+ * other test running beside it can take one (a port bound and closed again was, and answered).
+ */
+const resetting: Server[] = [];
+async function resettingPorts(n: number): Promise<number[]> {
+  const servers = await Promise.all(Array.from({ length: n }, () => new Promise<Server>((r) => {
+    const s = createServer((socket) => socket.resetAndDestroy());
+    s.listen(0, '127.0.0.1', () => r(s));
+  })));
+  resetting.push(...servers);
+  return servers.map((s) => (s.address() as AddressInfo).port);
 }
 
 describe('onetap census: a good guest by address, not by spelling', () => {
@@ -43,6 +48,7 @@ describe('onetap census: a good guest by address, not by spelling', () => {
   before(async () => { dir = await mkdtemp(join(tmpdir(), 'onetap-census-guest-')); });
   after(async () => {
     for (const r of regs) await r.close();
+    for (const s of resetting) await new Promise((r) => s.close(r));
     await rm(dir, { recursive: true, force: true });
   });
   const census = (reg: RegistryFixture, out: string, ...extra: string[]) => runCli(['census', '--registry', reg.url, '--publisher', 'io.example', '--out', out, '--allow-private', '--allow-http', '--timeout', '3000', ...extra]);
@@ -141,8 +147,8 @@ describe('onetap census: a good guest by address, not by spelling', () => {
     }
   });
 
-  it('the outage guard counts hosts: one host with 2 refused remotes of 4 publishes; 22 refused hosts stop the census (exit 3)', { timeout: 60_000 }, async () => {
-    const [closed] = await closedPorts(1);
+  it('the outage guard counts hosts: one host with 2 failing remotes of 4 publishes; 22 failing hosts stop the census (exit 3)', { timeout: 60_000 }, async () => {
+    const [closed] = await resettingPorts(1);
     const mixed = await startRegistry(4, 1, 0, { urlOf: (i, host, path) => `http://${i < 2 ? `127.0.0.1:${closed}` : host}${path}` });
     regs.push(mixed);
     const ok = await census(mixed, join(dir, 'mixed.json'));
@@ -150,7 +156,7 @@ describe('onetap census: a good guest by address, not by spelling', () => {
     assert.ok(existsSync(join(dir, 'mixed.json')));
 
     // 24 remotes, each on a port of its own: 22 probed (an SSE-only and a templated one are not).
-    const ports = await closedPorts(24);
+    const ports = await resettingPorts(24);
     const down = await startRegistry(24, 1, 0, { urlOf: (i, _host, path) => `http://127.0.0.1:${ports[i]}${path}` });
     regs.push(down);
     const out = join(dir, 'down.json');
