@@ -9,6 +9,7 @@ import type { Store } from '../store/store.js';
 import { vantageRoleOf, vantageRoleSql } from '../store/grants.js';
 import { connection, redactStoreUrl, storeUrlProblem } from '../store/url.js';
 import { flagError, UsageError, vantageName } from './args.js';
+import { inert } from '../text/escape.js';
 
 /** `--state` still names a file, as it did (a directory there is a mistake worth stopping for). */
 function statePath(value: string): string {
@@ -108,6 +109,8 @@ export function registerStore(program: Command): void {
       process.stdout.write(m.applied.length
         ? `migrated ${redactStoreUrl(url)} from schema version ${m.from} to ${m.to}:\n${m.applied.map((a) => `  ${a}`).join('\n')}\n`
         : `${redactStoreUrl(url)} is up to date (schema version ${m.to})\n`);
+      // What a migration found (a run id of the store's own text): one escaped line each.
+      for (const note of m.notes) process.stdout.write(`  - ${inert(note)}\n`);
     });
   store
     .command('import')

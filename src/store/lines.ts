@@ -29,8 +29,9 @@
  *
  * Untrusted: the history arrives through pull requests, so every line is validated against the record's schema
  * when it is read: a bad observation line is skipped alone (it still counts towards its run's N), a bad run line
- * skips its whole run, a line longer than `HISTORY_LIMITS.readLineBytes` is not parsed. Each is a problem,
- * never a crash, and the index only ever holds what passed.
+ * skips its whole run, a line longer than `HISTORY_LIMITS.readLineBytes` is not parsed, a run whose id was
+ * recorded before (a run id is recorded once) is ignored after its first appearance. Each is a problem, never a
+ * crash, and the index only ever holds what passed.
  */
 import { createHash } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
@@ -354,6 +355,7 @@ export function parseHistory(bytes: Buffer | string, known: ReadonlyMap<string, 
   let lineNo = 0;
   let wholeBytes = 0;
   let skipped = 0;
+  const firstLine = new Map<string, number>();
   const finish = (p: Pending) => {
     pending = null;
     if (!p.run) { skipped += p.lines; wholeBytes = offset; return; }
@@ -362,6 +364,15 @@ export function parseHistory(bytes: Buffer | string, known: ReadonlyMap<string, 
       tools.set(`#${digest.slice(0, 16)}`, list);
       tools.set(`#${digest.slice(0, 8)}`, list);
     }
+    // A run id is recorded once: a later record of it (a re-run recorded again, a merge) is a problem, not a run.
+    const first = firstLine.get(p.run.id);
+    if (first !== undefined) {
+      problems.push({ line: p.startLine, problem: `run line: its run id was recorded before, at line ${first} (a run id is recorded once): this later record is ignored` });
+      skipped += p.lines - (p.seen - p.rows.length); // its unreadable lines were counted already
+      wholeBytes = offset;
+      return;
+    }
+    firstLine.set(p.run.id, p.startLine);
     let rows = p.rows;
     let spans = p.spans;
     if (p.plan) {
@@ -460,6 +471,15 @@ export function parseHistory(bytes: Buffer | string, known: ReadonlyMap<string, 
   const lists = known.size ? new Map([...known, ...tools]) : tools;
   for (const u of unresolved) resolve(u.row, u.tools, lists);
   return { runs, wholeBytes, skipped, tools, problems };
+}
+
+/**
+ * A run line with `applied` set (a recorded run applied later, or whose files failed): the same line, keys in their
+ * order, only that value changed.
+ */
+export function withApplied(runLine: string, applied: boolean): string {
+  const value = JSON.parse(runLine) as Record<string, unknown>;
+  return JSON.stringify({ ...value, applied });
 }
 
 /** A run line read again from its text, validated as when the history was read: the run, or null. */

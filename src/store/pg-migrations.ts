@@ -6,7 +6,11 @@
  * Lines are kept as the text history writes them (`./lines.ts`), verbatim, beside the columns queries need: a
  * store exported back to text gives the same lines, and every line read back is validated as a file's is.
  */
-export interface Migration { version: number; name: string; sql: string }
+export interface Migration {
+  version: number; name: string; sql: string;
+  /** A query run after `sql`, in its transaction: each row's `said` is something `store migrate` names (what it found and did). */
+  report?: string;
+}
 
 export const MIGRATIONS: readonly Migration[] = [
   {
@@ -157,6 +161,38 @@ export const MIGRATIONS: readonly Migration[] = [
         PRIMARY KEY (address, slot)
       );
     `,
+  },
+  {
+    version: 6,
+    name: 'a run id is recorded once; runs recorded again under an id before this are kept aside',
+    sql: `
+      -- Before this, a re-run with the same --run-id recorded a second row (and its observations counted twice in a
+      -- drop streak). The first recorded row of an id stays; each later one moves here whole (its run line and its
+      -- observation lines in order), out of every query, and store migrate names it.
+      CREATE TABLE runs_set_aside (
+        seq bigint PRIMARY KEY,
+        id text NOT NULL,
+        started_at text NOT NULL,
+        month text NOT NULL,
+        aborted boolean NOT NULL,
+        applied boolean NOT NULL,
+        observations integer NOT NULL,
+        line text NOT NULL,
+        recorded_at timestamptz NOT NULL,
+        lines text[] NOT NULL,
+        set_aside_at timestamptz NOT NULL DEFAULT now()
+      );
+      INSERT INTO runs_set_aside (seq, id, started_at, month, aborted, applied, observations, line, recorded_at, lines)
+        SELECT r.seq, r.id, r.started_at, r.month, r.aborted, r.applied, r.observations, r.line, r.recorded_at,
+          ARRAY(SELECT o.line FROM observations o WHERE o.run_seq = r.seq ORDER BY o.position)
+        FROM runs r WHERE EXISTS (SELECT 1 FROM runs f WHERE f.id = r.id AND f.seq < r.seq);
+      -- Their observation lines go with them (ON DELETE CASCADE).
+      DELETE FROM runs r USING runs_set_aside a WHERE r.seq = a.seq;
+      ALTER TABLE runs ADD CONSTRAINT runs_id_once UNIQUE (id);
+      ALTER TABLE runs DROP CONSTRAINT runs_id_started_at_key;
+    `,
+    report: `SELECT format('run %s started %s, recorded %s: recorded again after its first record, kept aside in runs_set_aside (seq %s)',
+      id, started_at, recorded_at, seq) AS said FROM runs_set_aside ORDER BY seq`,
   },
 ];
 

@@ -14,14 +14,14 @@ import type { StoredSnapshot } from '../model/snapshot.js';
 import { observationSchema, type Observation } from '../model/observation.js';
 import { check } from '../model/validate.js';
 import { writeAllAtomic } from '../util/atomic.js';
-import { boundedObservationLine, HISTORY_LIMITS, monthFileName, parseHistory, rowAt, runAt, runLineList, toolsRef } from './lines.js';
+import { boundedObservationLine, HISTORY_LIMITS, monthFileName, parseHistory, rowAt, runAt, runLineList, toolsRef, withApplied } from './lines.js';
 import { MIGRATIONS, SCHEMA_VERSION } from './pg-migrations.js';
 import { keptSnapshot, snapshotOfBytes, snapshotText, type SnapshotRead } from './snapshots.js';
 import { keptFromDay, type Retention } from './text-index.js';
 import { changedOnly } from './text-store.js';
 import { connection, queueSchemaOf, redactStoreUrl, storeUrlProblem } from './url.js';
 import { sameSignature, signCanaries, signObservation, type VantageKeys } from './signatures.js';
-import { CANARIES_URL, type RunChanges, type RunRegistration, type RunSelection, type Store, type UrlHistory, type VerdictPoint } from './store.js';
+import { CANARIES_URL, RunRecordedError, type RunChanges, type RunRegistration, type RunSelection, type Store, type UrlHistory, type VerdictPoint } from './store.js';
 
 /** A store that cannot be used: not reachable, behind or ahead of this onetap, or lost mid-run. */
 export class StoreError extends Error {}
@@ -53,8 +53,14 @@ async function schemaVersion(db: Pool | PoolClient, schema: string): Promise<num
   return Number(r.rows[0].v);
 }
 
-/** What `onetap store migrate` did: the version before and after, and the migrations applied. */
-export interface Migrated { from: number; to: number; applied: string[] }
+/**
+ * What `onetap store migrate` did: the version before and after, the migrations applied, and what they found and did
+ * that a maintainer should know (the runs migration 6 kept aside: the first few, then how many more).
+ */
+export interface Migrated { from: number; to: number; applied: string[]; notes: string[] }
+
+/** Notes of one migration named one by one; the rest counted. */
+const NOTES_LISTED = 20;
 
 /** Applies the migrations the store lacks, each in its own transaction (idempotent; concurrent runs wait on a lock). */
 export async function migrateStore(url: string): Promise<Migrated> {
@@ -71,10 +77,15 @@ export async function migrateStore(url: string): Promise<Migrated> {
       const from = await schemaVersion(client, schema);
       if (from > SCHEMA_VERSION) throw new StoreError(`the store ${redactStoreUrl(url)} is at schema version ${from}, newer than this onetap knows (${SCHEMA_VERSION}): use a newer onetap`);
       const applied: string[] = [];
+      const notes: string[] = [];
       for (const m of MIGRATIONS.filter((x) => x.version > from)) {
         await client.query('BEGIN');
         try {
           await client.query(m.sql);
+          if (m.report) {
+            const said = ((await client.query(m.report)).rows as Array<{ said: string }>).map((r) => r.said);
+            notes.push(...said.slice(0, NOTES_LISTED), ...(said.length > NOTES_LISTED ? [`… and ${said.length - NOTES_LISTED} more (migration ${m.version})`] : []));
+          }
           await client.query(`INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`, [m.version, m.name]);
           await client.query('COMMIT');
         } catch (err) {
@@ -86,7 +97,7 @@ export async function migrateStore(url: string): Promise<Migrated> {
       // The queue's engine tables beside the store's, so a vantage's own role (which may not create them) finds them.
       const queue = await migrateQueue(client, queueSchemaOf(schema)).catch((err) => { throw storeFailure(err, url, `the queue's tables (schema ${queueSchemaOf(schema)}) could not be migrated`); });
       if (queue) applied.push(queue);
-      return { from, to: SCHEMA_VERSION, applied };
+      return { from, to: SCHEMA_VERSION, applied, notes };
     } finally {
       await client.query(`SELECT pg_advisory_unlock_all()`).catch(() => {});
       client.release();
@@ -300,8 +311,48 @@ export class PgStore implements Store {
       SELECT seq::text AS seq, started_at, month, line FROM runs WHERE started_at >= $1
       ORDER BY started_at DESC, seq DESC ${select.last !== undefined ? 'LIMIT $2' : ''}`,
     select.last !== undefined ? [since, select.last] : [since]);
+    return this.readRuns(found.reverse());
+  }
+
+  /** The run recorded under `id` (a run id is recorded once), whatever the retention. */
+  async recordedRun(id: string): Promise<RecordedRun | null> {
+    const found = await this.q<{ seq: string; started_at: string; month: string; line: string }>(`SELECT seq::text AS seq, started_at, month, line FROM runs WHERE id = $1`, [id]);
+    // The line says which run it is: one that says otherwise is not this run.
+    return (await this.readRuns(found)).find((r) => r.run.id === id) ?? null;
+  }
+
+  /**
+   * A session advisory lock on the run id (in this schema), on a connection of its own, until released: a second
+   * decider waits (asking again every half second: no statement waits long enough to time out). A holder that dies,
+   * or whose connection drops, loses it; then the record's own check (a run id is recorded once) still holds.
+   */
+  async holdRun(id: string, onBusy?: () => void): Promise<() => Promise<void>> {
+    let client: PoolClient;
+    try { client = await this.db.connect(); } catch (err) { throw storeFailure(err, this.url, `cannot connect to hold run ${id}`); }
+    let broken: Error | undefined;
+    client.on('error', (err) => { broken ??= err; });
+    const key = [`onetap run ${connection(this.url).schema}`, id];
+    try {
+      for (let asked = false; ; asked = true) {
+        const { rows } = await client.query(`SELECT pg_try_advisory_lock(hashtext($1), hashtext($2)) AS held`, key);
+        if (rows[0].held) break;
+        if (!asked) onBusy?.();
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    } catch (err) {
+      client.release(err as Error);
+      throw storeFailure(err, this.url, `run ${id} could not be held`);
+    }
+    return async () => {
+      if (!broken) await client.query(`SELECT pg_advisory_unlock(hashtext($1), hashtext($2))`, key).catch((err) => { broken = err as Error; });
+      client.release(broken);
+    };
+  }
+
+  /** Runs read back, each row's previous the URL's last row of a run before it. */
+  private async readRuns(found: Array<{ seq: string; started_at: string; month: string; line: string }>): Promise<RecordedRun[]> {
     const out: RecordedRun[] = [];
-    for (const r of found.reverse()) {
+    for (const r of found) {
       const read = await this.readRun(r.seq, r.month, r.line);
       if (!read) continue;
       // Each row's previous: the URL's last row of a run before this one.
@@ -366,20 +417,15 @@ export class PgStore implements Store {
   async record(recorded: RecordedRun, changes: RunChanges): Promise<string[]> {
     const month = monthFileName(recorded.run.startedAt).slice(0, 7);
     const seq = await this.transaction('nothing of this run was recorded', async (client) => {
-      if (changes.lock) await this.upsertAcceptances(client, changes.lock);
-      const current = await this.currentSnapshots(client, changes.snapshots);
-      const writes = [...changes.snapshots].sort((a, b) => (a.hash < b.hash ? -1 : 1))
-        .filter((s) => keptSnapshot(current.get(s.hash) ?? null, s, changes.rewriteSnapshots) === null);
-      for (const s of writes) {
-        const content = snapshotText(s);
-        await client.query(`INSERT INTO snapshots (hash, content, sha256) VALUES ($1, $2, $3)
-          ON CONFLICT (hash) DO UPDATE SET content = excluded.content, sha256 = excluded.sha256`, [s.hash, content, sha256Of(content)]);
-      }
+      // A run id is recorded once: refused before anything is written (and, should two record at once, by `runs_id_once`).
+      if ((await client.query(`SELECT 1 FROM runs WHERE id = $1`, [recorded.run.id])).rowCount) throw new RunRecordedError(recorded.run.id);
+      await this.writeChanges(client, changes);
       const known = await this.lists(month, recorded.rows.flatMap((r) => (r.tools?.length ? [toolsRef(r.tools)] : [])), client);
       const before = new Set(known.keys());
       const [runLine, ...lines] = runLineList(recorded, known);
       const lists = new Map([...known].filter(([ref]) => !before.has(ref)));
-      return insertRun(client, { run: recorded.run, month, runLine: runLine!, lists, observations: lines.map((line, i) => ({ line, row: recorded.rows[i]!, toolsRef: refOf(line) })) });
+      return insertRun(client, { run: recorded.run, month, runLine: runLine!, lists, observations: lines.map((line, i) => ({ line, row: recorded.rows[i]!, toolsRef: refOf(line) })) })
+        .catch((err) => { throw (err as { constraint?: string }).constraint === 'runs_id_once' ? new RunRecordedError(recorded.run.id) : err; });
     });
     const files = await changedOnly(changes.files);
     try {
@@ -388,6 +434,41 @@ export class PgStore implements Store {
       // The run line alone changes (it does not depend on the tool lists its rows refer to).
       const notApplied = runLineList({ run: { ...recorded.run, applied: false }, rows: recorded.rows })[0]!;
       await this.q(`UPDATE runs SET applied = false, line = $2 WHERE seq = $1`, [seq, notApplied]);
+      throw err;
+    }
+    return files.map((f) => f.path);
+  }
+
+  /** The acceptances and the snapshots a run records, in its transaction. */
+  private async writeChanges(client: PoolClient, changes: RunChanges): Promise<void> {
+    if (changes.lock) await this.upsertAcceptances(client, changes.lock);
+    const current = await this.currentSnapshots(client, changes.snapshots);
+    const writes = [...changes.snapshots].sort((a, b) => (a.hash < b.hash ? -1 : 1))
+      .filter((s) => keptSnapshot(current.get(s.hash) ?? null, s, changes.rewriteSnapshots) === null);
+    for (const s of writes) {
+      const content = snapshotText(s);
+      await client.query(`INSERT INTO snapshots (hash, content, sha256) VALUES ($1, $2, $3)
+        ON CONFLICT (hash) DO UPDATE SET content = excluded.content, sha256 = excluded.sha256`, [s.hash, content, sha256Of(content)]);
+    }
+  }
+
+  /**
+   * A recorded run applied: its acceptances and snapshots and its run line marked applied in one transaction, then the
+   * catalog's files; when they fail, the run is marked not applied again.
+   */
+  async applyRecorded(id: string, changes: RunChanges): Promise<string[]> {
+    const run = await this.transaction(`run ${id} was not applied`, async (client) => {
+      const [r] = (await client.query(`SELECT seq::text AS seq, line FROM runs WHERE id = $1 FOR UPDATE`, [id])).rows as Array<{ seq: string; line: string }>;
+      if (!r) throw new StoreError(`the store ${redactStoreUrl(this.url)}: run ${id} is not recorded`);
+      await this.writeChanges(client, changes);
+      await client.query(`UPDATE runs SET applied = true, line = $2 WHERE seq = $1`, [r.seq, withApplied(r.line, true)]);
+      return r;
+    });
+    const files = await changedOnly(changes.files);
+    try {
+      await writeAllAtomic(files);
+    } catch (err) {
+      await this.q(`UPDATE runs SET applied = false, line = $2 WHERE seq = $1`, [run.seq, run.line]);
       throw err;
     }
     return files.map((f) => f.path);
@@ -441,6 +522,12 @@ export class PgStore implements Store {
   async observationCount(runId: string, vantages: readonly string[]): Promise<number> {
     const [r] = await this.q<{ n: string }>(`SELECT count(*) AS n FROM vantage_observations o ${PgStore.ASKED} WHERE o.run_id = $1 AND o.vantage = ANY($2)`, [runId, vantages]);
     return Number(r!.n);
+  }
+
+  async observedOf(runId: string, jobs: ReadonlyArray<{ url: string; vantage: string }>): Promise<Array<{ url: string; vantage: string }>> {
+    if (!jobs.length) return [];
+    return this.q(`SELECT o.url, o.vantage FROM vantage_observations o ${PgStore.ASKED}
+      JOIN unnest($2::text[], $3::text[]) AS f (url, vantage) ON f.url = o.url AND f.vantage = o.vantage WHERE o.run_id = $1`, [runId, jobs.map((j) => j.url), jobs.map((j) => j.vantage)]);
   }
 
   /**
@@ -600,7 +687,7 @@ export class PgStore implements Store {
     } catch (err) {
       broken = err as Error;
       await client.query('ROLLBACK').catch(() => {});
-      throw err instanceof StoreError ? err : storeFailure(err, this.url, lost);
+      throw err instanceof StoreError || err instanceof RunRecordedError ? err : storeFailure(err, this.url, lost);
     } finally {
       // A connection that failed mid-transaction is not given back to the pool.
       client.off('error', dropped);
@@ -653,6 +740,7 @@ export async function importMonth(client: PoolClient, file: string, text: Buffer
   const parsed = parseHistory(text);
   const lists = parsed.tools; // 0.1's 8-digit references with today's 16
   let runs = 0;
+  let repeated = 0;
   for (const p of parsed.problems) await client.query(`INSERT INTO history_problems (file, line, problem) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, [`history/${file}`, p.line, p.problem]);
   for (const r of parsed.runs) {
     // The run's lines as they are (blank ones left out), each with the row it read as.
@@ -665,12 +753,21 @@ export async function importMonth(client: PoolClient, file: string, text: Buffer
     }
     const rowsAt = new Map(r.run.aborted ? [] : r.spans.map((s, i) => [s[0], r.rows[i]!] as const));
     const observations = lines.slice(1).map(({ line, start }) => ({ line, row: rowsAt.get(start) ?? null, toolsRef: refOf(line) }));
-    const exists = await client.query(`SELECT 1 FROM runs WHERE id = $1 AND started_at = $2`, [r.run.id, r.run.startedAt]);
-    if (exists.rowCount) continue;
+    // A run the store holds (the same id and start: imported before) is left out; another record of its id is a
+    // history problem (a run id is recorded once).
+    const [held] = (await client.query(`SELECT started_at FROM runs WHERE id = $1`, [r.run.id])).rows as Array<{ started_at: string }>;
+    if (held) {
+      if (held.started_at !== r.run.startedAt) {
+        await client.query(`INSERT INTO history_problems (file, line, problem) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
+          [`history/${file}`, r.line, 'run line: its run id is recorded in the store already (a run id is recorded once): this record is left out']);
+        repeated++;
+      }
+      continue;
+    }
     await insertRun(client, { run: r.run, month, runLine: lines[0]!.line, observations, lists });
     runs++;
   }
-  return { runs, present: parsed.runs.length - runs, problems: parsed.problems.length };
+  return { runs, present: parsed.runs.length - runs - repeated, problems: parsed.problems.length + repeated };
 }
 
 /** Inserts a run, its observation lines (one statement) and the tool lists its lines wrote in full. Returns its seq. */

@@ -33,6 +33,16 @@ export interface RunChanges {
   rewriteSnapshots: boolean;
 }
 
+/**
+ * A run id is recorded once: `record` refuses an id the store holds already (nothing of the run is written). A re-run
+ * with the same id (GitHub's "Re-run jobs" keeps it) shows the recorded run instead of recording a second one.
+ */
+export class RunRecordedError extends Error {
+  constructor(readonly runId: string) {
+    super(`run ${runId} is recorded already (a run id is recorded once)`);
+  }
+}
+
 /** A run across vantages as its first enqueue registered it (`startedAt` as the run gave it, `registeredAt` by the store's clock). */
 export interface RunRegistration { id: string; startedAt: string; vantages: string[]; registeredAt: string }
 
@@ -48,6 +58,8 @@ export interface VantageObservations {
   registerRun(run: { id: string; startedAt: string }, vantages: readonly string[], jobs: ReadonlyArray<{ url: string; vantage: string }>): Promise<{ registration: RunRegistration; discarded: number }>;
   /** How many observations of these vantages a run has so far (cheap: what a waiting run polls). */
   observationCount(runId: string, vantages: readonly string[]): Promise<number>;
+  /** Which of these jobs of a run have an observation that counts (a few: the jobs that failed for good). */
+  observedOf(runId: string, jobs: ReadonlyArray<{ url: string; vantage: string }>): Promise<Array<{ url: string; vantage: string }>>;
   /** The observations recorded for a run, every vantage's (validated; with `keys`, verified). */
   observationsOf(runId: string, keys?: VantageKeys): Promise<Observation[]>;
   /** What each vantage's canaries said in a run (with `keys`, verified). */
@@ -71,6 +83,13 @@ export interface Store {
    * taken (acceptances aside): equal tokens, same answers. The status pages compute their model once per token.
    */
   stamp(): Promise<string>;
+  /** The run recorded under `id` (an aborted one too), with its rows, or null; retention does not hide it. */
+  recordedRun(id: string): Promise<RecordedRun | null>;
+  /**
+   * Held while a run of this id is decided and recorded: a second holder waits (`onBusy` called once when it must)
+   * until the first releases it or its process ends. Resolves to the release.
+   */
+  holdRun(id: string, onBusy?: () => void): Promise<() => Promise<void>>;
   /** The newest recorded run (an aborted one too), with its rows. */
   latestRun(): Promise<RecordedRun | null>;
   /** Recorded runs, oldest first. */
@@ -85,8 +104,14 @@ export interface Store {
    * Records a run: its rows, the snapshots it saw and the acceptances it made, with `changes.files`, all or none.
    * When the files cannot be written, the run is recorded as not applied (and the error thrown). Resolves to the
    * paths whose bytes changed (a file already holding its content is not written), history files included.
+   * A run whose id is recorded already is refused (`RunRecordedError`), nothing written.
    */
   record(run: RecordedRun, changes: RunChanges): Promise<string[]>;
+  /**
+   * Applies a run that is recorded but not applied: `changes` written all or none, and the run marked applied;
+   * nothing else is recorded. When the files cannot be written the run stays not applied (and the error is thrown).
+   */
+  applyRecorded(id: string, changes: RunChanges): Promise<string[]>;
   /** Accepts a tool list for a URL (`onetap accept`). */
   accept(url: string, entry: LockEntry): Promise<void>;
   /** What of the history could not be read (lines skipped, never fatal): how many, and the first few. */

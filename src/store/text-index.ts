@@ -29,6 +29,8 @@ interface IndexedRun {
   bytes: [number, number];
   /** Order among runs of the same start time: file, then line. */
   order: number;
+  /** 1-based line of its run line. */
+  line: number;
 }
 
 interface FileIndex {
@@ -54,6 +56,7 @@ export class TextIndex {
   private files = new Map<string, FileIndex>();
   private byUrl = new Map<string, Entry[]>();
   private runList: IndexedRun[] = [];
+  private byId = new Map<string, IndexedRun>();
   private position = new Map<IndexedRun, number>();
   private problemList: HistoryProblems = NO_PROBLEMS;
   private seen = '';
@@ -90,7 +93,7 @@ export class TextIndex {
     const runs: IndexedRun[] = [];
     const entries: Entry[] = [];
     parsed.runs.forEach((r, i) => {
-      const run: IndexedRun = { run: r.run, file, bytes: r.bytes, order: i };
+      const run: IndexedRun = { run: r.run, file, bytes: r.bytes, order: i, line: r.line };
       runs.push(run);
       if (r.run.aborted) return;
       r.rows.forEach((row, j) => entries.push({ url: row.url, observedAt: row.observedAt, verdict: row.verdict, reason: row.reason, file, start: r.spans[j]![0], end: r.spans[j]![1], run }));
@@ -98,25 +101,38 @@ export class TextIndex {
     return { stamp, runs, entries, tools: parsed.tools, problems: parsed.problems.map((p) => ({ file: `history/${file}`, line: p.line, problem: p.problem })) };
   }
 
-  /** Runs in time order (file and line order break ties), and per URL its rows in that order. */
+  /**
+   * Runs in time order (file and line order break ties), and per URL its rows in that order. A run id is recorded
+   * once: a run whose id appeared before (month file by month file, line by line; one file's own repeats are
+   * `parseHistory`'s) is a problem, and none of its rows count.
+   */
   private rebuild(): void {
     const fileOrder = [...this.files.keys()];
-    const runs = [...this.files.values()].flatMap((f) => f.runs);
+    const byId = new Map<string, IndexedRun>();
+    const repeats: HistoryProblem[] = [];
+    const runs = [...this.files.values()].flatMap((f) => f.runs).filter((r) => {
+      const first = byId.get(r.run.id);
+      if (first === undefined) { byId.set(r.run.id, r); return true; }
+      repeats.push({ file: `history/${r.file}`, line: r.line, problem: `run line: its run id was recorded before, at history/${first.file}:${first.line} (a run id is recorded once): this later record is ignored` });
+      return false;
+    });
     const rank = (r: IndexedRun) => fileOrder.indexOf(r.file) * 1e9 + r.order;
     runs.sort((a, b) => (a.run.startedAt < b.run.startedAt ? -1 : a.run.startedAt > b.run.startedAt ? 1 : rank(a) - rank(b)));
     const position = new Map(runs.map((r, i) => [r, i]));
     const byUrl = new Map<string, Entry[]>();
     for (const f of this.files.values()) {
       for (const e of f.entries) {
+        if (!position.has(e.run)) continue; // a repeated run's
         const list = byUrl.get(e.url);
         if (list) list.push(e); else byUrl.set(e.url, [e]);
       }
     }
     for (const list of byUrl.values()) list.sort((a, b) => position.get(a.run)! - position.get(b.run)!);
     this.runList = runs;
+    this.byId = byId;
     this.position = position;
     this.byUrl = byUrl;
-    const problems = [...this.files.values()].flatMap((f) => f.problems);
+    const problems = [...[...this.files.values()].flatMap((f) => f.problems), ...repeats];
     this.problemList = problems.length ? { count: problems.length, first: problems.slice(0, HISTORY_LIMITS.problemsListed) } : NO_PROBLEMS;
   }
 
@@ -182,6 +198,24 @@ export class TextIndex {
     } finally {
       reader.close();
     }
+  }
+
+  /** The run recorded under `id` (its first appearance), with its rows, whatever the retention; or null. */
+  run(id: string): RecordedRun | null {
+    const r = this.byId.get(id);
+    if (r === undefined) return null;
+    const reader = new FileReader(this.dir);
+    try {
+      return this.readRun(r, reader);
+    } finally {
+      reader.close();
+    }
+  }
+
+  /** Where the run recorded under `id` is: its month file and bytes, or null. */
+  placeOf(id: string): { file: string; bytes: [number, number] } | null {
+    const r = this.byId.get(id);
+    return r ? { file: r.file, bytes: r.bytes } : null;
   }
 
   private readRun(r: IndexedRun, reader: FileReader): RecordedRun {

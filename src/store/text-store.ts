@@ -4,18 +4,19 @@
  * (`history/snapshots/`, `./snapshots.ts`) and the acceptances (`tools.lock.json`, `./lock.ts`); the index is
  * in memory (`./text-index.ts`). Nothing is written until a run is recorded or a list accepted.
  */
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { appendFile, mkdir, open, readFile, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { LockEntry, ToolsLock } from '../model/acceptance.js';
 import type { HistoryProblems, PlanRow, RecordedRun } from '../model/plan.js';
 import type { StoredSnapshot } from '../model/snapshot.js';
-import { acquireLock, writeAllAtomic, writeFileAtomic, type FileWrite } from '../util/atomic.js';
-import { historyDir, monthFileName, parseHistory, runLines } from './lines.js';
+import { acquireLock, LockBusyError, writeAllAtomic, writeFileAtomic, type FileWrite } from '../util/atomic.js';
+import { historyDir, monthFileName, parseHistory, runLines, withApplied } from './lines.js';
 import { lockPath, readLock, serializeLock } from './lock.js';
 import { readSnapshot, snapshotFiles, type SnapshotRead } from './snapshots.js';
 import { TextIndex, type Retention } from './text-index.js';
-import type { RunChanges, RunSelection, Store, UrlHistory, VerdictPoint } from './store.js';
+import { RunRecordedError, type RunChanges, type RunSelection, type Store, type UrlHistory, type VerdictPoint } from './store.js';
 
 export class TextStore implements Store {
   readonly dir: string;
@@ -45,6 +46,23 @@ export class TextStore implements Store {
   }
 
   async latestRun(): Promise<RecordedRun | null> { return this.fresh().runs({ last: 1 })[0] ?? null; }
+  async recordedRun(id: string): Promise<RecordedRun | null> { return this.fresh().run(id); }
+
+  /**
+   * A lock file per run id beside the month files (`history/.run-<digest>.lock`): a second decider of the run on this
+   * machine waits for the first, however long it probes; a holder that died leaves a lock the next one takes over.
+   */
+  async holdRun(id: string, onBusy?: () => void): Promise<() => Promise<void>> {
+    await mkdir(this.dir, { recursive: true });
+    const path = join(this.dir, `.run-${createHash('sha256').update(id).digest('hex').slice(0, 16)}`);
+    try {
+      return await acquireLock(path, 0);
+    } catch (err) {
+      if (!(err instanceof LockBusyError)) throw err;
+      onBusy?.();
+      return acquireLock(path, Infinity);
+    }
+  }
   async stamp(): Promise<string> { return this.fresh().stamp; }
   async runs(select: RunSelection): Promise<RecordedRun[]> { return this.fresh().runs(select); }
   async problems(): Promise<HistoryProblems> { return this.fresh().problems(); }
@@ -60,6 +78,8 @@ export class TextStore implements Store {
    * run's lines are appended. When the files fail, the run is recorded as not applied.
    */
   async record(recorded: RecordedRun, changes: RunChanges): Promise<string[]> {
+    // Recorders of one history take the catalog's write lock (`applyPlan`), so this check and the append are one step.
+    if (this.fresh().run(recorded.run.id)) throw new RunRecordedError(recorded.run.id);
     const snapshots = (await snapshotFiles(this.catalogPath, changes.snapshots, changes.rewriteSnapshots)).writes;
     const lock: FileWrite[] = changes.lock ? [{ path: lockPath(this.catalogPath), content: serializeLock(changes.lock) }] : [];
     // The acceptances go in before the catalog, which stays last; a file that already holds its content is left be.
@@ -74,6 +94,19 @@ export class TextStore implements Store {
     const kept = new Set(snapshots.map((f) => f.path));
     const paths = files.map((f) => f.path);
     return [...paths.filter((p) => !kept.has(p)), ...paths.filter((p) => kept.has(p)), ...await appendRuns(this.dir, [recorded])];
+  }
+
+  /** The files as `record` writes them, then the run's line in its month file rewritten with `"applied": true`. */
+  async applyRecorded(id: string, changes: RunChanges): Promise<string[]> {
+    const place = this.fresh().placeOf(id);
+    if (!place) throw new Error(`run ${id} is not recorded in ${this.dir}`);
+    const snapshots = (await snapshotFiles(this.catalogPath, changes.snapshots, changes.rewriteSnapshots)).writes;
+    const lock: FileWrite[] = changes.lock ? [{ path: lockPath(this.catalogPath), content: serializeLock(changes.lock) }] : [];
+    const files = await changedOnly([...snapshots, ...changes.files.slice(0, -1), ...lock, ...changes.files.slice(-1)]);
+    await writeAllAtomic(files);
+    const kept = new Set(snapshots.map((f) => f.path));
+    const paths = files.map((f) => f.path);
+    return [...paths.filter((p) => !kept.has(p)), ...paths.filter((p) => kept.has(p)), await markApplied(this.dir, place, id)];
   }
 
   async accept(url: string, entry: LockEntry): Promise<void> {
@@ -138,6 +171,28 @@ export async function appendRuns(dir: string, runs: readonly RecordedRun[]): Pro
     }
   }
   return written;
+}
+
+/**
+ * Rewrites a recorded run's line with `"applied": true`, under its month file's lock (appends wait), the file
+ * replaced whole and atomically. The line must still be the run's where the index found it.
+ */
+async function markApplied(dir: string, place: { file: string; bytes: [number, number] }, id: string): Promise<string> {
+  const path = join(dir, place.file);
+  const release = await acquireLock(join(dir, `.${place.file}`), 10_000);
+  try {
+    const bytes = readFileSync(path);
+    const [start] = place.bytes;
+    const end = bytes.indexOf(0x0a, start);
+    const line = end < 0 ? '' : bytes.toString('utf8', start, end);
+    let found: unknown;
+    try { found = JSON.parse(line); } catch { found = null; }
+    if (!found || typeof found !== 'object' || (found as { id?: unknown }).id !== id) throw new Error(`${path} changed while run ${id} was applied; run it again`);
+    await writeFileAtomic(path, [bytes.toString('utf8', 0, start), withApplied(line, true), bytes.toString('utf8', end)]);
+    return path;
+  } finally {
+    await release();
+  }
 }
 
 /** The file's last line (after its last newline) is a whole JSON value: it only lacks its newline. */
