@@ -4,13 +4,16 @@
  * its observations and tool lists; a `write` run with every file, all or none, the catalog last, and `applied`
  * only once they were written. One writer at a time: the catalog's write lock is held throughout, and a catalog
  * that changed since the plan was made (another refresh, an editor) is not overwritten.
+ *
+ * A run id is recorded once: a run recorded already is never recorded again (`alreadyRecordedAction`): its plan is
+ * shown as recorded, or, recorded but not applied and now asked to write, applied (`applyRecordedRun`).
  */
 import { readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { CatalogError, type Catalog } from '../catalog/model.js';
 import type { ToolsLock } from '../model/acceptance.js';
 import type { ResolvedOutputs } from '../catalog/outputs.js';
-import type { Plan, RecordedRun } from '../model/plan.js';
+import type { Plan, RecordedRun, RunRecord } from '../model/plan.js';
 import type { StoredSnapshot } from '../model/snapshot.js';
 import type { Store } from '../store/store.js';
 import { acquireLock, type FileWrite } from '../util/atomic.js';
@@ -57,6 +60,39 @@ export interface Applied {
   datesOnly: boolean;
 }
 
+/** What deciding a run whose id is recorded already does (pure): show its plan as recorded, or apply it. */
+export function alreadyRecordedAction(run: Pick<RunRecord, 'applied' | 'aborted'>, write: boolean): 'show' | 'apply' {
+  // Only a run that was not applied, not aborted by the outage guard, and now asked to write is applied; never recorded again.
+  return write && !run.applied && run.aborted === null ? 'apply' : 'show';
+}
+
+/** A recorded run's plan, as it was made. */
+export function recordedPlan(r: RecordedRun): Plan {
+  return { rows: r.rows, summary: r.run.summary, aborted: r.run.aborted, warnings: r.run.warnings, ...(r.run.quorum !== undefined ? { quorum: r.run.quorum } : {}) };
+}
+
+/**
+ * Applies a run recorded but not applied (a `--record` run, or a `--write` whose files failed): its recorded plan to
+ * the catalog as it is now, under the catalog's write lock, the run then marked applied and nothing else recorded.
+ * A plan made for other rows than the catalog's (a server added or removed since) is not applied.
+ */
+export async function applyRecordedRun(recorded: RecordedRun, opts: Omit<ApplyOptions, 'run' | 'write'>): Promise<Applied> {
+  const plan = recordedPlan(recorded);
+  const urls = (xs: ReadonlyArray<{ url: string }>) => xs.map((x) => x.url).join('\n');
+  if (urls(plan.rows) !== urls(opts.catalog.servers)) {
+    throw new CatalogError(`run ${recorded.run.id} is recorded for other rows than ${opts.catalogPath} holds now: it cannot be applied (a run id is recorded once; decide a new run with another --run-id)`);
+  }
+  const release = await acquireLock(opts.catalogPath, 10_000);
+  try {
+    if ((await readFile(opts.catalogPath, 'utf8')) !== opts.catalogText) throw new CatalogError(`${opts.catalogPath} changed during the refresh; nothing was written, run it again`);
+    const w = await writes(plan, { ...opts, run: recorded.run, write: true });
+    const written = await opts.store.applyRecorded(recorded.run.id, { snapshots: w.snapshots, lock: w.lock, files: w.files, rewriteSnapshots: false });
+    return { written, quiet: w.quiet, datesOnly: w.datesOnly };
+  } finally {
+    await release();
+  }
+}
+
 export async function applyPlan(plan: Plan, opts: ApplyOptions): Promise<Applied> {
   const now = opts.now ?? (() => new Date());
   const release = await acquireLock(opts.catalogPath, 10_000);
@@ -69,7 +105,7 @@ export async function applyPlan(plan: Plan, opts: ApplyOptions): Promise<Applied
       },
       rows: plan.rows,
     });
-    const snapshots = [...new Set(plan.rows.map((r) => r.toolsHash).filter((h): h is string => h !== null))].map((h) => opts.snapshots.get(h)).filter((s): s is StoredSnapshot => !!s);
+    const snapshots = snapshotsOf(plan, opts.snapshots);
     if (plan.aborted) {
       const written = await opts.store.record(recorded(false), { snapshots: [], lock: null, files: [], rewriteSnapshots: false });
       return { written, quiet: false, datesOnly: false };
@@ -80,30 +116,41 @@ export async function applyPlan(plan: Plan, opts: ApplyOptions): Promise<Applied
       if (!opts.write) return { written, quiet: false, datesOnly: false };
       throw new CatalogError(`${opts.catalogPath} changed during the refresh; nothing was written, run it again`);
     }
-    const startedAt = opts.run.startedAt;
-    const paths = outputPaths(opts.outputs, opts.outDir ?? dirname(opts.catalogPath));
-    const staleAfter = day(Date.parse(startedAt) + STALE_AFTER_DAYS * 86_400_000);
-    const model = { catalog: nextCatalog(opts.catalog, plan, startedAt), plan, probedAt: startedAt, staleAfter };
-    const existingLog = paths.log === undefined ? null : await readFile(paths.log, 'utf8').catch(() => null);
-    const heldOut = new Set(plan.rows.filter((r) => r.heldOut).map((r) => r.url));
-    const lock = withVerifiedDigests(acceptOnFirstUse(opts.lock, plan, startedAt, opts.snapshots), plan, opts.snapshots);
-    let files = refreshFiles(model, opts.catalogPath, paths, existingLog, heldOut);
-    const quiet = lock === opts.lock && !plan.rows.some((r) => r.changed) && !(await listsDiffer(files, paths));
-    let datesOnly = false;
-    if (quiet) {
-      // Nothing changed: no generated file, no log entry; the snapshot's dates only when they would go stale first.
-      const existing = paths.snapshot === undefined ? null : await readFile(paths.snapshot, 'utf8').catch(() => null);
-      const staleAfterNow = existing === null ? null : snapshotStaleAfter(existing);
-      const due = staleAfterNow !== null && staleAfterNow <= day(Date.parse(startedAt) + (opts.nextRunDays ?? 7) * 86_400_000);
-      const dated = due ? snapshotWithDates(existing!, startedAt, staleAfter) : null;
-      files = dated === null ? [] : [{ path: paths.snapshot!, content: dated }];
-      datesOnly = dated !== null;
-    }
-    const written = await opts.store.record(recorded(true), { snapshots, lock: lock === opts.lock ? null : lock, files, rewriteSnapshots: true });
-    return { written, quiet, datesOnly };
+    const w = await writes(plan, opts);
+    const written = await opts.store.record(recorded(true), { snapshots: w.snapshots, lock: w.lock, files: w.files, rewriteSnapshots: true });
+    return { written, quiet: w.quiet, datesOnly: w.datesOnly };
   } finally {
     await release();
   }
+}
+
+/** The tool lists a plan's rows name, of those given. */
+function snapshotsOf(plan: Plan, snapshots: ReadonlyMap<string, StoredSnapshot>): StoredSnapshot[] {
+  return [...new Set(plan.rows.map((r) => r.toolsHash).filter((h): h is string => h !== null))].map((h) => snapshots.get(h)).filter((s): s is StoredSnapshot => !!s);
+}
+
+/** What applying a plan writes: the files (none but perhaps the snapshot's dates when nothing changed), the acceptances (null: unchanged), the snapshots. */
+async function writes(plan: Plan, opts: ApplyOptions): Promise<{ files: FileWrite[]; lock: ToolsLock | null; snapshots: StoredSnapshot[]; quiet: boolean; datesOnly: boolean }> {
+  const startedAt = opts.run.startedAt;
+  const paths = outputPaths(opts.outputs, opts.outDir ?? dirname(opts.catalogPath));
+  const staleAfter = day(Date.parse(startedAt) + STALE_AFTER_DAYS * 86_400_000);
+  const model = { catalog: nextCatalog(opts.catalog, plan, startedAt), plan, probedAt: startedAt, staleAfter };
+  const existingLog = paths.log === undefined ? null : await readFile(paths.log, 'utf8').catch(() => null);
+  const heldOut = new Set(plan.rows.filter((r) => r.heldOut).map((r) => r.url));
+  const lock = withVerifiedDigests(acceptOnFirstUse(opts.lock, plan, startedAt, opts.snapshots), plan, opts.snapshots);
+  let files = refreshFiles(model, opts.catalogPath, paths, existingLog, heldOut);
+  const quiet = lock === opts.lock && !plan.rows.some((r) => r.changed) && !(await listsDiffer(files, paths));
+  let datesOnly = false;
+  if (quiet) {
+    // Nothing changed: no generated file, no log entry; the snapshot's dates only when they would go stale first.
+    const existing = paths.snapshot === undefined ? null : await readFile(paths.snapshot, 'utf8').catch(() => null);
+    const staleAfterNow = existing === null ? null : snapshotStaleAfter(existing);
+    const due = staleAfterNow !== null && staleAfterNow <= day(Date.parse(startedAt) + (opts.nextRunDays ?? 7) * 86_400_000);
+    const dated = due ? snapshotWithDates(existing!, startedAt, staleAfter) : null;
+    files = dated === null ? [] : [{ path: paths.snapshot!, content: dated }];
+    datesOnly = dated !== null;
+  }
+  return { files, lock: lock === opts.lock ? null : lock, snapshots: snapshotsOf(plan, opts.snapshots), quiet, datesOnly };
 }
 
 /** A UTC day (YYYY-MM-DD) of a time in ms. */
@@ -133,7 +180,8 @@ function lockDigests(plan: Plan, snapshots: ReadonlyMap<string, StoredSnapshot>,
 
 /** A server with no accepted tool list has this run's accepted on first use (never a flagged one). */
 function acceptOnFirstUse(lock: ToolsLock, plan: Plan, at: string, snapshots: ReadonlyMap<string, StoredSnapshot>): ToolsLock {
-  const first = plan.rows.filter((r) => r.firstUse && r.decision !== 'drop');
+  // A list accepted since the plan was made (a recorded run applied later) stays accepted as it is.
+  const first = plan.rows.filter((r) => r.firstUse && r.decision !== 'drop' && !lock.servers[r.url]);
   if (first.length === 0) return lock;
   const servers = { ...lock.servers };
   for (const r of first) servers[r.url] = { name: r.name, hash: r.toolsHash!, ...lockDigests(plan, snapshots, r.toolsHash!), by: 'onetap refresh', why: 'accepted on first use', at };

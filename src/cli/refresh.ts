@@ -3,6 +3,7 @@ import type { Plan } from '../model/plan.js';
 import type { Store } from '../store/store.js';
 import { REASON_TEXT } from '../policy/policy.js';
 import { refresh, type RefreshResult } from '../refresh/refresh.js';
+import type { WaitEnded } from '../refresh/across.js';
 import { planJson } from '../decide/plan-json.js';
 import { flagError, knownProfile, positiveInt, profileName, runIdFlag, timeoutMs, UsageError, vantageList } from './args.js';
 import { VANTAGE_NAME } from '../queue/queue.js';
@@ -133,8 +134,14 @@ async function refreshWith(flags: RefreshFlags, out: Parameters<typeof runRefres
       vantages: {
         names: across.names, quorum: across.quorum, queueUrl: flags.queue ?? storeUrl(flags.store)!, deadlineMs: flags.deadline,
         onWaiting: (until: Date, jobs: number) => { process.stderr.write(`onetap: ${jobs} jobs for vantages ${across.names.join(', ')} on the queue; deciding at ${until.toISOString()} at the latest\n`); },
+        onPollFailed: (err: Error, retryInMs: number) => { process.stderr.write(`onetap: a poll failed: ${inert(err.message)}; trying again in ${retryInMs} ms\n`); },
+        onWaited: (w: WaitEnded) => {
+          const stood = `${w.answered} of ${w.jobs} jobs answered, ${w.failed} failed for good`;
+          process.stderr.write(`onetap: ${w.accounted ? `every job accounted for (${stood}): deciding now` : `the deadline passed (${stood}, ${w.outstanding} outstanding): deciding on what arrived`}\n`);
+        },
       },
     } : {}),
+    onRunBusy: (id) => { process.stderr.write(`onetap: run ${inert(id)} is being decided by another process: waiting for it to end\n`); },
     onProbeStart: (i) => {
       progress ??= new Progress(glance.labels, !flags.json && !!process.stderr.isTTY);
       progress.start(i);
@@ -149,7 +156,12 @@ async function refreshWith(flags: RefreshFlags, out: Parameters<typeof runRefres
   const skipped = describeHistoryProblems(result.historyProblems);
   if (skipped) process.stderr.write(`onetap: ${skipped}\n`);
   if (flags.json) {
-    out.write(jsonInvisibleEscaped(JSON.stringify({ ...planJson(result.plan), probedAt: result.probedAt, written: result.written, quiet: result.quiet, datesOnly: result.datesOnly }, null, 2)) + '\n');
+    out.write(jsonInvisibleEscaped(JSON.stringify({ ...planJson(result.plan), probedAt: result.probedAt, written: result.written, quiet: result.quiet, datesOnly: result.datesOnly, alreadyRecorded: result.alreadyRecorded }, null, 2)) + '\n');
+  } else if (result.alreadyRecorded) {
+    const id = inert(flags.runId ?? result.probedAt);
+    out.write(result.written.length
+      ? `\nRun ${id} was recorded already, not applied: its recorded plan is applied now (nothing probed or recorded again).\nWrote:\n${result.written.map((p) => `  ${p}`).join('\n')}\n`
+      : `\nRun ${id} was recorded already: this is its plan as recorded; nothing was probed, recorded or written again${result.exitCode === 3 ? ' (it was aborted by the outage guard: decide a new run, with another --run-id, to probe again)' : ''}.\n`);
   } else if (result.exitCode === 3) {
     out.write(`\nABORTED by the outage guard: ${result.plan.aborted}\nNo file was written${flags.write || flags.record ? ' (the aborted run is recorded in the history)' : ''}.\n`);
   } else if (result.quiet) {
@@ -174,7 +186,7 @@ function renderPlan(plan: Plan, catalogPath: string, color: boolean, written: bo
   ];
   const section = (title: string, items: string[]) => { if (items.length) lines.push('', `${title}:`, ...items.map((i) => `  - ${i}`)); };
   section(written ? 'Dropped' : 'Would drop (plan only: still in the catalog)', plan.rows.filter((r) => r.decision === 'drop').map((r) => `${inert(r.name)}: ${r.reason}, ${REASON_TEXT[r.reason]}${r.error ? ` (${inert(r.error)})` : ''}`));
-  section('Probe failed (kept)', plan.rows.filter((r) => r.decision === 'keep-failed').map((r) => `${inert(r.name)}: ${r.verdict}/${r.reason}${r.note ? `; ${r.note}` : ''}${r.error ? ` (${inert(r.error)})` : ''}`));
+  section('Probe failed (kept)', plan.rows.filter((r) => r.decision === 'keep-failed').map((r) => `${inert(r.name)}: ${r.verdict}/${r.reason}${r.note ? `; ${inert(r.note)}` : ''}${r.error ? ` (${inert(r.error)})` : ''}`));
   section('Review', plan.rows.filter((r) => r.decision === 'review').map((r) => `${inert(r.name)}: ${r.reason}, ${REASON_TEXT[r.reason]}${r.location ? ` → ${inert(r.location)}` : ''}${r.appError ? `; the app says: ${inert(r.appError)}` : r.error ? ` (${inert(r.error)})` : ''}`));
   section('Tools', plan.rows.flatMap((r) => {
     const line = toolReviewLine(r, written);

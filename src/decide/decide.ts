@@ -26,8 +26,10 @@ export interface RowInput {
   url?: string;
   observation?: Observation;
   observations?: readonly Observation[];
-  /** Earlier rows of this URL, newest first (the drop streak reads as many as `confirmDrops`). */
-  history: readonly Pick<PlanRow, 'verdict' | 'reason' | 'observedAt'>[];
+  /** In a run across vantages: why a vantage that did not answer for this row did not, when known (its job failed for good). */
+  unanswered?: ReadonlyMap<string, string>;
+  /** Earlier rows of this URL, newest first (the drop streak reads as many as `confirmDrops`; a run counts once). */
+  history: readonly (Pick<PlanRow, 'verdict' | 'reason' | 'observedAt'> & Partial<Pick<PlanRow, 'run'>>)[];
 }
 
 export interface DecideInput {
@@ -77,9 +79,12 @@ export function decideRow(row: Pick<Observation, 'verdict'>, history: RowInput['
     case 'failed': return { decision: 'keep-failed', dropStreak: 0, note: null };
     case 'drop': {
       let streak = 1;
+      const counted = new Set<string>();
       for (const h of history) {
         if (h.reason === 'vantage-incomplete') continue; // too few vantages answered: that run counts for nothing
+        if (typeof h.run === 'string' && counted.has(h.run)) continue; // one run is one run, however often it was read
         if (h.verdict !== 'drop') break;
+        if (typeof h.run === 'string') counted.add(h.run);
         streak++;
       }
       if (outage) return { decision: 'keep-failed', dropStreak: streak, note: 'not dropped: outage guard' };
@@ -171,11 +176,12 @@ export interface AcrossVantages { observation: Observation; vantages: VantageEnt
 
 /**
  * `all`: the URL's observations from the vantages that answered; `asked`: every vantage the run asked, in order;
- * `left`: vantages left out of the run, with why (their answers are shown, not counted).
+ * `left`: vantages left out of the run, with why (their answers are shown, not counted); `unanswered`: why a vantage
+ * that did not answer did not, when known.
  */
-export function acrossVantages(all: readonly Observation[], asked: readonly string[], quorum: number, none: () => Observation, left: ReadonlyMap<string, string> = new Map()): AcrossVantages {
+export function acrossVantages(all: readonly Observation[], asked: readonly string[], quorum: number, none: () => Observation, left: ReadonlyMap<string, string> = new Map(), unanswered: ReadonlyMap<string, string> = new Map()): AcrossVantages {
   const answers = all.filter((o) => !left.has(o.vantage));
-  const c = combineVantages(answers, asked.filter((v) => !left.has(v)), quorum);
+  const c = combineVantages(answers, asked.filter((v) => !left.has(v)), quorum, unanswered);
   const standing = (c.from === null ? all[0] : answers[c.from]) ?? none();
   const vantages: VantageEntry[] = asked.map((v) => {
     const o = all.find((x) => x.vantage === v);
@@ -191,7 +197,7 @@ interface CombinedRow extends RowInput { observation: Observation; vantages: Van
 /** The rows of a run across vantages (pure). */
 function combined(input: DecideInput, asked: readonly string[], quorum: number, left: ReadonlyMap<string, string>): CombinedRow[] {
   return input.rows.map((row) => {
-    return { name: row.name, history: row.history, ...acrossVantages(answersOf(row), asked, quorum, () => unanswered(row, input), left) };
+    return { name: row.name, history: row.history, ...acrossVantages(answersOf(row), asked, quorum, () => unanswered(row, input), left, row.unanswered) };
   });
 }
 

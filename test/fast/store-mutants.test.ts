@@ -423,7 +423,8 @@ describe('reading: lines longer than the read limit', () => {
     assert.deepEqual(read.problems, []);
     assert.equal(read.runs[0]!.rows.length, 2);
     const over = sized(make, R + 1);
-    const skipped = parseHistory(`${good}${runLine}\n${over}\n${obsB}\n`);
+    // Another run before it (of its own id: a run id is recorded once).
+    const skipped = parseHistory(`${runLines(recordedRun(AT2, [row('A', { tools }), row('B')]))}${runLine}\n${over}\n${obsB}\n`);
     assert.deepEqual(skipped.problems, [{ line: 5, problem: `observation line: ${tooLong(R + 1)} (the observation is skipped)` }]);
     assert.deepEqual(skipped.runs.map((r) => r.rows.length), [2, 1]);
   });
