@@ -15,7 +15,8 @@ import type { LockEntry, ToolsLock } from '../src/model/acceptance.js';
 import type { PlanRow, RecordedRun } from '../src/model/plan.js';
 import type { StoredSnapshot } from '../src/model/snapshot.js';
 import { migrateStore, openPgStore } from '../src/store/pg-store.js';
-import type { RunChanges, Store } from '../src/store/store.js';
+import { RunRecordedError, type RunChanges, type Store } from '../src/store/store.js';
+import { decideRow } from '../src/decide/decide.js';
 import type { Retention } from '../src/store/text-index.js';
 import { TextStore } from '../src/store/text-store.js';
 import { catalogOf, recordedRow, recordedRun, server, workspace } from './helpers.js';
@@ -321,6 +322,59 @@ function contract(name: string, make: MakeBackend): void {
       // Retention never prunes: a store without it still has every run.
       assert.equal((await s.runs({ last: 10 })).length, 3);
       assert.equal((await (await b.open()).runs({ last: 10 })).length, 3);
+    }));
+
+    test('a run id is recorded once: recording it again is refused and writes nothing; a drop streak counts the run once', withBackend('once', async (b) => {
+      const s = await b.open();
+      const path = join(b.dir, 'out', 'servers.md');
+      const first = recordedRun('2026-11-01T06:00:00.000Z', [row('Alpha', A, 'drop', 'refused')], { id: 'github-42' });
+      await s.record(first, changes());
+      // A re-run with the same id (GitHub's "Re-run jobs"), started later by the decider's clock.
+      const again = recordedRun('2026-11-01T07:30:00.000Z', [row('Alpha', A, 'drop', 'refused')], { id: 'github-42' });
+      await assert.rejects(s.record(again, changes({ files: [{ path, content: '# never\n' }] })), (err: Error) => err instanceof RunRecordedError && err.runId === 'github-42');
+      assert.equal(existsSync(path), false, 'none of its files written');
+      const other = await b.open();
+      await assert.rejects(other.record(again, changes()), RunRecordedError, 'another store on the same history refuses it too');
+      assert.deepEqual((await s.runs({})).map((r) => [r.run.id, r.run.startedAt]), [['github-42', first.run.startedAt]]);
+      assert.deepEqual(asRecorded(await s.recordedRun('github-42')), expectedRuns([first])[0]);
+      assert.equal(await s.recordedRun('github-43'), null);
+      assert.deepEqual((await s.recent(A, 10)).map((r) => r.run), ['github-42']);
+      // The next week's run: its streak reads github-42 once.
+      await s.record(recordedRun('2026-11-08T06:00:00.000Z', [row('Alpha', A, 'drop', 'refused')], { id: 'github-43' }), changes());
+      assert.equal(decideRow({ verdict: 'drop' }, await s.recent(A, 3), 3, false).dropStreak, 3, 'this run, github-43, github-42');
+      assert.equal(decideRow({ verdict: 'drop' }, await s.recent(A, 3), 4, false).decision, 'keep-failed');
+    }));
+
+    test('holdRun: a second holder of a run id waits until the first releases it; another run id does not wait', withBackend('hold', async (b) => {
+      const one = await b.open();
+      const two = await b.open();
+      const order: string[] = [];
+      const release = await one.holdRun('github-42');
+      let busy = 0;
+      const second = two.holdRun('github-42', () => { busy++; }).then((r) => { order.push('second held'); return r; });
+      const elsewhere = await two.holdRun('github-43', () => { throw new Error('another run id never waits'); });
+      await elsewhere();
+      await new Promise((r) => setTimeout(r, 700));
+      assert.deepEqual([order, busy], [[], 1], 'waiting, and said so once');
+      order.push('first released');
+      await release();
+      await (await second)();
+      assert.deepEqual(order, ['first released', 'second held']);
+      await (await one.holdRun('github-42'))();
+    }));
+
+    test('applyRecorded: a run recorded, not applied, is marked applied with its files; nothing else is recorded', withBackend('apply', async (b) => {
+      const s = await b.open();
+      const path = join(b.dir, 'out', 'servers.md');
+      const run = recordedRun('2026-11-01T06:00:00.000Z', [row('Alpha', A, 'live', 'ok')], { id: 'plan-1', applied: false });
+      await s.record(run, changes());
+      const written = await s.applyRecorded('plan-1', changes({ files: [{ path, content: '# applied\n' }] }));
+      assert.ok(written.includes(path), JSON.stringify(written));
+      assert.equal(await readFile(path, 'utf8'), '# applied\n');
+      const read = await (await b.open()).recordedRun('plan-1');
+      assert.deepEqual(read?.run, { ...run.run, applied: true });
+      assert.deepEqual((await s.runs({})).length, 1);
+      assert.deepEqual(await s.recent(A, 10), expectedRuns([run])[0]!.rows);
     }));
 
     test('another store on the same history sees what one recorded; close resolves', withBackend('persist', async (b) => {

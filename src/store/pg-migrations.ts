@@ -191,8 +191,8 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE runs ADD CONSTRAINT runs_id_once UNIQUE (id);
       ALTER TABLE runs DROP CONSTRAINT runs_id_started_at_key;
     `,
-    report: `SELECT format('run %s started %s, recorded %s: recorded again after its first record, kept aside in runs_set_aside (seq %s)',
-      id, started_at, recorded_at, seq) AS said FROM runs_set_aside ORDER BY seq`,
+    report: `SELECT format('run %s (started %s, recorded %s): recorded again after its first record; kept aside in runs_set_aside (seq %s)',
+      id, started_at, to_char(recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), seq) AS said FROM runs_set_aside ORDER BY seq`,
   },
 ];
 
