@@ -63,8 +63,8 @@ export function registerRefresh(program: Command): void {
     .option('--next-run-days <n>', 'days until the next scheduled run: a --write that changes nothing writes no generated file, but refreshes the snapshot\'s dates if they would go stale before then (default 7)', positiveInt)
     .option('--vantages <list>', 'a run across vantages: the workers\' vantages, comma-separated (`onetap worker --vantage <name>` takes their jobs; needs a PostgreSQL store; default: policy.vantages, else a run here)', vantageList)
     .option('--quorum <n>', 'with --vantages: how many vantages must see a server dead before it is dropped (default: policy.quorum, else a majority)', positiveInt)
-    .option('--run-id <id>', 'the run\'s id (default: its start time): letters, digits and . _ : + - (up to 200); enqueueing the same run again adds no job', runIdFlag)
-    .option('--deadline <ms>', 'with --vantages: how long to wait for the workers (default: the worst case of one row)', timeoutMs)
+    .option('--run-id <id>', 'the run\'s id (default: its start time): letters, digits and . _ : + - (up to 200); enqueueing the same run again adds no job; a run id is recorded once: deciding a recorded run again prints its recorded plan and exit code (and applies it with --write when it was only recorded)', runIdFlag)
+    .option('--deadline <ms>', 'with --vantages: how long to wait for the workers at most: the wait ends once every job answered or failed for good (default: the worst case of one row)', timeoutMs)
     .option('--queue <url>', 'with --vantages: the queue\'s PostgreSQL URL (default: the store\'s)', pgUrlFlag('--queue'))
     .option('--kotlin-package <name>', 'package of the generated Kotlin file (default: the catalog\'s outputs.kotlin.package, else com.inspiredandroid.kai.mcp)')
     .action(async (flags: RefreshFlags) => {

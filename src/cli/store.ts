@@ -100,7 +100,7 @@ export function registerStore(program: Command): void {
     .description('a PostgreSQL store: migrate its schema, import a text history into it, export it as one, grant a vantage its own role');
   store
     .command('migrate')
-    .description('apply the schema migrations the store lacks (idempotent; exit 0 when up to date)')
+    .description('apply the schema migrations the store lacks (idempotent; exit 0 when up to date), naming what one found and did (6: runs recorded again under an id they already had, kept aside in runs_set_aside)')
     .option(...NEEDED_STORE_OPTION)
     .action(async (opts: { store?: string }) => {
       const url = neededUrl(opts.store);
