@@ -12,13 +12,16 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
 import { BIN, catalogOf, recordedRow, recordedRun, runCli, server, workspace } from './helpers.js';
 import { answer, startFleet, type Fleet } from './fleet/fleet.js';
 import { freshSchema, POSTGRES, postgresMissing, proxy, sql } from './postgres.js';
 import { MIGRATIONS } from '../src/store/pg-migrations.js';
-import { runLineList } from '../src/store/lines.js';
+import { runLineList, runLines } from '../src/store/lines.js';
+import { importHistory } from '../src/store/transfer.js';
 import { openPgStore } from '../src/store/pg-store.js';
 import { enqueue, jobIdOf, queueConnection, queueNameOf, type ProbeJob } from '../src/queue/queue.js';
 import { openFailedJobs } from '../src/queue/states.js';
@@ -227,6 +230,16 @@ describe('the decider of a run across vantages under faults and re-runs', { skip
       const s = await openPgStore(old.url);
       try {
         assert.deepEqual((await s.recent('https://alpha.example/mcp', 10)).map((r) => r.run), ['github-10', 'github-9'], 'each run once');
+        // A text history with github-10 as the store holds it, and another record of github-9: the one imported before
+        // is present, the other a history problem; neither is a second run.
+        const dir = await mkdtemp(join(tmpdir(), 'onetap-import-'));
+        const again = recordedRun('2026-11-01T07:00:00.000Z', [recordedRow('Alpha', { url: 'https://alpha.example/mcp', verdict: 'drop', reason: 'refused' })], { id: 'github-9' });
+        await writeFile(join(dir, '2026-11.jsonl'), runLines(again) + (await sql<{ line: string }>(`SELECT line FROM "${old.schema}".runs WHERE id = 'github-10'`))[0]!.line + '\n'
+          + (await sql<{ line: string }>(`SELECT o.line FROM "${old.schema}".observations o JOIN "${old.schema}".runs r ON r.seq = o.run_seq WHERE r.id = 'github-10'`))[0]!.line + '\n');
+        const imported = await importHistory(s, dir);
+        assert.deepEqual([imported.runs, imported.present, imported.problems], [0, 1, 1]);
+        assert.match((await s.problems()).first.map((p) => `${p.file}:${p.line}: ${p.problem}`).join('\n'), /history\/2026-11\.jsonl:1: run line: its run id is recorded in the store already \(a run id is recorded once\)/);
+        await rm(dir, { recursive: true, force: true });
       } finally {
         await s.close();
       }

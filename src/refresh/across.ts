@@ -217,7 +217,7 @@ const POLL_TIMEOUT_MS = 10_000;
  * Polls until nothing is outstanding or the deadline; a failed poll is tried again after `pollBackoffMs`. The last
  * poll is at the deadline: when it fails, so does the wait (its error names the store or the queue).
  */
-async function waitFor(expected: { probes: number; canaries: readonly string[] }, poll: () => Promise<PollSeen>, until: number, clock: WaitClock, opts: AcrossOptions): Promise<Accounting> {
+export async function waitFor(expected: { probes: number; canaries: readonly string[] }, poll: () => Promise<PollSeen>, until: number, clock: WaitClock, opts: AcrossOptions): Promise<Accounting> {
   let last: Accounting = { outstanding: expected.probes + expected.canaries.length, answered: 0, failed: new Map() };
   const jobs = last.outstanding;
   const ended = (accounted: boolean) => {

@@ -126,7 +126,8 @@ export async function refresh(opts: RefreshOptions): Promise<RefreshResult> {
       if (before) return await shown(before, { opts, catalog, text, outputs, store, historyProblems });
       return await decided(asked, { opts, catalog, text, outputs, store, historyProblems, profile, confirmDrops, recorded, now });
     } catch (err) {
-      // Recorded meanwhile by a decider this one did not wait for (its hold was lost): the run as that one recorded it.
+      // Recorded meanwhile by a decider this one did not wait for (its hold was lost): the run as that one recorded it
+      // (`onPlan` is then called a second time, with that plan: the one that stands).
       if (!(err instanceof RunRecordedError)) throw err;
       const by = await store.recordedRun(err.runId);
       if (!by) throw err;

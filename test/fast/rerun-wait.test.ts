@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { alreadyRecordedAction } from '../../src/apply/apply.js';
 import { decideRow } from '../../src/decide/decide.js';
 import { combineVantages, type VantageVerdict } from '../../src/policy/vantages.js';
-import { accountJobs, jobKey, POLL_BACKOFF, pollBackoffMs, type PollSeen } from '../../src/refresh/across.js';
+import { accountJobs, jobKey, POLL_BACKOFF, pollBackoffMs, waitFor, type PollSeen, type WaitClock, type WaitEnded } from '../../src/refresh/across.js';
 import { parseHistory, runLines, withApplied } from '../../src/store/lines.js';
 import { TextIndex } from '../../src/store/text-index.js';
 import { CANARIES_URL } from '../../src/store/store.js';
@@ -103,6 +103,62 @@ describe('a failed poll\'s backoff: capped exponential, jittered between half an
       assert.ok(ms >= ceiling / 2 && ms <= ceiling);
     });
   }
+});
+
+describe('the wait, on an injected clock: polls until every job is accounted for or the deadline; a failed poll tried again with backoff', () => {
+  /** A clock that moves only when the wait pauses, and every pause it took. */
+  const fakeClock = () => {
+    let now = 0;
+    const pauses: number[] = [];
+    const clock: WaitClock = { now: () => now, sleep: async (ms) => { pauses.push(ms); now += ms; }, random: () => 0.5 };
+    return { clock, pauses, at: () => now };
+  };
+  const expected = { probes: 2, canaries: [] as string[] };
+  const seen = (observed: number): PollSeen => ({ observed, reported: new Set(), failed: [], observedFailed: new Set() });
+  /** A poll answering from a script: a number is what it saw, an Error how it failed (the last step repeats). */
+  const scripted = (steps: Array<number | Error>) => {
+    let i = 0;
+    return async () => { const step = steps[Math.min(i++, steps.length - 1)]!; if (step instanceof Error) throw step; return seen(step); };
+  };
+  const run = async (steps: Array<number | Error>, deadlineMs: number) => {
+    const c = fakeClock();
+    const failed: number[] = [];
+    const ended: WaitEnded[] = [];
+    const opts = { vantages: ['x', 'y'], queueUrl: 'postgres://u@db/x', deadlineMs, pollMs: 500, onPollFailed: (_: Error, ms: number) => failed.push(ms), onWaited: (e: WaitEnded) => ended.push(e) };
+    const outcome = await waitFor(expected, scripted(steps), deadlineMs, c.clock, opts).then((a) => a.outstanding, (err: Error) => err.message);
+    return { outcome, pauses: c.pauses, failed, ended, at: c.at() };
+  };
+  const down = new Error('the store postgres://u:***@db/x: a query failed: Connection terminated');
+
+  it('answered on the third poll: two pauses of pollMs, ended as accounted for', async () => {
+    const r = await run([0, 1, 2], 60_000);
+    assert.deepEqual([r.outcome, r.pauses, r.failed], [0, [500, 500], []]);
+    assert.deepEqual(r.ended, [{ accounted: true, jobs: 2, answered: 2, failed: 0, outstanding: 0 }]);
+  });
+
+  it('three failed polls, then answered: backoff 188, 375, 750 ms (jitter 0.5), then done', async () => {
+    const r = await run([down, down, down, 2], 60_000);
+    assert.deepEqual([r.outcome, r.failed, r.pauses], [0, [188, 375, 750], [188, 375, 750]]);
+  });
+
+  it('answers missing at the deadline: the last poll at the deadline, ended as not accounted for', async () => {
+    const r = await run([1], 1_200);
+    assert.deepEqual([r.outcome, r.pauses, r.at], [1, [500, 500, 200], 1_200]);
+    assert.deepEqual(r.ended, [{ accounted: false, jobs: 2, answered: 1, failed: 0, outstanding: 1 }]);
+  });
+
+  it('polls failing until the deadline: the wait fails, naming the store as the poll\'s error did, after backing off to the cap', async () => {
+    const r = await run([down], 60_000);
+    assert.match(String(r.outcome), /^the store postgres:\/\/u:\*\*\*@db\/x: a query failed: Connection terminated \(the wait's polls failed until the deadline, \d+ in a row, each tried again with backoff\)$/);
+    assert.equal(r.at, 60_000, 'tried until the deadline, not past it');
+    assert.ok(r.pauses.every((ms) => ms <= POLL_BACKOFF.capMs) && r.pauses.includes(Math.round(POLL_BACKOFF.capMs * 0.75)), JSON.stringify(r.pauses));
+    assert.deepEqual(r.ended, []);
+  });
+
+  it('a poll that fails once between good ones: the failures in a row start again from the first step', async () => {
+    const r = await run([0, down, 0, down, 2], 60_000);
+    assert.deepEqual([r.outcome, r.pauses], [0, [500, 188, 500, 188]]);
+  });
 });
 
 describe('a run id repeated in a text history: the first appearance stands, a later one is a problem', () => {
