@@ -33,6 +33,7 @@ export { classify, classifyAs, detailOf, POLICY_TABLE, REASON_TEXT, RETRYABLE, t
 export { loadCatalog, parseCatalog, serializeCatalog, CatalogError, type Catalog, type CatalogServer, type RemovedEntry, type CatalogPolicy, type DecisionRecord } from './catalog/model.js';
 export { lintCatalog, type LintProblem } from './catalog/lint.js';
 export type { Store, RunChanges, RunSelection, UrlHistory, VerdictPoint } from './store/store.js';
+export { RunRecordedError } from './store/store.js';
 export { TextStore } from './store/text-store.js';
 export { openPgStore, migrateStore, StoreError, type PgStore, type Migrated } from './store/pg-store.js';
 export { importHistory, exportHistory, type Imported, type Exported } from './store/transfer.js';
