@@ -31,7 +31,7 @@ const missing = await postgresMissing();
 if (missing) it('the decider of a run across vantages under faults and re-runs', { skip: missing }, () => {});
 
 /** The plan as `refresh --json` prints it, the fields these tests read. */
-interface Printed { plan: Array<{ name: string; decision: string; verdict: string; reason: string; note: string | null; dropStreak: number }>; summary: Record<string, number>; alreadyRecorded: boolean; written: string[] }
+interface Printed { plan: Array<{ name: string; decision: string; verdict: string; reason: string; note: string | null; dropStreak: number }>; summary: Record<string, number>; alreadyRecorded?: true; written: string[] }
 
 describe('the decider of a run across vantages under faults and re-runs', { skip: !!missing }, () => {
   const workers: ChildProcess[] = [];
@@ -87,7 +87,7 @@ describe('the decider of a run across vantages under faults and re-runs', { skip
     const decided = JSON.parse(rerun.stdout) as Printed;
     assert.deepEqual(decided.plan.map((r) => [r.name, r.decision, r.dropStreak]), [['One', 'keep', 0], ['Two', 'keep', 0], ['Dead', 'keep-failed', 1]]);
     assert.deepEqual(await runsOf('github-4711'), [{ started_at: registered.started_at, applied: true }], 'recorded once, started when the run was first enqueued');
-    assert.equal(decided.alreadyRecorded, false);
+    assert.equal(decided.alreadyRecorded, undefined, 'decided, not shown');
     const catalog = await readFile(ws.catalogPath, 'utf8');
 
     // GitHub's "Re-run jobs": the same id again, confirmDrops 2, no new observation.
@@ -110,7 +110,7 @@ describe('the decider of a run across vantages under faults and re-runs', { skip
     assert.deepEqual(both.map((r) => r.code), [0, 0], both.map((r) => r.stderr).join('\n'));
     assert.equal((await runsOf('twins-1')).length, 1, 'recorded once');
     const printed = both.map((r) => JSON.parse(r.stdout) as Printed);
-    assert.deepEqual(printed.map((p) => p.alreadyRecorded).sort(), [false, true]);
+    assert.deepEqual(printed.map((p) => p.alreadyRecorded ?? false).sort(), [false, true]);
     const waited = both[printed.findIndex((p) => p.alreadyRecorded)]!;
     assert.match(waited.stderr, /run twins-1 is being decided by another process: waiting for it to end/);
     assert.deepEqual(printed[0]!.plan.map((r) => [r.name, r.decision]), printed[1]!.plan.map((r) => [r.name, r.decision]));

@@ -156,7 +156,7 @@ async function refreshWith(flags: RefreshFlags, out: Parameters<typeof runRefres
   const skipped = describeHistoryProblems(result.historyProblems);
   if (skipped) process.stderr.write(`onetap: ${skipped}\n`);
   if (flags.json) {
-    out.write(jsonInvisibleEscaped(JSON.stringify({ ...planJson(result.plan), probedAt: result.probedAt, written: result.written, quiet: result.quiet, datesOnly: result.datesOnly, alreadyRecorded: result.alreadyRecorded }, null, 2)) + '\n');
+    out.write(jsonInvisibleEscaped(JSON.stringify({ ...planJson(result.plan), probedAt: result.probedAt, written: result.written, quiet: result.quiet, datesOnly: result.datesOnly, ...(result.alreadyRecorded ? { alreadyRecorded: true } : {}) }, null, 2)) + '\n');
   } else if (result.alreadyRecorded) {
     const id = inert(flags.runId ?? result.probedAt);
     out.write(result.written.length
