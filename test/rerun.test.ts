@@ -6,7 +6,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { catalogOf, runCli, server, workspace } from './helpers.js';
 import { answer, startFleet, type Fleet } from './fleet/fleet.js';
@@ -65,5 +65,25 @@ describe('a run id is recorded once (the text history)', () => {
     const printed = both.map((r) => JSON.parse(r.stdout) as Printed);
     assert.deepEqual(printed.map((p) => p.alreadyRecorded ?? false).sort(), [false, true]);
     assert.match(both[printed.findIndex((p) => p.alreadyRecorded)]!.stderr, /run twins-1 is being decided by another process: waiting for it to end/);
+  });
+
+  it('a run the outage guard aborted decided nothing: re-run with its id once the network is back, it probes and records', async () => {
+    const policy = (canary: string) => ({ authOptionalHosts: [], sharedGatewayHosts: ['127.0.0.1'], canaries: [canary] });
+    const ws = await workspace(catalogOf([server('One', fleet.url('ok-json'))], { policy: policy('http://127.0.0.1:9/') }));
+    const args = ['refresh', '--catalog', ws.catalogPath, '--allow-http', '--write', '--json', '--run-id', 'outage-1'];
+    const down = await runCli(args);
+    assert.equal(down.code, 3, down.stderr);
+    const probes = initializes();
+    // The network is back (its canary answers): the re-run of the job, same id.
+    const catalog = JSON.parse(await readFile(ws.catalogPath, 'utf8')) as { policy: Record<string, unknown> };
+    catalog.policy = policy(fleet.url('canary'));
+    await writeFile(ws.catalogPath, JSON.stringify(catalog, null, 2));
+    const up = await runCli(args);
+    assert.equal(up.code, 0, up.stderr);
+    assert.equal((JSON.parse(up.stdout) as Printed).alreadyRecorded, undefined, 'decided, not shown');
+    assert.ok(initializes() > probes, 'probed again');
+    assert.deepEqual((await runLinesOf(ws.catalogPath)).map((r) => [r.id, r.applied]), [['outage-1', false], ['outage-1', true]], 'the abort as it happened, then the run');
+    const again = await runCli(args);
+    assert.equal((JSON.parse(again.stdout) as Printed).alreadyRecorded, true, 'now it is recorded');
   });
 });

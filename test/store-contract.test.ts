@@ -345,6 +345,19 @@ function contract(name: string, make: MakeBackend): void {
       assert.equal(decideRow({ verdict: 'drop' }, await s.recent(A, 3), 4, false).decision, 'keep-failed');
     }));
 
+    test('a run the outage guard aborted claims no id: the re-run of it records, once, and is the run read back', withBackend('aborted-id', async (b) => {
+      const s = await b.open();
+      const aborted = recordedRun('2026-11-01T06:00:00.000Z', [row('Alpha', A, 'drop', 'refused')], { id: 'github-50', applied: false, aborted: 'the local network looks down' });
+      await s.record(aborted, changes());
+      const rerun = recordedRun('2026-11-01T06:00:00.000Z', [row('Alpha', A, 'live', 'ok')], { id: 'github-50' });
+      await s.record(rerun, changes());
+      assert.equal((await s.recordedRun('github-50'))?.run.aborted, null, 'the run that decided is the one read back');
+      assert.deepEqual((await s.runs({})).map((r) => [r.run.id, r.run.aborted !== null]), [['github-50', true], ['github-50', false]], 'the abort is kept, as it happened');
+      await assert.rejects(s.record(rerun, changes()), RunRecordedError, 'once it decided, the id is recorded');
+      await assert.rejects(s.record({ ...aborted, run: { ...aborted.run, startedAt: '2026-11-01T07:00:00.000Z' } }, changes()), RunRecordedError, 'nor aborted again after');
+      assert.deepEqual((await s.recent(A, 10)).map((r) => r.run), ['github-50']);
+    }));
+
     test('holdRun: a second holder of a run id waits until the first releases it; another run id does not wait', withBackend('hold', async (b) => {
       const one = await b.open();
       const two = await b.open();

@@ -60,10 +60,14 @@ export interface Applied {
   datesOnly: boolean;
 }
 
-/** What deciding a run whose id is recorded already does (pure): show its plan as recorded, or apply it. */
-export function alreadyRecordedAction(run: Pick<RunRecord, 'applied' | 'aborted'>, write: boolean): 'show' | 'apply' {
-  // Only a run that was not applied, not aborted by the outage guard, and now asked to write is applied; never recorded again.
-  return write && !run.applied && run.aborted === null ? 'apply' : 'show';
+/**
+ * What deciding a run whose id is recorded already does (pure): show its plan as recorded, apply it, or, when the outage
+ * guard aborted it (it decided nothing: this machine's network was down), decide it afresh.
+ */
+export function alreadyRecordedAction(run: Pick<RunRecord, 'applied' | 'aborted'>, write: boolean): 'show' | 'apply' | 'decide' {
+  if (run.aborted !== null) return 'decide';
+  // Only a run that was not applied and is now asked to write is applied; never recorded again.
+  return write && !run.applied ? 'apply' : 'show';
 }
 
 /** A recorded run's plan, as it was made. */

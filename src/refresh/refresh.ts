@@ -123,7 +123,7 @@ export async function refresh(opts: RefreshOptions): Promise<RefreshResult> {
     const release = recorded ? await store.holdRun(asked.id, () => opts.onRunBusy?.(asked.id)) : null;
     try {
       const before = await store.recordedRun(asked.id);
-      if (before) return await shown(before, { opts, catalog, text, outputs, store, historyProblems });
+      if (before && alreadyRecordedAction(before.run, !!opts.write) !== 'decide') return await shown(before, { opts, catalog, text, outputs, store, historyProblems });
       return await decided(asked, { opts, catalog, text, outputs, store, historyProblems, profile, confirmDrops, recorded, now });
     } catch (err) {
       // Recorded meanwhile by a decider this one did not wait for (its hold was lost): the run as that one recorded it
@@ -152,7 +152,7 @@ async function shown(before: RecordedRun, { opts, catalog, text, outputs, store,
   const exitCode = plan.aborted ? 3 : 0;
   const result: RefreshResult = { plan, probedAt: before.run.startedAt, written: [], quiet: false, datesOnly: false, exitCode, historyProblems, alreadyRecorded: true };
   opts.onPlan?.(plan);
-  if (alreadyRecordedAction(before.run, !!opts.write) === 'show') return result;
+  if (alreadyRecordedAction(before.run, !!opts.write) !== 'apply') return result;
   // The tool lists its rows name, as stored when it was recorded (the acceptances on first use carry their digests).
   const snapshots = new Map<string, StoredSnapshot>();
   for (const r of plan.rows) {

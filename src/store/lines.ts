@@ -364,7 +364,8 @@ export function parseHistory(bytes: Buffer | string, known: ReadonlyMap<string, 
       tools.set(`#${digest.slice(0, 16)}`, list);
       tools.set(`#${digest.slice(0, 8)}`, list);
     }
-    // A run id is recorded once: a later record of it (a re-run recorded again, a merge) is a problem, not a run.
+    // A run id is recorded once: a later record of it (a re-run recorded again, a merge) is a problem, not a run. A
+    // run the outage guard aborted decided nothing, so it claims no id: a re-run of it decides and records afresh.
     const first = firstLine.get(p.run.id);
     if (first !== undefined) {
       problems.push({ line: p.startLine, problem: `run line: its run id was recorded before, at line ${first} (a run id is recorded once): this later record is ignored` });
@@ -372,7 +373,7 @@ export function parseHistory(bytes: Buffer | string, known: ReadonlyMap<string, 
       wholeBytes = offset;
       return;
     }
-    firstLine.set(p.run.id, p.startLine);
+    if (p.run.aborted === null) firstLine.set(p.run.id, p.startLine);
     let rows = p.rows;
     let spans = p.spans;
     if (p.plan) {

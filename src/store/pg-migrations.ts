@@ -167,7 +167,7 @@ export const MIGRATIONS: readonly Migration[] = [
     name: 'a run id is recorded once; runs recorded again under an id before this are kept aside',
     sql: `
       -- Before this, a re-run with the same --run-id recorded a second row (and its observations counted twice in a
-      -- drop streak). The first recorded row of an id stays; each later one moves here whole (its run line and its
+      -- drop streak). The first recorded row of an id that was not aborted stays; each later one moves here whole (its run line and its
       -- observation lines in order), out of every query, and store migrate names it.
       CREATE TABLE runs_set_aside (
         seq bigint PRIMARY KEY,
@@ -185,10 +185,11 @@ export const MIGRATIONS: readonly Migration[] = [
       INSERT INTO runs_set_aside (seq, id, started_at, month, aborted, applied, observations, line, recorded_at, lines)
         SELECT r.seq, r.id, r.started_at, r.month, r.aborted, r.applied, r.observations, r.line, r.recorded_at,
           ARRAY(SELECT o.line FROM observations o WHERE o.run_seq = r.seq ORDER BY o.position)
-        FROM runs r WHERE EXISTS (SELECT 1 FROM runs f WHERE f.id = r.id AND f.seq < r.seq);
+        FROM runs r WHERE EXISTS (SELECT 1 FROM runs f WHERE f.id = r.id AND f.seq < r.seq AND NOT f.aborted);
       -- Their observation lines go with them (ON DELETE CASCADE).
       DELETE FROM runs r USING runs_set_aside a WHERE r.seq = a.seq;
-      ALTER TABLE runs ADD CONSTRAINT runs_id_once UNIQUE (id);
+      -- A run the outage guard aborted decided nothing: it claims no id, and a re-run of it records afresh.
+      CREATE UNIQUE INDEX runs_id_once ON runs (id) WHERE NOT aborted;
       ALTER TABLE runs DROP CONSTRAINT runs_id_started_at_key;
     `,
     report: `SELECT format('run %s (started %s, recorded %s): recorded again after its first record; kept aside in runs_set_aside (seq %s)',

@@ -314,9 +314,10 @@ export class PgStore implements Store {
     return this.readRuns(found.reverse());
   }
 
-  /** The run recorded under `id` (a run id is recorded once), whatever the retention. */
+  /** The run recorded under `id` (a run id is recorded once, by a run the outage guard did not abort), whatever the retention. */
   async recordedRun(id: string): Promise<RecordedRun | null> {
-    const found = await this.q<{ seq: string; started_at: string; month: string; line: string }>(`SELECT seq::text AS seq, started_at, month, line FROM runs WHERE id = $1`, [id]);
+    // The record that decided; else the latest the outage guard aborted (those claim no id: a re-run decides afresh).
+    const found = await this.q<{ seq: string; started_at: string; month: string; line: string }>(`SELECT seq::text AS seq, started_at, month, line FROM runs WHERE id = $1 ORDER BY aborted, seq DESC`, [id]);
     // The line says which run it is: one that says otherwise is not this run.
     return (await this.readRuns(found)).find((r) => r.run.id === id) ?? null;
   }
@@ -418,7 +419,7 @@ export class PgStore implements Store {
     const month = monthFileName(recorded.run.startedAt).slice(0, 7);
     const seq = await this.transaction('nothing of this run was recorded', async (client) => {
       // A run id is recorded once: refused before anything is written (and, should two record at once, by `runs_id_once`).
-      if ((await client.query(`SELECT 1 FROM runs WHERE id = $1`, [recorded.run.id])).rowCount) throw new RunRecordedError(recorded.run.id);
+      if ((await client.query(`SELECT 1 FROM runs WHERE id = $1 AND NOT aborted`, [recorded.run.id])).rowCount) throw new RunRecordedError(recorded.run.id);
       await this.writeChanges(client, changes);
       const known = await this.lists(month, recorded.rows.flatMap((r) => (r.tools?.length ? [toolsRef(r.tools)] : [])), client);
       const before = new Set(known.keys());

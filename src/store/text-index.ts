@@ -112,7 +112,8 @@ export class TextIndex {
     const repeats: HistoryProblem[] = [];
     const runs = [...this.files.values()].flatMap((f) => f.runs).filter((r) => {
       const first = byId.get(r.run.id);
-      if (first === undefined) { byId.set(r.run.id, r); return true; }
+      // An aborted run claims no id (it decided nothing): a later record of the id stands, and is the one `run` reads.
+      if (first === undefined || first.run.aborted !== null) { byId.set(r.run.id, r); return true; }
       repeats.push({ file: `history/${r.file}`, line: r.line, problem: `run line: its run id was recorded before, at history/${first.file}:${first.line} (a run id is recorded once): this later record is ignored` });
       return false;
     });
@@ -200,7 +201,7 @@ export class TextIndex {
     }
   }
 
-  /** The run recorded under `id` (its first appearance), with its rows, whatever the retention; or null. */
+  /** The run recorded under `id` (the one that decided, else its latest aborted record), with its rows, whatever the retention; or null. */
   run(id: string): RecordedRun | null {
     const r = this.byId.get(id);
     if (r === undefined) return null;

@@ -79,7 +79,7 @@ export class TextStore implements Store {
    */
   async record(recorded: RecordedRun, changes: RunChanges): Promise<string[]> {
     // Recorders of one history take the catalog's write lock (`applyPlan`), so this check and the append are one step.
-    if (this.fresh().run(recorded.run.id)) throw new RunRecordedError(recorded.run.id);
+    if (this.fresh().run(recorded.run.id)?.run.aborted === null) throw new RunRecordedError(recorded.run.id);
     const snapshots = (await snapshotFiles(this.catalogPath, changes.snapshots, changes.rewriteSnapshots)).writes;
     const lock: FileWrite[] = changes.lock ? [{ path: lockPath(this.catalogPath), content: serializeLock(changes.lock) }] : [];
     // The acceptances go in before the catalog, which stays last; a file that already holds its content is left be.

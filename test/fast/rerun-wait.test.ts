@@ -21,12 +21,13 @@ import { CANARIES_URL } from '../../src/store/store.js';
 import { recordedRow, recordedRun } from '../helpers.js';
 
 describe('a run whose id is recorded already', () => {
-  const cases: Array<[string, { applied: boolean; aborted: string | null }, boolean, 'show' | 'apply']> = [
+  const cases: Array<[string, { applied: boolean; aborted: string | null }, boolean, 'show' | 'apply' | 'decide']> = [
     ['applied, asked again to write: its recorded plan, nothing applied again', { applied: true, aborted: null }, true, 'show'],
     ['applied, asked for a plan: its recorded plan', { applied: true, aborted: null }, false, 'show'],
     ['recorded (--record), now asked to write: applied', { applied: false, aborted: null }, true, 'apply'],
     ['recorded (--record), asked again for a plan: its recorded plan', { applied: false, aborted: null }, false, 'show'],
-    ['aborted by the outage guard, asked to write: its recorded plan (nothing to apply)', { applied: false, aborted: 'the local network looks down' }, true, 'show'],
+    ['aborted by the outage guard (it decided nothing), asked to write: decided afresh', { applied: false, aborted: 'the local network looks down' }, true, 'decide'],
+    ['aborted by the outage guard, asked for a plan: decided afresh', { applied: false, aborted: 'the local network looks down' }, false, 'decide'],
   ];
   for (const [name, run, write, expected] of cases) it(name, () => assert.equal(alreadyRecordedAction(run, write), expected));
 });
