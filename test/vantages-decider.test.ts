@@ -129,7 +129,7 @@ describe('the decider of a run across vantages under faults and re-runs', { skip
     for (const p of plan) assert.match(p.note!, /^1 of 2 vantages answered, the quorum is 2: no answer from c \(its job failed: refused: url: a private, loopback or reserved address/);
   });
 
-  it('a job failed for good is read from the queue with why; retried, it is failed no more', async () => {
+  it('a job failed for good is read from the queue with why; the run enqueued again, it is tried again, its attempts afresh', async () => {
     const { Worker, UnrecoverableError, createPostgresBackend } = await import('bullmq');
     const job: ProbeJob = {
       run: { id: 'retry-1', startedAt: '2026-11-01T00:00:00.000Z' }, vantage: 'z', kind: 'probe', url: 'https://retry.example/mcp', name: 'Retry',
@@ -144,11 +144,16 @@ describe('the decider of a run across vantages under faults and re-runs', { skip
       for (let i = 0; i < 100 && !failed.size; i++) { failed = await queue.failedOf('z', new Set([id])); if (!failed.size) await new Promise((r) => setTimeout(r, 100)); }
       assert.deepEqual([...failed], [[id, 'refused: \u001b[31mred and two lines']], 'its reason, one line');
       await w.close();
+      // Enqueueing the run again tries its failed job again, its attempts counted afresh.
+      await enqueue(store.url, [job]);
+      assert.deepEqual([...await queue.failedOf('z', new Set([id]))], [], 'retried: waiting again, no longer failed for good');
       const { Queue } = await import('bullmq');
       const q = new Queue(queueNameOf('z'), { connection: queueConnection(store.url, false) }, createPostgresBackend);
-      await (await q.getJob(id))!.retry();
+      const again = (await q.getJob(id))!;
+      const state = await again.getState();
       await q.close();
-      assert.deepEqual([...await queue.failedOf('z', new Set([id]))], [], 'retried: waiting again, no longer failed for good');
+      assert.equal(state, 'waiting');
+      assert.equal(again.attemptsMade, 0);
     } finally {
       await w.close();
       await queue.close();

@@ -15,6 +15,7 @@ import type { LiveExchange } from './live.js';
 import type { AuthKind } from '../model/words.js';
 import { isIP } from 'node:net';
 import { FetchRefused, guardedGet, type FetchPolicy, type Resolver } from '../net/fetcher.js';
+import type { Fence } from '../net/fence.js';
 
 export interface AuthOptions {
   timeoutMs: number;
@@ -23,6 +24,8 @@ export interface AuthOptions {
   resolver?: Resolver;
   /** The User-Agent of these GETs (default: onetap's discovery agent). */
   userAgent?: string;
+  /** The lease the probe runs under (a worker's): its loss ends these GETs. */
+  fence?: Fence;
 }
 
 /** The typed URL names its address itself (an IP literal or `localhost`): no DNS answer can move it. */
@@ -44,7 +47,7 @@ export async function authEvidence(url: string, answer: LiveExchange, opts: Auth
   candidates.push(`${origin}/.well-known/oauth-protected-resource`);
   for (const candidate of candidates) {
     const own = new URL(candidate).origin === origin;
-    const policy: FetchPolicy = { timeoutMs: opts.timeoutMs, maxBytes: 64 * 1024, maxRedirects: 0, allowPrivate: (own && literal) || opts.allowPrivate, allowHttp: own && typed.protocol === 'http:', resolver: opts.resolver, userAgent: opts.userAgent };
+    const policy: FetchPolicy = { timeoutMs: opts.timeoutMs, maxBytes: 64 * 1024, maxRedirects: 0, allowPrivate: (own && literal) || opts.allowPrivate, allowHttp: own && typed.protocol === 'http:', resolver: opts.resolver, userAgent: opts.userAgent, fence: opts.fence };
     try {
       const doc = await guardedGet(candidate, 'application/json', policy);
       if (doc.status !== 200) continue;

@@ -1,6 +1,7 @@
 import { mapConcurrentPerKey } from '../util/pool.js';
 import { BodyBudget } from './budget.js';
 import { Throttle } from '../util/throttle.js';
+import { fencedDispatcher } from '../net/fence.js';
 import { probe, probeDispatcher, type ProbeKey, type ProbeOptions, type ProbeResult } from './probe.js';
 
 /** One URL to probe, with its entry's facts: auth-optional, its own headers, its probe-only keys. */
@@ -40,7 +41,8 @@ const hostOf = (url: string) => { try { return new URL(url).host.toLowerCase(); 
  */
 export async function probeMany(targets: readonly ProbeTarget[], options: ProbeManyOptions = {}): Promise<ProbeResult[]> {
   const { concurrency = PROBE_MANY_DEFAULTS.concurrency, perHost = PROBE_MANY_DEFAULTS.perHost, onResult, onStart, retain = true, lookup, ...probeOptions } = options;
-  const dispatcher = probeDispatcher(probeOptions.timeoutMs, lookup);
+  const pool = probeDispatcher(probeOptions.timeoutMs, lookup);
+  const dispatcher = probeOptions.fence ? fencedDispatcher(pool, probeOptions.fence) : pool;
   const budget = new BodyBudget();
   // While reads wait for memory, the budget is the bottleneck: each probe started meanwhile would only add a
   // paused stream holding its socket's buffers. So fewer run, until probes end without waiting again.

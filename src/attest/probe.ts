@@ -12,6 +12,7 @@ import { stepOf } from '../model/read.js';
 import { BROWSER_USER_AGENT, CLIENT_PROFILES, DIAGNOSIS, KAI_9000, MCP_2025_11_25, MCP_2026_07_28, profileById, type ClientProfile } from './profile.js';
 import { exchangeError, runSpecClient, runStatelessClient } from './spec-client.js';
 import { firstSseEvent } from './transport.js';
+import { fencedDispatcher, type Fence } from '../net/fence.js';
 import { screenTools } from '../screen/screen.js';
 import { duplicateNames, storedSnapshot, toolListSnapshot, toolSetDigests } from './snapshot.js';
 import { countTokens, TOKEN_LIMITS } from './tokens.js';
@@ -66,6 +67,11 @@ export interface ProbeOptions {
   /** Permit private addresses for URLs a server supplies (auth metadata on another origin); tests only. */
   allowPrivate?: boolean;
   dispatcher?: Dispatcher;
+  /**
+   * The lease the probe runs under (a worker's host slot): every request checks it, its loss ends them. What a probe
+   * observes after its lease is lost is not to be recorded; the caller looks at `fence.signal`.
+   */
+  fence?: Fence;
 }
 
 
@@ -104,7 +110,7 @@ export function probeDispatcher(timeoutMs?: number, lookup?: unknown): Agent {
 }
 
 export async function probe(url: string, options: ProbeOptions = {}): Promise<ProbeResult> {
-  const own = options.dispatcher ? null : probeDispatcher(options.timeoutMs);
+  const own = options.dispatcher ? null : options.fence ? fencedDispatcher(probeDispatcher(options.timeoutMs), options.fence) : probeDispatcher(options.timeoutMs);
   // Every field by name, not a spread or withDefaults: this runs once per probe, thousands of times a run.
   const opts: Resolved = {
     requiresAuth: options.requiresAuth,
@@ -119,6 +125,7 @@ export async function probe(url: string, options: ProbeOptions = {}): Promise<Pr
     identity: options.identity,
     budget: options.budget,
     allowPrivate: options.allowPrivate,
+    fence: options.fence,
     maxBodyBytes: options.maxBodyBytes ?? PROBE_DEFAULTS.maxBodyBytes,
     retryDelayMs: options.retryDelayMs ?? PROBE_DEFAULTS.retryDelayMs,
     maxRetryAfterMs: options.maxRetryAfterMs ?? PROBE_DEFAULTS.maxRetryAfterMs,
@@ -156,7 +163,7 @@ async function attest(url: string, profile: ClientProfile, opts: Resolved): Prom
     if (classify(evidenceOf(o), factsOf(o, requiresAuth)).reason === 'auth-required') {
       const answer = stepOf(o.diagnosis ?? o.deciding, 'initialize');
       // Evidence of how to authenticate explains a verdict; a metadata document that cannot be read is no evidence.
-      if (answer) o.auth = await authEvidence(url, answer, { timeoutMs: 10_000, allowPrivate: opts.allowPrivate, userAgent: opts.identity }).catch(() => 'unknown' as const);
+      if (answer) o.auth = await authEvidence(url, answer, { timeoutMs: 10_000, allowPrivate: opts.allowPrivate, userAgent: opts.identity, fence: opts.fence }).catch(() => 'unknown' as const);
     }
     stage = 'store';
     const durationMs = Math.round(performance.now() - started);

@@ -53,7 +53,7 @@ export async function collect(targets: readonly ProbeTarget[], opts: CollectOpti
       retain: false,
       onStart: (i) => {
         const url = targets[i]!.url;
-        if (cards) pendingCards[i] = curatedCard(url, { allowPrivate: allowPrivateCard?.(url) ?? false }).catch(() => null);
+        if (cards) pendingCards[i] = curatedCard(url, { allowPrivate: allowPrivateCard?.(url) ?? false, fence: probeOptions.fence }).catch(() => null);
         onStart?.(i);
       },
       onResult: (r, i) => {

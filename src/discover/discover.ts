@@ -18,6 +18,7 @@ import { validateDocument, type Validation } from './card.js';
 import { DocumentError, identifierTail, looksLikeCard, looksLikeCatalog, MEDIA, readCatalog, WELL_KNOWN, type CatalogEntry } from './documents.js';
 import { addCommand, judgeCard } from './eligibility.js';
 import { checkUrl, FetchRefused, guardedGet, guardedLookup, type FetchPolicy } from '../net/fetcher.js';
+import type { Fence } from '../net/fence.js';
 
 export interface DiscoverOptions extends FetchPolicy {
   /** The curated catalog, for the removed list and duplicate hosts. */
@@ -331,9 +332,9 @@ async function readCandidate(ref: CardRef, opts: DiscoverOptions, policy: FetchP
  * maintainer's (the curated URL); a redirect elsewhere passes the address rule unless the curated URL itself is
  * private (a local fixture).
  */
-export async function curatedCard(url: string, opts: { timeoutMs?: number; allowPrivate?: boolean } = {}): Promise<unknown | null> {
+export async function curatedCard(url: string, opts: { timeoutMs?: number; allowPrivate?: boolean; fence?: Fence } = {}): Promise<unknown | null> {
   try {
-    return await fetchCard(serverCardUrl(url), { timeoutMs: opts.timeoutMs ?? 10_000, allowPrivate: opts.allowPrivate, maxRedirects: 3 });
+    return await fetchCard(serverCardUrl(url), { timeoutMs: opts.timeoutMs ?? 10_000, allowPrivate: opts.allowPrivate, maxRedirects: 3, fence: opts.fence });
   } catch (err) {
     if (err instanceof DocumentError || err instanceof FetchRefused) return null;
     throw err;

@@ -8,6 +8,7 @@ import { isIP } from 'node:net';
 import { Agent, buildConnector, request, type Dispatcher } from 'undici';
 import { withDefaults } from '../util/defaults.js';
 import { checkUrl, FetchRefused, guardedLookup, isForbiddenAddress, type AddressPolicy, type Resolver } from './address.js';
+import type { Fence } from './fence.js';
 
 export { assertPublicTarget, checkUrl, FetchRefused, guardedLookup, isForbiddenAddress, systemResolver, type AddressPolicy, type Lookup, type RefusalCode, type Resolver } from './address.js';
 
@@ -17,6 +18,8 @@ export interface FetchPolicy extends AddressPolicy {
   userAgent?: string;
   maxBytes?: number;
   maxRedirects?: number;
+  /** The lease the read runs under (a worker's probe): checked before each request, and its loss ends the read. */
+  fence?: Fence;
 }
 
 export interface Fetched {
@@ -69,16 +72,18 @@ const FETCH_DEFAULTS = { timeoutMs: 10_000, maxBytes: 1024 * 1024, maxRedirects:
 
 export async function guardedGet(url: string, accept: string, policy: FetchPolicy = {}): Promise<Fetched> {
   const { timeoutMs, maxBytes, maxRedirects } = withDefaults(FETCH_DEFAULTS, policy);
-  const signal = AbortSignal.timeout(timeoutMs);
+  const signal = policy.fence ? AbortSignal.any([AbortSignal.timeout(timeoutMs), policy.fence.signal]) : AbortSignal.timeout(timeoutMs);
   const seen = new Set<string>();
   let current = checkUrl(url, policy);
   for (let hop = 0; ; hop++) {
     seen.add(current.href);
     let res: Dispatcher.ResponseData;
+    policy.fence?.check();
     try {
       res = await request(current, { method: 'GET', headers: { accept, 'user-agent': policy.userAgent ?? 'onetap-discovery/0.1' }, signal, dispatcher: discoveryDispatcher(policy) });
     } catch (err) {
       if (err instanceof FetchRefused) throw err;
+      if (policy.fence?.signal.aborted) throw policy.fence.signal.reason;
       const cause = (err as { cause?: unknown }).cause;
       if (cause instanceof FetchRefused) throw cause;
       if (signal.aborted) throw new FetchRefused('timeout', `timed out after ${timeoutMs} ms: ${current.href}`);
@@ -110,6 +115,7 @@ export async function guardedGet(url: string, accept: string, policy: FetchPolic
       }
     } catch (err) {
       if (err instanceof FetchRefused) throw err;
+      if (policy.fence?.signal.aborted) throw policy.fence.signal.reason;
       throw new FetchRefused(signal.aborted ? 'timeout' : 'network', `${signal.aborted ? `timed out after ${timeoutMs} ms` : (err as Error).message}: ${current.href}`);
     }
     const contentType = typeof res.headers['content-type'] === 'string' ? res.headers['content-type'].split(';')[0]!.trim().toLowerCase() : null;

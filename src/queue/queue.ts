@@ -280,7 +280,24 @@ export function lockMs(env: NodeJS.ProcessEnv = process.env): number {
   return Number.isInteger(n) && n >= 1_000 ? n : 30_000;
 }
 
-/** Enqueues one run's jobs, per vantage (each job once, whatever was enqueued before). */
+/**
+ * How long a host's slot is leased without renewal (ms; `ONETAP_HOST_LEASE_MS`, default 30 s): a worker that stops
+ * renewing (killed, paused) frees the host within this, and stops its own probe before it.
+ */
+export function hostLeaseMs(env: NodeJS.ProcessEnv = process.env): number {
+  const n = Number(env.ONETAP_HOST_LEASE_MS);
+  return Number.isInteger(n) && n >= 3_000 ? n : 30_000;
+}
+
+/** A job's attempts: for what its probe did (a store or queue out of reach uses none), each after a longer wait. */
+export const JOB_ATTEMPTS = { attempts: 3, backoff: { type: 'exponential', delay: 5_000 } } as const;
+/** Failed jobs' ids read per statement when a run is enqueued again. */
+const FAILED_PAGE = 1_000;
+
+/**
+ * Enqueues one run's jobs, per vantage (each job once, whatever was enqueued before); a job of the run that failed for
+ * good is tried again (`job.retry()`, its attempts counted afresh), so enqueueing a run again can complete it.
+ */
 export async function enqueue(queueUrl: string, jobs: readonly ProbeJob[]): Promise<void> {
   const { Queue, createPostgresBackend } = await import('bullmq');
   const byVantage = new Map<string, ProbeJob[]>();
@@ -294,8 +311,18 @@ export async function enqueue(queueUrl: string, jobs: readonly ProbeJob[]): Prom
       await queue.addBulk(list.map((data) => ({
         name: data.kind, data,
         // Kept a day once done, so the same run enqueued again adds nothing; a failed job is tried three times.
-        opts: { jobId: jobIdOf(data.run.id, data.url, vantage), removeOnComplete: { age: 86_400 }, removeOnFail: { age: 86_400 }, attempts: 3 },
+        opts: { jobId: jobIdOf(data.run.id, data.url, vantage), removeOnComplete: { age: 86_400 }, removeOnFail: { age: 86_400 }, ...JOB_ATTEMPTS },
       })));
+      if (await queue.getFailedCount() > 0) {
+        const ids = new Set(list.map((data) => jobIdOf(data.run.id, data.url, vantage)));
+        const failed: string[] = [];
+        for (let start = 0; ; start += FAILED_PAGE) {
+          const page = await queue.getRanges(['failed'], start, start + FAILED_PAGE - 1, true);
+          failed.push(...page.filter((id) => ids.has(id)));
+          if (page.length < FAILED_PAGE) break;
+        }
+        for (const id of failed) await (await queue.getJob(id))?.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
+      }
     } finally {
       await queue.close();
     }

@@ -9,6 +9,7 @@
  * recorded after that counts, so nothing written ahead of a run (its id may be predictable) decides it. With
  * `policy.signedVantages`, only what a vantage signed with its key counts, the keys being this process's own.
  */
+import { backoffMs } from '../util/backoff.js';
 import type { ClientProfile } from '../attest/profile.js';
 import { CatalogError, type CatalogServer } from '../catalog/model.js';
 import { hostOf } from '../catalog/url.js';
@@ -58,10 +59,7 @@ export interface WaitEnded { accounted: boolean; jobs: number; answered: number;
 export const POLL_BACKOFF = { baseMs: 250, capMs: 8_000 } as const;
 
 /** The pause after the `failures`-th failed poll in a row (1-based), `random` in [0, 1) (pure). */
-export function pollBackoffMs(failures: number, random: number): number {
-  const ceiling = Math.min(POLL_BACKOFF.capMs, POLL_BACKOFF.baseMs * 2 ** Math.min(Math.max(failures, 1) - 1, 30));
-  return Math.round(ceiling / 2 + (ceiling / 2) * random);
-}
+export const pollBackoffMs = (failures: number, random: number): number => backoffMs(failures - 1, random, POLL_BACKOFF);
 
 /** What one poll saw of a run's jobs. */
 export interface PollSeen {

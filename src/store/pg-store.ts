@@ -40,6 +40,25 @@ async function pool(url: string): Promise<Pool> {
   return p;
 }
 
+/** Node's codes for a connection that could not be made or was lost. */
+const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'ECONNABORTED']);
+/** What the pool and the driver say of a connection lost, or none to be had, rather than of a query. */
+const CONNECTION_WORDS = /connection terminated|timeout exceeded when trying to connect|connection timeout|query read timeout|client has encountered a connection error|not queryable|cannot use a pool after calling end/i;
+
+/**
+ * Whether a store's failure is the store being out of reach (a connection refused, cut, timed out, the server
+ * shutting down or out of connections) rather than something a query did: the first passes when the store is back.
+ */
+export function storeUnreachable(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    // SQLSTATE class 08 (connection exception), 57P01-03 (shutdown, cannot connect now), 53300 (too many connections).
+    if (typeof code === 'string' && (CONNECTION_CODES.has(code) || /^08/.test(code) || /^57P0[123]$/.test(code) || code === '53300')) return true;
+    if (CONNECTION_WORDS.test(e.message)) return true;
+  }
+  return false;
+}
+
 /** A driver's failure as the store's, naming the store without its password. */
 function storeFailure(err: unknown, url: string, what: string): StoreError {
   const message = err instanceof Error ? err.message : String(err);
@@ -647,18 +666,32 @@ export class PgStore implements Store {
     });
   }
 
-  /** Extends `holder`'s unexpired address leases (one that expired may be another's already: never taken back). */
-  async renewAddresses(addresses: readonly string[], holder: string, leaseMs: number): Promise<void> {
-    await this.q(`UPDATE address_leases SET expires_at = now() + $3 * interval '1 millisecond' WHERE address = ANY($1::text[]) AND holder = $2 AND expires_at > now()`, [[...addresses], holder, leaseMs]);
+  /**
+   * Extends `holder`'s unexpired address leases (one that expired may be another's already: never taken back); false
+   * when one of them was not held any more.
+   */
+  async renewAddresses(addresses: readonly string[], holder: string, leaseMs: number): Promise<boolean> {
+    const wanted = [...new Set(addresses)];
+    const renewed = await this.q(`UPDATE address_leases SET expires_at = now() + $3 * interval '1 millisecond' WHERE address = ANY($1::text[]) AND holder = $2 AND expires_at > now() RETURNING address`, [wanted, holder, leaseMs]);
+    return renewed.length === wanted.length;
   }
 
   async releaseAddresses(addresses: readonly string[], holder: string): Promise<void> {
     await this.q(`DELETE FROM address_leases WHERE address = ANY($1::text[]) AND holder = $2`, [[...addresses], holder]);
   }
 
-  /** No worker probes `host` before `until` (a 429's Retry-After); a later time already set stays. */
-  async holdHost(host: string, until: Date): Promise<void> {
-    await this.q(`INSERT INTO host_not_before (host, until) VALUES ($1, $2) ON CONFLICT (host) DO UPDATE SET until = greatest(host_not_before.until, excluded.until)`, [host, until]);
+  /**
+   * No worker probes `host` for `ms` from now (a 429's Retry-After, a census's rest) by the database's clock, which
+   * every worker's lease is read by: a worker's own clock, skewed, would shorten or lengthen the hold. A later time
+   * already set stays.
+   */
+  async holdHost(host: string, ms: number): Promise<void> {
+    await this.q(`INSERT INTO host_not_before (host, until) VALUES ($1, now() + $2 * interval '1 millisecond') ON CONFLICT (host) DO UPDATE SET until = greatest(host_not_before.until, excluded.until)`, [host, ms]);
+  }
+
+  /** Whether the store answers now (a worker that lost it asks before it takes jobs again). */
+  async reachable(): Promise<boolean> {
+    return this.q('SELECT 1').then(() => true, () => false);
   }
 
   async accept(url: string, entry: LockEntry): Promise<void> {

@@ -21,8 +21,12 @@ import { retryAfterMs } from '../attest/retry-after.js';
 import { collect } from '../collect/collect.js';
 import { guardedLookup, systemResolver } from '../net/fetcher.js';
 import { addressesBy, hostKey, isLoopback, PER_ADDRESS, RESOLVE_MS, resolverWithin, type HostKey } from '../net/host-key.js';
-import type { PgStore } from '../store/pg-store.js';
-import { jobProblem, jobUrlOf, lockMs, prepareQueue, queueConnection, queueNameOf, type ProbeJob, type WorkerPermits } from '../queue/queue.js';
+import { storeUnreachable, type PgStore } from '../store/pg-store.js';
+import { LeaseLost } from '../net/fence.js';
+import { backoffMs } from '../util/backoff.js';
+import { RateLimitedLog, WORKER_BACKOFF } from './faults.js';
+import { LeaseFence } from './lease.js';
+import { hostLeaseMs, jobProblem, jobUrlOf, lockMs, prepareQueue, queueConnection, queueNameOf, type ProbeJob, type WorkerPermits } from '../queue/queue.js';
 import type { JobProgress, PostgresConnectionOptions, PostgresQueueBackend } from 'bullmq';
 
 export interface WorkerOptions {
@@ -47,9 +51,10 @@ export interface RunningWorker {
   stop: (drainMs: number) => Promise<void>;
 }
 
-/** A slot's lease: renewed every 10 s while its probe runs, gone 30 s after the last renewal. */
-const LEASE_MS = 30_000;
-const RENEW_MS = 10_000;
+/** A slot's lease: renewed every `leaseMs / 3` while its probe runs, gone `leaseMs` after the last renewal. */
+const RENEW_PARTS = 3;
+/** The lease is taken for lost this long before it would expire: the margin for two clocks' rates and a request sent. */
+const LEASE_MARGIN_MS = 2_000;
 const pause = () => new Promise((r) => setTimeout(r, 50 + Math.random() * 100));
 
 /**
@@ -58,19 +63,41 @@ const pause = () => new Promise((r) => setTimeout(r, 50 + Math.random() * 100));
  * census's: what the host's name resolved to), a slot on each of them too: at most `PER_ADDRESS` probes in flight
  * per address, all on the same port, over every worker. The host's slot is taken first and kept while the
  * addresses' are waited for (every job of this host needs the same ones).
+ *
+ * The probe runs under the leases' fence: a renewal that finds a lease another's, or none that succeeds before the
+ * lease would expire, ends its requests and throws `LeaseLost` (nothing it observed is recorded).
  */
-async function politely<T>(store: PgStore, host: HostKey, limit: number, addresses: readonly string[], holder: string, probe: () => Promise<T>): Promise<T> {
-  let slot: number | null;
-  while ((slot = await store.acquireHost(host.key, limit, holder, LEASE_MS)) === null) await pause();
+async function politely<T>(store: PgStore, host: HostKey, limit: number, addresses: readonly string[], holder: string, probe: (fence: LeaseFence) => Promise<T>): Promise<T> {
+  const leaseMs = hostLeaseMs();
+  let sentAt = performance.now();
+  let slot = await store.acquireHost(host.key, limit, holder, leaseMs);
+  while (slot === null) {
+    await pause();
+    sentAt = performance.now();
+    slot = await store.acquireHost(host.key, limit, holder, leaseMs);
+  }
+  const fence = new LeaseFence(`the lease of ${host.key}`, leaseMs, Math.min(LEASE_MARGIN_MS, leaseMs / 4), sentAt);
+  let watchdog: NodeJS.Timeout | undefined;
+  const watch = () => {
+    clearTimeout(watchdog);
+    watchdog = setTimeout(() => { try { fence.check(); watch(); } catch { /* lost: the probe's requests end */ } }, Math.max(10, fence.until - performance.now()));
+  };
   const renew = setInterval(() => {
-    void store.renewHost(host.key, slot!, holder, LEASE_MS).catch(() => {});
-    if (addresses.length) void store.renewAddresses(addresses, holder, LEASE_MS).catch(() => {});
-  }, RENEW_MS);
+    const at = performance.now();
+    Promise.all([store.renewHost(host.key, slot!, holder, leaseMs), addresses.length ? store.renewAddresses(addresses, holder, leaseMs) : true]).then(([hostHeld, addressesHeld]) => {
+      if (hostHeld && addressesHeld) { fence.renewed(at); watch(); } else fence.lose('taken by another worker since (it expired)');
+    }, () => { /* not renewed this time: the next tries, and the watchdog ends the probe if none does in time */ });
+  }, leaseMs / RENEW_PARTS);
+  watch();
   try {
-    while (!(await store.acquireAddresses(addresses, host.port, PER_ADDRESS, holder, LEASE_MS))) await pause();
-    return await probe();
+    while (!(await store.acquireAddresses(addresses, host.port, PER_ADDRESS, holder, leaseMs))) { fence.check(); await pause(); }
+    fence.check();
+    const value = await probe(fence);
+    fence.check();
+    return value;
   } finally {
     clearInterval(renew);
+    clearTimeout(watchdog);
     if (addresses.length) await store.releaseAddresses(addresses, holder).catch(() => {});
     await store.releaseHost(host.key, slot, holder).catch(() => {});
   }
@@ -108,9 +135,9 @@ export async function work(job: ProbeJob, ctx: WorkContext, holder = `${hostname
   // Politeness counts hosts by their normalised name and port, whatever the spelling; a census's, addresses too.
   const host = hostKey(new URL(job.url));
   const addresses = job.census ? await addressesToLease(host, open(job.url), permits) : [];
-  const collected = await politely(store, host, job.perHost, addresses, `${holder}:${job.run.id}:${vantage}:${job.url}`, async () => {
+  const collected = await politely(store, host, job.perHost, addresses, `${holder}:${job.run.id}:${vantage}:${job.url}`, async (fence) => {
     const c = await collect([target], {
-      run, profile: job.profile, timeoutMs: job.timeoutMs, matrix: job.matrix, concurrency: 1,
+      run, profile: job.profile, timeoutMs: job.timeoutMs, matrix: job.matrix, concurrency: 1, fence,
       allowPrivate: open(job.url), allowPrivateCard: open,
       ...(job.census ? { identity: job.census.identity, cards: false } : {}),
     });
@@ -118,7 +145,8 @@ export async function work(job: ProbeJob, ctx: WorkContext, holder = `${hostname
     // rest between two probes of a host) and the hold.
     const o = c.observations[0]!;
     const holdMs = Math.max(job.census?.gapMs ?? 0, o.reason === 'rate-limited' ? retryAfterMs(o) : 0);
-    if (holdMs > 0) await store.holdHost(host.key, new Date(Date.now() + holdMs));
+    fence.check();
+    if (holdMs > 0) await store.holdHost(host.key, holdMs);
     return c;
   });
   const o = collected.observations[0]!;
@@ -126,11 +154,44 @@ export async function work(job: ProbeJob, ctx: WorkContext, holder = `${hostname
   return `${o.verdict}/${o.reason} in ${Math.round(o.durationMs)} ms${fresh ? '' : ' (recorded before: not again)'}`;
 }
 
+/** Stalls a job survives (a worker killed, paused or cut off while it held it): the work is idempotent, an observation is keyed by its job. */
+export const MAX_STALLS = 50;
+/** A job handed back because of a lease lost waits this long before it is taken again. */
+const HAND_BACK_MS = 1_000;
+
 export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
-  const { Worker, UnrecoverableError, createPostgresBackend } = await import('bullmq');
+  const { Worker, UnrecoverableError, DelayedError, createPostgresBackend } = await import('bullmq');
   const lock = lockMs();
+  const log = new RateLimitedLog(opts.log);
   await prepareQueue(opts.queueUrl);
-  const worker = new Worker<ProbeJob, void, string, PostgresQueueBackend, JobProgress, PostgresConnectionOptions>(queueNameOf(opts.vantage), async (job) => {
+  let closing = false;
+  let outage: Promise<void> | null = null;
+  let faults = 0;
+
+  /**
+   * The store is out of reach: take no job until it answers again, asking after a wait that grows each time (capped,
+   * jittered). Jobs in flight go on; each that meets the outage is handed back.
+   */
+  const waitOutOutage = (err: unknown) => {
+    if (outage) return;
+    log.line('store', `${opts.vantage}: the store is out of reach (${(err as Error).message}); taking no job until it answers`);
+    outage = (async () => {
+      await worker.pause(true);
+      for (let attempt = 0; !closing; attempt++) {
+        await new Promise((r) => setTimeout(r, backoffMs(attempt, Math.random(), WORKER_BACKOFF)).unref());
+        if (await opts.store.reachable()) break;
+        log.line('store', `${opts.vantage}: the store is still out of reach; asking again`);
+      }
+      faults = 0;
+      if (!closing) {
+        worker.resume();
+        log.line('store-back', `${opts.vantage}: the store answers again; taking jobs`);
+      }
+      outage = null;
+    })();
+  };
+
+  const worker = new Worker<ProbeJob, void, string, PostgresQueueBackend, JobProgress, PostgresConnectionOptions>(queueNameOf(opts.vantage), async (job, token) => {
     const problem = jobProblem(job.data, opts.vantage, opts.permits);
     if (problem !== null) {
       // Named by its URL and the problem (a variable's name, never a value); refused for good, before any request.
@@ -142,18 +203,30 @@ export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
       const said = await work(job.data, opts);
       opts.log(`${opts.vantage}: ${job.data.kind === 'canaries' ? '' : `${job.data.url} `}${said} (run ${job.data.run.id}, job ${job.id?.slice(0, 12)})`);
     } catch (err) {
+      const lost = err instanceof LeaseLost;
+      if (lost || storeUnreachable(err)) {
+        // Not the job's failure: it is handed back, none of its attempts used. When the queue is out of reach too,
+        // the job's lock lapses and it is taken again as a stalled job (tolerated, MAX_STALLS).
+        if (lost) log.line('lease', `${opts.vantage}: ${job.data.url}: ${(err as Error).message}; its probe was stopped and the job handed back (job ${job.id?.slice(0, 12)})`);
+        else waitOutOutage(err);
+        await job.moveToDelayed(Date.now() + (lost ? HAND_BACK_MS : backoffMs(faults++, Math.random(), WORKER_BACKOFF)), token).catch(() => {});
+        throw new DelayedError('handed back');
+      }
       opts.log(`${opts.vantage}: ${job.data.url} failed after ${Date.now() - started} ms: ${(err as Error).message} (job ${job.id?.slice(0, 12)}; tried again)`);
       throw err;
     }
-  }, { connection: queueConnection(opts.queueUrl, false), concurrency: opts.concurrency, lockDuration: lock, stalledInterval: lock }, createPostgresBackend);
-  worker.on('error', (err) => opts.log(`${opts.vantage}: the queue: ${err.message}`));
+  }, { connection: queueConnection(opts.queueUrl, false), concurrency: opts.concurrency, lockDuration: lock, stalledInterval: lock, maxStalledCount: MAX_STALLS }, createPostgresBackend);
+  // The engine's own errors (the queue out of reach: each poll and each lock renewal fails) come once per 10 s.
+  worker.on('error', (err) => log.line('queue', `${opts.vantage}: the queue: ${err.message}`));
   await worker.waitUntilReady();
   return {
     stop: async (drainMs) => {
-      const closing = worker.close();
-      const timedOut = await Promise.race([closing.then(() => false), new Promise<boolean>((r) => setTimeout(() => r(true), drainMs).unref())]);
+      closing = true;
+      const closed = worker.close();
+      const timedOut = await Promise.race([closed.then(() => false), new Promise<boolean>((r) => setTimeout(() => r(true), drainMs).unref())]);
       // Jobs still in flight go back to the queue: their locks are released, another worker takes them.
       if (timedOut) await worker.close(true);
+      log.flush();
     },
   };
 }

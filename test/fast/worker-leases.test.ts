@@ -24,7 +24,7 @@ function recordingStore(): { store: PgStore; calls: Calls } {
     releaseHost: async () => {},
     holdHost: async (host: string) => { calls.holds.push(host); },
     acquireAddresses: async (addresses: readonly string[], port: number, limit: number) => { calls.addresses.push({ addresses: [...addresses], port, limit }); return true; },
-    renewAddresses: async () => {},
+    renewAddresses: async () => true,
     releaseAddresses: async (addresses: readonly string[]) => { calls.released.push([...addresses]); },
     recordObservation: async () => true,
   };
