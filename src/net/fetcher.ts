@@ -71,8 +71,25 @@ function discoveryDispatcher(policy: AddressPolicy): Dispatcher {
 const FETCH_DEFAULTS = { timeoutMs: 10_000, maxBytes: 1024 * 1024, maxRedirects: 3 } as const;
 
 export async function guardedGet(url: string, accept: string, policy: FetchPolicy = {}): Promise<Fetched> {
+  const { timeoutMs } = withDefaults(FETCH_DEFAULTS, policy);
+  if (!policy.fence) return read(url, accept, policy, AbortSignal.timeout(timeoutMs));
+  // Not AbortSignal.any with a timeout signal: on Node 20 a timeout signal only the combined one refers to can be
+  // collected, and the read then never times out. One controller, its timer cleared when the read ends.
+  const fence = policy.fence;
+  const ends = new AbortController();
+  const timer = setTimeout(() => ends.abort(), timeoutMs);
+  const lost = () => ends.abort(fence.signal.reason);
+  fence.signal.addEventListener('abort', lost, { once: true });
+  try {
+    return await read(url, accept, policy, ends.signal);
+  } finally {
+    clearTimeout(timer);
+    fence.signal.removeEventListener('abort', lost);
+  }
+}
+
+async function read(url: string, accept: string, policy: FetchPolicy, signal: AbortSignal): Promise<Fetched> {
   const { timeoutMs, maxBytes, maxRedirects } = withDefaults(FETCH_DEFAULTS, policy);
-  const signal = policy.fence ? AbortSignal.any([AbortSignal.timeout(timeoutMs), policy.fence.signal]) : AbortSignal.timeout(timeoutMs);
   const seen = new Set<string>();
   let current = checkUrl(url, policy);
   for (let hop = 0; ; hop++) {
