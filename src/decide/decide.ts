@@ -6,15 +6,13 @@
  */
 import type { ToolsLock } from '../model/acceptance.js';
 import type { Observation } from '../model/observation.js';
-import type { Plan, PlanRow, VantageEntry } from '../model/plan.js';
+import type { CanaryCheck, Plan, PlanRow, VantageEntry } from '../model/plan.js';
 import type { StoredSnapshot } from '../model/snapshot.js';
 import type { Decision, Reason } from '../model/words.js';
 import { asUnprocessable } from '../policy/policy.js';
 import { combineVantages } from '../policy/vantages.js';
 import { sameToolsIndex } from '../policy/same-tools.js';
 import { HELD_OUT, NO_TOOL_REVIEW, reviewAgainst, reviewBudget, reviewTools, type ToolReview } from './drift.js';
-
-export interface CanaryCheck { configured: number; reachable: number }
 
 /**
  * One catalog row to decide: its name, this run's observation of its URL (or, in a run across vantages, one per
