@@ -7,6 +7,7 @@ import { CLIENT_PROFILES, DEFAULT_PROFILE_ID } from '../attest/profile.js';
 import { findingLines, mismatchText, OrderedJsonArray, paint, Progress, table, tokensCell, useColor, withoutKeyText } from './render.js';
 import { inert } from '../text/escape.js';
 import { matrixLine } from '../attest/profile.js';
+import { majority } from '../policy/vantages.js';
 import { flagError, parseHeader, positiveInt, probeHeaderFlag, profileId, runIdFlag, timeoutMs, UsageError, vantageList } from './args.js';
 import { pgUrlFlag, STORE_OPTION, storeUrl, workersStore } from './store.js';
 import { isLoopbackUrl } from '../catalog/url.js';
@@ -92,7 +93,7 @@ async function probeAcross(urls: string[], opts: ProbeFlags, vantages: string[])
   const profile = CLIENT_PROFILES[opts.profile]!;
   const startedAt = new Date().toISOString();
   const run = { id: opts.runId ?? `probe-${startedAt.replace(/[^0-9TZ]/g, '')}`, startedAt };
-  const quorum = opts.quorum ?? Math.floor(vantages.length / 2) + 1;
+  const quorum = opts.quorum ?? majority(vantages.length);
   const store = await openPgStore(storeUrl(opts.store)!, {});
   try {
     // http:// reaches a worker only on loopback (checked above): the run's permission for local fixtures.

@@ -2,6 +2,7 @@ import { InvalidArgumentError, type Command } from 'commander';
 import type { Plan } from '../model/plan.js';
 import type { Store } from '../store/store.js';
 import { REASON_TEXT } from '../policy/policy.js';
+import { majority } from '../policy/vantages.js';
 import { refresh, type RefreshResult } from '../refresh/refresh.js';
 import type { WaitEnded } from '../refresh/across.js';
 import { planJson } from '../decide/plan-json.js';
@@ -93,7 +94,7 @@ function acrossOf(flags: RefreshFlags, policy: Glance['policy']): { names: strin
     return null;
   }
   if (quorum !== undefined && (quorum as number) > names.length) throw flagError(quorumFrom, `more than the ${names.length} vantages asked`, String(quorum));
-  return { names, quorum: (quorum as number | undefined) ?? Math.floor(names.length / 2) + 1, from: fromPolicy ? 'policy.vantages' : '--vantages' };
+  return { names, quorum: (quorum as number | undefined) ?? majority(names.length), from: fromPolicy ? 'policy.vantages' : '--vantages' };
 }
 
 /** Paths and names checked before the first probe (exit 2 naming the flag). */
