@@ -8,6 +8,7 @@ import { findingLines, mismatchText, OrderedJsonArray, paint, Progress, table, t
 import { inert } from '../text/escape.js';
 import { matrixLine } from '../attest/profile.js';
 import { majority } from '../policy/vantages.js';
+import { APP_WOULD_SAY, describe } from '../model/describe.js';
 import { flagError, parseHeader, positiveInt, probeHeaderFlag, profileId, runIdFlag, timeoutMs, UsageError, vantageList } from './args.js';
 import { pgUrlFlag, STORE_OPTION, storeUrl, workersStore } from './store.js';
 import { isLoopbackUrl } from '../catalog/url.js';
@@ -131,10 +132,11 @@ export function renderProbeTable(results: ProbeResult[], color: boolean): string
   const out = table(['VERDICT', 'REASON', 'HTTP', 'TOOLS', 'TRIES', 'MS', 'URL', 'TOKENS'], rows, (text, row, col) => (col === 0 ? paint(text, results[row]!.verdict, color) : text));
   const notes = results.flatMap((r) => {
     const lines: string[] = [];
-    if (r.error) lines.push(`  ${inert(r.url)}: ${inert(r.error)}`);
-    if (r.appError && r.appError !== r.error) lines.push(`  ${inert(r.url)}: the app would say: ${inert(r.appError)}`);
-    if (r.location) lines.push(`  ${inert(r.url)}: redirects to ${inert(r.location)}`);
-    if (r.auth) lines.push(`  ${inert(r.url)}: auth: ${r.auth}`);
+    const d = describe(r);
+    if (d.error) lines.push(`  ${inert(r.url)}: ${inert(d.error)}`);
+    if (d.appSays) lines.push(`  ${inert(r.url)}: ${APP_WOULD_SAY}: ${inert(d.appSays)}`);
+    if (d.location) lines.push(`  ${inert(r.url)}: redirects to ${inert(d.location)}`);
+    if (d.auth) lines.push(`  ${inert(r.url)}: auth: ${d.auth}`);
     if (r.cutShort) lines.push(`  ${inert(r.url)}: cut short by --timeout before the client's own limit`);
     if (r.matrix) lines.push(`  ${inert(r.url)}: ${matrixLine(r.matrix)}`);
     if (r.quirks.length) lines.push(`  ${inert(r.url)}: quirks: ${r.quirks.join(', ')}`);
