@@ -8,7 +8,7 @@
 export { probe, PROBE_DEFAULTS, type ProbeOptions, type ProbeResult } from './attest/probe.js';
 export { probeMany, PROBE_MANY_DEFAULTS, type ProbeTarget, type ProbeManyOptions } from './attest/probe-many.js';
 export { collect, type CollectOptions, type Collected } from './collect/collect.js';
-export { decide, detectOutage, decideRow, type DecideInput, type RowInput, type CanaryCheck } from './decide/decide.js';
+export { decide, detectOutage, decideRow, type DecideInput, type RowInput } from './decide/decide.js';
 export { applyPlan, type ApplyOptions, type Applied } from './apply/apply.js';
 export { refresh, type RefreshOptions, type RefreshResult } from './refresh/refresh.js';
 export { rejudge, rejudgeRow, type Rejudged, type RejudgedRun, type RejudgedRow, type RejudgeOptions } from './decide/rejudge.js';
@@ -18,7 +18,7 @@ export { VERDICTS, REASONS, DECISIONS, QUIRKS, STEPS, type VerdictName, type Rea
 export { RECORD_LIMITS, RECORD_VERSION, LOCAL_VANTAGE } from './model/limits.js';
 export { evidenceSchema, clientRunSchema, exchangeSchema, type Evidence, type ClientRun, type Exchange } from './model/evidence.js';
 export { observationSchema, findingSchema, matrixCellSchema, mismatchSchema, type Observation, type Finding, type MatrixCell, type Mismatch, type ProbeSettings } from './model/observation.js';
-export { planRowSchema, planSchema, runRecordSchema, toolChangesSchema, type PlanRow, type Plan, type PlanSummary, type RunRecord, type RecordedRun, type ToolChanges, type HistoryProblems } from './model/plan.js';
+export { planRowSchema, planSchema, runRecordSchema, toolChangesSchema, type PlanRow, type Plan, type PlanSummary, type RunRecord, type RecordedRun, type ToolChanges, type HistoryProblems, type CanaryCheck, type VerdictPoint } from './model/plan.js';
 export { toolsLockSchema, lockEntrySchema, type ToolsLock, type LockEntry } from './model/acceptance.js';
 export { storedSnapshotSchema, type StoredSnapshot, type ToolDefinition } from './model/snapshot.js';
 export { check, type Checked } from './model/validate.js';
@@ -32,7 +32,7 @@ export { classify, classifyAs, detailOf, POLICY_TABLE, REASON_TEXT, RETRYABLE, t
 // The catalog and the store
 export { loadCatalog, parseCatalog, serializeCatalog, CatalogError, type Catalog, type CatalogServer, type RemovedEntry, type CatalogPolicy, type DecisionRecord } from './catalog/model.js';
 export { lintCatalog, type LintProblem } from './catalog/lint.js';
-export type { Store, RunChanges, RunSelection, UrlHistory, VerdictPoint } from './store/store.js';
+export type { Store, RunChanges, RunSelection, UrlHistory } from './store/store.js';
 export { RunRecordedError } from './store/store.js';
 export { TextStore } from './store/text-store.js';
 export { openPgStore, migrateStore, StoreError, type PgStore, type Migrated } from './store/pg-store.js';

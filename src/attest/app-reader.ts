@@ -10,6 +10,7 @@
  * Error texts follow kotlinx's wording as closely as it can be reproduced.
  */
 import { HeldBytes } from './budget.js';
+import { isObject } from '../util/json.js';
 
 export interface AppResponse {
   id: number | null;
@@ -34,7 +35,6 @@ function asInt(value: unknown): number | null {
 
 /** Lenient kotlinx takes any primitive for a String field; null and structures fail. */
 const isLenientString = (v: unknown) => typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean';
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function missing(field: string, type: string, path: string): string {
   return `Field '${field}' is required for type with serial name '${SERIAL}.${type}', but it was missing at path: ${path}`;

@@ -16,6 +16,7 @@ import { fencedDispatcher, type Fence } from '../net/fence.js';
 import { screenTools } from '../screen/screen.js';
 import { duplicateNames, storedSnapshot, toolListSnapshot, toolSetDigests } from './snapshot.js';
 import { countTokens, TOKEN_LIMITS } from './tokens.js';
+import { readRetryAfter } from './retry-after.js';
 import { MAX_NESTING, nestsDeeperThan } from '../util/json.js';
 import { evidenceOf, profileDigest, redactRun, redactText, secretsOf, type Redactor } from './record.js';
 import type { Evidence, Unprocessable } from '../model/evidence.js';
@@ -60,7 +61,7 @@ export interface ProbeOptions {
   maxBodyBytes?: number;
   /** Pause before the one retry, ms. */
   retryDelayMs?: number;
-  /** A 429's Retry-After is honoured up to this long; a longer one is not retried. */
+  /** A 429's Retry-After (`readRetryAfter`: seconds or an HTTP-date) is waited out up to this long; a longer one is not retried. */
   maxRetryAfterMs?: number;
   /** Bounds the bytes all body reads of a run hold together (probeMany shares one). */
   budget?: BodyBudget;
@@ -439,12 +440,9 @@ function retryWait(o: LiveObservation, opts: Resolved): number | null {
   const steps = [...o.deciding.steps, ...(o.diagnosis?.steps ?? [])];
   const limited = steps.find((s) => s.status === 429);
   if (!limited) return opts.retryDelayMs;
-  const header = limited.headers['retry-after'];
-  if (header === undefined) return opts.retryDelayMs;
-  const seconds = Number(header);
-  const ms = Number.isFinite(seconds) ? seconds * 1000 : Date.parse(header) - Date.now();
-  if (!Number.isFinite(ms)) return opts.retryDelayMs;
-  return ms <= opts.maxRetryAfterMs ? Math.max(ms, 0) : null;
+  const ms = readRetryAfter(limited.headers['retry-after'], Date.now());
+  if (ms === null) return opts.retryDelayMs;
+  return ms <= opts.maxRetryAfterMs ? ms : null;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -6,6 +6,7 @@
 import { clipText } from '../text/clip.js';
 import { readFile } from 'node:fs/promises';
 import { once } from '../util/once.js';
+import { isObject } from '../util/json.js';
 import { readPackageJson } from '../util/package-file.js';
 import { jsonInvisibleEscaped } from '../text/escape.js';
 import type { CatalogOutputs } from './outputs.js';
@@ -249,8 +250,4 @@ function describe(value: unknown): string {
 /** The catalog as written to disk: stable key order, two-space indent, trailing newline, no raw bidi control. */
 export function serializeCatalog(catalog: Catalog): string {
   return jsonInvisibleEscaped(JSON.stringify(catalog, null, 2)) + '\n';
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }

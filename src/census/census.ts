@@ -33,6 +33,7 @@ import { writeAllAtomic, writeFileAtomic } from '../util/atomic.js';
 import { runsOf } from '../util/runs.js';
 import { ONETAP_VERSION } from '../util/version.js';
 import { sameToolsIndex, type ToolSetPrint } from '../policy/same-tools.js';
+import { majority } from '../policy/vantages.js';
 import { LatestOnly, limited, readRegistry, remotesOf, stateItem, type CensusItem } from './registry.js';
 import { hostKey, isLoopback, optedOut, OutageGuard, type HostKey, type OptOut } from './hosts.js';
 import { Schedule, type ScheduledHost } from './schedule.js';
@@ -255,7 +256,7 @@ async function acrossWorkers(targets: readonly Target[], opts: CensusOptions, v:
     await awaitAcross(targets.map((t) => ({ url: t.url, name: t.url, requiresAuth: t.requiresAuth, headers: {} })), [], store, run,
       { profile: opts.profile, timeoutMs: opts.timeoutMs, matrix: opts.matrix, allowHttp: opts.allowHttp, perHost: 1, census: { identity: opts.userAgent, gapMs } },
       { vantages: v.names, queueUrl: v.storeUrl, deadlineMs: v.deadlineMs ?? 24 * 3_600_000 });
-    const quorum = Math.floor(v.names.length / 2) + 1;
+    const quorum = majority(v.names.length);
     const wanted = new Set(targets.map((t) => t.url));
     const combine = (url: string, answers: Observation[]) => take(acrossVantages(answers, v.names, quorum, () => unansweredAt(url, run, v.names[0]!)).observation);
     // In URL order: a URL's answers are consecutive.

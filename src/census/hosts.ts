@@ -5,6 +5,7 @@
  */
 import { isIP } from 'node:net';
 import { hostKey, keyOf, normalName, type HostKey } from '../net/host-key.js';
+import { isNetworkLevel, networkLooksDown } from '../policy/policy.js';
 
 // The normalisation is the net layer's, shared with the workers (their host and address leases count hosts alike).
 export { canonicalAddress, hostKey, isLoopback, type HostKey } from '../net/host-key.js';
@@ -38,16 +39,13 @@ export function parseOptOut(text: string): OptOut {
 
 export const optedOut = (optOut: OptOut, host: HostKey): boolean => optOut.names.has(host.name) || optOut.hosts.has(host.key);
 
-/** Failures before any HTTP answer, of this machine's network as much as of the server's. */
-const NETWORK_LEVEL = new Set(['dns', 'refused', 'timeout', 'network', 'tls']);
-
 /** The fewest hosts probed before the outage guard may stop a census. */
 export const OUTAGE_HOSTS = 20;
 
 /**
- * The outage guard: this machine's network looks down when at least `OUTAGE_HOSTS` hosts were probed and at least
- * half of them failed at the network level (every probe of the host did). Counted by host, so one host with many
- * remotes weighs as one.
+ * The outage guard (the policy's `networkLooksDown`, by host): this machine's network looks down when at least
+ * `OUTAGE_HOSTS` hosts were probed and at least half of them failed at the network level (every probe of the host
+ * did). Counted by host, so one host with many remotes weighs as one.
  */
 export class OutageGuard {
   /** Per host: whether every probe of it failed at the network level. */
@@ -56,13 +54,13 @@ export class OutageGuard {
   add(url: string, reason: string): void {
     let key: string;
     try { key = hostKey(new URL(url)).key; } catch { return; }
-    this.failedAll.set(key, (this.failedAll.get(key) ?? true) && NETWORK_LEVEL.has(reason));
+    this.failedAll.set(key, (this.failedAll.get(key) ?? true) && isNetworkLevel(reason));
   }
 
   /** Why the census must not publish, or null. */
   outage(): string | null {
     const failed = [...this.failedAll.values()].filter(Boolean).length;
-    if (this.failedAll.size < OUTAGE_HOSTS || failed * 2 < this.failedAll.size) return null;
+    if (!networkLooksDown(failed, this.failedAll.size, OUTAGE_HOSTS)) return null;
     return `${failed} of ${this.failedAll.size} hosts failed at the network level: this machine's network looks down`;
   }
 }

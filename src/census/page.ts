@@ -10,6 +10,7 @@
  */
 import { createHash } from 'node:crypto';
 import { html, trusted } from '../status/html.js';
+import { isObject } from '../util/json.js';
 import type { CensusEntry, RemoteRecord, Verification } from './records.js';
 
 /** The list document `onetap census --out` writes (`publisher`: whose records it holds; absent before 0.5). */
@@ -20,8 +21,6 @@ export function publisherOf(doc: CensusDocument): string | null {
   const p = doc.metadata?.publisher;
   return typeof p === 'string' && p.length > 0 ? p : null;
 }
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** A record says nothing once its `expiresAt` has passed (or when it says no time it can be read as). */
 export function isExpired(v: Pick<Verification, 'expiresAt'>, now: Date): boolean {

@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import type { Observation } from '../model/observation.js';
 import type { SameTools } from '../model/plan.js';
+import { NETWORK_LEVEL } from '../policy/policy.js';
 import type { ToolSetPrint } from '../policy/same-tools.js';
 import { remotesOf, type Assessment, type CensusItem } from './registry.js';
 
@@ -44,8 +45,8 @@ export interface Verification {
   expired?: true;
 }
 
-/** Failures before any HTTP answer: the server could not be reached at all. */
-const UNREACHED = new Set(['dns', 'refused', 'timeout', 'network', 'tls', 'origin-dns', 'origin-tls']);
+/** Failures before any HTTP answer: the server could not be reached at all (the network-level ones, or its origin's). */
+const UNREACHED: ReadonlySet<string> = new Set([...NETWORK_LEVEL, 'origin-dns', 'origin-tls']);
 const NOT_MCP = new Set(['http-404', 'http-410', 'not-mcp', 'not-streamable-http', 'non-retryable-5xx', 'retryable-5xx', 'edge-blocked', 'rate-limited', 'redirected', 'handshake-error', 'era-incompatible', 'oversize', 'unprocessable']);
 const AUTH = new Set(['auth-required', 'payment-required']);
 

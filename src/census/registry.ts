@@ -8,6 +8,7 @@
 import { readFile } from 'node:fs/promises';
 import { guardedGet, type FetchPolicy } from '../net/fetcher.js';
 import { validateRegistryServer } from '../discover/card.js';
+import { isObject } from '../util/json.js';
 
 /** What a census reads at most. */
 export const REGISTRY_LIMITS = { pages: 2_000, pageBytes: 8 * 1024 * 1024, servers: 200_000, serverJsonBytes: 64 * 1024, metaBytes: 64 * 1024, remotesPerServer: 20, urlChars: 2_048, perPage: 100 } as const;
@@ -27,7 +28,6 @@ export interface Assessment {
 export interface CensusItem extends RegistryItem { census: Assessment }
 
 const OFFICIAL = 'io.modelcontextprotocol.registry/official';
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The list endpoint of a registry given as its base URL or as the endpoint itself. */
 export function listEndpoint(registry: string): URL {

@@ -7,6 +7,8 @@ import { CLIENT_PROFILES, DEFAULT_PROFILE_ID } from '../attest/profile.js';
 import { findingLines, mismatchText, OrderedJsonArray, paint, Progress, table, tokensCell, useColor, withoutKeyText } from './render.js';
 import { inert } from '../text/escape.js';
 import { matrixLine } from '../attest/profile.js';
+import { majority } from '../policy/vantages.js';
+import { APP_WOULD_SAY, describe } from '../model/describe.js';
 import { flagError, parseHeader, positiveInt, probeHeaderFlag, profileId, runIdFlag, timeoutMs, UsageError, vantageList } from './args.js';
 import { pgUrlFlag, STORE_OPTION, storeUrl, workersStore } from './store.js';
 import { isLoopbackUrl } from '../catalog/url.js';
@@ -92,7 +94,7 @@ async function probeAcross(urls: string[], opts: ProbeFlags, vantages: string[])
   const profile = CLIENT_PROFILES[opts.profile]!;
   const startedAt = new Date().toISOString();
   const run = { id: opts.runId ?? `probe-${startedAt.replace(/[^0-9TZ]/g, '')}`, startedAt };
-  const quorum = opts.quorum ?? Math.floor(vantages.length / 2) + 1;
+  const quorum = opts.quorum ?? majority(vantages.length);
   const store = await openPgStore(storeUrl(opts.store)!, {});
   try {
     // http:// reaches a worker only on loopback (checked above): the run's permission for local fixtures.
@@ -130,10 +132,11 @@ export function renderProbeTable(results: ProbeResult[], color: boolean): string
   const out = table(['VERDICT', 'REASON', 'HTTP', 'TOOLS', 'TRIES', 'MS', 'URL', 'TOKENS'], rows, (text, row, col) => (col === 0 ? paint(text, results[row]!.verdict, color) : text));
   const notes = results.flatMap((r) => {
     const lines: string[] = [];
-    if (r.error) lines.push(`  ${inert(r.url)}: ${inert(r.error)}`);
-    if (r.appError && r.appError !== r.error) lines.push(`  ${inert(r.url)}: the app would say: ${inert(r.appError)}`);
-    if (r.location) lines.push(`  ${inert(r.url)}: redirects to ${inert(r.location)}`);
-    if (r.auth) lines.push(`  ${inert(r.url)}: auth: ${r.auth}`);
+    const d = describe(r);
+    if (d.error) lines.push(`  ${inert(r.url)}: ${inert(d.error)}`);
+    if (d.appSays) lines.push(`  ${inert(r.url)}: ${APP_WOULD_SAY}: ${inert(d.appSays)}`);
+    if (d.location) lines.push(`  ${inert(r.url)}: redirects to ${inert(d.location)}`);
+    if (d.auth) lines.push(`  ${inert(r.url)}: auth: ${d.auth}`);
     if (r.cutShort) lines.push(`  ${inert(r.url)}: cut short by --timeout before the client's own limit`);
     if (r.matrix) lines.push(`  ${inert(r.url)}: ${matrixLine(r.matrix)}`);
     if (r.quirks.length) lines.push(`  ${inert(r.url)}: quirks: ${r.quirks.join(', ')}`);

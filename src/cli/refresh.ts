@@ -2,6 +2,7 @@ import { InvalidArgumentError, type Command } from 'commander';
 import type { Plan } from '../model/plan.js';
 import type { Store } from '../store/store.js';
 import { REASON_TEXT } from '../policy/policy.js';
+import { majority } from '../policy/vantages.js';
 import { refresh, type RefreshResult } from '../refresh/refresh.js';
 import type { WaitEnded } from '../refresh/across.js';
 import { planJson } from '../decide/plan-json.js';
@@ -27,6 +28,7 @@ function catalogGlance(path: string): Glance {
 import { DEFAULT_CATALOG } from './catalog.js';
 import { findingLines, mismatchText, paint, Progress, sameToolsText, table, tokensCell, useColor, withoutKeyText } from './render.js';
 import { inert } from '../text/escape.js';
+import { APP_SAYS } from '../model/describe.js';
 import { describeHistoryProblems } from '../store/problems.js';
 import { openStore, pgUrlFlag, STATE_OPTION, STORE_OPTION, storeUrl, workersStore } from './store.js';
 import { matrixLine } from '../attest/profile.js';
@@ -93,7 +95,7 @@ function acrossOf(flags: RefreshFlags, policy: Glance['policy']): { names: strin
     return null;
   }
   if (quorum !== undefined && (quorum as number) > names.length) throw flagError(quorumFrom, `more than the ${names.length} vantages asked`, String(quorum));
-  return { names, quorum: (quorum as number | undefined) ?? Math.floor(names.length / 2) + 1, from: fromPolicy ? 'policy.vantages' : '--vantages' };
+  return { names, quorum: (quorum as number | undefined) ?? majority(names.length), from: fromPolicy ? 'policy.vantages' : '--vantages' };
 }
 
 /** Paths and names checked before the first probe (exit 2 naming the flag). */
@@ -187,7 +189,7 @@ function renderPlan(plan: Plan, catalogPath: string, color: boolean, written: bo
   const section = (title: string, items: string[]) => { if (items.length) lines.push('', `${title}:`, ...items.map((i) => `  - ${i}`)); };
   section(written ? 'Dropped' : 'Would drop (plan only: still in the catalog)', plan.rows.filter((r) => r.decision === 'drop').map((r) => `${inert(r.name)}: ${r.reason}, ${REASON_TEXT[r.reason]}${r.error ? ` (${inert(r.error)})` : ''}`));
   section('Probe failed (kept)', plan.rows.filter((r) => r.decision === 'keep-failed').map((r) => `${inert(r.name)}: ${r.verdict}/${r.reason}${r.note ? `; ${inert(r.note)}` : ''}${r.error ? ` (${inert(r.error)})` : ''}`));
-  section('Review', plan.rows.filter((r) => r.decision === 'review').map((r) => `${inert(r.name)}: ${r.reason}, ${REASON_TEXT[r.reason]}${r.location ? ` → ${inert(r.location)}` : ''}${r.appError ? `; the app says: ${inert(r.appError)}` : r.error ? ` (${inert(r.error)})` : ''}`));
+  section('Review', plan.rows.filter((r) => r.decision === 'review').map((r) => `${inert(r.name)}: ${r.reason}, ${REASON_TEXT[r.reason]}${r.location ? ` → ${inert(r.location)}` : ''}${r.appError ? `; ${APP_SAYS}: ${inert(r.appError)}` : r.error ? ` (${inert(r.error)})` : ''}`));
   section('Tools', plan.rows.flatMap((r) => {
     const line = toolReviewLine(r, written);
     if (line === null) return [];

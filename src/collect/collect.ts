@@ -10,7 +10,7 @@ import { profileById } from '../attest/profile.js';
 import { isReachable } from '../attest/reachable.js';
 import { cardMismatches } from '../discover/consistency.js';
 import { curatedCard } from '../discover/discover.js';
-import type { CanaryCheck } from '../decide/decide.js';
+import type { CanaryCheck } from '../model/plan.js';
 import { asUnprocessable } from '../policy/policy.js';
 import { LOCAL_VANTAGE } from '../model/limits.js';
 import type { Mismatch, Observation } from '../model/observation.js';

@@ -7,6 +7,7 @@ import { CatalogError, loadCatalog, serializeCatalog, type CatalogServer, type P
 import { catalogProfile } from '../attest/profile.js';
 import { targetOf, type Env } from '../attest/keys.js';
 import type { SameTools } from '../model/plan.js';
+import { APP_SAYS, describe } from '../model/describe.js';
 import { refuses, SAME_TOOLS_WORDS, sameToolsIndex, type ToolSetPrint } from '../policy/same-tools.js';
 
 export interface AddOptions {
@@ -90,8 +91,9 @@ export async function addServer(opts: AddOptions, restoring?: number): Promise<A
     profile, timeoutMs: catalog.policy.timeoutMs, ...opts.probe, requiresAuth: entry.requiresAuth, keys, missingKeys, refusedKeys,
   });
   if (result.verdict !== 'live') {
-    const evidence = [result.error, result.appError && result.appError !== result.error ? `the app says: ${result.appError}` : null, result.auth ? `auth: ${result.auth}${result.auth === 'oauth' ? ' (OAuth-only servers stay out)' : ''}` : null].filter(Boolean).join('; ');
-    throw new AddRefused([`not attested live: ${result.verdict}/${result.reason}${evidence ? ` (${evidence})` : ''}`], result);
+    const d = describe(result);
+    const evidence = [d.error, d.appSays ? `${APP_SAYS}: ${d.appSays}` : null, d.auth ? `auth: ${d.auth}${d.auth === 'oauth' ? ' (OAuth-only servers stay out)' : ''}` : null].filter(Boolean).join('; ');
+    throw new AddRefused([`not attested live: ${d.outcome}${evidence ? ` (${evidence})` : ''}`], result);
   }
   // The same tool set as another entry (curated, or removed): a copy under another host is a duplicate too.
   const sameToolsAs = sameToolsIndex(opts.known ?? [])({ ...result, name: entry.name });

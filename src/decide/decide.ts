@@ -6,15 +6,13 @@
  */
 import type { ToolsLock } from '../model/acceptance.js';
 import type { Observation } from '../model/observation.js';
-import type { Plan, PlanRow, VantageEntry } from '../model/plan.js';
+import type { CanaryCheck, Plan, PlanRow, VantageEntry } from '../model/plan.js';
 import type { StoredSnapshot } from '../model/snapshot.js';
-import type { Decision, Reason } from '../model/words.js';
-import { asUnprocessable } from '../policy/policy.js';
+import type { Decision } from '../model/words.js';
+import { asUnprocessable, isNetworkLevel, networkLooksDown } from '../policy/policy.js';
 import { combineVantages } from '../policy/vantages.js';
 import { sameToolsIndex } from '../policy/same-tools.js';
 import { HELD_OUT, NO_TOOL_REVIEW, reviewAgainst, reviewBudget, reviewTools, type ToolReview } from './drift.js';
-
-export interface CanaryCheck { configured: number; reachable: number }
 
 /**
  * One catalog row to decide: its name, this run's observation of its URL (or, in a run across vantages, one per
@@ -53,9 +51,6 @@ export interface DecideInput {
   vantages?: { asked: readonly string[]; quorum: number; canaries?: ReadonlyMap<string, CanaryCheck>; run?: { id: string; startedAt: string } };
 }
 
-/** Failures that say more about this machine's network than about the server. */
-const NETWORK_LEVEL: ReadonlySet<Reason> = new Set(['dns', 'refused', 'timeout', 'network', 'tls']);
-
 /**
  * The outage guard. With canaries configured, they decide (all unreachable = outage). Without, an outage
  * is at least half of the entries failing at the network level in one run.
@@ -64,8 +59,8 @@ export function detectOutage(rows: readonly Pick<Observation, 'reason'>[], canar
   if (canaries.configured > 0) {
     return canaries.reachable === 0 ? `the local network looks down: none of ${canaries.configured} canary URL(s) answered` : null;
   }
-  const failing = rows.filter((r) => NETWORK_LEVEL.has(r.reason)).length;
-  if (rows.length > 0 && failing * 2 >= rows.length) {
+  const failing = rows.filter((r) => isNetworkLevel(r.reason)).length;
+  if (networkLooksDown(failing, rows.length)) {
     return `the local network looks down: ${failing} of ${rows.length} entries failed at the network level (DNS, refused, timeout, TLS); nothing is dropped or written`;
   }
   return null;
@@ -147,8 +142,8 @@ export function vantageOutages(rows: readonly (readonly Pick<Observation, 'url' 
       continue;
     }
     const reachedElsewhere = rows.filter((answers) => answers.some((o) => o.vantage !== v && (o.verdict === 'live' || o.verdict === 'review')));
-    const failing = reachedElsewhere.filter((answers) => answers.some((o) => o.vantage === v && NETWORK_LEVEL.has(o.reason))).length;
-    if (failing >= 2 && failing * 2 >= reachedElsewhere.length) out.set(v, `${failing} of ${reachedElsewhere.length} servers other vantages reached failed there at the network level`);
+    const failing = reachedElsewhere.filter((answers) => answers.some((o) => o.vantage === v && isNetworkLevel(o.reason))).length;
+    if (failing >= 2 && networkLooksDown(failing, reachedElsewhere.length)) out.set(v, `${failing} of ${reachedElsewhere.length} servers other vantages reached failed there at the network level`);
   }
   return out;
 }

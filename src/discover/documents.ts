@@ -2,6 +2,7 @@
  * Reading discovery documents as found in the wild (pure). Tolerant on purpose: the standard moved in 2026
  * (MCP Catalog → AI Catalog, `mediaType` → `type`, `application/mcp-server+json` → `…-card+json`).
  */
+import { isObject } from '../util/json.js';
 
 export const MEDIA = {
   aiCatalog: 'application/ai-catalog+json',
@@ -34,7 +35,6 @@ export interface CatalogDocument {
 
 export class DocumentError extends Error {}
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const str = (v: unknown) => (typeof v === 'string' && v.trim() !== '' ? v : null);
 
 function entryKind(type: string | null): EntryKind {

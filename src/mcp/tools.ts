@@ -21,6 +21,7 @@ import { probeMany } from '../attest/probe-many.js';
 import { catalogProfile, CLIENT_PROFILES, DEFAULT_PROFILE_ID, matrixLine } from '../attest/profile.js';
 import { probeJson } from '../attest/json.js';
 import { inert } from '../text/escape.js';
+import { APP_WOULD_SAY, describe } from '../model/describe.js';
 import { confinedPath } from './confine.js';
 import { TextStore } from '../store/text-store.js';
 import { toolSetPrints } from '../store/tool-sets.js';
@@ -98,12 +99,13 @@ const seconds = (ms: number) => `${Math.round(ms / 1000)} s`;
 
 function probeLine(r: ProbeResult): string {
   const tools = r.tools === null ? '' : `, ${r.tools.length} tools`;
+  const d = describe(r);
   const notes = [
-    r.error ? inert(r.error) : null,
-    r.appError && r.appError !== r.error ? `the app would say: ${inert(r.appError)}` : null,
+    d.error ? inert(d.error) : null,
+    d.appSays ? `${APP_WOULD_SAY}: ${inert(d.appSays)}` : null,
     r.matrix ? matrixLine(r.matrix) : null,
   ].filter((n) => n !== null);
-  return `- ${inert(r.url)}: ${r.verdict}/${r.reason}${tools} (${detailOf(r)})${notes.map((n) => `; ${n}`).join('')}`;
+  return `- ${inert(r.url)}: ${d.outcome}${tools} (${detailOf(r)})${notes.map((n) => `; ${n}`).join('')}`;
 }
 
 const probeTool: ToolSpec = {

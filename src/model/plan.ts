@@ -109,6 +109,10 @@ export type SameTools = z.infer<typeof sameToolsSchema>;
 export type PlanSummary = z.infer<typeof planSummarySchema>;
 export type Plan = z.infer<typeof planSchema>;
 export type RunRecord = z.infer<typeof runRecordSchema>;
+/** One observation of a URL as bars and uptime read it: when, and what it came to. */
+export type VerdictPoint = Pick<PlanRow, 'observedAt' | 'verdict' | 'reason'>;
+/** What a run's (or a vantage's) outage canaries came to: how many were asked, how many answered. */
+export interface CanaryCheck { configured: number; reachable: number }
 /** A run as the history holds it: the run and its rows (an aborted run's rows are its plan, never observations). */
 export interface RecordedRun { run: RunRecord; rows: PlanRow[] }
 

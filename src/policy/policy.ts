@@ -93,6 +93,22 @@ export function asUnprocessable(o: Observation, stage: UnprocessableStage, err: 
 /** Failures worth exactly one retry (policy: "Timeouts and retryable 5xx: retry once"). */
 export const RETRYABLE: ReadonlySet<Reason> = new Set(['timeout', 'retryable-5xx', 'network', 'rate-limited']);
 
+/** Failures before any HTTP answer, which say as much about this machine's network as about the server. */
+export const NETWORK_LEVEL: ReadonlySet<Reason> = new Set(['dns', 'refused', 'timeout', 'network', 'tls']);
+
+/** Whether a reason (as read, any string) is a network-level failure. */
+export const isNetworkLevel = (reason: string): boolean => (NETWORK_LEVEL as ReadonlySet<string>).has(reason);
+
+/**
+ * The outage guard's rule where no canary decides: this machine's network looks down when at least half of what was
+ * probed failed at the network level, and at least `fewest` was probed. A run counts its entries (`fewest` 1: any
+ * entry); the census counts hosts, and stops only once 20 were probed (`OUTAGE_HOSTS`); a vantage of a run across
+ * vantages counts the servers other vantages reached, and needs two of them failing too.
+ */
+export function networkLooksDown(failing: number, probed: number, fewest = 1): boolean {
+  return probed >= fewest && failing * 2 >= probed;
+}
+
 /** What a rule reads: the deciding client's run, the diagnosis, the other profiles, the entry. */
 interface Facts {
   o: Evidence;

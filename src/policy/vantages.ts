@@ -25,6 +25,9 @@ export interface Combined {
   from: number | null;
 }
 
+/** The quorum when none is given: a majority of the vantages asked (1 of 1, 2 of 2 or 3, 3 of 4 or 5). */
+export const majority = (vantages: number): number => Math.floor(vantages / 2) + 1;
+
 const reachable = (v: VantageVerdict) => v.verdict === 'live' || v.verdict === 'review';
 const list = (vs: readonly VantageVerdict[]) => vs.map((v) => `${v.vantage} (${v.verdict}/${v.reason})`).join(', ');
 

@@ -13,7 +13,7 @@ import { isLoopbackUrl } from '../catalog/url.js';
 import { checkUrl, FetchRefused } from '../net/fetcher.js';
 import { CANARIES_URL } from '../store/store.js';
 import { connection, queueSchemaOf } from '../store/url.js';
-import { nestsDeeperThan } from '../util/json.js';
+import { isObject, nestsDeeperThan } from '../util/json.js';
 
 /** What a worker needs to probe one URL as the run asks. */
 export interface ProbeJob {
@@ -44,8 +44,6 @@ export interface ProbeJob {
   /** A census's job: every request carries `identity` as its User-Agent, no card is fetched, and its host rests `gapMs` after the probe. */
   census?: { identity: string; gapMs: number };
 }
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** What a worker was started with: the only variables it reads probe keys from, and whether http:// on loopback is open. */
 export interface WorkerPermits { keyEnv: ReadonlySet<string>; allowHttp: boolean }

@@ -14,7 +14,7 @@ import type { ClientProfile } from '../attest/profile.js';
 import { CatalogError, type CatalogServer } from '../catalog/model.js';
 import { hostOf } from '../catalog/url.js';
 import { keyEnvRefusal } from '../catalog/key-env.js';
-import type { CanaryCheck } from '../decide/decide.js';
+import type { CanaryCheck } from '../model/plan.js';
 import type { Observation } from '../model/observation.js';
 import type { StoredSnapshot } from '../model/snapshot.js';
 import { enqueue, jobIdOf, type ProbeJob } from '../queue/queue.js';

@@ -5,7 +5,7 @@
 import type { Catalog } from '../catalog/model.js';
 import { serverIds } from '../catalog/ids.js';
 import type { MatrixCell } from '../model/observation.js';
-import type { PlanRow, RecordedRun, SameTools } from '../model/plan.js';
+import type { PlanRow, RecordedRun, SameTools, VerdictPoint } from '../model/plan.js';
 import { contextCost, type ContextCost } from './cost.js';
 import type { Decision, Reason, VerdictName } from '../model/words.js';
 import { planRowJson, type PlanRowJson } from '../decide/plan-json.js';
@@ -145,11 +145,8 @@ function utcDay(iso: string): string {
   return iso.slice(0, 10);
 }
 
-/** What a bar or an uptime reads of an observation. */
-export type Point = Pick<PlanRow, 'observedAt' | 'verdict' | 'reason'>;
-
 /** `days` bars ending today (UTC), oldest first. */
-export function dayBars(observations: readonly Point[], days: number, now: Date): DayBar[] {
+export function dayBars(observations: readonly VerdictPoint[], days: number, now: Date): DayBar[] {
   const byDay = new Map<string, DayBar>();
   const bars: DayBar[] = [];
   for (let i = days - 1; i >= 0; i--) {
@@ -170,7 +167,7 @@ export function dayBars(observations: readonly Point[], days: number, now: Date)
 }
 
 /** The share of observations since `sinceIso` in which the server was usable (the policy's `usable`), or null. */
-function uptime(observations: readonly Point[], sinceIso: string): number | null {
+function uptime(observations: readonly VerdictPoint[], sinceIso: string): number | null {
   const inRange = observations.filter((o) => o.observedAt >= sinceIso);
   return inRange.length ? inRange.filter(usable).length / inRange.length : null;
 }
@@ -185,7 +182,7 @@ export function refreshView(recorded: RecordedRun | null): RefreshView | null {
 }
 
 /** What the status of one server reads: its verdicts of the last 90 days (oldest first) and the latest row among them. */
-export interface ServerHistory { points: readonly Point[]; last: PlanRow | null }
+export interface ServerHistory { points: readonly VerdictPoint[]; last: PlanRow | null }
 
 /**
  * `history(url)` gives a server's verdicts of the last 90 days and its latest row (null without one in them).

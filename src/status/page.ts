@@ -9,6 +9,7 @@ import type { HistoryProblems, PlanRow } from '../model/plan.js';
 import { SAME_TOOLS_WORDS } from '../policy/same-tools.js';
 import type { Decision, VerdictName } from '../model/words.js';
 import { REASON_TEXT } from '../policy/policy.js';
+import { APP_SAYS, describe } from '../model/describe.js';
 import { matrixLine } from '../attest/profile.js';
 import { toolReviewLine } from '../decide/drift.js';
 import { html, trusted, type Html } from './html.js';
@@ -200,8 +201,12 @@ function toolList(s: ServerStatus, tools: string[], more: string | null): Html {
   return html`<details data-key="${s.id}"><summary><span class="tool-count">${count}</span> tool${count === 1 ? '' : 's'}</summary><ul class="tools">${tools.map((t) => html`<li>${t}</li>`)}</ul>${rest > 0 ? html`<p class="more">and ${rest} more${more ? html` (<a href="${more}">the server's page</a> lists up to ${LIMITS.toolsOnServerPage})` : ''}</p>` : ''}</details>`;
 }
 
+/** The words before the app's own error, at the start of a sentence. */
+const APP_SAYS_SENTENCE = APP_SAYS.charAt(0).toUpperCase() + APP_SAYS.slice(1);
+
 function serverRow(s: ServerStatus, now: string, standalone: boolean, links: Links): Html {
   const tools = s.tools;
+  const d = describe(s);
   return html`<article class="server" id="server-${s.id}" data-id="${s.id}" data-filter="${filterOf(s)}">
   <div>
     <a class="name" href="${standalone ? `#server-${s.id}` : links.server(s.id)}">${s.name}</a>
@@ -210,7 +215,7 @@ function serverRow(s: ServerStatus, now: string, standalone: boolean, links: Lin
   </div>
   <div>
     ${statusPill(s)}
-    <p class="reason">${s.verdict ? html`<strong>${s.verdict}/${s.reason}</strong>: ${s.reasonText}` : 'No probe recorded yet.'}${s.error && s.verdict !== 'live' && s.reason !== 'zero-tools' ? html`<br><span class="meta">${s.error}</span>` : ''}${s.appError && s.appError !== s.error ? html`<br><span class="meta">The app says: ${s.appError}</span>` : ''}${s.location ? html`<br><span class="meta">Redirects to ${s.location}</span>` : ''}</p>
+    <p class="reason">${s.verdict ? html`<strong>${s.verdict}/${s.reason}</strong>: ${s.reasonText}` : 'No probe recorded yet.'}${d.error && s.verdict !== 'live' && s.reason !== 'zero-tools' ? html`<br><span class="meta">${d.error}</span>` : ''}${d.appSays ? html`<br><span class="meta">${APP_SAYS_SENTENCE}: ${d.appSays}</span>` : ''}${d.location ? html`<br><span class="meta">Redirects to ${d.location}</span>` : ''}</p>
     ${s.matrix ? html`<p class="meta matrix" title="which clients would connect and list tools">${safely(() => matrixLine(s.matrix!))}</p>` : ''}
     ${s.vantages ? html`<p class="meta vantages" title="what each vantage saw">${safely(() => vantagesLine(s.vantages!))}</p>` : ''}
     <div class="meta">Last probe: <time datetime="${s.lastProbeAt ?? ''}" title="${s.lastProbeAt ?? ''}">${ago(s.lastProbeAt, now)}</time>${s.attempts && s.attempts > 1 ? ` · ${s.attempts} tries` : ''}${s.durationMs !== null ? ` · ${s.durationMs} ms` : ''}${tokensText(s)}</div>
@@ -358,7 +363,7 @@ export function serverPage(s: ServerStatus, observations: PlanRow[], generatedAt
 <p><a href="${links.home}">← All servers</a></p>
 <header class="top"><h1>${s.name}</h1>${statusPill(s)}</header>
 <div class="url">${s.url}</div><p class="desc">${s.description}</p>
-<p class="reason">${s.verdict ? html`<strong>${s.verdict}/${s.reason}</strong>: ${s.reasonText}` : 'No probe recorded yet.'}${s.appError ? html`<br><span class="meta">The app says: ${s.appError}</span>` : ''}</p>
+<p class="reason">${s.verdict ? html`<strong>${s.verdict}/${s.reason}</strong>: ${s.reasonText}` : 'No probe recorded yet.'}${s.appError ? html`<br><span class="meta">${APP_SAYS_SENTENCE}: ${s.appError}</span>` : ''}</p>
 ${s.matrix ? html`<p class="meta matrix">Clients: ${safely(() => matrixLine(s.matrix!))}</p>` : ''}
 ${typeof s.tokens === 'number' ? html`<p class="meta tokens">Its tools cost ${s.tokens.toLocaleString('en')} tokens in every conversation (o200k, the compact list).</p>` : ''}${sameToolsNote(s)}
 ${s.vantages ? vantageTable(s.vantages) : ''}

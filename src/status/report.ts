@@ -7,6 +7,7 @@ import { md, mdCodeWord, mdTrusted, type Md } from '../text/escape.js';
 import { matrixLine } from '../attest/profile.js';
 import { toolReviewLine } from '../decide/drift.js';
 import type { HistoryProblems } from '../model/plan.js';
+import { APP_WOULD_SAY } from '../model/describe.js';
 import { costChange, costLine } from './cost.js';
 import { vantagesLine, type DayBar, type StatusModel } from './model.js';
 
@@ -73,7 +74,7 @@ export function markdownReport(m: StatusModel, problems?: HistoryProblems): stri
   const across = [...m.servers.filter((s) => s.reason === 'vantage-split'), ...m.servers.filter((s) => s.reason !== 'vantage-split')].filter((s) => Array.isArray(s.vantages));
   if (across.length) lines.push(md``, md`**Vantages** (what each saw)`, md``, ...across.map((s) => md`- ${s.name}: ${untrustedLine(() => vantagesLine(s.vantages!)) ?? '?'}`));
   const appErrors = m.servers.filter((s) => s.appError && s.verdict !== 'live');
-  if (appErrors.length) lines.push(md``, md`**What the app would say**`, md``, ...appErrors.map((s) => md`- ${s.name}: ${s.appError}`));
+  if (appErrors.length) lines.push(md``, md`**What ${APP_WOULD_SAY}**`, md``, ...appErrors.map((s) => md`- ${s.name}: ${s.appError}`));
   lines.push(md``, md`🟩 live · 🟨 review · 🟧 probe failed · 🟥 must drop · ⬜ no probe (one square per day, the worst verdict of the day). Generated ${m.generatedAt}.`);
   return lines.join('\n') + '\n';
 }

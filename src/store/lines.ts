@@ -40,7 +40,7 @@ import { planRowSchema, runRecordSchema, type PlanRow, type RecordedRun, type Ru
 import { check } from '../model/validate.js';
 import { RECORD_VERSION } from '../model/limits.js';
 import { clipText } from '../text/clip.js';
-import { nestsDeeperThan } from '../util/json.js';
+import { isObject, nestsDeeperThan } from '../util/json.js';
 import { rowOfV1, runOfV1, toolsOrRef, v1ObservationLine, v1RunLine } from './legacy.js';
 
 /** The version lines are written in: the record's (`RECORD_VERSION`); 1 is still read. */
@@ -296,8 +296,6 @@ interface Pending {
   /** An aborted run's plan rows, as read from its line (tools not resolved yet). */
   plan: Array<{ row: PlanRow; tools: string[] | string | null }> | null;
 }
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Why a parsed run line does not fit the format (or the run it starts), or the run. */
 function readRunLine(value: Record<string, unknown>): { ok: true; run: RunRecord; expected: number; key: string; plan: Pending['plan'] } | { ok: false; problem: string } {

@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
 import type { LockEntry, ToolsLock } from '../model/acceptance.js';
 import { EMPTY_LOCK, lockEntrySchema } from '../model/acceptance.js';
-import type { HistoryProblem, HistoryProblems, PlanRow, RecordedRun, RunRecord } from '../model/plan.js';
+import type { CanaryCheck, HistoryProblem, HistoryProblems, PlanRow, RecordedRun, RunRecord, VerdictPoint } from '../model/plan.js';
 import type { StoredSnapshot } from '../model/snapshot.js';
 import { observationSchema, type Observation } from '../model/observation.js';
 import { check } from '../model/validate.js';
@@ -21,7 +21,7 @@ import { keptFromDay, type Retention } from './text-index.js';
 import { changedOnly } from './text-store.js';
 import { connection, queueSchemaOf, redactStoreUrl, storeUrlProblem } from './url.js';
 import { sameSignature, signCanaries, signObservation, type VantageKeys } from './signatures.js';
-import { CANARIES_URL, RunRecordedError, type RunChanges, type RunRegistration, type RunSelection, type Store, type UrlHistory, type VerdictPoint } from './store.js';
+import { CANARIES_URL, RunRecordedError, type RunChanges, type RunRegistration, type RunSelection, type Store, type UrlHistory } from './store.js';
 
 /** A store that cannot be used: not reachable, behind or ahead of this onetap, or lost mid-run. */
 export class StoreError extends Error {}
@@ -159,7 +159,6 @@ export async function openPgStore(url: string, retention: Retention = {}): Promi
 }
 
 /** What a vantage's canaries said (as `decide` reads it). */
-interface CanaryCheck { configured: number; reachable: number }
 
 /** One observation line as stored: the row it read as (null: a line kept only so its run exports whole). */
 interface StoredLine { line: string; row: PlanRow | null; toolsRef: string | null }

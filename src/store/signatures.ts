@@ -6,6 +6,7 @@
  * A key never reaches the store: only the signature does.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { CanaryCheck } from '../model/plan.js';
 
 /** The worker's own key. */
 export const VANTAGE_KEY_ENV = 'ONETAP_VANTAGE_KEY';
@@ -26,10 +27,10 @@ const sign = (key: string, text: string) => createHmac('sha256', key).update(tex
 /** What an observation's signature covers: its stored line, tagged. */
 const observationText = (line: string) => `onetap observation 1\n${line}`;
 /** What a canaries report's signature covers. */
-const canariesText = (runId: string, vantage: string, c: { configured: number; reachable: number }) => `onetap canaries 1\n${JSON.stringify([runId, vantage, c.configured, c.reachable])}`;
+const canariesText = (runId: string, vantage: string, c: CanaryCheck) => `onetap canaries 1\n${JSON.stringify([runId, vantage, c.configured, c.reachable])}`;
 
 export const signObservation = (key: string, line: string) => sign(key, observationText(line));
-export const signCanaries = (key: string, runId: string, vantage: string, c: { configured: number; reachable: number }) => sign(key, canariesText(runId, vantage, c));
+export const signCanaries = (key: string, runId: string, vantage: string, c: CanaryCheck) => sign(key, canariesText(runId, vantage, c));
 
 /** Whether `signature` (as read back: anything) is the one `expected` is, compared in constant time. */
 export function sameSignature(signature: unknown, expected: string): boolean {

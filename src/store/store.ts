@@ -5,16 +5,12 @@
  * never does. Everything is async: a database driver is.
  */
 import type { LockEntry, ToolsLock } from '../model/acceptance.js';
-import type { HistoryProblems, PlanRow, RecordedRun } from '../model/plan.js';
+import type { CanaryCheck, HistoryProblems, PlanRow, RecordedRun, VerdictPoint } from '../model/plan.js';
 import type { StoredSnapshot } from '../model/snapshot.js';
 import type { Observation } from '../model/observation.js';
-import type { VerdictName, Reason } from '../model/words.js';
 import type { FileWrite } from '../util/atomic.js';
 import type { SnapshotRead } from './snapshots.js';
 import type { VantageKeys } from './signatures.js';
-
-/** One observation of a URL as bars and uptime read it: when, and what it came to. */
-export interface VerdictPoint { observedAt: string; verdict: VerdictName; reason: Reason }
 
 /** A URL's verdicts since a day, and the newest row among them (null when there is none). */
 export interface UrlHistory { points: VerdictPoint[]; last: PlanRow | null }
@@ -63,7 +59,7 @@ export interface VantageObservations {
   /** The observations recorded for a run, every vantage's (validated; with `keys`, verified). */
   observationsOf(runId: string, keys?: VantageKeys): Promise<Observation[]>;
   /** What each vantage's canaries said in a run (with `keys`, verified). */
-  canariesOf(runId: string, keys?: VantageKeys): Promise<Map<string, { configured: number; reachable: number }>>;
+  canariesOf(runId: string, keys?: VantageKeys): Promise<Map<string, CanaryCheck>>;
 }
 
 export interface Store {

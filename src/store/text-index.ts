@@ -7,9 +7,9 @@
  */
 import { existsSync, openSync, readdirSync, readSync, closeSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { HistoryProblem, HistoryProblems, PlanRow, RecordedRun, RunRecord } from '../model/plan.js';
+import type { HistoryProblem, HistoryProblems, PlanRow, RecordedRun, RunRecord, VerdictPoint } from '../model/plan.js';
 import { HISTORY_LIMITS, MONTH_FILE, parseHistory, rowAt } from './lines.js';
-import type { RunSelection, VerdictPoint } from './store.js';
+import type { RunSelection } from './store.js';
 
 /** One row of a non-aborted run, as the index keeps it. */
 interface Entry extends VerdictPoint {

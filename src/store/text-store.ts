@@ -9,14 +9,14 @@ import { existsSync, readFileSync } from 'node:fs';
 import { appendFile, mkdir, open, readFile, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { LockEntry, ToolsLock } from '../model/acceptance.js';
-import type { HistoryProblems, PlanRow, RecordedRun } from '../model/plan.js';
+import type { HistoryProblems, PlanRow, RecordedRun, VerdictPoint } from '../model/plan.js';
 import type { StoredSnapshot } from '../model/snapshot.js';
 import { acquireLock, LockBusyError, writeAllAtomic, writeFileAtomic, type FileWrite } from '../util/atomic.js';
 import { historyDir, monthFileName, parseHistory, runLines, withApplied } from './lines.js';
 import { lockPath, readLock, serializeLock } from './lock.js';
 import { readSnapshot, snapshotFiles, type SnapshotRead } from './snapshots.js';
 import { TextIndex, type Retention } from './text-index.js';
-import { RunRecordedError, type RunChanges, type RunSelection, type Store, type UrlHistory, type VerdictPoint } from './store.js';
+import { RunRecordedError, type RunChanges, type RunSelection, type Store, type UrlHistory } from './store.js';
 
 export class TextStore implements Store {
   readonly dir: string;

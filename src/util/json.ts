@@ -3,6 +3,9 @@
 /** Deeper JSON than this is not processed (canonical JSON, hashing, screening and header scans stop here). */
 export const MAX_NESTING = 256;
 
+/** Whether a value is a JSON object: not null, not an array. */
+export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
 /** Whether a JSON value nests deeper than `limit` levels (arrays and objects), without recursion. */
 export function nestsDeeperThan(value: unknown, limit: number): boolean {
   const stack: Array<[unknown, number]> = [[value, 0]];

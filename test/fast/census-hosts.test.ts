@@ -5,6 +5,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { canonicalAddress, hostKey, optedOut, OutageGuard, OUTAGE_HOSTS, parseOptOut } from '../../src/census/hosts.js';
+import { detectOutage } from '../../src/decide/decide.js';
+import type { Reason } from '../../src/model/words.js';
 
 describe('hostKey: one host, however it is spelled', () => {
   const rows: Array<[string, string]> = [
@@ -82,4 +84,15 @@ describe('the outage guard counts hosts, not remotes', () => {
     assert.equal(guard(spelled), null, '19 hosts: too few, whatever the 20th spelling says');
   });
   it('failures that are answers (an HTTP status) are not the network\'s', () => assert.equal(guard(hosts(30, () => 'http-404')), null));
+  // The census's guard is the run's (detectOutage without canaries) counted by host, once 20 hosts were probed.
+  const same: Array<[hosts: number, failing: number, reason: Reason]> = [
+    [20, 10, 'dns'], [20, 9, 'refused'], [21, 11, 'timeout'], [21, 10, 'network'], [40, 20, 'tls'], [40, 19, 'dns'], [20, 20, 'refused'], [30, 15, 'http-404'],
+  ];
+  for (const [n, failing, reason] of same) {
+    it(`${failing} of ${n} hosts ${reason}: the census stops exactly when a run of ${n} entries would`, () => {
+      const census = guard(hosts(n, (i) => (i < failing ? reason : 'ok')));
+      const run = detectOutage(hosts(n, (i) => (i < failing ? reason : 'ok')).map(([, r]) => ({ reason: r as Reason })), { configured: 0, reachable: 0 });
+      assert.equal(census !== null, run !== null);
+    });
+  }
 });

@@ -1,10 +1,30 @@
-/** JSON text as untrusted input: its nesting read from the bytes, before anything parses it. */
+/** JSON values and text as untrusted input: what counts as an object, nesting read from the bytes before anything parses it. */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { textNestsDeeperThan } from '../../src/util/json.js';
+import { isObject, textNestsDeeperThan } from '../../src/util/json.js';
 import { parsedBodyOf } from '../../src/mcp/server.js';
 
 const deeper = (text: string, limit: number) => textNestsDeeperThan(Buffer.from(text), limit);
+
+describe('a JSON object (isObject)', () => {
+  const rows: Array<[string, unknown, boolean]> = [
+    ['{}', {}, true],
+    ['{"a":1}', { a: 1 }, true],
+    ['JSON.parse of an object', JSON.parse('{"x":[1]}'), true],
+    ['an object without a prototype', Object.create(null), true],
+    ['null', null, false],
+    ['[]', [], false],
+    ['[{}]', [{}], false],
+    ['"{}"', '{}', false],
+    ['0', 0, false],
+    ['true', true, false],
+    ['undefined', undefined, false],
+    ['a function', () => ({}), false],
+  ];
+  for (const [what, value, expected] of rows) {
+    it(`${what}: ${expected}`, () => assert.equal(isObject(value), expected));
+  }
+});
 
 describe('nesting of JSON text', () => {
   const rows: Array<[string, number, boolean]> = [

@@ -9,6 +9,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { classify, evidenceSchema, type Evidence, type Reason, type VerdictName } from '../../src/index.js';
+import { isNetworkLevel, NETWORK_LEVEL, networkLooksDown } from '../../src/policy/policy.js';
+import { REASONS } from '../../src/model/words.js';
 import { decideRow, detectOutage } from '../../src/decide/decide.js';
 import { FIXTURE } from '../fixtures/record-observations.js';
 import { observation, planOf } from '../helpers.js';
@@ -69,6 +71,38 @@ describe('decideRow: verdict + history → decision', () => {
       assert.equal(d.dropStreak, streak);
       if (r.observation.verdict === 'drop' && decision !== 'drop') assert.ok(d.note, 'a drop not carried out says why');
     });
+  }
+});
+
+describe('network-level failures: before any HTTP answer', () => {
+  const network: Reason[] = ['dns', 'refused', 'timeout', 'network', 'tls'];
+  for (const reason of REASONS) {
+    const want = network.includes(reason);
+    it(`${reason}: ${want ? 'network-level' : 'not network-level'}`, () => {
+      assert.equal(NETWORK_LEVEL.has(reason), want);
+      assert.equal(isNetworkLevel(reason), want);
+    });
+  }
+  it('a reason read from a file that is no reason is not network-level', () => assert.equal(isNetworkLevel('DNS'), false));
+});
+
+describe('networkLooksDown: at least half failing at the network level, of at least the fewest probed', () => {
+  const table: Array<[failing: number, probed: number, fewest: number | undefined, down: boolean]> = [
+    [0, 0, undefined, false], // nothing probed: no outage
+    [1, 1, undefined, true],
+    [0, 1, undefined, false],
+    [1, 2, undefined, true], // exactly half
+    [1, 3, undefined, false], // one short of half
+    [2, 4, undefined, true],
+    [19, 19, 20, false], // the census: fewer than 20 hosts never stop it
+    [10, 20, 20, true],
+    [9, 20, 20, false],
+    [20, 20, 20, true],
+    [15, 30, 20, true],
+    [14, 30, 20, false],
+  ];
+  for (const [failing, probed, fewest, down] of table) {
+    it(`${failing} of ${probed}${fewest === undefined ? '' : ` (at least ${fewest})`}: ${down ? 'down' : 'not down'}`, () => assert.equal(networkLooksDown(failing, probed, fewest), down));
   }
 });
 

@@ -5,13 +5,14 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { dayBars, statusModel, type Point } from '../../src/status/model.js';
+import type { VerdictPoint } from '../../src/model/plan.js';
+import { dayBars, statusModel } from '../../src/status/model.js';
 import { catalogOf, recordedRow, server } from '../helpers.js';
 
 const NOW = new Date('2026-11-30T12:00:00.000Z');
 const day = (d: number, hour = 6) => new Date(Date.UTC(2026, 10, 30 - d, hour)).toISOString();
 const REASON = { live: 'ok', review: 'app-incompatible', failed: 'timeout', drop: 'http-404' } as const;
-const point = (d: number, verdict: Point['verdict'], hour?: number, reason: Point['reason'] = REASON[verdict]): Point => ({ observedAt: day(d, hour), verdict, reason });
+const point = (d: number, verdict: VerdictPoint['verdict'], hour?: number, reason: VerdictPoint['reason'] = REASON[verdict]): VerdictPoint => ({ observedAt: day(d, hour), verdict, reason });
 
 describe('status model', () => {
   it('uptime is the share of usable observations: an app review, failed and drop are not usable', () => {
@@ -43,7 +44,7 @@ describe('status model', () => {
   it('a day\'s bar is the worst verdict that day, and counts its observations; days without one are empty', () => {
     const bars = dayBars([point(1, 'live', 1), point(1, 'failed', 2), point(1, 'review', 3), point(0, 'review', 1), point(0, 'drop', 2), point(0, 'live', 3)], 3, NOW);
     assert.deepEqual(bars.map((b) => [b.date, b.verdict, b.observations]), [['2026-11-28', null, 0], ['2026-11-29', 'failed', 3], ['2026-11-30', 'drop', 3]]);
-    const odd = dayBars([{ observedAt: day(0), verdict: '<b>x</b>' as Point['verdict'], reason: 'ok' }], 1, NOW);
+    const odd = dayBars([{ observedAt: day(0), verdict: '<b>x</b>' as VerdictPoint['verdict'], reason: 'ok' }], 1, NOW);
     assert.deepEqual([odd[0]!.verdict, odd[0]!.observations], [null, 1], 'a word outside the policy colours nothing');
   });
 });

@@ -9,7 +9,7 @@
 import { describe, it } from 'node:test';
 import { readFileSync } from 'node:fs';
 import assert from 'node:assert/strict';
-import { combineVantages, type VantageVerdict } from '../../src/policy/vantages.js';
+import { combineVantages, majority, type VantageVerdict } from '../../src/policy/vantages.js';
 import { decide, vantageOutages, type DecideInput } from '../../src/decide/decide.js';
 import { rejudge } from '../../src/decide/rejudge.js';
 import { parseHistory, runLines } from '../../src/store/lines.js';
@@ -31,6 +31,13 @@ const seen = (vantage: string, verdict: VerdictName, reason: Reason): VantageVer
 const live = (v: string) => seen(v, 'live', 'ok');
 const refused = (v: string) => seen(v, 'drop', 'refused');
 const timeout = (v: string) => seen(v, 'failed', 'timeout');
+
+describe('the quorum when none is given: a majority of the vantages asked', () => {
+  const rows: Array<[number, number]> = [[1, 1], [2, 2], [3, 2], [4, 3], [5, 3], [6, 4], [7, 4], [10, 6]];
+  for (const [vantages, quorum] of rows) {
+    it(`${vantages} vantages: ${quorum}`, () => assert.equal(majority(vantages), quorum));
+  }
+});
 
 describe('combineVantages: the rules of the issue, case by case', () => {
   const cases: Array<[string, VantageVerdict[], string[], number, VerdictName, Reason, RegExp | null]> = [
