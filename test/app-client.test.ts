@@ -1,5 +1,5 @@
 /**
- * The verdict is what the app will see. One case per behaviour of the app's client (shared/notes/transport.md
+ * The verdict is what the app will see. One case per behaviour of the app's client (docs/app-client.md
  * §4.2, from McpClient.kt and McpModels.kt) and per §4.3 consequence. Each expectation is written from the
  * app's code, quoted in the test name, not computed by the prober: where the app fails, the spec-correct
  * diagnosis explains why (a review reason naming the trip), and `appError` carries the app's own words.

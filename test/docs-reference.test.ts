@@ -1,5 +1,5 @@
 /**
- * docs/reference/ is generated from the code (src/cli/reference.ts): a page that differs from what the
+ * docs/reference/ is generated from the code (scripts/reference.ts): a page that differs from what the
  * generator makes now is stale (`npm run docs`), and every page's help block is what the command prints.
  */
 import { describe, it } from 'node:test';
@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import {
   EXIT_CODES, LIMIT_CONSTANTS, REFERENCE_DIR, buildReferenceProgram, firstTextBlock, referenceCommands, referencePages,
-} from '../src/cli/reference.js';
+} from '../scripts/reference.js';
 import { REASON_TEXT } from '../src/policy/policy.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -57,7 +57,7 @@ describe('docs/reference is generated from the code', () => {
     targets.forEach((t, i) => {
       const text = onDisk(t.page);
       assert.ok(text, `${t.page} is missing: run npm run docs`);
-      assert.equal(firstTextBlock(text), helps[i], `${t.page}: its help block is not what \`onetap ${[...t.args, '--help'].join(' ')}\` prints (npm run docs; or src/cli/reference.ts builds another program than src/cli/main.ts)`);
+      assert.equal(firstTextBlock(text), helps[i], `${t.page}: its help block is not what \`onetap ${[...t.args, '--help'].join(' ')}\` prints (npm run docs; or scripts/reference.ts builds another program than src/cli/main.ts)`);
     });
     assert.ok(onDisk(`${REFERENCE_DIR}/README.md`)!.includes(`\`onetap --version\` prints \`${version.trim()}\`.`), 'the index names another version than `onetap --version` prints');
   });
@@ -70,7 +70,7 @@ describe('docs/reference is generated from the code', () => {
 
   it('every command has its exit codes, and every entry of EXIT_CODES is a command', () => {
     const names = refs.map((r) => r.path.join(' '));
-    assert.deepEqual(names.filter((n) => !Object.hasOwn(EXIT_CODES, n)), [], 'add the command to EXIT_CODES in src/cli/reference.ts');
+    assert.deepEqual(names.filter((n) => !Object.hasOwn(EXIT_CODES, n)), [], 'add the command to EXIT_CODES in scripts/reference.ts');
     assert.deepEqual(Object.keys(EXIT_CODES).filter((n) => !names.includes(n)), [], 'EXIT_CODES names a command the CLI does not have');
   });
 
@@ -87,6 +87,6 @@ describe('docs/reference is generated from the code', () => {
     };
     walk('src');
     const listed = new Set(LIMIT_CONSTANTS.map((c) => `${c.name} (${c.file})`));
-    assert.deepEqual(exported.filter((e) => !listed.has(e)).sort(), [], 'add these to LIMIT_CONSTANTS in src/cli/reference.ts');
+    assert.deepEqual(exported.filter((e) => !listed.has(e)).sort(), [], 'add these to LIMIT_CONSTANTS in scripts/reference.ts');
   });
 });

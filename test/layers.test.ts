@@ -1,6 +1,8 @@
 /**
  * The layers hold: every import in src/ goes to the same folder or to a folder of a lower layer, and no files
- * import each other in a circle (type-only imports count: a type is a dependency too). DESIGN.md names the layers.
+ * import each other in a circle (type-only imports count: a type is a dependency too). DESIGN.md's layer list and
+ * the README's Layout name the layers as LAYERS does (a folder added here and not there, or there in another
+ * order, fails).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,7 +11,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'src');
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const SRC = join(ROOT, 'src');
 
 /** Bottom first. A folder may import its own files and those of the layers below it, nothing else. */
 export const LAYERS: ReadonlyArray<readonly string[]> = [
@@ -100,4 +103,44 @@ test('the checks can fail: an import up the layers and a circle are found', () =
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
+});
+
+/** The README's Layout block as [layer number, folder] pairs, in the order written (`10  src/refresh/  …`). */
+export function readmeLayers(readme: string): Array<[number, string]> {
+  const section = readme.slice(readme.indexOf('\n## Layout\n'));
+  const block = /^```\n([\s\S]*?)^```$/m.exec(section)?.[1] ?? '';
+  return [...block.matchAll(/^\s*(\d+)\s+src\/([\w-]+)\//gm)].map((m) => [Number(m[1]), m[2]!]);
+}
+
+/** DESIGN.md's layer list (after "Folders are layers, bottom first:"): layers split at `;`, folders in backticks. */
+export function designLayers(design: string): string[][] {
+  const at = design.indexOf('Folders are layers, bottom first:');
+  if (at < 0) return [];
+  const text = design.slice(at).replace(/\([^)]*\)/g, '');
+  const list = text.slice(text.indexOf(':') + 1, text.search(/\.(\s|$)/));
+  return list.split(';').map((layer) => [...layer.matchAll(/`([\w-]+)`/g)].map((m) => m[1]!));
+}
+
+const expectedReadme = (): Array<[number, string]> => LAYERS.flatMap((l, i) => l.map((f): [number, string] => [i + 1, f]));
+const readmeText = (pairs: Array<[number, string]>) => pairs.map(([n, f]) => `${String(n).padStart(2)}  src/${f}/`).join('\n');
+const designText = (layers: ReadonlyArray<readonly string[]>) => layers.map((l) => l.map((f) => `\`${f}\``).join(', ')).join('; ');
+
+test("the README's Layout lists every layer's folders, numbered and in LAYERS' order", () => {
+  const found = readmeLayers(readFileSync(join(ROOT, 'README.md'), 'utf8'));
+  assert.equal(readmeText(found), readmeText(expectedReadme()), 'README.md ## Layout: write the folders as LAYERS has them');
+});
+
+test("DESIGN.md's layer list is LAYERS, layer by layer", () => {
+  const found = designLayers(readFileSync(join(ROOT, 'DESIGN.md'), 'utf8'));
+  assert.equal(designText(found), designText(LAYERS), 'DESIGN.md **Layers.**: list the folders as LAYERS has them');
+});
+
+test('the docs checks can fail: a folder left out, a layer split, an order changed are found', () => {
+  const readme = '# x\n\n## Layout\n\n```\n 1  src/util/       helpers\n 2  src/model/   the record\n 2  src/text/  text\n```\n';
+  assert.deepEqual(readmeLayers(readme), [[1, 'util'], [2, 'model'], [2, 'text']]);
+  assert.notEqual(readmeText(readmeLayers(readme)), readmeText(expectedReadme()));
+  const design = 'Folders are layers, bottom first: `util`; `text` (clipping; escaping); `model`, `net` (the fetch). More.';
+  assert.deepEqual(designLayers(design), [['util'], ['text'], ['model', 'net']]);
+  assert.notEqual(designText(designLayers(design)), designText(LAYERS));
+  assert.deepEqual(designLayers('no list here'), []);
 });

@@ -32,7 +32,7 @@ describe('Attested live: initialize (2024-11-05, Kai 9000) → notifications/ini
     const r = await check('ok-sse', 'live', 'ok');
     assert.equal(r.evidence!.deciding.steps[0]!.app?.read, 'sse');
   });
-  it('sends exactly what the app sends (shared/notes/transport.md §4.2), forwards Mcp-Session-Id, never DELETEs', async () => {
+  it('sends exactly what the app sends (docs/app-client.md §4.2), forwards Mcp-Session-Id, never DELETEs', async () => {
     const seen: unknown[] = [];
     const f = await startFleet({
       spy: (c) => {

@@ -1,10 +1,10 @@
 /**
- * The app's MCP client, emulated as its code behaves (shared/notes/transport.md §4.2, classic McpClient.kt):
+ * The app's MCP client, emulated as its code behaves (docs/app-client.md §4.2, classic McpClient.kt):
  *   1. POST initialize (id 1), `Accept: application/json, text/event-stream`;
  *   2. POST notifications/initialized with no Accept of its own (Ktor adds `Accept: *\/*`), answer read and ignored;
  *   3. POST tools/list (id 2, no params), page 1 only.
  * Ktor adds `User-Agent: Ktor client` and `Accept-Charset: UTF-8`; Android's engine adds `Accept-Encoding: gzip`
- * and un-gzips. The session id is taken from every request's response, the latest winning. User headers are
+ * and un-gzips (§8). The session id is taken from every request's response, the latest winning. User headers are
  * appended after the client's own (duplicates possible). No DELETE, no MCP-Protocol-Version, no cursor.
  * Not reproducible from Node and left out: OkHttp's HTTP/2 negotiation and its TLS fingerprint.
  *

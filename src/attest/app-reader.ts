@@ -1,5 +1,5 @@
 /**
- * How the app reads a response body, as its code does (pure; shared/notes/transport.md §4.2):
+ * How the app reads a response body, as its code does (pure; docs/app-client.md §4.2):
  * kotlinx `Json { ignoreUnknownKeys; isLenient }` decoding into
  *   JsonRpcResponse(jsonrpc: String = "2.0", id: Int? = null, result: JsonElement? = null, error: JsonRpcError? = null)
  *   JsonRpcError(code: Int, message: String, data: JsonElement? = null)

@@ -1,8 +1,8 @@
 /**
  * Client profiles: the clients a probe can be, as data. The verdict follows the deciding profile
  * (the catalog's `policy.clientProfile`, default the app's own client); the others make the matrix.
- * Sources: shared/notes/transport.md §4.2 (the app), §3.1 (the official SDK client), §4.4 (the app fork),
- * §7 (the 2026-07-28 exchange).
+ * Sources: docs/app-client.md §4.2 (the app), §4.4 (the app fork), §8 (the app's engines); the spec-correct and
+ * stateless profiles follow the MCP specification and the official TypeScript SDK's client (./spec-client.ts).
  */
 import type { CatalogPolicy } from '../catalog/model.js';
 

@@ -1,6 +1,8 @@
 /**
- * Spec-correct clients (shared/notes/transport.md §1, §3.1, §7): status codes checked, SSE parsed as WHATWG
- * says (eventsource-parser), the response matched to the request id, reading stopped at the response.
+ * Spec-correct clients, as the MCP specification's Streamable HTTP transport says (revisions 2025-03-26 to
+ * 2026-07-28) and the official TypeScript SDK's `StreamableHTTPClientTransport` does; test/interop.test.ts holds
+ * them to real servers of both eras. Status codes checked, SSE parsed as WHATWG says (eventsource-parser), the
+ * response matched to the request id, reading stopped at the response.
  * - `runSpecClient`: the classic handshake (initialize → notifications/initialized → tools/list with
  *   cursor pagination), `MCP-Protocol-Version` after initialize when the profile speaks a version that has it.
  *   With the DIAGNOSIS profile it is the reading that explains why the app fails.

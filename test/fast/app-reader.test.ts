@@ -1,6 +1,6 @@
 /**
  * The app's reading of an MCP answer body (src/attest/app-reader.ts), pinned case by case. Every expectation comes
- * from shared/notes/transport.md §4 (the classic Kai 9000 client: §4.2 "Response parsing", "SSE path",
+ * from docs/app-client.md §4 (the classic Kai 9000 client: §4.2 "Response parsing", "SSE path",
  * "DTO looseness", "Success/failure", and the consequences in §4.3), i.e. from the app's Kotlin:
  *   - JSON bodies: `decodeFromString<JsonRpcResponse>(body)`, with ignoreUnknownKeys; JsonRpcResponse(jsonrpc = "2.0",
  *     id: Int? = null, result: JsonElement? = null, error: JsonRpcError? = null), so any JSON object decodes, the id
@@ -12,7 +12,7 @@
  *     decided by the app before decoding, so by the caller here, and is not tested in this file).
  * Field types and defaults (JsonRpcError(code: Int, message: String), McpToolsResult(tools = emptyList()),
  * McpToolDefinition(inputSchema: JsonObject?)) are those of the DTO file §4.1 cites (shibmaster/Lefty McpModels.kt).
- * `kind` is only the diagnosis' name for the JSON-RPC message type (response / notification / request, §2), asserted
+ * `kind` is only the diagnosis' name for the JSON-RPC message type (response / notification / request), asserted
  * only where the message type is unambiguous. Error texts are asserted only where §4 gives the app's wording.
  * The SSE reader is fed every body whole, split at every byte position (inside multi-byte UTF-8 too), byte by byte,
  * and as string chunks: the outcome must not depend on how the body arrives.

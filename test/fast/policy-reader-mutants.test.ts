@@ -1,10 +1,10 @@
 /**
  * Behaviour the first mutation run found unpinned in the policy table (src/policy/policy.ts) and in the app's
  * reader (src/attest/app-reader.ts). Every expectation comes from a source of truth, not from the code:
- *   - the policy: shared/spec/one-tap-policy.md, the rule's own `policy` sentence (docs/reference/verdicts.md, where
+ *   - the policy: docs/one-tap-policy.md, the rule's own `policy` sentence (docs/reference/verdicts.md, where
  *     the rules are tried in order and the first that holds gives the reason, `reason` first in `reasons`), and
  *     REASON_TEXT (what each reason means);
- *   - the reader: shared/notes/transport.md §4.2 (the app's Kotlin client: kotlinx `Json{ignoreUnknownKeys,
+ *   - the reader: docs/app-client.md §4.2 (the app's Kotlin client: kotlinx `Json{ignoreUnknownKeys,
  *     isLenient}` into JsonRpcResponse(id: Int?, result: JsonElement? = null, error: JsonRpcError?),
  *     JsonRpcError(code: Int, message: String), McpToolDefinition(name: String, description: String?,
  *     inputSchema: JsonObject?); SSE: `lines()`, `startsWith("data: ")`, `removePrefix("data: ").trim()`, empty
@@ -135,7 +135,7 @@ describe('policy: the initialize taxonomy ("Must drop" / "Must not drop on one f
     assert.equal(v.verdict, 'drop');
   });
 
-  it('404, 405 and 410 carrying a JSON-RPC error are a server speaking JSON-RPC, not a missing endpoint (transport.md §1)', () => {
+  it('404, 405 and 410 carrying a JSON-RPC error are a server speaking JSON-RPC, not a missing endpoint (spec: fallback)', () => {
     // Streamable HTTP backward compatibility (2026-07-28): on 400/404/405, fall back only if the body is *not* a
     // recognized JSON-RPC error; the rule: "alive and speaking JSON-RPC, but refusing the app's handshake".
     for (const status of [404, 405, 410]) {
@@ -436,7 +436,7 @@ describe('policy: classifyAs (the evidence judged as if another profile had deci
 });
 
 // ------------------------------------------------------------------------------------------------------------------
-// The app's reader (transport.md §4.2)
+// The app's reader (docs/app-client.md §4.2)
 
 function decoded(text: string) {
   const d = decodeAppResponse(text);

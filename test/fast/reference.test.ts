@@ -8,7 +8,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { formatsPage, limitsPage, REFERENCE_DIR, ROOT, verdictsPage } from '../../src/cli/reference.js';
+import { formatsPage, limitsPage, REFERENCE_DIR, ROOT, verdictsPage } from '../../scripts/reference.js';
 import { recordJsonSchemas } from '../../src/model/json-schema.js';
 
 const committed = (file: string) => readFileSync(join(ROOT, REFERENCE_DIR, file), 'utf8');

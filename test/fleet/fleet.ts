@@ -1,6 +1,7 @@
 /**
  * A loopback fleet of scripted MCP servers: one HTTP server on 127.0.0.1, one behaviour per path.
- * Each scenario plays one thing real servers do (see shared/notes/transport.md) or one policy row.
+ * Each scenario plays one thing real servers do (what the app's client trips on: docs/app-client.md §4.3, or
+ * what other clients meet) or one policy row.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { brotliCompressSync, gzipSync } from 'node:zlib';
@@ -139,14 +140,14 @@ export const scenarios: Record<string, Handler> = {
     }
     answer(c);
   },
-  // ---- what the app's client trips on (shared/notes/transport.md §4.3)
+  // ---- what the app's client trips on (docs/app-client.md §4.3)
   'http-500-result': (c) => {
     if (!c.msg || c.msg.id === undefined) return answer(c);
     const result = c.msg.method === 'initialize' ? initResult() : { tools: TOOLS };
     json(c.res, 500, { jsonrpc: '2.0', id: c.msg.id, result });
   },
   // Python SDK v1.x stateful: Accept must list both types, also on notifications; a session never marked
-  // initialized refuses tools/list with -32602 (§2, §3.2).
+  // initialized refuses tools/list with -32602 (docs/app-client.md §4.3).
   'python-stateful': (c) => {
     const sessions = (c.state.sessions ??= new Map<string, boolean>()) as Map<string, boolean>;
     const accept = String(c.req.headers.accept ?? '');

@@ -8,37 +8,37 @@
  * Pure apart from reading source files of this repository (comments, the schema): the same tree gives the
  * same bytes, whatever the terminal (help is laid out at HELP_WIDTH columns, without colour).
  */
-import { REGISTRY_LIMITS } from '../census/registry.js';
+import { REGISTRY_LIMITS } from '../src/census/registry.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import type { Command, Help, Option } from 'commander';
-import { buildProgram } from './main.js';
-import { mdText } from '../text/escape.js';
-import { POLICY_TABLE, REASON_TEXT, RETRYABLE, type Reason } from '../policy/policy.js';
-import { HELD_OUT } from '../decide/drift.js';
-import { PROBE_DEFAULTS } from '../attest/probe.js';
-import { PROBE_MANY_DEFAULTS } from '../attest/probe-many.js';
-import { RECORD_LIMITS } from '../model/limits.js';
-import { SNAPSHOT_FORMAT, SNAPSHOT_LIMITS } from '../attest/snapshot.js';
-import { TOKEN_LIMITS } from '../attest/tokens.js';
-import { MAX_NESTING } from '../util/json.js';
-import { RECORD_SCHEMAS, recordJsonSchemas, type JsonSchema } from '../model/json-schema.js';
-import { HISTORY_LIMITS, HISTORY_LINE_VERSION } from '../store/lines.js';
-import { DEFAULT_RETENTION_DAYS } from '../status/build.js';
-import { DISCOVERY_LIMITS } from '../discover/discover.js';
-import { MAX_ENTRIES } from '../discover/documents.js';
-import { ERROR_SEARCH_NODES, MAX_ERRORS } from '../discover/card.js';
-import { SERVE_LIMITS } from '../serve/server.js';
-import { LIMITS } from '../status/model.js';
-import { MCP_LIMITS } from '../mcp/limits.js';
-import { MAX_TIMER_MS } from './args.js';
-import { STALE_AFTER_DAYS } from '../apply/apply.js';
-import { JOB_LIMITS } from '../queue/queue.js';
+import { buildProgram } from '../src/cli/main.js';
+import { mdText } from '../src/text/escape.js';
+import { POLICY_TABLE, REASON_TEXT, RETRYABLE, type Reason } from '../src/policy/policy.js';
+import { HELD_OUT } from '../src/decide/drift.js';
+import { PROBE_DEFAULTS } from '../src/attest/probe.js';
+import { PROBE_MANY_DEFAULTS } from '../src/attest/probe-many.js';
+import { RECORD_LIMITS } from '../src/model/limits.js';
+import { SNAPSHOT_FORMAT, SNAPSHOT_LIMITS } from '../src/attest/snapshot.js';
+import { TOKEN_LIMITS } from '../src/attest/tokens.js';
+import { MAX_NESTING } from '../src/util/json.js';
+import { RECORD_SCHEMAS, recordJsonSchemas, type JsonSchema } from '../src/model/json-schema.js';
+import { HISTORY_LIMITS, HISTORY_LINE_VERSION } from '../src/store/lines.js';
+import { DEFAULT_RETENTION_DAYS } from '../src/status/build.js';
+import { DISCOVERY_LIMITS } from '../src/discover/discover.js';
+import { MAX_ENTRIES } from '../src/discover/documents.js';
+import { ERROR_SEARCH_NODES, MAX_ERRORS } from '../src/discover/card.js';
+import { SERVE_LIMITS } from '../src/serve/server.js';
+import { LIMITS } from '../src/status/model.js';
+import { MCP_LIMITS } from '../src/mcp/limits.js';
+import { MAX_TIMER_MS } from '../src/cli/args.js';
+import { STALE_AFTER_DAYS } from '../src/apply/apply.js';
+import { JOB_LIMITS } from '../src/queue/queue.js';
 
-/** The repository's root (this file runs from dist/src/cli/). */
-export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+/** The repository's root (this file runs from dist/scripts/). */
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /** Where the pages go, relative to the root. */
 export const REFERENCE_DIR = 'docs/reference';
@@ -244,7 +244,7 @@ export function commandPage(ref: ReferenceCommand): string {
   if (subs.length) {
     parts.push('## Subcommands', '', ...subs.map((s) => `- [\`${full} ${s.name()}\`](${[...path, s.name()].join('-')}.md): ${cell(s.description())}`), '');
   }
-  parts.push('## Exit codes', '', codes ? exitCodesTable(codes) : 'Not stated (EXIT_CODES in src/cli/reference.ts has no entry).', '');
+  parts.push('## Exit codes', '', codes ? exitCodesTable(codes) : 'Not stated (EXIT_CODES in scripts/reference.ts has no entry).', '');
   parts.push('Every error goes to stderr as `onetap: …`. See also the [index](README.md) and the [verdicts and reasons](verdicts.md).', '');
   return parts.join('\n');
 }

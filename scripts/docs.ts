@@ -1,6 +1,6 @@
 /**
  * `npm run docs`: writes docs/reference/ from the code (./reference.ts) and removes pages no command has any
- * more. `node dist/src/cli/docs.js --check` writes nothing and exits 1 when a page is stale.
+ * more. `node dist/scripts/docs.js --check` writes nothing and exits 1 when a page is stale.
  */
 import { mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -34,7 +34,7 @@ export function writeReference(check: boolean): string[] {
   return stale;
 }
 
-// Only when run (`node dist/src/cli/docs.js`), never when imported.
+// Only when run (`node dist/scripts/docs.js`), never when imported.
 if (process.argv[1] && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href) {
   const check = process.argv.includes('--check');
   const stale = writeReference(check);
