@@ -156,6 +156,13 @@ export async function work(job: ProbeJob, ctx: WorkContext, holder = `${hostname
 
 /** Stalls a job survives (a worker killed, paused or cut off while it held it): the work is idempotent, an observation is keyed by its job. */
 export const MAX_STALLS = 50;
+/**
+ * Job locks are renewed this many times per lock duration (BullMQ's default is twice). The engine's PostgreSQL backend
+ * sets and reads job locks by each worker's own clock: a worker whose clock is ahead by `skew` takes a job whose lock
+ * was renewed more than `lock - skew` ago. Renewing every twentieth of the lock keeps every skew up to 95% of it
+ * from taking a job another worker holds (one statement per worker per renewal, whatever its jobs).
+ */
+const LOCK_RENEWALS = 20;
 /** A job handed back because of a lease lost waits this long before it is taken again. */
 const HAND_BACK_MS = 1_000;
 
@@ -215,7 +222,7 @@ export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
       opts.log(`${opts.vantage}: ${job.data.url} failed after ${Date.now() - started} ms: ${(err as Error).message} (job ${job.id?.slice(0, 12)}; tried again)`);
       throw err;
     }
-  }, { connection: queueConnection(opts.queueUrl, false), concurrency: opts.concurrency, lockDuration: lock, stalledInterval: lock, maxStalledCount: MAX_STALLS }, createPostgresBackend);
+  }, { connection: queueConnection(opts.queueUrl, false), concurrency: opts.concurrency, lockDuration: lock, lockRenewTime: lock / LOCK_RENEWALS, stalledInterval: lock, maxStalledCount: MAX_STALLS }, createPostgresBackend);
   // The engine's own errors (the queue out of reach: each poll and each lock renewal fails) come once per 10 s.
   worker.on('error', (err) => log.line('queue', `${opts.vantage}: the queue: ${err.message}`));
   await worker.waitUntilReady();
