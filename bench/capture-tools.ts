@@ -28,7 +28,10 @@ const DUMMY = 'dummy-token-for-listing-tools';
 /** The servers captured so far; the arguments and environment are only what each needs to start. */
 const SERVERS: ServerSpec[] = [
   { package: '@modelcontextprotocol/server-everything', args: ['stdio'] },
-  { package: '@modelcontextprotocol/server-memory', env: { MEMORY_FILE_PATH: join(tmpdir(), 'onetap-capture-memory.jsonl') } },
+  {
+    package: '@modelcontextprotocol/server-memory',
+    env: { MEMORY_FILE_PATH: join(tmpdir(), 'onetap-capture-memory.jsonl') },
+  },
   { package: '@modelcontextprotocol/server-filesystem', args: [tmpdir()] },
   { package: '@modelcontextprotocol/server-sequential-thinking' },
   { package: '@modelcontextprotocol/server-github', env: { GITHUB_PERSONAL_ACCESS_TOKEN: DUMMY } },
@@ -38,7 +41,10 @@ const SERVERS: ServerSpec[] = [
   { package: '@modelcontextprotocol/server-brave-search', env: { BRAVE_API_KEY: DUMMY } },
   { package: '@modelcontextprotocol/server-google-maps', env: { GOOGLE_MAPS_API_KEY: DUMMY } },
   { package: '@modelcontextprotocol/server-everart', env: { EVERART_API_KEY: DUMMY } },
-  { package: '@modelcontextprotocol/server-aws-kb-retrieval', env: { AWS_ACCESS_KEY_ID: DUMMY, AWS_SECRET_ACCESS_KEY: DUMMY, AWS_REGION: 'us-east-1' } },
+  {
+    package: '@modelcontextprotocol/server-aws-kb-retrieval',
+    env: { AWS_ACCESS_KEY_ID: DUMMY, AWS_SECRET_ACCESS_KEY: DUMMY, AWS_REGION: 'us-east-1' },
+  },
   { package: '@modelcontextprotocol/server-postgres', args: ['postgresql://127.0.0.1:1/none'] },
   { package: '@playwright/mcp' },
   { package: '@upstash/context7-mcp' },
@@ -55,12 +61,19 @@ const SERVERS: ServerSpec[] = [
   { package: 'figma-developer-mcp', args: ['--stdio'], env: { FIGMA_API_KEY: DUMMY } },
   { package: '@executeautomation/playwright-mcp-server' },
   { package: 'mcp-server-commands' },
-  { package: '@browserbasehq/mcp-server-browserbase', env: { BROWSERBASE_API_KEY: DUMMY, BROWSERBASE_PROJECT_ID: DUMMY } },
+  {
+    package: '@browserbasehq/mcp-server-browserbase',
+    env: { BROWSERBASE_API_KEY: DUMMY, BROWSERBASE_PROJECT_ID: DUMMY },
+  },
   // Not capturable without a live backend (they call it before answering tools/list or exit without it):
   // server-redis, server-gdrive, @supabase/mcp-server-supabase, @stripe/mcp, @heroku/mcp-server.
 ];
 
-interface PackageJson { name: string; version: string; bin?: string | Record<string, string> }
+interface PackageJson {
+  name: string;
+  version: string;
+  bin?: string | Record<string, string>;
+}
 
 function binOf(pkg: PackageJson): string {
   if (typeof pkg.bin === 'string') return pkg.bin;
@@ -72,7 +85,14 @@ function binOf(pkg: PackageJson): string {
 async function capture(prefix: string, spec: ServerSpec, outDir: string): Promise<void> {
   // server-everything is a devDependency of onetap; the others live under the throw-away prefix.
   const roots = [join(prefix, 'node_modules', spec.package), resolve('node_modules', spec.package)];
-  const root = roots.find((r) => { try { readFileSync(join(r, 'package.json')); return true; } catch { return false; } });
+  const root = roots.find((r) => {
+    try {
+      readFileSync(join(r, 'package.json'));
+      return true;
+    } catch {
+      return false;
+    }
+  });
   if (!root) throw new Error(`${spec.package} is not installed under ${prefix}/node_modules`);
   const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as PackageJson;
   const transport = new StdioClientTransport({

@@ -36,7 +36,14 @@ const store = `${BASE}${BASE.includes('?') ? '&' : '?'}schema=${schema}`;
 function peakOf(pid: number): { read: () => number; stop: () => void } {
   let peak = 0;
   const read = () => {
-    try { peak = Math.max(peak, Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024); } catch { /* gone */ }
+    try {
+      peak = Math.max(
+        peak,
+        Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024,
+      );
+    } catch {
+      /* gone */
+    }
     return Math.round(peak * 10) / 10;
   };
   const timer = setInterval(read, 100);
@@ -51,17 +58,40 @@ try {
     const { migrateStore } = await import('../src/store/pg-store.js');
     await migrateStore(store);
     for (let i = 0; i < WORKERS; i++) {
-      const child = spawn(process.execPath, [BIN, 'worker', '--vantage', 'a', '--store', store, '--concurrency', '16', '--allow-http'], { stdio: 'ignore' });
+      const child = spawn(
+        process.execPath,
+        [BIN, 'worker', '--vantage', 'a', '--store', store, '--concurrency', '16', '--allow-http'],
+        { stdio: 'ignore' },
+      );
       workers.push({ child, peak: peakOf(child.pid!) });
     }
     await new Promise((r) => setTimeout(r, 3_000));
   }
   const t0 = performance.now();
-  const child = spawn(process.execPath, [BIN, 'census', '--registry', reg.url, '--publisher', 'io.example', '--out', join(dir, 'census.json'), '--allow-private', '--allow-http', '--timeout', '3000',
-    ...(WORKERS ? ['--vantages', 'a', '--store', store] : [])], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(
+    process.execPath,
+    [
+      BIN,
+      'census',
+      '--registry',
+      reg.url,
+      '--publisher',
+      'io.example',
+      '--out',
+      join(dir, 'census.json'),
+      '--allow-private',
+      '--allow-http',
+      '--timeout',
+      '3000',
+      ...(WORKERS ? ['--vantages', 'a', '--store', store] : []),
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
   const censusPeak = peakOf(child.pid!);
   let stderr = '';
-  child.stderr!.on('data', (d) => { stderr += d; });
+  child.stderr!.on('data', (d) => {
+    stderr += d;
+  });
   const code = await new Promise<number | null>((r) => child.once('exit', r));
   const peak = censusPeak.read();
   censusPeak.stop();
@@ -69,9 +99,25 @@ try {
   const wallMs = performance.now() - t0;
   const perHostChain = (remotes: number) => remotes * (PROBE_S + 1) - 1;
   const registryS = Math.max(perHostChain(2_365), (25_805 * PROBE_S) / 16);
-  process.stdout.write(JSON.stringify({ remotes: N, hosts: HOSTS, packageOnly: PACKAGE_ONLY, padBytes: PAD, workers: WORKERS, wallMs: Math.round(wallMs), peakRssMb: peak, workerPeakRssMb: workers.map((w) => w.peak.read()), probeS: PROBE_S, registryMinutes: Math.round(registryS / 60) }) + '\n');
+  process.stdout.write(
+    JSON.stringify({
+      remotes: N,
+      hosts: HOSTS,
+      packageOnly: PACKAGE_ONLY,
+      padBytes: PAD,
+      workers: WORKERS,
+      wallMs: Math.round(wallMs),
+      peakRssMb: peak,
+      workerPeakRssMb: workers.map((w) => w.peak.read()),
+      probeS: PROBE_S,
+      registryMinutes: Math.round(registryS / 60),
+    }) + '\n',
+  );
 } finally {
-  for (const w of workers) { w.peak.stop(); w.child.kill('SIGKILL'); }
+  for (const w of workers) {
+    w.peak.stop();
+    w.child.kill('SIGKILL');
+  }
   if (WORKERS) {
     const { default: pg } = await import('pg');
     const client = new pg.Client({ connectionString: BASE });

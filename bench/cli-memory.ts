@@ -14,14 +14,46 @@ import { fileURLToPath } from 'node:url';
 
 const [origin, mode] = process.argv.slice(2) as [string, string];
 const BIN = fileURLToPath(new URL('../../bin/onetap', import.meta.url));
-const faults = ['http-404', 'http-410', 'html-200', 'edge-526', 'non-retryable-5xx', 'always-503', 'hang', 'init-401', 'garbage-sse', 'legacy-sse', 'rate-limited', 'reset'];
-const mix = (i: number) => (i % 10 < 7 ? `${origin}/${i % 2 ? 'ok-json' : 'ok-sse'}?n=${i}` : `${origin}/${faults[i % faults.length]}?n=${i}`);
+const faults = [
+  'http-404',
+  'http-410',
+  'html-200',
+  'edge-526',
+  'non-retryable-5xx',
+  'always-503',
+  'hang',
+  'init-401',
+  'garbage-sse',
+  'legacy-sse',
+  'rate-limited',
+  'reset',
+];
+const mix = (i: number) =>
+  i % 10 < 7 ? `${origin}/${i % 2 ? 'ok-json' : 'ok-sse'}?n=${i}` : `${origin}/${faults[i % faults.length]}?n=${i}`;
 const count = mode === 'hostile' ? 10_000 : mode === 'hostile-only' ? 512 : 2_000;
-const urls = Array.from({ length: count }, (_, i) => (mode.startsWith('hostile') && i < 512 ? `${origin}/${i % 2 ? 'endless-json' : 'endless-sse'}?n=${i}` : mix(i)));
+const urls = Array.from({ length: count }, (_, i) =>
+  mode.startsWith('hostile') && i < 512 ? `${origin}/${i % 2 ? 'endless-json' : 'endless-sse'}?n=${i}` : mix(i),
+);
 
-const args = [BIN, 'probe', '--json', '--concurrency', '256', '--per-host', '256', '--timeout', '2000', ...(mode === 'matrix' ? ['--matrix'] : []), ...urls];
+const args = [
+  BIN,
+  'probe',
+  '--json',
+  '--concurrency',
+  '256',
+  '--per-host',
+  '256',
+  '--timeout',
+  '2000',
+  ...(mode === 'matrix' ? ['--matrix'] : []),
+  ...urls,
+];
 const t0 = performance.now();
-const child = spawn(process.execPath, [...(process.env.BENCH_NODE_FLAGS ? process.env.BENCH_NODE_FLAGS.split(' ') : []), ...args], { stdio: ['ignore', 'pipe', 'ignore'] });
+const child = spawn(
+  process.execPath,
+  [...(process.env.BENCH_NODE_FLAGS ? process.env.BENCH_NODE_FLAGS.split(' ') : []), ...args],
+  { stdio: ['ignore', 'pipe', 'ignore'] },
+);
 let peakKb = 0;
 let cpuTicks = 0;
 let bytes = 0;
@@ -33,10 +65,24 @@ const sample = () => {
     const stat = readFileSync(`/proc/${child.pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     cpuTicks = Number(fields[11]) + Number(fields[12]);
-  } catch { /* the process ended */ }
+  } catch {
+    /* the process ended */
+  }
 };
 const timer = setInterval(sample, 10);
-child.stdout.on('data', (d: Buffer) => { bytes += d.length; });
+child.stdout.on('data', (d: Buffer) => {
+  bytes += d.length;
+});
 const code = await new Promise<number | null>((r) => child.on('close', r));
 clearInterval(timer);
-process.stdout.write(JSON.stringify({ mode, urls: urls.length, code, wallMs: Math.round(performance.now() - t0), cpuMs: cpuTicks * 10, peakRssMb: Math.round(peakKb / 102.4) / 10, outputMb: Math.round(bytes / 104857.6) / 10 }) + '\n');
+process.stdout.write(
+  JSON.stringify({
+    mode,
+    urls: urls.length,
+    code,
+    wallMs: Math.round(performance.now() - t0),
+    cpuMs: cpuTicks * 10,
+    peakRssMb: Math.round(peakKb / 102.4) / 10,
+    outputMb: Math.round(bytes / 104857.6) / 10,
+  }) + '\n',
+);

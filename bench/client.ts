@@ -9,7 +9,13 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { probe } from '../src/index.js';
 import { mapConcurrent } from '../src/util/pool.js';
 
-const [client, url, nText, concText, warmupText = '200'] = process.argv.slice(2) as [string, string, string, string, string?];
+const [client, url, nText, concText, warmupText = '200'] = process.argv.slice(2) as [
+  string,
+  string,
+  string,
+  string,
+  string?,
+];
 const n = Number(nText);
 const concurrency = Number(concText);
 const dispatcher = new Agent({ keepAliveTimeout: 10_000 });
@@ -22,8 +28,24 @@ async function floor(): Promise<boolean> {
     const res = await request(url, { method: 'POST', headers, body: JSON.stringify(body), dispatcher });
     return { session: res.headers['mcp-session-id'] as string | undefined, text: await res.body.text() };
   };
-  const parse = (text: string) => JSON.parse(text.startsWith('{') ? text : text.split('\n').find((l) => l.startsWith('data: '))!.slice(6));
-  const init = await post({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2024-11-05', capabilities: {}, clientInfo: { name: 'Kai 9000', version: '1.0' } } }, HEADERS);
+  const parse = (text: string) =>
+    JSON.parse(
+      text.startsWith('{')
+        ? text
+        : text
+            .split('\n')
+            .find((l) => l.startsWith('data: '))!
+            .slice(6),
+    );
+  const init = await post(
+    {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2024-11-05', capabilities: {}, clientInfo: { name: 'Kai 9000', version: '1.0' } },
+    },
+    HEADERS,
+  );
   const headers = init.session ? { ...HEADERS, 'mcp-session-id': init.session } : HEADERS;
   await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, headers);
   const tools = parse((await post({ jsonrpc: '2.0', id: 2, method: 'tools/list' }, headers)).text);
@@ -48,13 +70,28 @@ async function onetap(): Promise<boolean> {
 
 const run = { floor, sdk, onetap }[client];
 if (!run) throw new Error(`unknown client ${client}`);
-await mapConcurrent(Array.from({ length: Number(warmupText) }, (_, i) => i), concurrency, () => run().catch(() => false));
+await mapConcurrent(
+  Array.from({ length: Number(warmupText) }, (_, i) => i),
+  concurrency,
+  () => run().catch(() => false),
+);
 // The server counts requests and connections of the measured run only.
 if (process.env.BENCH_RESET_URL) await (await request(process.env.BENCH_RESET_URL)).body.dump();
 const cpu0 = process.cpuUsage();
 const t0 = performance.now();
-const results = await mapConcurrent(Array.from({ length: n }, (_, i) => i), concurrency, () => run().catch(() => false));
+const results = await mapConcurrent(
+  Array.from({ length: n }, (_, i) => i),
+  concurrency,
+  () => run().catch(() => false),
+);
 const wallMs = performance.now() - t0;
 const cpu = process.cpuUsage(cpu0);
 await dispatcher.close();
-process.stdout.write(JSON.stringify({ cpuMs: (cpu.user + cpu.system) / 1000, wallMs, maxRssMb: process.resourceUsage().maxRSS / 1024, live: results.filter(Boolean).length }) + '\n');
+process.stdout.write(
+  JSON.stringify({
+    cpuMs: (cpu.user + cpu.system) / 1000,
+    wallMs,
+    maxRssMb: process.resourceUsage().maxRSS / 1024,
+    live: results.filter(Boolean).length,
+  }) + '\n',
+);

@@ -28,18 +28,51 @@ const step = cadence === 'daily' ? 1 : 7;
 const DAY = 86_400_000;
 const START = Date.UTC(2025, 0, 6);
 
-const evidence = (JSON.parse(readFileSync(FIXTURE, 'utf8')) as Array<{ scenario: string; evidence: Evidence }>).find((r) => r.scenario === 'ok-json')!.evidence;
+const evidence = (JSON.parse(readFileSync(FIXTURE, 'utf8')) as Array<{ scenario: string; evidence: Evidence }>).find(
+  (r) => r.scenario === 'ok-json',
+)!.evidence;
 const urls = Array.from({ length: SERVERS }, (_, i) => `https://mcp.server-number-${i}.example.com/mcp`);
 
 function run(day: number): RecordedRun {
   const at = new Date(START + day * DAY).toISOString();
-  return recordedRun(at, urls.map((url, i) => recordedRow(`Server number ${i}`, {
-    url, durationMs: 300 + ((i * day) % 500), serverName: `server-${i}`, serverVersion: '1.0.0', protocolVersion: '2024-11-05', sessionId: true,
-    // One server in ten fails one day in twenty; tool lists change every quarter.
-    ...(i % 10 === 0 && day % 20 === 0 ? { verdict: 'failed' as const, reason: 'timeout' as const, reasons: ['timeout' as const], error: 'TIMEOUT on initialize' } : {}),
-    tools: Array.from({ length: TOOLS }, (_, t) => `tool_${t}_of_server_${i}_v${Math.floor(day / 91)}`), toolsHash: (i.toString(16) + 'a'.repeat(16)).slice(0, 16),
-    toolsDigest: 'b'.repeat(64), evidence, probe: { version: '0.2.0', profileDigest: 'c'.repeat(16), requiresAuth: false, timeoutMs: null, matrix: false, headers: [] },
-  }, { acceptedHash: (i.toString(16) + 'a'.repeat(16)).slice(0, 16), snapshotSha256: 'd'.repeat(64) })));
+  return recordedRun(
+    at,
+    urls.map((url, i) =>
+      recordedRow(
+        `Server number ${i}`,
+        {
+          url,
+          durationMs: 300 + ((i * day) % 500),
+          serverName: `server-${i}`,
+          serverVersion: '1.0.0',
+          protocolVersion: '2024-11-05',
+          sessionId: true,
+          // One server in ten fails one day in twenty; tool lists change every quarter.
+          ...(i % 10 === 0 && day % 20 === 0
+            ? {
+                verdict: 'failed' as const,
+                reason: 'timeout' as const,
+                reasons: ['timeout' as const],
+                error: 'TIMEOUT on initialize',
+              }
+            : {}),
+          tools: Array.from({ length: TOOLS }, (_, t) => `tool_${t}_of_server_${i}_v${Math.floor(day / 91)}`),
+          toolsHash: (i.toString(16) + 'a'.repeat(16)).slice(0, 16),
+          toolsDigest: 'b'.repeat(64),
+          evidence,
+          probe: {
+            version: '0.2.0',
+            profileDigest: 'c'.repeat(16),
+            requiresAuth: false,
+            timeoutMs: null,
+            matrix: false,
+            headers: [],
+          },
+        },
+        { acceptedHash: (i.toString(16) + 'a'.repeat(16)).slice(0, 16), snapshotSha256: 'd'.repeat(64) },
+      ),
+    ),
+  );
 }
 
 const dir = await mkdtemp(join(tmpdir(), `onetap-history-${cadence}-`));
@@ -48,19 +81,31 @@ const runs: RecordedRun[] = [];
 for (let day = 0; day < DAYS; day += step) runs.push(run(day));
 await appendRuns(historyDir(catalogPath), runs);
 
-const files = readdirSync(historyDir(catalogPath)).filter((f) => f.endsWith('.jsonl')).map((f) => join(historyDir(catalogPath), f));
+const files = readdirSync(historyDir(catalogPath))
+  .filter((f) => f.endsWith('.jsonl'))
+  .map((f) => join(historyDir(catalogPath), f));
 const bytes = files.reduce((n, f) => n + readFileSync(f).length, 0);
 // What git keeps of it is zlib-compressed per object (and delta-compressed in packs): gzip per file approximates it.
 const gzipped = files.reduce((n, f) => n + gzipSync(readFileSync(f)).length, 0);
 const observations = runs.length * SERVERS;
 
-const time = async (fn: () => unknown) => { const t0 = performance.now(); await fn(); return performance.now() - t0; };
+const time = async (fn: () => unknown) => {
+  const t0 = performance.now();
+  await fn();
+  return performance.now() - t0;
+};
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 // The floor: read every file and JSON.parse every line, nothing else.
-const floorMs = median(await Promise.all([0, 1, 2].map(() => time(() => {
-  for (const f of files) for (const line of readFileSync(f, 'utf8').split('\n')) if (line) JSON.parse(line);
-}))));
+const floorMs = median(
+  await Promise.all(
+    [0, 1, 2].map(() =>
+      time(() => {
+        for (const f of files) for (const line of readFileSync(f, 'utf8').split('\n')) if (line) JSON.parse(line);
+      }),
+    ),
+  ),
+);
 
 global.gc?.();
 const heapBefore = process.memoryUsage().heapUsed;
@@ -75,11 +120,31 @@ const heapMb = (process.memoryUsage().heapUsed - heapBefore) / 1e6;
 const warmMs = median(await Promise.all([0, 1, 2, 3, 4].map(() => time(() => store.recent(urls[1]!, 3)))));
 const catalog = catalogOf(urls.map((u, i) => server(`Server number ${i}`, u)));
 const end = new Date(START + (DAYS - 1) * DAY + 12 * 3_600_000);
-const statusMs = median([await time(() => buildStatus(catalog, store, end)), await time(() => buildStatus(catalog, store, end)), await time(() => buildStatus(catalog, store, end))]);
+const statusMs = median([
+  await time(() => buildStatus(catalog, store, end)),
+  await time(() => buildStatus(catalog, store, end)),
+  await time(() => buildStatus(catalog, store, end)),
+]);
 await appendRuns(historyDir(catalogPath), [run(DAYS)]);
 const appendedMs = await time(() => store.recent(urls[2]!, 3));
 
-process.stdout.write(JSON.stringify({
-  cadence, servers: SERVERS, tools: TOOLS, runs: runs.length, observations, files: files.length, mb: bytes / 1e6, gzipMb: gzipped / 1e6, bytesPerObservation: Math.round(bytes / observations),
-  floorMs, coldMs: median(colds), coldVsFloor: median(colds) / floorMs, warmMs, appendedMs, statusMs, heapMb,
-}) + '\n');
+process.stdout.write(
+  JSON.stringify({
+    cadence,
+    servers: SERVERS,
+    tools: TOOLS,
+    runs: runs.length,
+    observations,
+    files: files.length,
+    mb: bytes / 1e6,
+    gzipMb: gzipped / 1e6,
+    bytesPerObservation: Math.round(bytes / observations),
+    floorMs,
+    coldMs: median(colds),
+    coldVsFloor: median(colds) / floorMs,
+    warmMs,
+    appendedMs,
+    statusMs,
+    heapMb,
+  }) + '\n',
+);

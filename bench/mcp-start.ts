@@ -23,8 +23,16 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
 
-async function post(url: string, body: unknown, headers: Record<string, string> = { 'mcp-protocol-version': '2025-11-25' }): Promise<number> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body: JSON.stringify(body) });
+async function post(
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = { 'mcp-protocol-version': '2025-11-25' },
+): Promise<number> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+    body: JSON.stringify(body),
+  });
   const text = await res.text();
   if (!res.ok && headers['mcp-protocol-version'] !== '2026-07-28') throw new Error(`${res.status}: ${text}`);
   return res.status;
@@ -32,26 +40,51 @@ async function post(url: string, body: unknown, headers: Record<string, string> 
 
 /** One classic (2025-11-25, stateless) exchange: what any client does first. */
 async function classicRound(url: string): Promise<void> {
-  await post(url, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'bench', version: '1' } } });
+  await post(url, {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'bench', version: '1' } },
+  });
   await post(url, { jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} });
-  await post(url, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'explain', arguments: { reason: 'ok' } } });
+  await post(url, {
+    jsonrpc: '2.0',
+    id: 3,
+    method: 'tools/call',
+    params: { name: 'explain', arguments: { reason: 'ok' } },
+  });
 }
 
 /** One 2026-07-28 exchange (server/discover, tools/list, tools/call explain); false when the server refuses it. */
 async function modernRound(url: string): Promise<boolean> {
-  const _meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {}, 'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '1' } };
-  const h = (method: string, name?: string) => ({ 'mcp-protocol-version': '2026-07-28', 'mcp-method': method, ...(name ? { 'mcp-name': name } : {}) });
+  const _meta = {
+    'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+    'io.modelcontextprotocol/clientCapabilities': {},
+    'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '1' },
+  };
+  const h = (method: string, name?: string) => ({
+    'mcp-protocol-version': '2026-07-28',
+    'mcp-method': method,
+    ...(name ? { 'mcp-name': name } : {}),
+  });
   const codes = [
     await post(url, { jsonrpc: '2.0', id: 1, method: 'server/discover', params: { _meta } }, h('server/discover')),
     await post(url, { jsonrpc: '2.0', id: 2, method: 'tools/list', params: { _meta } }, h('tools/list')),
-    await post(url, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'explain', arguments: { reason: 'ok' }, _meta } }, h('tools/call', 'explain')),
+    await post(
+      url,
+      { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'explain', arguments: { reason: 'ok' }, _meta } },
+      h('tools/call', 'explain'),
+    ),
   ];
   return codes.every((c) => c === 200);
 }
 
 async function startOnce(bin: string, cwd: string) {
   const t0 = performance.now();
-  const child = spawn(process.execPath, [bin, 'mcp', '--http', '--port', '0'], { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [bin, 'mcp', '--http', '--port', '0'], {
+    cwd,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let err = '';
   const url = await new Promise<string>((resolve, reject) => {
     child.stderr!.on('data', (d) => {
@@ -112,7 +145,9 @@ const { createRequire } = await import('node:module');
 appendFileSync(${JSON.stringify(libLog)}, Object.keys(createRequire('/').cache).join('\\n') + '\\n--- after probe: ' + r.verdict + '/' + r.reason + '\\n');
 const { createMcpServer } = await import(${JSON.stringify(mcpServer)});
 createMcpServer({ root: process.cwd() });`;
-  execFileSync(process.execPath, ['--import', tracer(libLog), '--input-type=module', '-e', script], { stdio: 'ignore' });
+  execFileSync(process.execPath, ['--import', tracer(libLog), '--input-type=module', '-e', script], {
+    stdio: 'ignore',
+  });
   const lines = readFileSync(libLog, 'utf8').split('\n');
   const cut = lines.findIndex((l) => l.startsWith('--- after probe'));
   const beforeCut = join(dir, 'lib-before.log');
@@ -120,29 +155,47 @@ createMcpServer({ root: process.cwd() });`;
   // The CLI: `onetap probe --json` on the same address.
   const cliLog = join(dir, 'cli.log');
   // Exit 1: the verdict is drop (nothing listens there); what matters is what the process loaded.
-  const cli = spawnSync(process.execPath, ['--import', tracer(cliLog), OWN_BIN, 'probe', '--json', 'http://127.0.0.1:1/mcp'], { encoding: 'utf8' });
+  const cli = spawnSync(
+    process.execPath,
+    ['--import', tracer(cliLog), OWN_BIN, 'probe', '--json', 'http://127.0.0.1:1/mcp'],
+    { encoding: 'utf8' },
+  );
   if (!cli.stdout.includes('"verdict"')) throw new Error(`onetap probe: ${cli.stderr}`);
-  return { verdict: lines[cut]!.replace('--- after probe: ', ''), lib: sdkModules(beforeCut), libThenServer: sdkModules(libLog, cut + 1), cli: sdkModules(cliLog) };
+  return {
+    verdict: lines[cut]!.replace('--- after probe: ', ''),
+    lib: sdkModules(beforeCut),
+    libThenServer: sdkModules(libLog, cut + 1),
+    cli: sdkModules(cliLog),
+  };
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'onetap-mcp-start-'));
 try {
   const say = (s = '') => process.stdout.write(s + '\n');
-  say(`## onetap mcp --http --port 0: median of ${RUNS} starts (node ${process.version}, ${new Date().toISOString().slice(0, 10)})`);
+  say(
+    `## onetap mcp --http --port 0: median of ${RUNS} starts (node ${process.version}, ${new Date().toISOString().slice(0, 10)})`,
+  );
   say();
-  say('| bin | start to "listening on" | RSS idle after start | first classic exchange (loads the SDK) | RSS idle after it | then after one 2026-07-28 exchange |');
+  say(
+    '| bin | start to "listening on" | RSS idle after start | first classic exchange (loads the SDK) | RSS idle after it | then after one 2026-07-28 exchange |',
+  );
   say('|---|---|---|---|---|---|');
   for (const bin of bins) {
     const runs = [];
     for (let i = 0; i < RUNS; i++) runs.push(await startOnce(bin, dir));
-    say(`| ${bin} | ${median(runs.map((r) => r.startMs)).toFixed(0)} ms (${runs.map((r) => r.startMs.toFixed(0)).join(', ')}) | ${median(runs.map((r) => r.idleMb)).toFixed(1)} MB | ${median(runs.map((r) => r.firstMs)).toFixed(0)} ms | ${median(runs.map((r) => r.servedMb)).toFixed(1)} MB | ${median(runs.map((r) => r.bothMb)).toFixed(1)} MB${runs.every((r) => r.modernServed) ? '' : ' (2026-07-28 refused)'} |`);
+    say(
+      `| ${bin} | ${median(runs.map((r) => r.startMs)).toFixed(0)} ms (${runs.map((r) => r.startMs.toFixed(0)).join(', ')}) | ${median(runs.map((r) => r.idleMb)).toFixed(1)} MB | ${median(runs.map((r) => r.firstMs)).toFixed(0)} ms | ${median(runs.map((r) => r.servedMb)).toFixed(1)} MB | ${median(runs.map((r) => r.bothMb)).toFixed(1)} MB${runs.every((r) => r.modernServed) ? '' : ' (2026-07-28 refused)'} |`,
+    );
   }
   const c = probeChecks(dir);
   say();
-  say(`Probing process (${c.verdict}): library probe() loaded ${c.lib.total} modules, ${c.lib.sdk.length} of them @modelcontextprotocol; ` +
-    `\`onetap probe --json\` loaded ${c.cli.total}, ${c.cli.sdk.length} @modelcontextprotocol. ` +
-    `Control: createMcpServer() afterwards in the library process loads ${c.libThenServer.sdk.length} @modelcontextprotocol modules.`);
-  if (c.lib.sdk.length || c.cli.sdk.length) say(`SDK modules in a probing process: ${[...c.lib.sdk, ...c.cli.sdk].join(', ')}`);
+  say(
+    `Probing process (${c.verdict}): library probe() loaded ${c.lib.total} modules, ${c.lib.sdk.length} of them @modelcontextprotocol; ` +
+      `\`onetap probe --json\` loaded ${c.cli.total}, ${c.cli.sdk.length} @modelcontextprotocol. ` +
+      `Control: createMcpServer() afterwards in the library process loads ${c.libThenServer.sdk.length} @modelcontextprotocol modules.`,
+  );
+  if (c.lib.sdk.length || c.cli.sdk.length)
+    say(`SDK modules in a probing process: ${[...c.lib.sdk, ...c.cli.sdk].join(', ')}`);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

@@ -28,29 +28,70 @@ const [mode = 'write', serversArg, daysArg] = process.argv.slice(2);
 const BASE = process.env.ONETAP_BENCH_POSTGRES ?? 'postgresql://postgres@127.0.0.1:5432/test';
 const DAY = 86_400_000;
 const START = Date.UTC(2026, 0, 5);
-const evidence = (JSON.parse(readFileSync(FIXTURE, 'utf8')) as Array<{ scenario: string; evidence: Evidence }>).find((r) => r.scenario === 'ok-json')!.evidence;
+const evidence = (JSON.parse(readFileSync(FIXTURE, 'utf8')) as Array<{ scenario: string; evidence: Evidence }>).find(
+  (r) => r.scenario === 'ok-json',
+)!.evidence;
 
 const urlOf = (i: number) => `https://mcp.server-number-${i}.example.com/mcp`;
 
 /** One daily run of `servers` rows as the prober records a live server (one in ten fails one day in twenty). */
 function run(day: number, servers: number): RecordedRun {
   const at = new Date(START + day * DAY).toISOString();
-  return recordedRun(at, Array.from({ length: servers }, (_, i) => recordedRow(`Server number ${i}`, {
-    url: urlOf(i), durationMs: 300 + ((i * day) % 500), serverName: `server-${i}`, serverVersion: '1.0.0', protocolVersion: '2024-11-05', sessionId: true,
-    ...(i % 10 === 0 && day % 20 === 0 ? { verdict: 'failed' as const, reason: 'timeout' as const, reasons: ['timeout' as const], error: 'TIMEOUT on initialize' } : {}),
-    tools: Array.from({ length: 12 }, (_, t) => `tool_${t}_of_server_${i}`), toolsHash: (i.toString(16) + 'a'.repeat(16)).slice(0, 16),
-    toolsDigest: 'b'.repeat(64), evidence, probe: { version: '0.3.0', profileDigest: 'c'.repeat(16), requiresAuth: false, timeoutMs: null, matrix: false, headers: [] },
-  }, { acceptedHash: (i.toString(16) + 'a'.repeat(16)).slice(0, 16), snapshotSha256: 'd'.repeat(64) })));
+  return recordedRun(
+    at,
+    Array.from({ length: servers }, (_, i) =>
+      recordedRow(
+        `Server number ${i}`,
+        {
+          url: urlOf(i),
+          durationMs: 300 + ((i * day) % 500),
+          serverName: `server-${i}`,
+          serverVersion: '1.0.0',
+          protocolVersion: '2024-11-05',
+          sessionId: true,
+          ...(i % 10 === 0 && day % 20 === 0
+            ? {
+                verdict: 'failed' as const,
+                reason: 'timeout' as const,
+                reasons: ['timeout' as const],
+                error: 'TIMEOUT on initialize',
+              }
+            : {}),
+          tools: Array.from({ length: 12 }, (_, t) => `tool_${t}_of_server_${i}`),
+          toolsHash: (i.toString(16) + 'a'.repeat(16)).slice(0, 16),
+          toolsDigest: 'b'.repeat(64),
+          evidence,
+          probe: {
+            version: '0.3.0',
+            profileDigest: 'c'.repeat(16),
+            requiresAuth: false,
+            timeoutMs: null,
+            matrix: false,
+            headers: [],
+          },
+        },
+        { acceptedHash: (i.toString(16) + 'a'.repeat(16)).slice(0, 16), snapshotSha256: 'd'.repeat(64) },
+      ),
+    ),
+  );
 }
 
 const none = { snapshots: [], lock: null, files: [], rewriteSnapshots: false };
-const time = async (fn: () => Promise<unknown>) => { const t0 = performance.now(); await fn(); return performance.now() - t0; };
+const time = async (fn: () => Promise<unknown>) => {
+  const t0 = performance.now();
+  await fn();
+  return performance.now() - t0;
+};
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 async function admin<R>(text: string): Promise<R[]> {
   const c = new pg.Client({ connectionString: BASE });
   await c.connect();
-  try { return (await c.query(text)).rows as R[]; } finally { await c.end(); }
+  try {
+    return (await c.query(text)).rows as R[];
+  } finally {
+    await c.end();
+  }
 }
 
 const schema = `bench_${mode}_${process.pid}`;
@@ -64,14 +105,31 @@ const text = new TextStore(catalogPath);
 try {
   if (mode === 'write') {
     const runs = Array.from({ length: 10 }, (_, d) => run(d, 1_000));
-    const pgMs = median(await Promise.all([0].map(() => time(async () => { for (const r of runs) await pgStore.record(r, none); }))));
-    const textMs = await time(async () => { for (const r of runs) await text.record(r, none); });
-    const [size] = await admin<{ bytes: string }>(`SELECT sum(pg_total_relation_size(c.oid))::text AS bytes FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = '${schema}' AND c.relkind = 'r'`);
+    const pgMs = median(
+      await Promise.all(
+        [0].map(() =>
+          time(async () => {
+            for (const r of runs) await pgStore.record(r, none);
+          }),
+        ),
+      ),
+    );
+    const textMs = await time(async () => {
+      for (const r of runs) await text.record(r, none);
+    });
+    const [size] = await admin<{ bytes: string }>(
+      `SELECT sum(pg_total_relation_size(c.oid))::text AS bytes FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = '${schema}' AND c.relkind = 'r'`,
+    );
     const observations = runs.length * 1_000;
-    process.stdout.write(JSON.stringify({
-      observations, pgPerSecond: observations / (pgMs / 1000), textPerSecond: observations / (textMs / 1000),
-      pgVsText: pgMs / textMs, mbPer1000: Number(size!.bytes) / 1e6 / (observations / 1000),
-    }) + '\n');
+    process.stdout.write(
+      JSON.stringify({
+        observations,
+        pgPerSecond: observations / (pgMs / 1000),
+        textPerSecond: observations / (textMs / 1000),
+        pgVsText: pgMs / textMs,
+        mbPer1000: Number(size!.bytes) / 1e6 / (observations / 1000),
+      }) + '\n',
+    );
   } else {
     const servers = Number(serversArg ?? 100);
     const days = Number(daysArg ?? 730);
@@ -97,7 +155,10 @@ try {
           FROM ${schema}.runs WHERE started_at LIKE '${day0}%' RETURNING seq)
         INSERT INTO ${schema}.observations SELECT (SELECT seq FROM r), replace(run_started_at, '${day0}', '${dayN}'), position, url, vantage, replace(observed_at, '${day0}', '${dayN}'), verdict, reason, tools_ref, replace(line, '${day0}', '${dayN}')
           FROM ${schema}.observations o WHERE run_seq = (SELECT min(seq) FROM ${schema}.runs)`);
-      if (dayN.slice(0, 7) !== day0.slice(0, 7)) await admin(`INSERT INTO ${schema}.tool_lists SELECT substr('${dayN}', 1, 7), ref, list FROM ${schema}.tool_lists WHERE month = substr('${day0}', 1, 7) ON CONFLICT DO NOTHING`);
+      if (dayN.slice(0, 7) !== day0.slice(0, 7))
+        await admin(
+          `INSERT INTO ${schema}.tool_lists SELECT substr('${dayN}', 1, 7), ref, list FROM ${schema}.tool_lists WHERE month = substr('${day0}', 1, 7) ON CONFLICT DO NOTHING`,
+        );
     }
     // Settled, as autovacuum leaves a table after inserts: the visibility map set, so a URL's points come from the index alone.
     await admin(`VACUUM ANALYZE ${schema}.observations`);
@@ -107,13 +168,30 @@ try {
     /** Cold: a new store behind a new server; warm: the same again (the clock unchanged, so no ETag is sent). */
     const measure = async (open: () => Promise<Store>) => {
       const store = await open();
-      const running = await startServer({ catalogPath, port: 0, routes: statusRoutes({ catalogPath, store, now }), log: () => {} });
-      const get = async (path: string) => { const res = await fetch(running.url + path); await res.arrayBuffer(); if (!res.ok) throw new Error(`${path}: ${res.status}`); };
+      const running = await startServer({
+        catalogPath,
+        port: 0,
+        routes: statusRoutes({ catalogPath, store, now }),
+        log: () => {},
+      });
+      const get = async (path: string) => {
+        const res = await fetch(running.url + path);
+        await res.arrayBuffer();
+        if (!res.ok) throw new Error(`${path}: ${res.status}`);
+      };
       try {
-        const compute = median([await time(() => buildStatus(catalog, store, now())), await time(() => buildStatus(catalog, store, now())), await time(() => buildStatus(catalog, store, now()))]);
+        const compute = median([
+          await time(() => buildStatus(catalog, store, now())),
+          await time(() => buildStatus(catalog, store, now())),
+          await time(() => buildStatus(catalog, store, now())),
+        ]);
         const coldPage = await time(() => get('/'));
         const warmPage = median([await time(() => get('/')), await time(() => get('/')), await time(() => get('/'))]);
-        const api = median([await time(() => get('/api/servers')), await time(() => get('/api/servers')), await time(() => get('/api/servers'))]);
+        const api = median([
+          await time(() => get('/api/servers')),
+          await time(() => get('/api/servers')),
+          await time(() => get('/api/servers')),
+        ]);
         return { compute, coldPage, warmPage, api };
       } finally {
         await running.close();
@@ -122,8 +200,20 @@ try {
     };
     const pgTimes = await measure(() => openPgStore(url, { days: 400, now }));
     const textTimes = fleet ? null : await measure(async () => new TextStore(catalogPath, { days: 400, now }));
-    const [size] = await admin<{ bytes: string }>(`SELECT sum(pg_total_relation_size(c.oid))::text AS bytes FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = '${schema}' AND c.relkind = 'r'`);
-    process.stdout.write(JSON.stringify({ servers, days, observations: servers * days, loadS, pg: pgTimes, text: textTimes, dbMb: Number(size!.bytes) / 1e6 }) + '\n');
+    const [size] = await admin<{ bytes: string }>(
+      `SELECT sum(pg_total_relation_size(c.oid))::text AS bytes FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = '${schema}' AND c.relkind = 'r'`,
+    );
+    process.stdout.write(
+      JSON.stringify({
+        servers,
+        days,
+        observations: servers * days,
+        loadS,
+        pg: pgTimes,
+        text: textTimes,
+        dbMb: Number(size!.bytes) / 1e6,
+      }) + '\n',
+    );
   }
 } finally {
   await pgStore.close();

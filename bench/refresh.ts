@@ -20,11 +20,21 @@ const decision = { by: 'bench', at: '2026-11-30', why: 'bench' };
 async function catalog(round: number): Promise<string> {
   await mkdir(join(dir, `round-${round}`));
   const path = join(dir, `round-${round}`, 'servers.json');
-  await writeFile(path, JSON.stringify({
-    policy: { authOptionalHosts: [], sharedGatewayHosts: [] },
-    servers: Array.from({ length: N }, (_, i) => ({ name: `S${i}`, url: `${origin}/slow?delay=${DELAY_MS}&i=${i}`, description: 'bench', requiresAuth: false, headers: {}, decision })),
-    removed: [],
-  }));
+  await writeFile(
+    path,
+    JSON.stringify({
+      policy: { authOptionalHosts: [], sharedGatewayHosts: [] },
+      servers: Array.from({ length: N }, (_, i) => ({
+        name: `S${i}`,
+        url: `${origin}/slow?delay=${DELAY_MS}&i=${i}`,
+        description: 'bench',
+        requiresAuth: false,
+        headers: {},
+        decision,
+      })),
+      removed: [],
+    }),
+  );
   return path;
 }
 
@@ -35,7 +45,12 @@ async function measure(round: number) {
   const result = await refresh({ catalogPath, concurrency: N, perHost: N, allowHttp: true, write: true });
   const wallMs = performance.now() - t0;
   const slowestProbeMs = Math.max(...result.plan.rows.map((r) => r.durationMs));
-  return { wallMs, slowestProbeMs, ratio: wallMs / slowestProbeMs, live: result.plan.rows.filter((r) => r.verdict === 'live').length };
+  return {
+    wallMs,
+    slowestProbeMs,
+    ratio: wallMs / slowestProbeMs,
+    live: result.plan.rows.filter((r) => r.verdict === 'live').length,
+  };
 }
 // The first run pays for a cold process (JIT); then five warm runs, reported as median and range.
 const cold = await measure(0);
@@ -47,10 +62,15 @@ const live = Math.min(cold.live, ...warmRuns.map((r) => r.live));
 
 // Store write cost: 20 runs of 1,000 observations each appended to a fresh text history; then a lookup per URL.
 const storeCatalog = join(dir, 'store-bench', 'servers.json');
-const rows = Array.from({ length: N }, (_, i) => recordedRow(`S${i}`, { url: `https://s${i}.example/mcp`, durationMs: 120, tools: ['search', 'fetch', 'read'] }));
+const rows = Array.from({ length: N }, (_, i) =>
+  recordedRow(`S${i}`, { url: `https://s${i}.example/mcp`, durationMs: 120, tools: ['search', 'fetch', 'read'] }),
+);
 const runs = 20;
 const s0 = performance.now();
-for (let r = 0; r < runs; r++) await appendRuns(historyDir(storeCatalog), [recordedRun(new Date(Date.UTC(2026, 10, 1) + r * 86_400_000).toISOString(), rows)]);
+for (let r = 0; r < runs; r++)
+  await appendRuns(historyDir(storeCatalog), [
+    recordedRun(new Date(Date.UTC(2026, 10, 1) + r * 86_400_000).toISOString(), rows),
+  ]);
 const perObservationUs = ((performance.now() - s0) * 1000) / (runs * N);
 const store = new TextStore(storeCatalog);
 await store.recent('https://s0.example/mcp', 2); // builds the index
@@ -58,4 +78,6 @@ const r0 = performance.now();
 for (let i = 0; i < N; i++) await store.recent(`https://s${i}.example/mcp`, 2);
 const perLookupUs = ((performance.now() - r0) * 1000) / N;
 
-process.stdout.write(JSON.stringify({ entries: N, delayMs: DELAY_MS, live, cold, warm, perObservationUs, perLookupUs }) + '\n');
+process.stdout.write(
+  JSON.stringify({ entries: N, delayMs: DELAY_MS, live, cold, warm, perObservationUs, perLookupUs }) + '\n',
+);

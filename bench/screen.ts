@@ -8,8 +8,12 @@ import { screenTools, type ToolSnapshot } from '../src/screen/screen.js';
 
 const dir = new URL('../../test/screen/', import.meta.url);
 const read = (name: string) => JSON.parse(readFileSync(new URL(name, dir), 'utf8'));
-const npm: string[] = readdirSync(new URL('benign/', dir)).flatMap((f) => (read(`benign/${f}`).tools as ToolSnapshot[]).map((t) => t.description ?? '')).filter(Boolean);
-const honest: string[] = (read('honest.json').tools as ToolSnapshot[]).map((t) => t.description ?? '').filter((d) => d && !d.startsWith('\ufeff'));
+const npm: string[] = readdirSync(new URL('benign/', dir))
+  .flatMap((f) => (read(`benign/${f}`).tools as ToolSnapshot[]).map((t) => t.description ?? ''))
+  .filter(Boolean);
+const honest: string[] = (read('honest.json').tools as ToolSnapshot[])
+  .map((t) => t.description ?? '')
+  .filter((d) => d && !d.startsWith('\ufeff'));
 
 function toolsFrom(texts: string[]): ToolSnapshot[] {
   return Array.from({ length: 1000 }, (_, i) => {
@@ -19,14 +23,23 @@ function toolsFrom(texts: string[]): ToolSnapshot[] {
     return {
       name: `tool_${i}`,
       description,
-      inputSchema: { type: 'object', properties: { path: { type: 'string', description: 'Path to the file, relative to the workspace root.' }, mode: { type: 'string', enum: ['read', 'write'] } } },
+      inputSchema: {
+        type: 'object',
+        properties: {
+          path: { type: 'string', description: 'Path to the file, relative to the workspace root.' },
+          mode: { type: 'string', enum: ['read', 'write'] },
+        },
+      },
     };
   });
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-for (const [label, texts] of [['npm descriptions', npm], ['alarming honest descriptions', honest]] as const) {
+for (const [label, texts] of [
+  ['npm descriptions', npm],
+  ['alarming honest descriptions', honest],
+] as const) {
   const tools = toolsFrom(texts);
   const kb = tools.reduce((n, t) => n + (t.description?.length ?? 0), 0) / 1024;
   screenTools(tools);
@@ -41,5 +54,7 @@ for (const [label, texts] of [['npm descriptions', npm], ['alarming honest descr
     const u = process.cpuUsage(c);
     cpu.push((u.user + u.system) / 1000);
   }
-  console.log(`${label}: 1,000 tools, ${kb.toFixed(0)} KB: median ${median(wall).toFixed(1)} ms wall, ${median(cpu).toFixed(1)} ms CPU, ${findings} findings`);
+  console.log(
+    `${label}: 1,000 tools, ${kb.toFixed(0)} KB: median ${median(wall).toFixed(1)} ms wall, ${median(cpu).toFixed(1)} ms CPU, ${findings} findings`,
+  );
 }

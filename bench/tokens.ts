@@ -21,7 +21,10 @@ const loadMs = performance.now() - t0;
 gc();
 const after = process.memoryUsage();
 
-const huge = Array.from({ length: 6_000 }, (_, i) => ({ ...MANY[i % MANY.length]!, name: `${MANY[i % MANY.length]!.name}_${i}` }));
+const huge = Array.from({ length: 6_000 }, (_, i) => ({
+  ...MANY[i % MANY.length]!,
+  name: `${MANY[i % MANY.length]!.name}_${i}`,
+}));
 const time = (f: () => unknown, rounds: number) => {
   f();
   const t = performance.now();
@@ -32,14 +35,21 @@ const lists = Object.entries({ SMALL, AWKWARD, MANY, huge }).map(([name, tools])
   const rounds = name === 'huge' ? 3 : 200;
   const countMs = time(() => count(contextText(tools)), rounds);
   const stringifyMs = time(() => contextText(tools), rounds);
-  return { name, tools: tools.length, tokens: count(contextText(tools)), countMs: Math.round(countMs * 1000) / 1000, vsStringify: Math.round((countMs / stringifyMs) * 10) / 10 };
+  return {
+    name,
+    tools: tools.length,
+    tokens: count(contextText(tools)),
+    countMs: Math.round(countMs * 1000) / 1000,
+    vsStringify: Math.round((countMs / stringifyMs) * 10) / 10,
+  };
 });
 
 /** `n` code points drawn from `[base, base + span)`, seeded (the same every run). */
 function seeded(n: number, base: number, span: number): string {
   let x = 7;
   const out: string[] = [];
-  for (let i = 0; i < n; i++) out.push(String.fromCodePoint(base + ((x = (x * 1_103_515_245 + 12_345) % 2_147_483_648) % span)));
+  for (let i = 0; i < n; i++)
+    out.push(String.fromCodePoint(base + ((x = (x * 1_103_515_245 + 12_345) % 2_147_483_648) % span)));
   return out.join('');
 }
 const texts: Record<string, string> = {
@@ -64,4 +74,14 @@ const w1 = performance.now();
 await countTokens(MANY);
 const workerWarmMs = Math.round((performance.now() - w1) * 10) / 10;
 
-process.stdout.write(JSON.stringify({ loadMs: Math.round(loadMs), rssMb: mb(after.rss - before.rss), heapMb: mb(after.heapUsed - before.heapUsed), lists, perMiB, workerFirstMs, workerWarmMs }) + '\n');
+process.stdout.write(
+  JSON.stringify({
+    loadMs: Math.round(loadMs),
+    rssMb: mb(after.rss - before.rss),
+    heapMb: mb(after.heapUsed - before.heapUsed),
+    lists,
+    perMiB,
+    workerFirstMs,
+    workerWarmMs,
+  }) + '\n',
+);

@@ -51,10 +51,16 @@ export const REFERENCE_DIR = 'docs/reference';
  */
 export const HELP_WIDTH = 80;
 
-export interface ReferencePage { path: string; content: string }
+export interface ReferencePage {
+  path: string;
+  content: string;
+}
 
 /** One exit code of a command; `code` null: the command does not end on its own. */
-export interface ExitCode { code: number | null; meaning: string }
+export interface ExitCode {
+  code: number | null;
+  meaning: string;
+}
 
 /**
  * Each command's exit codes (as the README's commands table states them). A command without an entry here
@@ -62,29 +68,151 @@ export interface ExitCode { code: number | null; meaning: string }
  * before any work), 3 only refresh's outage guard.
  */
 export const EXIT_CODES: Readonly<Record<string, readonly ExitCode[]>> = {
-  'init': [{ code: 0, meaning: 'written' }, { code: 1, meaning: 'a file it would write exists (nothing written), or an error' }, { code: 2, meaning: 'usage' }],
-  'probe': [{ code: 0, meaning: 'every URL is live' }, { code: 1, meaning: 'any URL is not live' }, { code: 2, meaning: 'usage' }],
-  'lint': [{ code: 0, meaning: 'clean' }, { code: 1, meaning: 'problems, or an unreadable catalog' }, { code: 2, meaning: 'usage' }],
-  'add': [{ code: 0, meaning: 'added' }, { code: 1, meaning: 'refused, or an error' }, { code: 2, meaning: 'usage' }],
-  'restore': [{ code: 0, meaning: 'restored' }, { code: 1, meaning: 'refused (not removed, permanent, lint, not live), or an error' }, { code: 2, meaning: 'usage' }],
-  'refresh': [{ code: 0, meaning: 'ran (whatever the plan says); a run id recorded already exits with its recorded code, its plan as recorded (`alreadyRecorded` in `--json`)' }, { code: 1, meaning: 'an error (a store whose schema is behind names `onetap store migrate`; a store lost mid-run records nothing of the run and says so; with `--vantages`, a store or queue that could not be read until the deadline, each failed poll tried again with backoff)' }, { code: 2, meaning: 'usage' }, { code: 3, meaning: 'the outage guard stopped the run (now, or when the run id was recorded)' }],
-  'rejudge': [{ code: 0, meaning: 'no verdict differs (rows without evidence are no difference)' }, { code: 1, meaning: 'a verdict differs, or an error' }, { code: 2, meaning: 'usage' }],
-  'accept': [{ code: 0, meaning: 'accepted' }, { code: 1, meaning: 'nothing to accept' }, { code: 2, meaning: 'usage' }],
-  'discover': [{ code: 0, meaning: 'at least one Server Card was read' }, { code: 1, meaning: 'none found, or the source was refused' }, { code: 2, meaning: 'usage' }],
-  'validate': [{ code: 0, meaning: 'valid' }, { code: 1, meaning: 'invalid or unreadable' }, { code: 2, meaning: 'usage' }],
-  'publish': [{ code: 0, meaning: 'published' }, { code: 1, meaning: 'the catalog fails lint, or an error' }, { code: 2, meaning: 'usage' }],
-  'serve': [{ code: null, meaning: 'runs until stopped (SIGINT or SIGTERM); a catalog that fails lint is served with its findings on the status page, its published documents answered 503' }, { code: 1, meaning: 'an unreadable catalog, the port cannot be bound, or an error' }, { code: 2, meaning: 'usage' }],
-  'report': [{ code: 0, meaning: 'written' }, { code: 1, meaning: 'an error' }, { code: 2, meaning: 'usage' }],
-  'site': [{ code: 0, meaning: 'written (a catalog that fails lint: the status pages with its findings, no published documents; the findings on stderr)' }, { code: 1, meaning: 'a catalog that would leak a secret, or an error' }, { code: 2, meaning: 'usage' }],
-  'mcp': [{ code: 0, meaning: 'stopped (it runs until stopped)' }, { code: 1, meaning: 'the port cannot be bound' }, { code: 2, meaning: 'usage' }],
-  'demo': [{ code: 0, meaning: 'the demo ran' }],
-  'worker': [{ code: 0, meaning: 'stopped by SIGTERM or SIGINT (jobs in flight finished within --drain, the rest handed back)' }, { code: 1, meaning: 'the store or queue cannot be reached, or its schema is behind (`onetap store migrate`)' }, { code: 2, meaning: 'usage (also: ONETAP_WORKER_KEY_ENV not a list of variable names, or one of onetap\'s own; ONETAP_VANTAGE_KEY shorter than 32 characters)' }],
-  'census': [{ code: 0, meaning: 'the census completed: the records written' }, { code: 1, meaning: 'the registry could not be read (nothing probed), or an error' }, { code: 2, meaning: 'usage' }, { code: 3, meaning: 'the outage guard: at least 20 hosts were probed and at least half of them failed at the network level, every probe of each (nothing published; the state is kept)' }],
-  'store': [{ code: 0, meaning: '`--help`' }, { code: 2, meaning: 'no subcommand, or an unknown one' }],
-  'store migrate': [{ code: 0, meaning: 'migrated, or up to date' }, { code: 1, meaning: 'the store cannot be reached, is newer than this onetap, or a migration failed (nothing of it applied)' }, { code: 2, meaning: 'usage (no URL, or not a PostgreSQL one)' }],
-  'store import': [{ code: 0, meaning: 'imported (runs the store holds already are left out; unusable lines are counted as history problems)' }, { code: 1, meaning: 'an error: nothing was imported' }, { code: 2, meaning: 'usage' }],
-  'store grant-vantage': [{ code: 0, meaning: 'the SQL printed (nothing is connected to or changed)' }, { code: 2, meaning: 'usage (no URL, not a PostgreSQL one, not a vantage name, or a default role name over 63 bytes: give --role)' }],
-  'store export': [{ code: 0, meaning: 'exported' }, { code: 1, meaning: 'an error' }, { code: 2, meaning: 'usage (also: --to holds files, or tools.lock.json exists beside it)' }],
+  init: [
+    { code: 0, meaning: 'written' },
+    { code: 1, meaning: 'a file it would write exists (nothing written), or an error' },
+    { code: 2, meaning: 'usage' },
+  ],
+  probe: [
+    { code: 0, meaning: 'every URL is live' },
+    { code: 1, meaning: 'any URL is not live' },
+    { code: 2, meaning: 'usage' },
+  ],
+  lint: [
+    { code: 0, meaning: 'clean' },
+    { code: 1, meaning: 'problems, or an unreadable catalog' },
+    { code: 2, meaning: 'usage' },
+  ],
+  add: [
+    { code: 0, meaning: 'added' },
+    { code: 1, meaning: 'refused, or an error' },
+    { code: 2, meaning: 'usage' },
+  ],
+  restore: [
+    { code: 0, meaning: 'restored' },
+    { code: 1, meaning: 'refused (not removed, permanent, lint, not live), or an error' },
+    { code: 2, meaning: 'usage' },
+  ],
+  refresh: [
+    {
+      code: 0,
+      meaning:
+        'ran (whatever the plan says); a run id recorded already exits with its recorded code, its plan as recorded (`alreadyRecorded` in `--json`)',
+    },
+    {
+      code: 1,
+      meaning:
+        'an error (a store whose schema is behind names `onetap store migrate`; a store lost mid-run records nothing of the run and says so; with `--vantages`, a store or queue that could not be read until the deadline, each failed poll tried again with backoff)',
+    },
+    { code: 2, meaning: 'usage' },
+    { code: 3, meaning: 'the outage guard stopped the run (now, or when the run id was recorded)' },
+  ],
+  rejudge: [
+    { code: 0, meaning: 'no verdict differs (rows without evidence are no difference)' },
+    { code: 1, meaning: 'a verdict differs, or an error' },
+    { code: 2, meaning: 'usage' },
+  ],
+  accept: [
+    { code: 0, meaning: 'accepted' },
+    { code: 1, meaning: 'nothing to accept' },
+    { code: 2, meaning: 'usage' },
+  ],
+  discover: [
+    { code: 0, meaning: 'at least one Server Card was read' },
+    { code: 1, meaning: 'none found, or the source was refused' },
+    { code: 2, meaning: 'usage' },
+  ],
+  validate: [
+    { code: 0, meaning: 'valid' },
+    { code: 1, meaning: 'invalid or unreadable' },
+    { code: 2, meaning: 'usage' },
+  ],
+  publish: [
+    { code: 0, meaning: 'published' },
+    { code: 1, meaning: 'the catalog fails lint, or an error' },
+    { code: 2, meaning: 'usage' },
+  ],
+  serve: [
+    {
+      code: null,
+      meaning:
+        'runs until stopped (SIGINT or SIGTERM); a catalog that fails lint is served with its findings on the status page, its published documents answered 503',
+    },
+    { code: 1, meaning: 'an unreadable catalog, the port cannot be bound, or an error' },
+    { code: 2, meaning: 'usage' },
+  ],
+  report: [
+    { code: 0, meaning: 'written' },
+    { code: 1, meaning: 'an error' },
+    { code: 2, meaning: 'usage' },
+  ],
+  site: [
+    {
+      code: 0,
+      meaning:
+        'written (a catalog that fails lint: the status pages with its findings, no published documents; the findings on stderr)',
+    },
+    { code: 1, meaning: 'a catalog that would leak a secret, or an error' },
+    { code: 2, meaning: 'usage' },
+  ],
+  mcp: [
+    { code: 0, meaning: 'stopped (it runs until stopped)' },
+    { code: 1, meaning: 'the port cannot be bound' },
+    { code: 2, meaning: 'usage' },
+  ],
+  demo: [{ code: 0, meaning: 'the demo ran' }],
+  worker: [
+    { code: 0, meaning: 'stopped by SIGTERM or SIGINT (jobs in flight finished within --drain, the rest handed back)' },
+    { code: 1, meaning: 'the store or queue cannot be reached, or its schema is behind (`onetap store migrate`)' },
+    {
+      code: 2,
+      meaning:
+        "usage (also: ONETAP_WORKER_KEY_ENV not a list of variable names, or one of onetap's own; ONETAP_VANTAGE_KEY shorter than 32 characters)",
+    },
+  ],
+  census: [
+    { code: 0, meaning: 'the census completed: the records written' },
+    { code: 1, meaning: 'the registry could not be read (nothing probed), or an error' },
+    { code: 2, meaning: 'usage' },
+    {
+      code: 3,
+      meaning:
+        'the outage guard: at least 20 hosts were probed and at least half of them failed at the network level, every probe of each (nothing published; the state is kept)',
+    },
+  ],
+  store: [
+    { code: 0, meaning: '`--help`' },
+    { code: 2, meaning: 'no subcommand, or an unknown one' },
+  ],
+  'store migrate': [
+    { code: 0, meaning: 'migrated, or up to date' },
+    {
+      code: 1,
+      meaning: 'the store cannot be reached, is newer than this onetap, or a migration failed (nothing of it applied)',
+    },
+    { code: 2, meaning: 'usage (no URL, or not a PostgreSQL one)' },
+  ],
+  'store import': [
+    {
+      code: 0,
+      meaning: 'imported (runs the store holds already are left out; unusable lines are counted as history problems)',
+    },
+    { code: 1, meaning: 'an error: nothing was imported' },
+    { code: 2, meaning: 'usage' },
+  ],
+  'store grant-vantage': [
+    { code: 0, meaning: 'the SQL printed (nothing is connected to or changed)' },
+    {
+      code: 2,
+      meaning:
+        'usage (no URL, not a PostgreSQL one, not a vantage name, or a default role name over 63 bytes: give --role)',
+    },
+  ],
+  'store export': [
+    { code: 0, meaning: 'exported' },
+    { code: 1, meaning: 'an error' },
+    { code: 2, meaning: 'usage (also: --to holds files, or tools.lock.json exists beside it)' },
+  ],
 };
 
 /** The program's own exit codes (no command, `--help`, `--version`). */
@@ -99,7 +227,11 @@ export function buildReferenceProgram(): Command {
 }
 
 /** A command and where its page goes: `path` its words after `onetap` (`['probe']`), `file` relative to docs/reference. */
-export interface ReferenceCommand { command: Command; path: string[]; file: string }
+export interface ReferenceCommand {
+  command: Command;
+  path: string[];
+  file: string;
+}
 
 /** Every command with a page, nested subcommands included, depth first in the order the help lists them. */
 export function referenceCommands(program: Command): ReferenceCommand[] {
@@ -141,7 +273,11 @@ export function firstTextBlock(markdown: string): string | null {
 }
 
 function table(head: string[], rows: string[][]): string {
-  return [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+  return [
+    `| ${head.join(' | ')} |`,
+    `|${head.map(() => '---').join('|')}|`,
+    ...rows.map((r) => `| ${r.join(' | ')} |`),
+  ].join('\n');
 }
 
 const cell = (text: string) => (text === '' ? '' : mdText(text));
@@ -151,12 +287,17 @@ const cell = (text: string) => (text === '' ? '' : mdText(text));
  * stay code (safe in a table cell), the rest is escaped as plain text, spaces around the spans kept.
  */
 function prose(text: string): string {
-  return text.replace(/\s+/g, ' ').trim().split(/(`[^`]+`)/).map((part, i) => {
-    if (i % 2) return code(part.slice(1, -1));
-    const lead = /^ /.test(part) ? ' ' : '';
-    const trail = / $/.test(part) && part.trim() ? ' ' : '';
-    return part.trim() ? lead + mdText(part) + trail : part;
-  }).join('');
+  return text
+    .replace(/\s+/g, ' ')
+    .trim()
+    .split(/(`[^`]+`)/)
+    .map((part, i) => {
+      if (i % 2) return code(part.slice(1, -1));
+      const lead = /^ /.test(part) ? ' ' : '';
+      const trail = / $/.test(part) && part.trim() ? ' ' : '';
+      return part.trim() ? lead + mdText(part) + trail : part;
+    })
+    .join('');
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -186,35 +327,45 @@ function optionDefault(option: Option): string {
 }
 
 function optionsTable(cmd: Command): string {
-  const rows = helper(cmd).visibleOptions(cmd).map((o) => {
-    const dflt = optionDefault(o);
-    const extra = [
-      o.argChoices ? `choices: ${o.argChoices.join(', ')}` : '',
-      o.variadic ? 'repeatable' : '',
-      o.envVar ? `env: ${o.envVar}` : '',
-    ].filter(Boolean).join('; ');
-    return [
-      code(o.flags),
-      cell(o.description) + (extra ? ` (${cell(extra)})` : ''),
-      o.mandatory ? 'required' : dflt ? code(dflt) : '—',
-    ];
-  });
+  const rows = helper(cmd)
+    .visibleOptions(cmd)
+    .map((o) => {
+      const dflt = optionDefault(o);
+      const extra = [
+        o.argChoices ? `choices: ${o.argChoices.join(', ')}` : '',
+        o.variadic ? 'repeatable' : '',
+        o.envVar ? `env: ${o.envVar}` : '',
+      ]
+        .filter(Boolean)
+        .join('; ');
+      return [
+        code(o.flags),
+        cell(o.description) + (extra ? ` (${cell(extra)})` : ''),
+        o.mandatory ? 'required' : dflt ? code(dflt) : '—',
+      ];
+    });
   return table(['flags', 'description', 'default'], rows);
 }
 
 function argumentsTable(cmd: Command): string | null {
   const args = cmd.registeredArguments;
   if (!args.length) return null;
-  return table(['argument', 'description', 'required', 'default'], args.map((a) => [
-    code(a.required ? `<${a.name()}${a.variadic ? '...' : ''}>` : `[${a.name()}${a.variadic ? '...' : ''}]`),
-    cell(a.description),
-    a.required ? 'yes' : 'no',
-    a.defaultValue === undefined ? '—' : code(a.defaultValueDescription || JSON.stringify(a.defaultValue)),
-  ]));
+  return table(
+    ['argument', 'description', 'required', 'default'],
+    args.map((a) => [
+      code(a.required ? `<${a.name()}${a.variadic ? '...' : ''}>` : `[${a.name()}${a.variadic ? '...' : ''}]`),
+      cell(a.description),
+      a.required ? 'yes' : 'no',
+      a.defaultValue === undefined ? '—' : code(a.defaultValueDescription || JSON.stringify(a.defaultValue)),
+    ]),
+  );
 }
 
 function exitCodesTable(codes: readonly ExitCode[]): string {
-  return table(['exit code', 'meaning'], codes.map((c) => [c.code === null ? '—' : code(String(c.code)), prose(c.meaning)]));
+  return table(
+    ['exit code', 'meaning'],
+    codes.map((c) => [c.code === null ? '—' : code(String(c.code)), prose(c.meaning)]),
+  );
 }
 
 const GENERATED = (source: string) => `<!-- Generated by \`npm run docs\` from ${source}; do not edit by hand. -->`;
@@ -241,12 +392,32 @@ export function commandPage(ref: ReferenceCommand): string {
     '',
   ];
   if (args) parts.push('## Arguments', '', args, '');
-  parts.push('## Options', '', 'A default is what the CLI definition gives commander; "—" means none there (the description says what applies).', '', optionsTable(cmd), '');
+  parts.push(
+    '## Options',
+    '',
+    'A default is what the CLI definition gives commander; "—" means none there (the description says what applies).',
+    '',
+    optionsTable(cmd),
+    '',
+  );
   if (subs.length) {
-    parts.push('## Subcommands', '', ...subs.map((s) => `- [\`${full} ${s.name()}\`](${[...path, s.name()].join('-')}.md): ${cell(s.description())}`), '');
+    parts.push(
+      '## Subcommands',
+      '',
+      ...subs.map((s) => `- [\`${full} ${s.name()}\`](${[...path, s.name()].join('-')}.md): ${cell(s.description())}`),
+      '',
+    );
   }
-  parts.push('## Exit codes', '', codes ? exitCodesTable(codes) : 'Not stated (EXIT_CODES in scripts/reference.ts has no entry).', '');
-  parts.push('Every error goes to stderr as `onetap: …`. See also the [index](README.md) and the [verdicts and reasons](verdicts.md).', '');
+  parts.push(
+    '## Exit codes',
+    '',
+    codes ? exitCodesTable(codes) : 'Not stated (EXIT_CODES in scripts/reference.ts has no entry).',
+    '',
+  );
+  parts.push(
+    'Every error goes to stderr as `onetap: …`. See also the [index](README.md) and the [verdicts and reasons](verdicts.md).',
+    '',
+  );
   return parts.join('\n');
 }
 
@@ -259,8 +430,15 @@ export function indexPage(program: Command, refs: ReferenceCommand[]): string {
       codes.map((c) => (c.code === null ? prose(c.meaning) : `${code(String(c.code))} ${prose(c.meaning)}`)).join('; '),
     ];
   });
-  const help = helper(program).visibleCommands(program).find((c) => !program.commands.includes(c));
-  if (help) rows.push([code(`onetap ${help.name()} [command]`), `${cell(help.description())} (the same text as ${code('onetap <command> --help')})`, code('0')]);
+  const help = helper(program)
+    .visibleCommands(program)
+    .find((c) => !program.commands.includes(c));
+  if (help)
+    rows.push([
+      code(`onetap ${help.name()} [command]`),
+      `${cell(help.description())} (the same text as ${code('onetap <command> --help')})`,
+      code('0'),
+    ]);
   return [
     GENERATED('the commander definitions in src/cli/ and the tables in src/'),
     '',
@@ -274,7 +452,7 @@ export function indexPage(program: Command, refs: ReferenceCommand[]): string {
     table(['command', 'what it does', 'exit codes'], rows),
     '',
     'Exit codes in general: `0` ok, `1` a finding or an error, `2` a usage error (checked before any work), `3` only',
-    'for `refresh`\'s outage guard.',
+    "for `refresh`'s outage guard.",
     '',
     '`onetap --help` prints:',
     '',
@@ -304,10 +482,14 @@ export function indexPage(program: Command, refs: ReferenceCommand[]): string {
 
 export function verdictsPage(): string {
   const reasons = Object.keys(REASON_TEXT) as Reason[];
-  const verdictsOf = (r: Reason) => [...new Set(POLICY_TABLE.filter((row) => row.reason === r).map((row) => row.verdict))];
+  const verdictsOf = (r: Reason) => [
+    ...new Set(POLICY_TABLE.filter((row) => row.reason === r).map((row) => row.verdict)),
+  ];
   const reasonRows = reasons.map((r) => [
     code(r),
-    verdictsOf(r).map((v) => code(v)).join(', ') || '—',
+    verdictsOf(r)
+      .map((v) => code(v))
+      .join(', ') || '—',
     prose(REASON_TEXT[r]),
     RETRYABLE.has(r) ? 'yes' : '',
     HELD_OUT.has(r) ? 'yes' : '',
@@ -323,7 +505,16 @@ export function verdictsPage(): string {
     '',
     '## The policy table',
     '',
-    table(['#', 'stage', 'verdict', 'reason', 'policy'], POLICY_TABLE.map((row, i) => [String(i + 1), code(row.stage), code(row.verdict), code(row.reason), prose(row.policy)])),
+    table(
+      ['#', 'stage', 'verdict', 'reason', 'policy'],
+      POLICY_TABLE.map((row, i) => [
+        String(i + 1),
+        code(row.stage),
+        code(row.verdict),
+        code(row.reason),
+        prose(row.policy),
+      ]),
+    ),
     '',
     '## Reasons',
     '',
@@ -340,7 +531,11 @@ export function verdictsPage(): string {
 // ---------------------------------------------------------------------------------------------------------
 // Limits: the values at run time, their comments from the source
 
-interface LimitConstant { name: string; file: string; value: unknown }
+interface LimitConstant {
+  name: string;
+  file: string;
+  value: unknown;
+}
 
 /** The exported limits and defaults; test/docs-reference.test.ts checks every exported `*_LIMITS`, `*_DEFAULTS`, `LIMITS` and `MAX_*` is here. */
 export const LIMIT_CONSTANTS: readonly LimitConstant[] = [
@@ -381,23 +576,37 @@ function docComment(sf: ts.SourceFile, node: ts.Node): string {
   const ranges = ts.getLeadingCommentRanges(sf.text, node.getFullStart()) ?? [];
   const doc = ranges.filter((r) => sf.text.startsWith('/**', r.pos)).at(-1);
   if (!doc) return '';
-  return sf.text.slice(doc.pos + 3, doc.end - 2).split('\n').map((l) => l.replace(/^\s*\* ?/, '').trim()).filter(Boolean).join(' ');
+  return sf.text
+    .slice(doc.pos + 3, doc.end - 2)
+    .split('\n')
+    .map((l) => l.replace(/^\s*\* ?/, '').trim())
+    .filter(Boolean)
+    .join(' ');
 }
 
 /** A module's opening comment, its lines kept (indentation after ` * ` too). */
 function moduleComment(file: string): string {
   const sf = source(file);
   const first = sf.statements[0];
-  const ranges = first ? ts.getLeadingCommentRanges(sf.text, first.getFullStart()) ?? [] : [];
+  const ranges = first ? (ts.getLeadingCommentRanges(sf.text, first.getFullStart()) ?? []) : [];
   const doc = ranges.find((r) => sf.text.startsWith('/**', r.pos));
   if (!doc) return '';
-  return sf.text.slice(doc.pos + 3, doc.end - 2).split('\n').map((l) => l.replace(/^\s*\*( |$)/, '').trimEnd()).join('\n').trim();
+  return sf.text
+    .slice(doc.pos + 3, doc.end - 2)
+    .split('\n')
+    .map((l) => l.replace(/^\s*\*( |$)/, '').trimEnd())
+    .join('\n')
+    .trim();
 }
 
-function variable(sf: ts.SourceFile, name: string): { statement: ts.VariableStatement; decl: ts.VariableDeclaration } | null {
+function variable(
+  sf: ts.SourceFile,
+  name: string,
+): { statement: ts.VariableStatement; decl: ts.VariableDeclaration } | null {
   for (const st of sf.statements) {
     if (!ts.isVariableStatement(st)) continue;
-    for (const decl of st.declarationList.declarations) if (ts.isIdentifier(decl.name) && decl.name.text === name) return { statement: st, decl };
+    for (const decl of st.declarationList.declarations)
+      if (ts.isIdentifier(decl.name) && decl.name.text === name) return { statement: st, decl };
   }
   return null;
 }
@@ -417,12 +626,15 @@ function limitDocs(c: LimitConstant): { doc: string; keys: Map<string, string> }
   const found = variable(sf, c.name);
   if (!found) throw new Error(`${c.file}: no exported const ${c.name}`);
   let init = found.decl.initializer;
-  while (init && (ts.isAsExpression(init) || ts.isSatisfiesExpression(init) || ts.isParenthesizedExpression(init))) init = init.expression;
+  while (init && (ts.isAsExpression(init) || ts.isSatisfiesExpression(init) || ts.isParenthesizedExpression(init)))
+    init = init.expression;
   const keys = init && ts.isObjectLiteralExpression(init) ? memberDocs(sf, init.properties) : new Map<string, string>();
   const type = found.decl.type;
   if (type && ts.isTypeReferenceNode(type) && ts.isIdentifier(type.typeName)) {
     const typeName = type.typeName.text;
-    const iface = sf.statements.find((s): s is ts.InterfaceDeclaration => ts.isInterfaceDeclaration(s) && s.name.text === typeName);
+    const iface = sf.statements.find(
+      (s): s is ts.InterfaceDeclaration => ts.isInterfaceDeclaration(s) && s.name.text === typeName,
+    );
     if (iface) for (const [k, d] of memberDocs(sf, iface.members)) if (d && !keys.get(k)) keys.set(k, d);
   }
   return { doc: docComment(sf, found.statement), keys };
@@ -431,8 +643,10 @@ function limitDocs(c: LimitConstant): { doc: string; keys: Map<string, string> }
 /** A number with its unit spelled out when its key names one (`…Bytes`, `…Ms`). */
 function humane(key: string, value: unknown): string {
   if (typeof value !== 'number') return '';
-  if (/bytes$/i.test(key) && value >= 1024 && value % 1024 === 0) return value % (1024 * 1024) === 0 ? `${value / 1024 / 1024} MiB` : `${value / 1024} KiB`;
-  if (/Ms$/.test(key) && value >= 1000 && value % 1000 === 0) return value % 60_000 === 0 ? `${value / 60_000} min` : `${value / 1000} s`;
+  if (/bytes$/i.test(key) && value >= 1024 && value % 1024 === 0)
+    return value % (1024 * 1024) === 0 ? `${value / 1024 / 1024} MiB` : `${value / 1024} KiB`;
+  if (/Ms$/.test(key) && value >= 1000 && value % 1000 === 0)
+    return value % 60_000 === 0 ? `${value / 60_000} min` : `${value / 1000} s`;
   return '';
 }
 
@@ -450,10 +664,16 @@ export function limitsPage(): string {
     const { doc, keys } = limitDocs(c);
     parts.push(`## \`${c.name}\``, '', `[${c.file}](../../${c.file})${doc ? `: ${prose(doc)}` : ''}`, '');
     if (c.value !== null && typeof c.value === 'object') {
-      parts.push(table(['key', 'value', 'meaning'], Object.entries(c.value).map(([k, v]) => {
-        const h = humane(k, v);
-        return [code(k), code(JSON.stringify(v)) + (h ? ` (${h})` : ''), prose(keys.get(k) ?? '')];
-      })), '');
+      parts.push(
+        table(
+          ['key', 'value', 'meaning'],
+          Object.entries(c.value).map(([k, v]) => {
+            const h = humane(k, v);
+            return [code(k), code(JSON.stringify(v)) + (h ? ` (${h})` : ''), prose(keys.get(k) ?? '')];
+          }),
+        ),
+        '',
+      );
     } else {
       const h = humane(c.name.endsWith('_MS') ? 'Ms' : c.name, c.value);
       parts.push(`Value: ${code(JSON.stringify(c.value))}${h ? ` (${h})` : ''}`, '');
@@ -476,33 +696,45 @@ function schemaType(s: Schema, defsAnchor: (name: string) => string): string {
   if (s.const !== undefined) return code(JSON.stringify(s.const));
   if (Array.isArray(s.enum)) return `one of ${s.enum.map((v) => code(JSON.stringify(v))).join(', ')}`;
   const type = Array.isArray(s.type) ? s.type.join(' or ') : typeof s.type === 'string' ? s.type : 'any';
-  if (type === 'array' && s.items && typeof s.items === 'object') return `array of ${schemaType(s.items as Schema, defsAnchor)}`;
-  if (type === 'object' && s.additionalProperties && typeof s.additionalProperties === 'object') return `object of ${schemaType(s.additionalProperties as Schema, defsAnchor)} values`;
+  if (type === 'array' && s.items && typeof s.items === 'object')
+    return `array of ${schemaType(s.items as Schema, defsAnchor)}`;
+  if (type === 'object' && s.additionalProperties && typeof s.additionalProperties === 'object')
+    return `object of ${schemaType(s.additionalProperties as Schema, defsAnchor)} values`;
   if (type === 'object' && s.properties && typeof s['x-anchor'] === 'string') return `[object](#${s['x-anchor']})`;
   return mdText(type);
 }
 
 function schemaConstraints(s: Schema): string {
   const out: string[] = [];
-  const own = Array.isArray(s.anyOf) ? (s.anyOf as Schema[]).find((x) => x.type !== 'null') ?? s : s;
+  const own = Array.isArray(s.anyOf) ? ((s.anyOf as Schema[]).find((x) => x.type !== 'null') ?? s) : s;
   // A whole number's own range (±2^53-1) says nothing a reader needs.
-  const safe = (k: string, v: unknown) => (k === 'minimum' || k === 'maximum') && Math.abs(Number(v)) === Number.MAX_SAFE_INTEGER;
-  for (const k of ['format', 'pattern', 'minimum', 'maximum', 'minLength', 'maxLength']) if (own[k] !== undefined && !safe(k, own[k])) out.push(`${k} ${code(String(own[k]))}`);
+  const safe = (k: string, v: unknown) =>
+    (k === 'minimum' || k === 'maximum') && Math.abs(Number(v)) === Number.MAX_SAFE_INTEGER;
+  for (const k of ['format', 'pattern', 'minimum', 'maximum', 'minLength', 'maxLength'])
+    if (own[k] !== undefined && !safe(k, own[k])) out.push(`${k} ${code(String(own[k]))}`);
   const items = s.items as Schema | undefined;
-  if (items && typeof items === 'object' && items.format !== undefined) out.push(`items: format ${code(String(items.format))}`);
+  if (items && typeof items === 'object' && items.format !== undefined)
+    out.push(`items: format ${code(String(items.format))}`);
   return out.join(', ');
 }
 
 function schemaObjectTable(s: Schema, defsAnchor: (name: string) => string): string {
-  const required = new Set(Array.isArray(s.required) ? s.required as string[] : []);
+  const required = new Set(Array.isArray(s.required) ? (s.required as string[]) : []);
   const props = (s.properties ?? {}) as Record<string, Schema>;
-  const rows = Object.entries(props).map(([name, p]) => [code(name), schemaType(p, defsAnchor), required.has(name) ? 'yes' : '', schemaConstraints(p), prose(typeof p.description === 'string' ? p.description : '')]);
+  const rows = Object.entries(props).map(([name, p]) => [
+    code(name),
+    schemaType(p, defsAnchor),
+    required.has(name) ? 'yes' : '',
+    schemaConstraints(p),
+    prose(typeof p.description === 'string' ? p.description : ''),
+  ]);
   const closed = s.additionalProperties === false ? '\n\nNo other fields are allowed.' : '';
   return table(['field', 'type', 'required', 'constraints', 'description'], rows) + closed;
 }
 
 /** A heading with an anchor of its own (links in the tables point at it). */
-const anchorHeading = (name: string, anchor: string, title: string) => `### ${title} (\`${name}\`) <a id="${anchor}"></a>`;
+const anchorHeading = (name: string, anchor: string, title: string) =>
+  `### ${title} (\`${name}\`) <a id="${anchor}"></a>`;
 
 /** The JSDoc of each property of the object literals in a schema's declaration (`z.object({…})`, `.extend({…})`). */
 function schemaComments(file: string, names: readonly string[]): Map<string, string> {
@@ -538,7 +770,8 @@ export const describedSchemas = (() => {
     const observation = RECORD_SCHEMAS.find((s) => s.name === 'Observation')!;
     for (const part of RECORD_SCHEMAS) {
       const comments = schemaComments(part.file, part.declared);
-      const inherited = part.name === 'PlanRow' ? schemaComments(observation.file, observation.declared) : new Map<string, string>();
+      const inherited =
+        part.name === 'PlanRow' ? schemaComments(observation.file, observation.declared) : new Map<string, string>();
       const props = (schemas[part.name]!.properties ?? {}) as Record<string, JsonSchema>;
       for (const [field, p] of Object.entries(props)) {
         const text = comments.get(field) ?? inherited.get(field);
@@ -555,11 +788,17 @@ export function formatsPage(): string {
   const anchor = (name: string) => `definition-${name.toLowerCase()}`;
   const defs = (schema.$defs ?? {}) as Record<string, Schema>;
   // Inline objects (policy) get a section of their own; the document's table links to it.
-  const props = Object.fromEntries(Object.entries((schema.properties ?? {}) as Record<string, Schema>)
-    .map(([name, p]) => [name, p.type === 'object' && p.properties ? { ...p, 'x-anchor': name.toLowerCase() } : p]));
+  const props = Object.fromEntries(
+    Object.entries((schema.properties ?? {}) as Record<string, Schema>).map(([name, p]) => [
+      name,
+      p.type === 'object' && p.properties ? { ...p, 'x-anchor': name.toLowerCase() } : p,
+    ]),
+  );
   schema.properties = props;
   const parts = [
-    GENERATED(`${schemaFile}, the record's schemas in src/model/ and the comments of src/store/lock.ts and src/store/lines.ts`),
+    GENERATED(
+      `${schemaFile}, the record's schemas in src/model/ and the comments of src/store/lock.ts and src/store/lines.ts`,
+    ),
     '',
     '# File formats',
     '',
@@ -577,7 +816,8 @@ export function formatsPage(): string {
   for (const [name, p] of Object.entries(props)) {
     if (p.type === 'object' && p.properties) parts.push(`### \`${name}\``, '', schemaObjectTable(p, anchor), '');
   }
-  for (const [name, d] of Object.entries(defs)) parts.push(`### Definition: ${name}`, '', schemaObjectTable(d, anchor), '');
+  for (const [name, d] of Object.entries(defs))
+    parts.push(`### Definition: ${name}`, '', schemaObjectTable(d, anchor), '');
   const record = (name: string) => `record-${name.toLowerCase()}`;
   const recordTable = (name: string) => schemaObjectTable(describedSchemas()[name]!, record);
   parts.push(
@@ -591,7 +831,7 @@ export function formatsPage(): string {
     '',
     recordTable('ToolsLock'),
     '',
-    '`servers` is keyed by the server\'s URL.',
+    "`servers` is keyed by the server's URL.",
     '',
     anchorHeading('LockEntry', record('LockEntry'), 'Each server'),
     '',
@@ -599,7 +839,7 @@ export function formatsPage(): string {
     '',
     `## The history: \`history/YYYY-MM.jsonl\`, line format version ${HISTORY_LINE_VERSION}`,
     '',
-    'The format as [src/store/lines.ts](../../src/store/lines.ts) states it; every line is validated against the record\'s schema',
+    "The format as [src/store/lines.ts](../../src/store/lines.ts) states it; every line is validated against the record's schema",
     `when read. Lines are at most ${HISTORY_LIMITS.lineBytes} bytes ([limits](limits.md#history_limits)).`,
     '',
     fenced(moduleComment('src/store/lines.ts')),
@@ -608,7 +848,7 @@ export function formatsPage(): string {
     '',
     anchorHeading('RunRecord', record('RunRecord'), 'A run line'),
     '',
-    'A run line is this record with `v`, `type` (`run`) and `observations` (how many lines follow); an aborted run\'s line adds its rows as `plan`.',
+    "A run line is this record with `v`, `type` (`run`) and `observations` (how many lines follow); an aborted run's line adds its rows as `plan`.",
     '',
     recordTable('RunRecord'),
     '',
@@ -625,7 +865,7 @@ export function formatsPage(): string {
     '',
     recordTable('Evidence'),
     '',
-    anchorHeading('ClientRun', record('ClientRun'), 'One client\'s run'),
+    anchorHeading('ClientRun', record('ClientRun'), "One client's run"),
     '',
     recordTable('ClientRun'),
     '',
@@ -633,8 +873,17 @@ export function formatsPage(): string {
     '',
     recordTable('Exchange'),
     '',
-    ...['ProbeSettings', 'DiagnosisSummary', 'MatrixCell', 'Finding', 'ToolChanges'].flatMap((name) => [anchorHeading(name, record(name), 'Part'), '', recordTable(name), '']),
-    anchorHeading('StoredSnapshot', record('StoredSnapshot'), `Tool snapshots: \`history/snapshots/<hash>.json\`, format ${SNAPSHOT_FORMAT}`),
+    ...['ProbeSettings', 'DiagnosisSummary', 'MatrixCell', 'Finding', 'ToolChanges'].flatMap((name) => [
+      anchorHeading(name, record(name), 'Part'),
+      '',
+      recordTable(name),
+      '',
+    ]),
+    anchorHeading(
+      'StoredSnapshot',
+      record('StoredSnapshot'),
+      `Tool snapshots: \`history/snapshots/<hash>.json\`, format ${SNAPSHOT_FORMAT}`,
+    ),
     '',
     `Bounded by [\`SNAPSHOT_LIMITS\`](limits.md#snapshot_limits); read back by [src/store/snapshots.ts](../../src/store/snapshots.ts) as untrusted input.`,
     '',
@@ -655,6 +904,9 @@ export function referencePages(program: Command = buildReferenceProgram()): Refe
     { path: `${REFERENCE_DIR}/verdicts.md`, content: verdictsPage() },
     { path: `${REFERENCE_DIR}/limits.md`, content: limitsPage() },
     { path: `${REFERENCE_DIR}/formats.md`, content: formatsPage() },
-    ...Object.entries(describedSchemas()).map(([name, schema]) => ({ path: `${REFERENCE_DIR}/schemas/${name}.schema.json`, content: JSON.stringify(schema, null, 2) + '\n' })),
+    ...Object.entries(describedSchemas()).map(([name, schema]) => ({
+      path: `${REFERENCE_DIR}/schemas/${name}.schema.json`,
+      content: JSON.stringify(schema, null, 2) + '\n',
+    })),
   ];
 }

@@ -20,9 +20,9 @@ import { catalogOf, server } from './helpers.js';
 import { ROOT, git, runAction, type ActionRun } from './action-run.js';
 import type { Catalog } from '../src/index.js';
 
-
 /** What servers and pull requests write where the action prints: modern and legacy workflow commands, line breaks of every kind. */
-const HOSTILE_MESSAGE = 'first line\n::error::injected\r::add-mask::x\r\n  ::set-output name=changed::true\u2028::notice::ls\n##[warning]legacy ##[stop-commands]tok';
+const HOSTILE_MESSAGE =
+  'first line\n::error::injected\r::add-mask::x\r\n  ::set-output name=changed::true\u2028::notice::ls\n##[warning]legacy ##[stop-commands]tok';
 const rpcError = (message: string, on: 'initialize' | 'tools/list') => (c: Ctx) => {
   if (!c.msg || c.msg.id === undefined || c.msg.method !== on) return answer(c);
   json(c.res, 200, { jsonrpc: '2.0', id: c.msg.id, error: { code: -32602, message } });
@@ -37,12 +37,13 @@ before(async () => {
     'rpc-stop-commands': rpcError('::stop-commands::x', 'initialize'),
     'rpc-warning': rpcError('::warning::from the server', 'tools/list'),
     'rpc-multi-line': rpcError(HOSTILE_MESSAGE, 'initialize'),
-    'http-500-multi-line': (c) => json(c.res, 500, { jsonrpc: '2.0', id: c.msg?.id ?? null, error: { code: -32000, message: HOSTILE_MESSAGE } }),
+    'http-500-multi-line': (c) =>
+      json(c.res, 500, { jsonrpc: '2.0', id: c.msg?.id ?? null, error: { code: -32000, message: HOSTILE_MESSAGE } }),
   });
 });
-after(async () => { await fleet.close(); });
-
-
+after(async () => {
+  await fleet.close();
+});
 
 async function cloneWith(catalog: Catalog): Promise<string> {
   const remote = await mkdtemp(join(tmp, 'remote-'));
@@ -78,32 +79,54 @@ function assertNoInjectedCommand(run: ActionRun): void {
   for (const stream of ['stdout', 'stderr'] as const) {
     for (const raw of run[stream].split(/\r\n|\r|\n/)) {
       const line = raw.replace(/^[\s\u0085]+/u, '');
-      if (line.startsWith('::')) assert.ok(OWN.some((re) => re.test(line)), `${stream}: a workflow command the action did not write: ${JSON.stringify(raw)}`);
+      if (line.startsWith('::'))
+        assert.ok(
+          OWN.some((re) => re.test(line)),
+          `${stream}: a workflow command the action did not write: ${JSON.stringify(raw)}`,
+        );
       assert.ok(!raw.includes('##['), `${stream}: a legacy workflow command: ${JSON.stringify(raw)}`);
     }
   }
 }
 
 describe('action/check.sh: server and pull-request text never becomes a workflow command', () => {
-  it('JSON-RPC errors that are commands (::stop-commands::, ::warning::, a multi-line \\n::error::) and names that are', { timeout: 60_000 }, async () => {
+  it('JSON-RPC errors that are commands (::stop-commands::, ::warning::, a multi-line \\n::error::) and names that are', {
+    timeout: 60_000,
+  }, async () => {
     const gateway = { policy: { authOptionalHosts: [], sharedGatewayHosts: [new URL(fleet.origin).host] } };
     const clone = await cloneWith(catalogOf([], gateway));
     git(clone, 'checkout', '--quiet', '-b', 'hostile');
-    await writeFile(join(clone, 'catalog', 'servers.json'), JSON.stringify(catalogOf([
-      server('Stop', fleet.url('rpc-stop-commands')),
-      server('Warn', fleet.url('rpc-warning')),
-      server('Multi', fleet.url('rpc-multi-line')),
-      server('Five hundred', fleet.url('http-500-multi-line')),
-      server('::warning title=pwned::from the name', fleet.url('ok-json')),
-      server('Line\n::error::from a name ##[error]legacy', fleet.url('ok-sse')),
-    ], gateway), null, 2) + '\n');
+    await writeFile(
+      join(clone, 'catalog', 'servers.json'),
+      JSON.stringify(
+        catalogOf(
+          [
+            server('Stop', fleet.url('rpc-stop-commands')),
+            server('Warn', fleet.url('rpc-warning')),
+            server('Multi', fleet.url('rpc-multi-line')),
+            server('Five hundred', fleet.url('http-500-multi-line')),
+            server('::warning title=pwned::from the name', fleet.url('ok-json')),
+            server('Line\n::error::from a name ##[error]legacy', fleet.url('ok-sse')),
+          ],
+          gateway,
+        ),
+        null,
+        2,
+      ) + '\n',
+    );
     const r = await runAction(tmp, 'check.sh', clone, { 'allow-http': 'true', 'base-ref': 'main', timeout: '2000' });
     assert.equal(r.code, 1, r.stdout + r.stderr);
     assert.match(r.stdout, /6 row\(s\) added or changed/);
     assertNoInjectedCommand(r);
     // The text is still there to read, on one line and visibly defused.
-    assert.match(r.stdout, /^ {2}\\::warning title=pwned::from the name \(http:\/\/127\.0\.0\.1:\d+\/ok-json\): live\/ok/m);
-    assert.match(r.stdout, /^ {2}Multi \(.*\): review\/handshake-error.*first line ::error::injected ::add-mask::x +::set-output name=changed::true ::notice::ls #\\#\[warning\]legacy #\\#\[stop-commands\]tok/m);
+    assert.match(
+      r.stdout,
+      /^ {2}\\::warning title=pwned::from the name \(http:\/\/127\.0\.0\.1:\d+\/ok-json\): live\/ok/m,
+    );
+    assert.match(
+      r.stdout,
+      /^ {2}Multi \(.*\): review\/handshake-error.*first line ::error::injected ::add-mask::x +::set-output name=changed::true ::notice::ls #\\#\[warning\]legacy #\\#\[stop-commands\]tok/m,
+    );
     assert.match(r.stdout, /^::error file=catalog\/servers\.json,title=onetap: not one-tap ready::Multi \(/m);
     assert.match(r.stdout, /^ {2}Stop \(.*\): review\/handshake-error/m);
   });
@@ -121,12 +144,20 @@ else if (a[0] === 'site') process.stdout.write(hostile);
 `;
 
 describe('action/run.sh: what onetap prints reaches the log through the filter', () => {
-  it('stderr of refresh and report, and the output of site: no line is a workflow command', { timeout: 60_000 }, async () => {
+  it('stderr of refresh and report, and the output of site: no line is a workflow command', {
+    timeout: 60_000,
+  }, async () => {
     const fake = await mkdtemp(join(tmp, 'fake-'));
     await mkdir(join(fake, 'bin'));
     await writeFile(join(fake, 'bin', 'onetap'), FAKE_ONETAP);
     const clone = await cloneWith(catalogOf([server('Steady', fleet.url('ok-json'))]));
-    const r = await runAction(tmp, 'run.sh', clone, { write: 'false', 'site-dir': '_site' }, { GITHUB_ACTION_PATH: fake });
+    const r = await runAction(
+      tmp,
+      'run.sh',
+      clone,
+      { write: 'false', 'site-dir': '_site' },
+      { GITHUB_ACTION_PATH: fake },
+    );
     assert.equal(r.code, 0, r.stdout + r.stderr);
     assertNoInjectedCommand(r);
     assert.match(r.stderr, /^\\::stop-commands::tok$/m, 'the text is in the log, defused');
@@ -135,9 +166,15 @@ describe('action/run.sh: what onetap prints reaches the log through the filter',
 });
 
 describe('action/log-safe.mjs', () => {
-  type LogSafe = { logLine: (t: string) => string; commandData: (t: string) => string; commandProperty: (t: string) => string };
+  type LogSafe = {
+    logLine: (t: string) => string;
+    commandData: (t: string) => string;
+    commandProperty: (t: string) => string;
+  };
   let safe: LogSafe;
-  before(async () => { safe = await import(pathToFileURL(join(ROOT, 'action', 'log-safe.mjs')).href) as LogSafe; });
+  before(async () => {
+    safe = (await import(pathToFileURL(join(ROOT, 'action', 'log-safe.mjs')).href)) as LogSafe;
+  });
 
   it('one line, no leading ::, no ##[, hidden characters visible; command data and properties escaped', () => {
     assert.equal(safe.logLine('::stop-commands::x'), '\\::stop-commands::x');
@@ -152,7 +189,10 @@ describe('action/log-safe.mjs', () => {
   });
 
   it('as a filter: every line of stdin, ended by CR, LF or CRLF', () => {
-    const out = execFileSync(process.execPath, [join(ROOT, 'action', 'log-safe.mjs')], { input: 'ok\n::warning::a\r::error::b\r\n  ##[group]c\n', encoding: 'utf8' });
+    const out = execFileSync(process.execPath, [join(ROOT, 'action', 'log-safe.mjs')], {
+      input: 'ok\n::warning::a\r::error::b\r\n  ##[group]c\n',
+      encoding: 'utf8',
+    });
     assert.equal(out, 'ok\n\\::warning::a\n\\::error::b\n  #\\#[group]c\n');
   });
 });
@@ -162,9 +202,19 @@ describe('action/log-safe.mjs', () => {
 
 /** Every workflow and action file of this repository (the example, action.yml, and any .github workflow). */
 function workflowFiles(): string[] {
-  const files = [join(ROOT, 'action.yml'), ...readdirSync(join(ROOT, 'examples', 'github')).filter((f) => /\.ya?ml$/.test(f)).map((f) => join(ROOT, 'examples', 'github', f))];
+  const files = [
+    join(ROOT, 'action.yml'),
+    ...readdirSync(join(ROOT, 'examples', 'github'))
+      .filter((f) => /\.ya?ml$/.test(f))
+      .map((f) => join(ROOT, 'examples', 'github', f)),
+  ];
   const own = join(ROOT, '.github', 'workflows');
-  if (existsSync(own)) files.push(...readdirSync(own).filter((f) => /\.ya?ml$/.test(f)).map((f) => join(own, f)));
+  if (existsSync(own))
+    files.push(
+      ...readdirSync(own)
+        .filter((f) => /\.ya?ml$/.test(f))
+        .map((f) => join(own, f)),
+    );
   return files;
 }
 
@@ -189,7 +239,9 @@ describe('third-party actions pinned by commit', () => {
   it('one commit per action and tag across the files', async () => {
     const seen = new Map<string, string>();
     for (const file of workflowFiles()) {
-      for (const m of (await readFile(file, 'utf8')).matchAll(/uses:\s*([\w.-]+\/[\w.-]+)@([0-9a-f]{40}) # (v[\d.]+)/g)) {
+      for (const m of (await readFile(file, 'utf8')).matchAll(
+        /uses:\s*([\w.-]+\/[\w.-]+)@([0-9a-f]{40}) # (v[\d.]+)/g,
+      )) {
         const key = `${m[1]}@${m[3]}`;
         assert.equal(seen.get(key) ?? m[2], m[2], `${key}: two different commits`);
         seen.set(key, m[2]!);
@@ -204,32 +256,65 @@ describe('the install runs no dependency lifecycle script but the ones it names'
     const step = /- name: Install onetap\n(?: {6}.*\n)+/.exec(action)?.[0] ?? '';
     assert.match(step, /run: '"\$GITHUB_ACTION_PATH\/action\/install\.sh"'/);
     const install = await readFile(join(ROOT, 'action', 'install.sh'), 'utf8');
-    const commands = install.split('\n').map((l) => l.trim()).filter((l) => /^(?:npm|npx|yarn|pnpm)\b/.test(l));
-    assert.deepEqual(commands, ['npm ci --omit=dev --no-audit --no-fund --ignore-scripts', 'npm ci --no-audit --no-fund --ignore-scripts', 'npm run build --ignore-scripts']);
-    for (const text of [action, install]) assert.ok(!/\bnpm (?:i|install|ci)\b(?![^\n]*--ignore-scripts)/.test(text), 'no other install with scripts on');
+    const commands = install
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => /^(?:npm|npx|yarn|pnpm)\b/.test(l));
+    assert.deepEqual(commands, [
+      'npm ci --omit=dev --no-audit --no-fund --ignore-scripts',
+      'npm ci --no-audit --no-fund --ignore-scripts',
+      'npm run build --ignore-scripts',
+    ]);
+    for (const text of [action, install])
+      assert.ok(!/\bnpm (?:i|install|ci)\b(?![^\n]*--ignore-scripts)/.test(text), 'no other install with scripts on');
   });
 
   it('every runtime dependency with an install script is one the step rebuilds by name', async () => {
-    const lock = JSON.parse(await readFile(join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { hasInstallScript?: boolean; dev?: boolean; optional?: boolean }> };
+    const lock = JSON.parse(await readFile(join(ROOT, 'package-lock.json'), 'utf8')) as {
+      packages: Record<string, { hasInstallScript?: boolean; dev?: boolean; optional?: boolean }>;
+    };
     // Optional native speedups whose package works without them (never built by the Action: --ignore-scripts).
     const optionalSpeedups = new Set(['msgpackr-extract']); // msgpackr (BullMQ's) encodes in JavaScript without it
-    const scripted = Object.entries(lock.packages).filter(([path, p]) => path && p.hasInstallScript && !p.dev)
-      .map(([path]) => path.replace(/^.*node_modules\//, '')).filter((name) => !(optionalSpeedups.has(name) && lock.packages[`node_modules/${name}`]?.optional));
-    assert.deepEqual(scripted, [], 'a new dependency needs its install script: rebuild it by name in action.yml (and say why)');
+    const scripted = Object.entries(lock.packages)
+      .filter(([path, p]) => path && p.hasInstallScript && !p.dev)
+      .map(([path]) => path.replace(/^.*node_modules\//, ''))
+      .filter((name) => !(optionalSpeedups.has(name) && lock.packages[`node_modules/${name}`]?.optional));
+    assert.deepEqual(
+      scripted,
+      [],
+      'a new dependency needs its install script: rebuild it by name in action.yml (and say why)',
+    );
   });
 });
 
-describe('the example workflow runs its pull-request check on every file under the catalog\'s directory', () => {
+describe("the example workflow runs its pull-request check on every file under the catalog's directory", () => {
   /** GitHub's path filter, as far as these patterns need it: `**` any depth, `*` within a segment. */
-  const glob = (pattern: string) => new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*\*/g, '\u0000').replace(/\*/g, '[^/]*').replace(/\u0000/g, '.*')}$`);
+  const glob = (pattern: string) =>
+    new RegExp(
+      `^${pattern
+        .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+        .replace(/\*\*/g, '\u0000')
+        .replace(/\*/g, '[^/]*')
+        .replace(/\u0000/g, '.*')}$`,
+    );
 
   it('catalog/servers.json, tools.lock.json, the history and its snapshots, the generated files', async () => {
     const wf = await readFile(join(ROOT, 'examples', 'github', 'onetap-weekly.yml'), 'utf8');
     const block = /^ {2}pull_request:\n {4}paths:\n((?: {6}- .*\n)+)/m.exec(wf)?.[1] ?? '';
     const patterns = [...block.matchAll(/- '?([^'\s#]+)'?/g)].map((m) => m[1]!);
     assert.ok(patterns.length > 0, wf);
-    for (const file of ['catalog/servers.json', 'catalog/tools.lock.json', 'catalog/history/2026-11.jsonl', 'catalog/history/snapshots/0123abcd.json', 'catalog/generated/PopularMcpServers.kt', 'catalog/servers.md']) {
-      assert.ok(patterns.some((p) => glob(p).test(file)), `${file} is not covered by ${JSON.stringify(patterns)}`);
+    for (const file of [
+      'catalog/servers.json',
+      'catalog/tools.lock.json',
+      'catalog/history/2026-11.jsonl',
+      'catalog/history/snapshots/0123abcd.json',
+      'catalog/generated/PopularMcpServers.kt',
+      'catalog/servers.md',
+    ]) {
+      assert.ok(
+        patterns.some((p) => glob(p).test(file)),
+        `${file} is not covered by ${JSON.stringify(patterns)}`,
+      );
     }
   });
 });

@@ -5,19 +5,44 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-export const GIT_ENV = { GIT_AUTHOR_NAME: 'Test', GIT_AUTHOR_EMAIL: 'test@example.org', GIT_COMMITTER_NAME: 'Test', GIT_COMMITTER_EMAIL: 'test@example.org', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' };
-export const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, env: { ...process.env, ...GIT_ENV }, encoding: 'utf8' }).trim();
+export const GIT_ENV = {
+  GIT_AUTHOR_NAME: 'Test',
+  GIT_AUTHOR_EMAIL: 'test@example.org',
+  GIT_COMMITTER_NAME: 'Test',
+  GIT_COMMITTER_EMAIL: 'test@example.org',
+  GIT_CONFIG_NOSYSTEM: '1',
+  GIT_CONFIG_GLOBAL: '/dev/null',
+};
+export const git = (cwd: string, ...args: string[]) =>
+  execFileSync('git', args, { cwd, env: { ...process.env, ...GIT_ENV }, encoding: 'utf8' }).trim();
 
-export interface ActionRun { code: number | null; stdout: string; stderr: string; outputs: Record<string, string> }
+export interface ActionRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  outputs: Record<string, string>;
+}
 
 /** Runs an action script the way the composite step does, with INPUT_* from `inputs`, its runner files under `tmp`. */
-export async function runAction(tmp: string, script: 'run.sh' | 'check.sh', workspace: string, inputs: Record<string, string>, extraEnv: Record<string, string> = {}): Promise<ActionRun> {
+export async function runAction(
+  tmp: string,
+  script: 'run.sh' | 'check.sh',
+  workspace: string,
+  inputs: Record<string, string>,
+  extraEnv: Record<string, string> = {},
+): Promise<ActionRun> {
   const dir = await mkdtemp(join(tmp, 'runner-'));
   const outputFile = join(dir, 'output');
   await writeFile(outputFile, '');
   const env: Record<string, string> = {
-    ...(process.env as Record<string, string>), ...GIT_ENV, NO_COLOR: '1',
-    GITHUB_WORKSPACE: workspace, GITHUB_OUTPUT: outputFile, GITHUB_ACTION_PATH: ROOT, RUNNER_TEMP: dir, ...extraEnv,
+    ...(process.env as Record<string, string>),
+    ...GIT_ENV,
+    NO_COLOR: '1',
+    GITHUB_WORKSPACE: workspace,
+    GITHUB_OUTPUT: outputFile,
+    GITHUB_ACTION_PATH: ROOT,
+    RUNNER_TEMP: dir,
+    ...extraEnv,
   };
   for (const [k, v] of Object.entries(inputs)) env[`INPUT_${k.toUpperCase().replaceAll('-', '_')}`] = v;
   const child = spawn('bash', [join(ROOT, 'action', script)], { cwd: workspace, env });

@@ -23,10 +23,6 @@ let tmp: string;
 /** The text history in git (issue 11, item 1) is in this build: `refresh --record` exists. */
 let historyInGit = false;
 
-
-
-
-
 /** A bare repository holding `catalog/servers.json` on main, as the list's repository would. */
 async function remoteWith(catalog: Catalog): Promise<string> {
   const remote = await mkdtemp(join(tmp, 'remote-'));
@@ -51,7 +47,11 @@ async function freshClone(remote: string): Promise<string> {
 
 const historyLines = (remote: string, branch: string) => {
   let files: string[];
-  try { files = git(remote, 'ls-tree', '-r', '--name-only', branch, '--', 'catalog/history').split('\n').filter(Boolean); } catch { return []; }
+  try {
+    files = git(remote, 'ls-tree', '-r', '--name-only', branch, '--', 'catalog/history').split('\n').filter(Boolean);
+  } catch {
+    return [];
+  }
   return files.flatMap((f) => git(remote, 'show', `${branch}:${f}`).split('\n').filter(Boolean));
 };
 
@@ -60,7 +60,9 @@ before(async () => {
   fleet = await startFleet({ dying: (c) => (c.state.dead ? void c.res.writeHead(404).end('gone') : answer(c)) });
   historyInGit = (await runCli(['refresh', '--help'])).stdout.includes('--record');
 });
-after(async () => { await fleet.close(); });
+after(async () => {
+  await fleet.close();
+});
 
 describe('action.yml and the example workflow', () => {
   const validate = (file: string) => {
@@ -78,10 +80,16 @@ describe('action.yml and the example workflow', () => {
       assert.equal(r.code, 0, `${file}: ${r.out}`);
     }
     const broken = join(tmp, 'broken-action.yml');
-    await writeFile(broken, (await readFile(join(ROOT, 'action.yml'), 'utf8')).replace('using: composite', 'using: compost'));
+    await writeFile(
+      broken,
+      (await readFile(join(ROOT, 'action.yml'), 'utf8')).replace('using: composite', 'using: compost'),
+    );
     assert.notEqual(validate(broken).code, 0);
     const brokenWorkflow = join(tmp, 'broken-workflow.yml');
-    await writeFile(brokenWorkflow, (await readFile(join(ROOT, 'examples/github/onetap-weekly.yml'), 'utf8')).replace('pages: write', 'pages: writ'));
+    await writeFile(
+      brokenWorkflow,
+      (await readFile(join(ROOT, 'examples/github/onetap-weekly.yml'), 'utf8')).replace('pages: write', 'pages: writ'),
+    );
     assert.notEqual(validate(brokenWorkflow).code, 0);
   });
 
@@ -91,10 +99,16 @@ describe('action.yml and the example workflow', () => {
     assert.match(wf, /^ {2}workflow_dispatch:/m);
     assert.match(wf, /^ {2}pull_request:/m);
     assert.match(wf, /^permissions: \{\}$/m);
-    assert.match(wf, /uses: actions\/upload-pages-artifact@[0-9a-f]{40} # v\d+\.\d+\.\d+\n\s+with:\n\s+path: _site\n\s+include-hidden-files: true/);
+    assert.match(
+      wf,
+      /uses: actions\/upload-pages-artifact@[0-9a-f]{40} # v\d+\.\d+\.\d+\n\s+with:\n\s+path: _site\n\s+include-hidden-files: true/,
+    );
     assert.match(wf, /uses: actions\/deploy-pages@[0-9a-f]{40} # v\d+\.\d+\.\d+\n/);
     assert.match(wf, /mode: check/);
-    assert.ok(!existsSync(join(ROOT, '.github', 'workflows', 'onetap-weekly.yml')), 'an example, not this repository\'s own workflow');
+    assert.ok(
+      !existsSync(join(ROOT, '.github', 'workflows', 'onetap-weekly.yml')),
+      "an example, not this repository's own workflow",
+    );
     const action = await readFile(join(ROOT, 'action.yml'), 'utf8');
     assert.match(action, /uses: peter-evans\/create-pull-request@[0-9a-f]{40} # v\d+\.\d+\.\d+\n/);
     assert.match(action, /uses: actions\/setup-node@[0-9a-f]{40} # v\d+\.\d+\.\d+\n\s+with:\n\s+node-version: 20/);
@@ -105,34 +119,77 @@ describe('action/run.sh: weekly refresh in fresh clones', () => {
   it('commits only the history to the default branch, leaves the pull request content, and drops a dead server when its streak completes across clones', async () => {
     // Two servers of the loopback fleet share its host: declared, so the catalog passes lint and the site publishes.
     const policy = { authOptionalHosts: [], sharedGatewayHosts: [new URL(fleet.origin).host] };
-    const remote = await remoteWith(catalogOf([server('Steady', fleet.url('ok-json')), server('Dying', fleet.url('dying'))], { policy }));
-    const inputs = { write: 'true', 'allow-http': 'true', timeout: '2000', 'confirm-drops': '2', 'site-dir': '_site', 'site-base-url': 'https://example.github.io/list' };
+    const remote = await remoteWith(
+      catalogOf([server('Steady', fleet.url('ok-json')), server('Dying', fleet.url('dying'))], { policy }),
+    );
+    const inputs = {
+      write: 'true',
+      'allow-http': 'true',
+      timeout: '2000',
+      'confirm-drops': '2',
+      'site-dir': '_site',
+      'site-base-url': 'https://example.github.io/list',
+    };
     const mainBefore = git(remote, 'rev-parse', 'main');
 
     // Week 1: everything live.
     const week1 = await freshClone(remote);
     const r1 = await runAction(tmp, 'run.sh', week1, inputs);
     assert.equal(r1.code, 0, r1.stdout + r1.stderr);
-    assert.deepEqual([r1.outputs.changed, r1.outputs.outage, r1.outputs.total, r1.outputs.keep, r1.outputs['keep-failed'], r1.outputs.review, r1.outputs.drop], ['true', 'false', '2', '2', '0', '0', '0']);
+    assert.deepEqual(
+      [
+        r1.outputs.changed,
+        r1.outputs.outage,
+        r1.outputs.total,
+        r1.outputs.keep,
+        r1.outputs['keep-failed'],
+        r1.outputs.review,
+        r1.outputs.drop,
+      ],
+      ['true', 'false', '2', '2', '0', '0', '0'],
+    );
     assert.deepEqual(r1.outputs['pr-paths']!.split('\n'), [
-      'catalog/servers.json', 'catalog/tools.lock.json', 'catalog/generated/popular-servers.json', 'catalog/generated/popular-servers.ts',
-      'catalog/generated/PopularMcpServers.kt', 'catalog/servers.md', 'catalog/log.md',
+      'catalog/servers.json',
+      'catalog/tools.lock.json',
+      'catalog/generated/popular-servers.json',
+      'catalog/generated/popular-servers.ts',
+      'catalog/generated/PopularMcpServers.kt',
+      'catalog/servers.md',
+      'catalog/log.md',
     ]);
     assert.match(await readFile(r1.outputs['report-path']!, 'utf8'), /\| Steady \|/);
-    assert.ok(existsSync(join(week1, '_site', 'index.html')) && existsSync(join(week1, '_site', '.well-known', 'ai-catalog.json')));
+    assert.ok(
+      existsSync(join(week1, '_site', 'index.html')) &&
+        existsSync(join(week1, '_site', '.well-known', 'ai-catalog.json')),
+    );
     assert.equal(r1.outputs['site-path'], '_site');
     // The pull request's content waits in the working tree for create-pull-request; the history is not part of it.
     const dirty = git(week1, 'status', '--porcelain', '--untracked-files=all').split('\n');
-    assert.ok(dirty.some((l) => l.endsWith('catalog/servers.md')), dirty.join('\n'));
+    assert.ok(
+      dirty.some((l) => l.endsWith('catalog/servers.md')),
+      dirty.join('\n'),
+    );
     assert.ok(!dirty.some((l) => l.includes('catalog/history/')), dirty.join('\n'));
-    assert.ok(!git(remote, 'ls-tree', '-r', '--name-only', 'main').includes('servers.md'), 'generated files go through the pull request only');
+    assert.ok(
+      !git(remote, 'ls-tree', '-r', '--name-only', 'main').includes('servers.md'),
+      'generated files go through the pull request only',
+    );
     if (historyInGit) {
       assert.match(r1.outputs['history-commit']!, /^[0-9a-f]{40}$/);
       assert.equal(git(remote, 'rev-parse', 'main'), r1.outputs['history-commit']);
       assert.equal(git(remote, 'rev-parse', 'main^'), mainBefore);
       // The month files and the tool snapshots (history/snapshots/<hash>.json) are history.
-      assert.deepEqual(git(remote, 'diff', '--name-only', 'main^', 'main').split('\n').every((f) => /^catalog\/history\//.test(f)), true);
-      assert.equal(git(week1, 'rev-parse', 'HEAD'), r1.outputs['history-commit'], 'the checkout stands on the pushed history');
+      assert.deepEqual(
+        git(remote, 'diff', '--name-only', 'main^', 'main')
+          .split('\n')
+          .every((f) => /^catalog\/history\//.test(f)),
+        true,
+      );
+      assert.equal(
+        git(week1, 'rev-parse', 'HEAD'),
+        r1.outputs['history-commit'],
+        'the checkout stands on the pushed history',
+      );
     }
 
     // Week 2: Dying answers 404; the pull request of week 1 was never merged. The first drop-class run is kept.
@@ -148,7 +205,10 @@ describe('action/run.sh: weekly refresh in fresh clones', () => {
     if (historyInGit) {
       assert.equal(r3.outputs.drop, '1', 'the streak was read from the history in git');
       const catalog = JSON.parse(await readFile(join(week3, 'catalog', 'servers.json'), 'utf8')) as Catalog;
-      assert.deepEqual(catalog.removed.map((r) => r.name), ['Dying']);
+      assert.deepEqual(
+        catalog.removed.map((r) => r.name),
+        ['Dying'],
+      );
       assert.equal(git(remote, 'rev-list', '--count', `${mainBefore}..main`), '3', 'one history commit per week');
     }
     fleet.state('dying').dead = false;
@@ -169,21 +229,48 @@ describe('action/run.sh: weekly refresh in fresh clones', () => {
     const r2 = await runAction(tmp, 'run.sh', week2, inputs);
     assert.equal(r2.code, 0, r2.stdout + r2.stderr);
     assert.equal(r2.outputs.changed, 'false');
-    assert.equal(git(week2, 'status', '--porcelain', '--untracked-files=all', '--', 'catalog/servers.json', 'catalog/generated', 'catalog/servers.md', 'catalog/log.md'), '');
-    if (historyInGit) assert.equal(git(remote, 'rev-list', '--count', 'onetap-history'), '2', 'the quiet run is in the history');
+    assert.equal(
+      git(
+        week2,
+        'status',
+        '--porcelain',
+        '--untracked-files=all',
+        '--',
+        'catalog/servers.json',
+        'catalog/generated',
+        'catalog/servers.md',
+        'catalog/log.md',
+      ),
+      '',
+    );
+    if (historyInGit)
+      assert.equal(git(remote, 'rev-list', '--count', 'onetap-history'), '2', 'the quiet run is in the history');
 
     // The next run is 14 days away: the snapshot would go stale first, so only its dates are refreshed.
     const week3 = await freshClone(remote);
     const r3 = await runAction(tmp, 'run.sh', week3, { ...inputs, 'next-run-days': '14' });
     assert.equal(r3.outputs.changed, 'true');
-    assert.deepEqual(git(week3, 'status', '--porcelain', '--untracked-files=all', '--', 'catalog', ':!catalog/history').split('\n'), ['M catalog/servers.md']);
-    const diff = git(week3, 'diff', '-U0', '--', 'catalog/servers.md').split('\n').filter((l) => /^[-+][^-+]/.test(l));
-    assert.ok(diff.every((l) => /^[-+]- (generated|stale_after): /.test(l)), diff.join('\n'));
-    assert.match(await readFile(r3.outputs['report-path']!, 'utf8'), /^> Nothing changed this run: this pull request only refreshes the snapshot's dates/);
+    assert.deepEqual(
+      git(week3, 'status', '--porcelain', '--untracked-files=all', '--', 'catalog', ':!catalog/history').split('\n'),
+      ['M catalog/servers.md'],
+    );
+    const diff = git(week3, 'diff', '-U0', '--', 'catalog/servers.md')
+      .split('\n')
+      .filter((l) => /^[-+][^-+]/.test(l));
+    assert.ok(
+      diff.every((l) => /^[-+]- (generated|stale_after): /.test(l)),
+      diff.join('\n'),
+    );
+    assert.match(
+      await readFile(r3.outputs['report-path']!, 'utf8'),
+      /^> Nothing changed this run: this pull request only refreshes the snapshot's dates/,
+    );
   });
 
   it('a data branch holds only the history and grows week by week; the default branch is untouched', async () => {
-    const remote = await remoteWith(catalogOf([server('Steady', fleet.url('ok-json')), server('Other', fleet.url('ok-sse'))]));
+    const remote = await remoteWith(
+      catalogOf([server('Steady', fleet.url('ok-json')), server('Other', fleet.url('ok-sse'))]),
+    );
     const mainBefore = git(remote, 'rev-parse', 'main');
     const inputs = { write: 'true', 'allow-http': 'true', timeout: '2000', 'history-branch': 'onetap-history' };
     for (let week = 1; week <= 2; week++) {
@@ -192,7 +279,12 @@ describe('action/run.sh: weekly refresh in fresh clones', () => {
       assert.equal(r.outputs['history-branch'], 'onetap-history');
       assert.equal(r.outputs.changed, 'true');
       if (historyInGit) {
-        assert.deepEqual(git(remote, 'ls-tree', '-r', '--name-only', 'onetap-history').split('\n').filter((f) => !f.startsWith('catalog/history/')), []);
+        assert.deepEqual(
+          git(remote, 'ls-tree', '-r', '--name-only', 'onetap-history')
+            .split('\n')
+            .filter((f) => !f.startsWith('catalog/history/')),
+          [],
+        );
         assert.equal(git(remote, 'rev-list', '--count', 'onetap-history'), String(week));
       }
     }
@@ -205,14 +297,28 @@ describe('action/run.sh: weekly refresh in fresh clones', () => {
 
   it('the outage guard: exit 0 with a warning annotation, the aborted line committed, no pull request content', async () => {
     // Port 9 (discard): below the ephemeral range, so no test's listener takes it; nothing listens there.
-    const remote = await remoteWith(catalogOf([server('A', 'http://127.0.0.1:9/a'), server('B', 'http://127.0.0.1:9/b')]));
+    const remote = await remoteWith(
+      catalogOf([server('A', 'http://127.0.0.1:9/a'), server('B', 'http://127.0.0.1:9/b')]),
+    );
     const clone = await freshClone(remote);
     const r = await runAction(tmp, 'run.sh', clone, { write: 'true', 'allow-http': 'true', timeout: '2000' });
     assert.equal(r.code, 0, r.stdout + r.stderr);
     assert.match(r.stdout, /^::warning title=onetap outage guard::The refresh was stopped by the outage guard: .+/m);
     assert.deepEqual([r.outputs.outage, r.outputs.changed], ['true', 'false']);
     assert.ok(r.outputs.aborted);
-    assert.equal(git(clone, 'status', '--porcelain', '--', 'catalog/servers.json', 'catalog/generated', 'catalog/servers.md', 'catalog/log.md'), '');
+    assert.equal(
+      git(
+        clone,
+        'status',
+        '--porcelain',
+        '--',
+        'catalog/servers.json',
+        'catalog/generated',
+        'catalog/servers.md',
+        'catalog/log.md',
+      ),
+      '',
+    );
     if (historyInGit) {
       const lines = historyLines(remote, 'main');
       assert.equal(lines.length, 1);
@@ -234,7 +340,11 @@ describe('action/run.sh: weekly refresh in fresh clones', () => {
       [{ quorum: '0' }, 2, /input quorum must be a positive whole number/],
       [{ 'run-id': 'week 1' }, 2, /input run-id must be letters, digits/],
       // A file over the size limit is never pushed, whatever wrote it; the message names it and the limit.
-      [{ 'max-file-bytes': '200' }, 1, /refusing to commit catalog\/history\/\S+: \d+ bytes, over the limit of 200 \(input max-file-bytes\); nothing was pushed/],
+      [
+        { 'max-file-bytes': '200' },
+        1,
+        /refusing to commit catalog\/history\/\S+: \d+ bytes, over the limit of 200 \(input max-file-bytes\); nothing was pushed/,
+      ],
     ] as const) {
       const r = await runAction(tmp, 'run.sh', clone, { 'allow-http': 'true', ...inputs });
       assert.equal(r.code, code, JSON.stringify(inputs) + r.stdout + r.stderr);
@@ -281,13 +391,27 @@ describe('action/run.sh: the history commit when runs overlap', () => {
       const other = await freshClone(remote);
       git(other, 'checkout', '--quiet', branch);
       const mine = await freshClone(remote);
-      await writeFile(join(fake, 'bin', 'run.json'), JSON.stringify({ RUN: 'second', RACE_CLONE: other, RACE_BRANCH: branch, GIT_ENV }));
+      await writeFile(
+        join(fake, 'bin', 'run.json'),
+        JSON.stringify({ RUN: 'second', RACE_CLONE: other, RACE_BRANCH: branch, GIT_ENV }),
+      );
       const r = await runAction(tmp, 'run.sh', mine, inputs, { GITHUB_ACTION_PATH: fake });
       assert.equal(r.code, 0, r.stdout + r.stderr);
-      assert.deepEqual(historyLines(remote, branch).map((l) => (JSON.parse(l) as { run: string }).run), ['first', 'concurrent', 'second']);
+      assert.deepEqual(
+        historyLines(remote, branch).map((l) => (JSON.parse(l) as { run: string }).run),
+        ['first', 'concurrent', 'second'],
+      );
       assert.equal(git(remote, 'rev-parse', branch), r.outputs['history-commit']);
-      assert.equal(git(remote, 'rev-parse', `${branch}^`), git(other, 'rev-parse', 'HEAD'), 'on top of the other run\'s commit');
-      assert.equal(await readFile(join(mine, 'catalog', 'history', '2026-11.jsonl'), 'utf8'), git(remote, 'show', `${branch}:catalog/history/2026-11.jsonl`) + '\n', 'the working tree holds what was committed');
+      assert.equal(
+        git(remote, 'rev-parse', `${branch}^`),
+        git(other, 'rev-parse', 'HEAD'),
+        "on top of the other run's commit",
+      );
+      assert.equal(
+        await readFile(join(mine, 'catalog', 'history', '2026-11.jsonl'), 'utf8'),
+        git(remote, 'show', `${branch}:catalog/history/2026-11.jsonl`) + '\n',
+        'the working tree holds what was committed',
+      );
     });
   }
 });
@@ -295,7 +419,11 @@ describe('action/run.sh: the history commit when runs overlap', () => {
 describe('action/check.sh: the pull-request check', () => {
   it('lints, and attests only the rows the pull request adds or changes', async () => {
     // The loopback fleet is one host: declare it a shared gateway so lint takes several rows on it.
-    const remote = await remoteWith(catalogOf([server('Steady', fleet.url('ok-json'))], { policy: { authOptionalHosts: [], sharedGatewayHosts: [new URL(fleet.origin).host] } }));
+    const remote = await remoteWith(
+      catalogOf([server('Steady', fleet.url('ok-json'))], {
+        policy: { authOptionalHosts: [], sharedGatewayHosts: [new URL(fleet.origin).host] },
+      }),
+    );
     const clone = await freshClone(remote);
     git(clone, 'checkout', '--quiet', '-b', 'add-servers');
     const path = join(clone, 'catalog', 'servers.json');
@@ -315,7 +443,10 @@ describe('action/check.sh: the pull-request check', () => {
     await write({ ...catalog, servers: [...catalog.servers, server('Gone', fleet.url('http-404'))] });
     const bad = await runAction(tmp, 'check.sh', clone, { 'allow-http': 'true', 'base-ref': 'main', timeout: '2000' });
     assert.equal(bad.code, 1);
-    assert.match(bad.stdout, /^::error file=catalog\/servers\.json,title=onetap: not one-tap ready::Gone .*drop\/http-404/m);
+    assert.match(
+      bad.stdout,
+      /^::error file=catalog\/servers\.json,title=onetap: not one-tap ready::Gone .*drop\/http-404/m,
+    );
 
     // Without allow-http the lint rejects http:// and no private address is probed.
     await write({ ...catalog, servers: [...catalog.servers, server('Inside', 'https://169.254.169.254/mcp')] });

@@ -10,12 +10,17 @@ import { probe, type ProbeOptions, type ProbeResult } from '../src/index.js';
 import { startFleet, type Fleet } from './fleet/fleet.js';
 
 let fleet: Fleet;
-before(async () => { fleet = await startFleet(); });
-after(async () => { await fleet.close(); });
+before(async () => {
+  fleet = await startFleet();
+});
+after(async () => {
+  await fleet.close();
+});
 
 const fast: ProbeOptions = { timeoutMs: 2_000, retryDelayMs: 10 };
 const run = (scenario: string, opts: ProbeOptions = {}) => probe(fleet.url(scenario), { ...fast, ...opts });
-const is = (r: ProbeResult, verdict: string) => assert.equal(`${r.verdict}/${r.reason}`, verdict, `${r.url}: ${r.error} | app: ${r.appError}`);
+const is = (r: ProbeResult, verdict: string) =>
+  assert.equal(`${r.verdict}/${r.reason}`, verdict, `${r.url}: ${r.error} | app: ${r.appError}`);
 
 describe('what the app reads: live', () => {
   it('HTTP status is never checked: a valid result inside HTTP 500 is live (quirk http-error-status)', async () => {
@@ -32,7 +37,7 @@ describe('what the app reads: live', () => {
   for (const s of ['notification-200-empty', 'notification-200-object', 'notification-204', 'notification-406']) {
     it(`the notification's answer is read and ignored (${s})`, async () => is(await run(s), 'live/ok'));
   }
-  it('Android asks for gzip and un-gzips (quirk gzip-response: desktop\'s CIO asks for none)', async () => {
+  it("Android asks for gzip and un-gzips (quirk gzip-response: desktop's CIO asks for none)", async () => {
     const r = await run('gzip');
     is(r, 'live/ok');
     assert.ok(r.quirks.includes('gzip-response'));
@@ -55,8 +60,17 @@ describe('what the app trips on: alive for a spec-correct client, review with th
     const r = await run('sse-data-without-space');
     is(r, 'review/app-sse-format');
     assert.equal(r.appError, 'No valid JSON-RPC response found in SSE stream');
-    assert.deepEqual(r.diagnosis, { works: true, tools: ['search', 'fetch'], error: null, httpStatus: 200, protocolVersion: '2024-11-05', serverName: 'fleet', serverVersion: '1.0.0', quirks: ['sse-data-without-space'] });
-    assert.deepEqual(r.quirks, [], 'the top-level fields are the app\'s: its reader saw no data line at all');
+    assert.deepEqual(r.diagnosis, {
+      works: true,
+      tools: ['search', 'fetch'],
+      error: null,
+      httpStatus: 200,
+      protocolVersion: '2024-11-05',
+      serverName: 'fleet',
+      serverVersion: '1.0.0',
+      quirks: ['sse-data-without-space'],
+    });
+    assert.deepEqual(r.quirks, [], "the top-level fields are the app's: its reader saw no data line at all");
   });
   it('JSON split over several data: lines: each line is decoded alone, none decodes', async () => {
     const r = await run('sse-crlf-multiline');
@@ -67,7 +81,7 @@ describe('what the app trips on: alive for a spec-correct client, review with th
     const r = await run('stream-left-open', { timeoutMs: 500 });
     is(r, 'review/app-stream-open');
     assert.match(r.appError ?? '', /^Request timeout has expired \[url=.*, request_timeout=500 ms\]$/);
-    assert.equal(r.cutShort, true, 'the 500 ms override is shorter than the app\'s 60 s');
+    assert.equal(r.cutShort, true, "the 500 ms override is shorter than the app's 60 s");
   });
   it('a notification before the response is taken as the answer: initialize "succeeds", tools/list lists 0 tools', async () => {
     const r = await run('messages-before-response');
@@ -96,7 +110,8 @@ describe('what the app trips on: alive for a spec-correct client, review with th
     const r = await run('oversize-valid', { maxBodyBytes: 256 * 1024 });
     is(r, 'review/oversize');
   });
-  it('an edge that blocks "Ktor client" but not a browser: review/app-ua-blocked', async () => is(await run('browser-ua-only'), 'review/app-ua-blocked'));
+  it('an edge that blocks "Ktor client" but not a browser: review/app-ua-blocked', async () =>
+    is(await run('browser-ua-only'), 'review/app-ua-blocked'));
 });
 
 describe('protocol eras', () => {
@@ -105,7 +120,12 @@ describe('protocol eras', () => {
     is(r, 'review/era-incompatible');
     assert.equal(r.matrix!['kai-9000']!.works, false);
     assert.equal(r.matrix!['mcp-2025-11-25']!.works, false);
-    assert.deepEqual(r.matrix!['mcp-2026-07-28'], { works: true, verdict: 'live', reason: 'ok', tools: ['search', 'fetch'] });
+    assert.deepEqual(r.matrix!['mcp-2026-07-28'], {
+      works: true,
+      verdict: 'live',
+      reason: 'ok',
+      tools: ['search', 'fetch'],
+    });
     // The fork tries 2026-07-28 first, but its bare tools/list carries no `_meta` (McpClient.kt `connect()`),
     // which this server requires: every version fails.
     assert.equal(r.matrix!['kai-fallback']!.works, false);
@@ -123,7 +143,8 @@ describe('protocol eras', () => {
 });
 
 describe('payment and auth evidence', () => {
-  it('HTTP 402 on initialize for a no-auth entry: drop/payment-required', async () => is(await run('payment-402'), 'drop/payment-required'));
+  it('HTTP 402 on initialize for a no-auth entry: drop/payment-required', async () =>
+    is(await run('payment-402'), 'drop/payment-required'));
   it('401 with resource_metadata naming an authorization server: drop/auth-required, auth: oauth', async () => {
     const r = await run('oauth-401');
     is(r, 'drop/auth-required');

@@ -14,8 +14,12 @@ import { startFleet, type Fleet } from './fleet/fleet.js';
 import { BIN, catalogOf, server, snapshotDir, workspace } from './helpers.js';
 
 let fleet: Fleet;
-before(async () => { fleet = await startFleet(); });
-after(async () => { await fleet.close(); });
+before(async () => {
+  fleet = await startFleet();
+});
+after(async () => {
+  await fleet.close();
+});
 
 /** Every temporary file an atomic write could leave (`*.tmp`), relative to dir. */
 async function leftovers(dir: string): Promise<string[]> {
@@ -26,7 +30,8 @@ async function leftovers(dir: string): Promise<string[]> {
 function runWithFault(args: string[], faults: AtomicFaults | null, onSpawn?: (kill: () => void) => void) {
   return new Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>((resolve) => {
     const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1' };
-    if (faults) env.ONETAP_TEST_FAULT = JSON.stringify(faults); else delete env.ONETAP_TEST_FAULT;
+    if (faults) env.ONETAP_TEST_FAULT = JSON.stringify(faults);
+    else delete env.ONETAP_TEST_FAULT;
     const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     child.stderr.on('data', (d) => (stderr += d));
@@ -36,14 +41,19 @@ function runWithFault(args: string[], faults: AtomicFaults | null, onSpawn?: (ki
 }
 
 async function waitFor(path: string, ms: number): Promise<boolean> {
-  for (const until = Date.now() + ms; Date.now() < until; await new Promise((r) => setTimeout(r, 20))) if (existsSync(path)) return true;
+  for (const until = Date.now() + ms; Date.now() < until; await new Promise((r) => setTimeout(r, 20)))
+    if (existsSync(path)) return true;
   return false;
 }
 
 /** The files a refresh --write replaces (not the history it appends, the run's tool lists, the lock a killed run leaves for the next to take over). */
 async function writtenFiles(dir: string): Promise<Record<string, string>> {
   const all = await snapshotDir(join(dir, 'catalog'));
-  return Object.fromEntries(Object.entries(all).map(([p, c]) => [relative(dir, p), c]).filter(([p]) => !/^catalog\/(history|snapshots)\//.test(p!) && !p!.endsWith('.tmp') && !p!.endsWith('.lock')));
+  return Object.fromEntries(
+    Object.entries(all)
+      .map(([p, c]) => [relative(dir, p), c])
+      .filter(([p]) => !/^catalog\/(history|snapshots)\//.test(p!) && !p!.endsWith('.tmp') && !p!.endsWith('.lock')),
+  );
 }
 
 describe('writeAllAtomic under faults', () => {
@@ -52,8 +62,18 @@ describe('writeAllAtomic under faults', () => {
     const names = ['a.json', 'b.json', 'c.json', 'sub/d.json', 'e.json'];
     for (const n of ['a.json', 'b.json', 'c.json', 'e.json']) await writeFile(join(dir, n), `old ${n}\n`);
     const before = await snapshotDir(dir);
-    await assert.rejects(writeAllAtomic(names.map((n) => ({ path: join(dir, n), content: `new ${n}\n` })), { faults: { failRename: 3 } }), /EIO: injected fault/);
-    assert.deepEqual(await snapshotDir(dir), before, 'the two files already renamed are put back; d.json, new, is not there');
+    await assert.rejects(
+      writeAllAtomic(
+        names.map((n) => ({ path: join(dir, n), content: `new ${n}\n` })),
+        { faults: { failRename: 3 } },
+      ),
+      /EIO: injected fault/,
+    );
+    assert.deepEqual(
+      await snapshotDir(dir),
+      before,
+      'the two files already renamed are put back; d.json, new, is not there',
+    );
     assert.deepEqual(await leftovers(dir), []);
     // The same batch without the fault writes everything.
     await writeAllAtomic(names.map((n) => ({ path: join(dir, n), content: `new ${n}\n` })));
@@ -63,8 +83,21 @@ describe('writeAllAtomic under faults', () => {
 });
 
 describe('refresh --write under faults (a child process)', () => {
-  const catalog = () => catalogOf([server('Dead', fleet.url('http-410')), server('A', fleet.url('ok-json')), server('B', fleet.url('ok-sse') + '?b')]);
-  const args = (ws: { catalogPath: string; statePath: string }) => ['refresh', '--catalog', ws.catalogPath, '--state', ws.statePath, '--write', '--allow-http'];
+  const catalog = () =>
+    catalogOf([
+      server('Dead', fleet.url('http-410')),
+      server('A', fleet.url('ok-json')),
+      server('B', fleet.url('ok-sse') + '?b'),
+    ]);
+  const args = (ws: { catalogPath: string; statePath: string }) => [
+    'refresh',
+    '--catalog',
+    ws.catalogPath,
+    '--state',
+    ws.statePath,
+    '--write',
+    '--allow-http',
+  ];
 
   it('the third rename of the catalog batch fails: catalog and generated files stay old, no *.tmp', async () => {
     const ws = await workspace(catalog());
@@ -89,7 +122,10 @@ describe('refresh --write under faults (a child process)', () => {
     const signal = join(ws.dir, 'staged.signal');
     let held = false;
     const killed = await runWithFault(args(ws), { batchWith: 'servers.json', holdBeforeRename: signal }, (kill) => {
-      void waitFor(signal, 20_000).then((ok) => { held = ok; kill(); });
+      void waitFor(signal, 20_000).then((ok) => {
+        held = ok;
+        kill();
+      });
     });
     assert.ok(held, `the child reached the point between staging and renaming (exit ${killed.code}: ${killed.stderr})`);
     assert.equal(killed.signal, 'SIGKILL');
@@ -98,6 +134,9 @@ describe('refresh --write under faults (a child process)', () => {
     const next = await runWithFault(args(ws), null);
     assert.equal(next.code, 0, next.stderr);
     assert.deepEqual(await leftovers(ws.dir), [], 'no temporary file left');
-    assert.deepEqual(JSON.parse(await readFile(ws.catalogPath, 'utf8')).servers.map((s: { name: string }) => s.name), ['A', 'B']);
+    assert.deepEqual(
+      JSON.parse(await readFile(ws.catalogPath, 'utf8')).servers.map((s: { name: string }) => s.name),
+      ['A', 'B'],
+    );
   });
 });

@@ -30,7 +30,9 @@ describe('HeldBytes within a BodyBudget', () => {
   it('a read over its free bytes waits for a slot, and gets it when the holder releases', async () => {
     const budget = new BodyBudget(4, 1);
     let waits = 0;
-    budget.onWait = () => { waits++; };
+    budget.onWait = () => {
+      waits++;
+    };
     const first = new HeldBytes(64, budget);
     const second = new HeldBytes(64, budget);
     assert.equal(first.add(bytes('0123456789')), null);
@@ -50,7 +52,9 @@ describe('HeldBytes within a BodyBudget', () => {
     const gaveUp = new HeldBytes(64, budget);
     const third = new HeldBytes(64, budget);
     let gaveUpWoke = false;
-    gaveUp.add(bytes('xxxxxxxxxx'))!.then(() => { gaveUpWoke = true; });
+    gaveUp.add(bytes('xxxxxxxxxx'))!.then(() => {
+      gaveUpWoke = true;
+    });
     const thirdWaits = third.add(bytes('yyyyyyyyyy'))!;
     gaveUp.release(); // its time ran out
     holder.release();
@@ -65,7 +69,7 @@ describe('HeldBytes within a BodyBudget', () => {
   });
 });
 
-describe('the time a read waits for memory is not the server\'s', () => {
+describe("the time a read waits for memory is not the server's", () => {
   it('a read that must wait stops its clock, and starts it again with its slot', async () => {
     const budget = new BodyBudget(4, 1);
     const events: string[] = [];
@@ -89,9 +93,18 @@ describe('the time a read waits for memory is not the server\'s', () => {
     let pausedAt = 0;
     let resumedAt = 0;
     const fired = new Promise<void>((resolve) => {
-      const deadline = new Deadline(100, () => { firedAt = performance.now() - started; resolve(); });
-      setTimeout(() => { pausedAt = performance.now() - started; deadline.pause(); }, 40);
-      setTimeout(() => { resumedAt = performance.now() - started; deadline.resume(); }, 240);
+      const deadline = new Deadline(100, () => {
+        firedAt = performance.now() - started;
+        resolve();
+      });
+      setTimeout(() => {
+        pausedAt = performance.now() - started;
+        deadline.pause();
+      }, 40);
+      setTimeout(() => {
+        resumedAt = performance.now() - started;
+        deadline.resume();
+      }, 240);
     });
     await fired;
     clearTimeout(alive);
@@ -103,7 +116,9 @@ describe('the time a read waits for memory is not the server\'s', () => {
 
   it('a cleared Deadline never fires, even when resumed', async () => {
     let fired = false;
-    const deadline = new Deadline(20, () => { fired = true; });
+    const deadline = new Deadline(20, () => {
+      fired = true;
+    });
     deadline.pause();
     deadline.clear();
     deadline.resume();
@@ -117,7 +132,9 @@ describe('Throttle: fewer probes start while reads wait for memory', () => {
     const t = new Throttle(4, 1);
     for (let i = 0; i < 4; i++) assert.equal(t.enter(), null);
     let fifthStarted = false;
-    t.enter()!.then(() => { fifthStarted = true; });
+    t.enter()!.then(() => {
+      fifthStarted = true;
+    });
     t.squeeze(); // 4 run: the limit becomes 2
     t.leave(); // 3 run, limit 3: still no room
     await Promise.resolve();
@@ -176,7 +193,7 @@ describe("the app's SSE reading, fed bytes as the network splits them", () => {
     assert.equal(reader.pendingData(100), '{"jsonrpc":"2.0","id":3,');
   });
 
-  it('a byte-order mark stays, as Java\'s UTF-8 decoder keeps it: the first line is not a data line', () => {
+  it("a byte-order mark stays, as Java's UTF-8 decoder keeps it: the first line is not a data line", () => {
     const reader = new AppSseReader();
     reader.feed(Buffer.concat([Buffer.of(0xef, 0xbb, 0xbf), bytes('data: {"jsonrpc":"2.0","id":1,"result":{}}\n\n')]));
     reader.end();
@@ -186,7 +203,11 @@ describe("the app's SSE reading, fed bytes as the network splits them", () => {
 
 describe('probeMany: many large answers and endless bodies through one budget', () => {
   let fleet: Fleet;
-  const tools = Array.from({ length: 1500 }, (_, i) => ({ name: `tool_${i}`, description: `Finds things ✓ number ${i}: ${'déjà vu '.repeat(20)}`, inputSchema: { type: 'object' } }));
+  const tools = Array.from({ length: 1500 }, (_, i) => ({
+    name: `tool_${i}`,
+    description: `Finds things ✓ number ${i}: ${'déjà vu '.repeat(20)}`,
+    inputSchema: { type: 'object' },
+  }));
 
   // Written in 1,000-byte pieces, a turn of the event loop apart, so each read arrives in many chunks.
   const trickle = (res: ServerResponse, type: string, text: string) => {
@@ -195,33 +216,51 @@ describe('probeMany: many large answers and endless bodies through one budget', 
     let at = 0;
     const next = () => {
       if (res.destroyed) return;
-      if (at >= all.length) { res.end(); return; }
-      res.write(all.subarray(at, at += 1000));
+      if (at >= all.length) {
+        res.end();
+        return;
+      }
+      res.write(all.subarray(at, (at += 1000)));
       setImmediate(next);
     };
     next();
   };
   const big = (mode: 'json' | 'sse') => (c: Ctx) => {
-    if (!c.msg || c.msg.id === undefined) { c.res.writeHead(202); c.res.end(); return; }
+    if (!c.msg || c.msg.id === undefined) {
+      c.res.writeHead(202);
+      c.res.end();
+      return;
+    }
     const result = c.msg.method === 'initialize' ? initResult() : { tools };
     const text = JSON.stringify({ jsonrpc: '2.0', id: c.msg.id, result });
-    trickle(c.res, mode === 'json' ? 'application/json' : 'text/event-stream', mode === 'json' ? text : `event: message\r\ndata: ${text}\r\n\r\n`);
+    trickle(
+      c.res,
+      mode === 'json' ? 'application/json' : 'text/event-stream',
+      mode === 'json' ? text : `event: message\r\ndata: ${text}\r\n\r\n`,
+    );
   };
   const endless = (c: Ctx) => {
     c.res.writeHead(200, { 'content-type': 'application/json' });
     c.res.write('{"jsonrpc":"2.0","id":1,"result":{"padding":"');
     const chunk = Buffer.alloc(16 * 1024, 'a');
-    const pump = () => { while (!c.res.destroyed && c.res.write(chunk)); };
+    const pump = () => {
+      while (!c.res.destroyed && c.res.write(chunk));
+    };
     c.res.on('drain', pump);
     pump();
   };
 
-  before(async () => { fleet = await startFleet({ 'big-json': big('json'), 'big-sse': big('sse'), endless }); });
+  before(async () => {
+    fleet = await startFleet({ 'big-json': big('json'), 'big-sse': big('sse'), endless });
+  });
   after(() => fleet.close());
 
   it('every large answer arrives whole (more reads than slots, so reads wait their turn)', async () => {
     const urls = Array.from({ length: 12 }, (_, i) => `${fleet.origin}/${i % 2 ? 'big-json' : 'big-sse'}?n=${i}`);
-    const results = await probeMany(urls.map((url) => ({ url })), { concurrency: 12, perHost: 12, timeoutMs: 20_000 });
+    const results = await probeMany(
+      urls.map((url) => ({ url })),
+      { concurrency: 12, perHost: 12, timeoutMs: 20_000 },
+    );
     for (const r of results) {
       assert.equal(`${r.verdict}/${r.reason}`, 'live/ok', r.url);
       assert.equal(r.tools?.length, 1500);
@@ -234,7 +273,13 @@ describe('probeMany: many large answers and endless bodies through one budget', 
 
   it('endless bodies end as review/oversize, and the probes after them still run', async () => {
     const urls = [...Array.from({ length: 10 }, (_, i) => `${fleet.origin}/endless?n=${i}`), `${fleet.origin}/ok-json`];
-    const results = await probeMany(urls.map((url) => ({ url })), { concurrency: 10, perHost: 10, timeoutMs: 20_000, maxBodyBytes: 256 * 1024 });
-    assert.deepEqual(results.map((r) => `${r.verdict}/${r.reason}`), [...Array(10).fill('review/oversize'), 'live/ok']);
+    const results = await probeMany(
+      urls.map((url) => ({ url })),
+      { concurrency: 10, perHost: 10, timeoutMs: 20_000, maxBodyBytes: 256 * 1024 },
+    );
+    assert.deepEqual(
+      results.map((r) => `${r.verdict}/${r.reason}`),
+      [...Array(10).fill('review/oversize'), 'live/ok'],
+    );
   });
 });

@@ -26,41 +26,77 @@ describe('context cost and fingerprints through the commands', () => {
       'small-b': (c) => answer(c, 'sse', SMALL),
       'small-renamed': (c) => answer(c, 'json', renamed),
       'small-reworded': (c) => answer(c, 'json', reworded),
-      'awkward': (c) => answer(c, 'json', AWKWARD),
-      'many': (c) => answer(c, 'json', MANY),
+      awkward: (c) => answer(c, 'json', AWKWARD),
+      many: (c) => answer(c, 'json', MANY),
       // Keyless, it lists the small set; with its key, the large one (the keyed list is what is counted).
-      'keyed': (c) => answer(c, 'json', c.req.headers['x-api-key'] === 'k-123' ? MANY : SMALL),
-      'growing': (c) => answer(c, 'json', grown ? [...SMALL, ...AWKWARD] : SMALL),
+      keyed: (c) => answer(c, 'json', c.req.headers['x-api-key'] === 'k-123' ? MANY : SMALL),
+      growing: (c) => answer(c, 'json', grown ? [...SMALL, ...AWKWARD] : SMALL),
     });
   });
   after(() => fleet.close());
 
   it('probe records the o200k count of the list (the keyed one when a key supplied it), and none without a list', async () => {
-    const r = await runCli(['probe', '--json', fleet.url('small-a'), fleet.url('awkward'), fleet.url('many'), fleet.url('http-404')]);
+    const r = await runCli([
+      'probe',
+      '--json',
+      fleet.url('small-a'),
+      fleet.url('awkward'),
+      fleet.url('many'),
+      fleet.url('http-404'),
+    ]);
     const results = JSON.parse(r.stdout) as Array<{ tokens: number | null }>;
-    assert.deepEqual(results.map((x) => x.tokens), [GOLDEN.SMALL, GOLDEN.AWKWARD, GOLDEN.MANY, null]);
+    assert.deepEqual(
+      results.map((x) => x.tokens),
+      [GOLDEN.SMALL, GOLDEN.AWKWARD, GOLDEN.MANY, null],
+    );
     const table = await runCli(['probe', fleet.url('many')]);
     assert.match(table.stdout.split('\n')[0]!, /TOKENS$/);
     assert.match(table.stdout, /3,002\s*$/m);
-    const keyed = await runCli(['probe', '--json', '--requires-auth', '--probe-header', 'X-Api-Key: ${TEST_KEY}', fleet.url('keyed')], { env: { TEST_KEY: 'k-123' } });
+    const keyed = await runCli(
+      ['probe', '--json', '--requires-auth', '--probe-header', 'X-Api-Key: ${TEST_KEY}', fleet.url('keyed')],
+      { env: { TEST_KEY: 'k-123' } },
+    );
     assert.equal((JSON.parse(keyed.stdout) as Array<{ tokens: number }>)[0]!.tokens, GOLDEN.MANY, keyed.stderr);
   });
 
   it('refresh: tokens per row, a list over policy.maxToolTokens in review, entries serving the same set flagged; the report and page show the total', async () => {
-    const ws = await workspace(catalogOf([
-      server('Small A', fleet.url('small-a')), server('Small B', fleet.url('small-b')), server('Renamed', fleet.url('small-renamed')),
-      server('Reworded', fleet.url('small-reworded')), server('Many', fleet.url('many')), server('Growing', fleet.url('growing')),
-    ], { policy: { authOptionalHosts: [], sharedGatewayHosts: [new URL(fleet.origin).host], maxToolTokens: 1_000 } }));
+    const ws = await workspace(
+      catalogOf(
+        [
+          server('Small A', fleet.url('small-a')),
+          server('Small B', fleet.url('small-b')),
+          server('Renamed', fleet.url('small-renamed')),
+          server('Reworded', fleet.url('small-reworded')),
+          server('Many', fleet.url('many')),
+          server('Growing', fleet.url('growing')),
+        ],
+        { policy: { authOptionalHosts: [], sharedGatewayHosts: [new URL(fleet.origin).host], maxToolTokens: 1_000 } },
+      ),
+    );
     const r = await runCli(['refresh', '--catalog', ws.catalogPath, '--allow-http', '--write', '--json']);
     assert.equal(r.code, 0, r.stderr);
-    type Row = { name: string; decision: string; reason: string; tokens: number | null; sameToolsAs: Array<{ name: string; digest: string }> };
+    type Row = {
+      name: string;
+      decision: string;
+      reason: string;
+      tokens: number | null;
+      sameToolsAs: Array<{ name: string; digest: string }>;
+    };
     const plan = (JSON.parse(r.stdout) as { plan: Row[] }).plan;
     const by = Object.fromEntries(plan.map((x) => [x.name, x]));
-    assert.deepEqual(plan.map((x) => x.tokens), [GOLDEN.SMALL, GOLDEN.SMALL, by.Renamed!.tokens, by.Reworded!.tokens, GOLDEN.MANY, GOLDEN.SMALL]);
+    assert.deepEqual(
+      plan.map((x) => x.tokens),
+      [GOLDEN.SMALL, GOLDEN.SMALL, by.Renamed!.tokens, by.Reworded!.tokens, GOLDEN.MANY, GOLDEN.SMALL],
+    );
     assert.deepEqual([by.Many!.decision, by.Many!.reason], ['review', 'context-budget']);
     assert.deepEqual([by['Small A']!.decision, by['Small A']!.reason], ['keep', 'ok']);
     const same = (name: string) => by[name]!.sameToolsAs.map((s) => `${s.name}:${s.digest}`);
-    assert.deepEqual(same('Small A'), ['Small B:tools', 'Growing:tools', 'Renamed:name-blind', 'Reworded:description-blind']);
+    assert.deepEqual(same('Small A'), [
+      'Small B:tools',
+      'Growing:tools',
+      'Renamed:name-blind',
+      'Reworded:description-blind',
+    ]);
     assert.deepEqual(same('Renamed'), ['Small A:name-blind', 'Small B:name-blind', 'Growing:name-blind']);
     assert.deepEqual(same('Many'), []);
 
@@ -71,7 +107,12 @@ describe('context cost and fingerprints through the commands', () => {
     const change = total - plan.reduce((a, x) => a + x.tokens!, 0);
     assert.ok(change > GOLDEN.AWKWARD / 2, 'Growing grew');
     const md = await runCli(['report', '--markdown', '--catalog', ws.catalogPath]);
-    assert.match(md.stdout, new RegExp(`\\*\\*Context cost\\*\\*: ${total.toLocaleString('en')} tokens for 6 servers' tools \\(largest: Many 3,002, Growing ${tokens[5]!.toLocaleString('en')}, Reworded [\\d,]+\\); \\+${change.toLocaleString('en')} since the run before\\.`));
+    assert.match(
+      md.stdout,
+      new RegExp(
+        `\\*\\*Context cost\\*\\*: ${total.toLocaleString('en')} tokens for 6 servers' tools \\(largest: Many 3,002, Growing ${tokens[5]!.toLocaleString('en')}, Reworded [\\d,]+\\); \\+${change.toLocaleString('en')} since the run before\\.`,
+      ),
+    );
     assert.match(md.stdout, /\*\*Same tool set as another server\*\*/);
     const html = `${ws.dir}/report.html`;
     assert.equal((await runCli(['report', '--html', html, '--catalog', ws.catalogPath])).code, 0);
@@ -81,31 +122,79 @@ describe('context cost and fingerprints through the commands', () => {
   });
 
   it('add refuses a copy of a curated or a removed entry (naming it) unless --allow-same-tools; a reworded interface is reported, not refused', async () => {
-    const ws = await workspace(catalogOf([server('Small A', fleet.url('small-a')), server('Gone', fleet.url('awkward'))], { policy: { authOptionalHosts: [], sharedGatewayHosts: [new URL(fleet.origin).host] } }));
+    const ws = await workspace(
+      catalogOf([server('Small A', fleet.url('small-a')), server('Gone', fleet.url('awkward'))], {
+        policy: { authOptionalHosts: [], sharedGatewayHosts: [new URL(fleet.origin).host] },
+      }),
+    );
     assert.equal((await runCli(['refresh', '--catalog', ws.catalogPath, '--allow-http', '--write'])).code, 0);
     // "Gone" leaves the list; what it served is still in the history.
     const catalog = JSON.parse(await readFile(ws.catalogPath, 'utf8'));
-    catalog.removed = [{ name: 'Gone', url: catalog.servers[1].url, reason: 'http-404', removedAt: '2026-12-01', description: 'x' }];
+    catalog.removed = [
+      { name: 'Gone', url: catalog.servers[1].url, reason: 'http-404', removedAt: '2026-12-01', description: 'x' },
+    ];
     catalog.servers = catalog.servers.slice(0, 1);
     await writeFile(ws.catalogPath, JSON.stringify(catalog, null, 2));
-    const add = (path: string, ...extra: string[]) => runCli(['add', fleet.url(path), '--name', `Copy of ${path}`, '--description', 'd', '--decision', 'Ada: asked for', '--catalog', ws.catalogPath, '--allow-http', ...extra]);
+    const add = (path: string, ...extra: string[]) =>
+      runCli([
+        'add',
+        fleet.url(path),
+        '--name',
+        `Copy of ${path}`,
+        '--description',
+        'd',
+        '--decision',
+        'Ada: asked for',
+        '--catalog',
+        ws.catalogPath,
+        '--allow-http',
+        ...extra,
+      ]);
 
     const renamed = await add('small-renamed');
     assert.equal(renamed.code, 1);
-    assert.match(renamed.stderr, /refused .*: serves the same tool set as servers\[0\] \(Small A\): the same tools, renamed \(its name-blind digest matched\); --allow-same-tools/);
-    const copyOfRemoved = await runCli(['add', `${fleet.url('awkward')}?copy=1`, '--name', 'Awkward copy', '--description', 'd', '--decision', 'Ada: asked', '--catalog', ws.catalogPath, '--allow-http', '--json']);
+    assert.match(
+      renamed.stderr,
+      /refused .*: serves the same tool set as servers\[0\] \(Small A\): the same tools, renamed \(its name-blind digest matched\); --allow-same-tools/,
+    );
+    const copyOfRemoved = await runCli([
+      'add',
+      `${fleet.url('awkward')}?copy=1`,
+      '--name',
+      'Awkward copy',
+      '--description',
+      'd',
+      '--decision',
+      'Ada: asked',
+      '--catalog',
+      ws.catalogPath,
+      '--allow-http',
+      '--json',
+    ]);
     assert.equal(copyOfRemoved.code, 1);
-    const refused = JSON.parse(copyOfRemoved.stdout) as { problems: string[]; sameToolsAs: Array<{ name: string; digest: string }> };
+    const refused = JSON.parse(copyOfRemoved.stdout) as {
+      problems: string[];
+      sameToolsAs: Array<{ name: string; digest: string }>;
+    };
     assert.match(refused.problems[0]!, /same tool set as removed\[0\] \(Gone\)/);
-    assert.deepEqual(refused.sameToolsAs.map((s) => [s.name, s.digest]), [['Gone', 'tools']]);
+    assert.deepEqual(
+      refused.sameToolsAs.map((s) => [s.name, s.digest]),
+      [['Gone', 'tools']],
+    );
 
     const allowed = await add('small-renamed', '--allow-same-tools');
     assert.equal(allowed.code, 0, allowed.stderr);
     const written = JSON.parse(await readFile(ws.catalogPath, 'utf8')).servers.at(-1);
-    assert.match(written.decision.why, /^asked for; serves the same tool set as servers\[0\] \(Small A\) \(name-blind\): added with --allow-same-tools$/);
+    assert.match(
+      written.decision.why,
+      /^asked for; serves the same tool set as servers\[0\] \(Small A\) \(name-blind\): added with --allow-same-tools$/,
+    );
 
     const reworded = await add('small-reworded');
     assert.equal(reworded.code, 0, reworded.stderr);
-    assert.match(reworded.stderr, /onetap: note: Copy of small-reworded serves the same interface, reworded as Small A/);
+    assert.match(
+      reworded.stderr,
+      /onetap: note: Copy of small-reworded serves the same interface, reworded as Small A/,
+    );
   });
 });

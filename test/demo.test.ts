@@ -20,7 +20,7 @@ describe('npm start (onetap demo)', () => {
     assert.match(r.stdout, /== 3\. onetap probe[^\n]*\n\nVERDICT[^\n]*\nlive\s+ok\s+200\s/, 'one server probed');
   });
 
-  it('its closing hints run as printed: serve shows the status page of the demo\'s run', async () => {
+  it("its closing hints run as printed: serve shows the status page of the demo's run", async () => {
     // Run where a user who installed the package runs it: outside onetap's checkout.
     const r = await runCli(['demo'], { cwd: await mkdtemp(join(tmpdir(), 'onetap-user-')) });
     const hint = /^ {2}(npx onetap|\S+) (serve --catalog \S+ --allow-http)/m.exec(r.stdout);
@@ -31,7 +31,11 @@ describe('npm start (onetap demo)', () => {
     try {
       const url = await new Promise<string>((resolve, reject) => {
         let err = '';
-        child.stdout.on("data", (d) => { err += d; const m = /http:\/\/127\.0\.0\.1:\d+/.exec(err); if (m) resolve(m[0]); });
+        child.stdout.on('data', (d) => {
+          err += d;
+          const m = /http:\/\/127\.0\.0\.1:\d+/.exec(err);
+          if (m) resolve(m[0]);
+        });
         child.on('exit', (code) => reject(new Error(`serve exited ${code}: ${err}`)));
       });
       const page = await fetch(`${url}/`);

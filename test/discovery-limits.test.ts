@@ -19,12 +19,32 @@ import { startFleet, type Fleet } from './fleet/fleet.js';
 
 const EMPTY = parseCatalog('{"servers":[]}');
 const CARD_SCHEMA = 'https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json';
-const card = (name: string, url: string, extra: object = {}) => ({ $schema: CARD_SCHEMA, name, version: '1.0.0', description: 'Searches the docs', remotes: [{ type: 'streamable-http', url }], ...extra });
+const card = (name: string, url: string, extra: object = {}) => ({
+  $schema: CARD_SCHEMA,
+  name,
+  version: '1.0.0',
+  description: 'Searches the docs',
+  remotes: [{ type: 'streamable-http', url }],
+  ...extra,
+});
 /** A card of `n` empty remotes: 85,000 of them is just under the 256 KiB card cap. */
-const emptyRemotes = (n: number) => JSON.stringify({ $schema: CARD_SCHEMA, name: 'a.b/c', version: '1.0.0', description: 'x', remotes: Array.from({ length: n }, () => ({})) });
+const emptyRemotes = (n: number) =>
+  JSON.stringify({
+    $schema: CARD_SCHEMA,
+    name: 'a.b/c',
+    version: '1.0.0',
+    description: 'x',
+    remotes: Array.from({ length: n }, () => ({})),
+  });
 
 type Route = (req: IncomingMessage, res: ServerResponse, path: string) => void;
-interface Fixture { origin: string; hits: string[]; routes: Map<string, Route>; fallback?: Route; server: Server }
+interface Fixture {
+  origin: string;
+  hits: string[];
+  routes: Map<string, Route>;
+  fallback?: Route;
+  server: Server;
+}
 
 async function fixture(): Promise<Fixture> {
   const f: Fixture = { origin: '', hits: [], routes: new Map(), server: null as unknown as Server };
@@ -39,7 +59,10 @@ async function fixture(): Promise<Fixture> {
   f.origin = `http://127.0.0.1:${(f.server.address() as AddressInfo).port}`;
   return f;
 }
-const send = (res: ServerResponse, type: string, body: unknown) => { res.writeHead(200, { 'content-type': type }); res.end(typeof body === 'string' ? body : JSON.stringify(body)); };
+const send = (res: ServerResponse, type: string, body: unknown) => {
+  res.writeHead(200, { 'content-type': type });
+  res.end(typeof body === 'string' ? body : JSON.stringify(body));
+};
 const catalogDoc = (entries: object[]) => ({ specVersion: '1.0', entries });
 const cardEntry = (id: string, url: string) => ({ identifier: id, type: 'application/mcp-server-card+json', url });
 const catalogEntry = (id: string, url: string) => ({ identifier: id, type: 'application/ai-catalog+json', url });
@@ -56,26 +79,95 @@ before(async () => {
   // Fan-out: every catalog under /fan/ lists 40 nested catalogs and one card, to depth 4 (40^4 documents).
   a.fallback = (_q, res, path) => {
     const m = /^\/fan\/([\d-]+)\.json$/.exec(path);
-    if (m) return send(res, 'application/ai-catalog+json', catalogDoc([cardEntry(`c${m[1]}`, `/cards/${m[1]}`), ...Array.from({ length: 40 }, (_, i) => catalogEntry(`n${m[1]}-${i}`, `/fan/${m[1]}-${i}.json`))]));
-    if (path.startsWith('/cards/')) return send(res, 'application/mcp-server-card+json', card(`x.fan/${path.slice(7)}`, 'https://fan.example/mcp'));
+    if (m)
+      return send(
+        res,
+        'application/ai-catalog+json',
+        catalogDoc([
+          cardEntry(`c${m[1]}`, `/cards/${m[1]}`),
+          ...Array.from({ length: 40 }, (_, i) => catalogEntry(`n${m[1]}-${i}`, `/fan/${m[1]}-${i}.json`)),
+        ]),
+      );
+    if (path.startsWith('/cards/'))
+      return send(res, 'application/mcp-server-card+json', card(`x.fan/${path.slice(7)}`, 'https://fan.example/mcp'));
     res.writeHead(404).end();
   };
-  b.fallback = (_q, res, path) => send(res, 'application/mcp-server-card+json', card(`x.third/${path.split('/').pop()}`, `https://third.example${path}`));
+  b.fallback = (_q, res, path) =>
+    send(
+      res,
+      'application/mcp-server-card+json',
+      card(`x.third/${path.split('/').pop()}`, `https://third.example${path}`),
+    );
   // A catalog on A pointing at 30 cards on B (a third party), and one listing the same card 50 times.
-  a.routes.set('/third.json', (_q, res) => send(res, 'application/ai-catalog+json', catalogDoc(Array.from({ length: 30 }, (_, i) => cardEntry(`t${i}`, `${b.origin}/card/${i}`)))));
-  a.routes.set('/same.json', (_q, res) => send(res, 'application/ai-catalog+json', catalogDoc(Array.from({ length: 50 }, (_, i) => cardEntry(`s${i}`, `${b.origin}/same-card`)))));
+  a.routes.set('/third.json', (_q, res) =>
+    send(
+      res,
+      'application/ai-catalog+json',
+      catalogDoc(Array.from({ length: 30 }, (_, i) => cardEntry(`t${i}`, `${b.origin}/card/${i}`))),
+    ),
+  );
+  a.routes.set('/same.json', (_q, res) =>
+    send(
+      res,
+      'application/ai-catalog+json',
+      catalogDoc(Array.from({ length: 50 }, (_, i) => cardEntry(`s${i}`, `${b.origin}/same-card`))),
+    ),
+  );
   a.routes.set('/big/server-card', (_q, res) => send(res, 'application/mcp-server-card+json', emptyRemotes(85_000)));
-  a.routes.set('/bigcat.json', (_q, res) => send(res, 'application/ai-catalog+json', catalogDoc([cardEntry('big', '/big/server-card')])));
-  a.routes.set('/nocards.json', (_q, res) => send(res, 'application/ai-catalog+json', catalogDoc([{ identifier: 'agent', type: 'application/a2a-agent-card+json', url: '/agent.json' }])));
-  a.routes.set('/legacy.json', (_q, res) => send(res, 'application/ai-catalog+json', catalogDoc([{ identifier: 'old', type: 'application/mcp-server+json', data: card('x.old/seed', fleet.url('ok-json'), { $schema: 'https://static.modelcontextprotocol.io/schemas/v1/server.schema.json' }) }])));
-  a.routes.set('/probe.json', (_q, res) => send(res, 'application/ai-catalog+json', catalogDoc([
-    { identifier: 'live', type: 'application/mcp-server-card+json', data: card('x.probe/live', fleet.url('ok-json'), { title: 'Docs Search' }) },
-    { identifier: 'gone', type: 'application/mcp-server-card+json', data: card('x.probe/gone', fleet.url('http-404'), { title: 'Gone' }) },
-    { identifier: 'html', type: 'application/mcp-server-card+json', data: card('x.probe/html', fleet.url('html-200'), { title: 'Web Page' }) },
-  ])));
+  a.routes.set('/bigcat.json', (_q, res) =>
+    send(res, 'application/ai-catalog+json', catalogDoc([cardEntry('big', '/big/server-card')])),
+  );
+  a.routes.set('/nocards.json', (_q, res) =>
+    send(
+      res,
+      'application/ai-catalog+json',
+      catalogDoc([{ identifier: 'agent', type: 'application/a2a-agent-card+json', url: '/agent.json' }]),
+    ),
+  );
+  a.routes.set('/legacy.json', (_q, res) =>
+    send(
+      res,
+      'application/ai-catalog+json',
+      catalogDoc([
+        {
+          identifier: 'old',
+          type: 'application/mcp-server+json',
+          data: card('x.old/seed', fleet.url('ok-json'), {
+            $schema: 'https://static.modelcontextprotocol.io/schemas/v1/server.schema.json',
+          }),
+        },
+      ]),
+    ),
+  );
+  a.routes.set('/probe.json', (_q, res) =>
+    send(
+      res,
+      'application/ai-catalog+json',
+      catalogDoc([
+        {
+          identifier: 'live',
+          type: 'application/mcp-server-card+json',
+          data: card('x.probe/live', fleet.url('ok-json'), { title: 'Docs Search' }),
+        },
+        {
+          identifier: 'gone',
+          type: 'application/mcp-server-card+json',
+          data: card('x.probe/gone', fleet.url('http-404'), { title: 'Gone' }),
+        },
+        {
+          identifier: 'html',
+          type: 'application/mcp-server-card+json',
+          data: card('x.probe/html', fleet.url('html-200'), { title: 'Web Page' }),
+        },
+      ]),
+    ),
+  );
 });
 after(async () => {
-  for (const f of [a, b]) { f.server.closeAllConnections(); f.server.close(); }
+  for (const f of [a, b]) {
+    f.server.closeAllConnections();
+    f.server.close();
+  }
   await fleet.close();
 });
 
@@ -89,7 +181,10 @@ describe('bounded validation', () => {
     assert.equal(r.code, 1, r.stderr);
     const lines = r.stdout.trimEnd().split('\n');
     assert.ok(lines.length <= MAX_ERRORS + 5, `${lines.length} lines`);
-    assert.equal(lines.filter((l) => /^ {2}\/remotes\/\d+: must have required property '(type|url)'$/.test(l)).length, MAX_ERRORS);
+    assert.equal(
+      lines.filter((l) => /^ {2}\/remotes\/\d+: must have required property '(type|url)'$/.test(l)).length,
+      MAX_ERRORS,
+    );
     assert.match(r.stdout, /… \d+ more errors \(\d+ found, the first 100 shown\)/);
     assert.match(r.stdout, /warning: the error list covers the first 2000 values of a large document/);
     assert.ok(took < 10_000, `${took} ms (it was ~40 s)`);
@@ -123,10 +218,22 @@ describe('bounded validation', () => {
   });
 
   it('an error beyond the part searched for the list is still listed (the verdict covers the whole card)', () => {
-    const value = { $schema: CARD_SCHEMA, name: 'a.b/c', version: '1', description: 'x', remotes: [...Array.from({ length: 5_000 }, () => ({ type: 'streamable-http', url: 'https://x.example/mcp' })), { type: 7 }] };
+    const value = {
+      $schema: CARD_SCHEMA,
+      name: 'a.b/c',
+      version: '1',
+      description: 'x',
+      remotes: [
+        ...Array.from({ length: 5_000 }, () => ({ type: 'streamable-http', url: 'https://x.example/mcp' })),
+        { type: 7 },
+      ],
+    };
     const v = validateDocument(value);
     assert.equal(v.valid, false);
-    assert.ok(v.errors.some((e) => e.pointer.startsWith('/remotes/5000')), JSON.stringify(v.errors));
+    assert.ok(
+      v.errors.some((e) => e.pointer.startsWith('/remotes/5000')),
+      JSON.stringify(v.errors),
+    );
   });
 
   it('discover: the same card served, its errors bounded and the run quick', async () => {
@@ -149,12 +256,20 @@ describe('document limits', () => {
     assert.ok(r.unreadCount > 0);
     assert.equal(r.unread.length, 51, 'the first 50 are listed, and the first of the other reason');
     assert.match(r.unread[0]!.why, /^nested deeper than 4 levels$/);
-    assert.deepEqual(r.unread.slice(50).map((u) => u.why), [`over the limit of 100 documents from ${a.origin} (--max-per-origin)`]);
+    assert.deepEqual(
+      r.unread.slice(50).map((u) => u.why),
+      [`over the limit of 100 documents from ${a.origin} (--max-per-origin)`],
+    );
   });
 
   it('and at the per-run limit (catalogs and cards together)', async () => {
     a.hits.length = 0;
-    const r = await discover(`${a.origin}/fan/0.json`, { catalog: EMPTY, allowPrivate: true, maxPerOrigin: 10_000, maxDocuments: 150 });
+    const r = await discover(`${a.origin}/fan/0.json`, {
+      catalog: EMPTY,
+      allowPrivate: true,
+      maxPerOrigin: 10_000,
+      maxDocuments: 150,
+    });
     assert.ok(cardHits(a) <= 150 && cardHits(a) >= 140, `${cardHits(a)} fetches`);
     assert.ok(r.catalogs.length + r.candidates.length <= 150);
     assert.match(r.unread.at(-1)!.why, /^over the limit of 150 documents per run \(--max-documents\)$/);
@@ -179,9 +294,18 @@ describe('document limits', () => {
   it('CLI: the table and --json say what was left unread; the limits are flags', async () => {
     const r = await runCli(['discover', `${a.origin}/fan/0.json`, '--allow-private', '--max-documents', '20']);
     assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stdout, /\nLeft unread: \d+ documents \(the first 51 listed\)\n {2}- http:\/\/127\.0\.0\.1:\d+\/fan\/[\d-]+\.json: nested deeper than 4 levels\n/);
-    assert.match(r.stdout, /\n {2}- http:\/\/127\.0\.0\.1:\d+\/[a-z]+\/[\d-]+(\.json)?: over the limit of 20 documents per run \(--max-documents\)\n/);
-    const json = JSON.parse((await runCli(['discover', `${a.origin}/fan/0.json`, '--allow-private', '--json', '--max-per-origin', '5'])).stdout);
+    assert.match(
+      r.stdout,
+      /\nLeft unread: \d+ documents \(the first 51 listed\)\n {2}- http:\/\/127\.0\.0\.1:\d+\/fan\/[\d-]+\.json: nested deeper than 4 levels\n/,
+    );
+    assert.match(
+      r.stdout,
+      /\n {2}- http:\/\/127\.0\.0\.1:\d+\/[a-z]+\/[\d-]+(\.json)?: over the limit of 20 documents per run \(--max-documents\)\n/,
+    );
+    const json = JSON.parse(
+      (await runCli(['discover', `${a.origin}/fan/0.json`, '--allow-private', '--json', '--max-per-origin', '5']))
+        .stdout,
+    );
     assert.equal(json.catalogs.length + json.candidates.length, 5);
     assert.ok(json.unreadCount > 40);
     assert.deepEqual(Object.keys(json.unread[0]), ['url', 'why']);
@@ -206,7 +330,9 @@ describe('the legacy reading in discovery', () => {
 /** Runs `command` in sh with `onetap` bound to a function; returns what it did. */
 function sh(command: string, onetap: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn('sh', ['-c', `onetap() { ${onetap}; }\n${command}`], { env: { ...process.env, NODE: process.execPath, BIN, NO_COLOR: '1' } });
+    const child = spawn('sh', ['-c', `onetap() { ${onetap}; }\n${command}`], {
+      env: { ...process.env, NODE: process.execPath, BIN, NO_COLOR: '1' },
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
@@ -233,7 +359,14 @@ describe('discover --probe and its hint', () => {
 
   it('the hint is a complete onetap add command: run as printed, it adds the server', async () => {
     const ws = await workspace(catalogOf([]));
-    const r = await runCli(['discover', `${a.origin}/probe.json`, '--allow-private', '--probe', '--catalog', ws.catalogPath]);
+    const r = await runCli([
+      'discover',
+      `${a.origin}/probe.json`,
+      '--allow-private',
+      '--probe',
+      '--catalog',
+      ws.catalogPath,
+    ]);
     assert.equal(r.code, 0, r.stderr);
     const hints = r.stdout.split('\n').filter((l) => l.startsWith('  onetap add '));
     assert.equal(hints.length, 1, r.stdout);
@@ -241,19 +374,35 @@ describe('discover --probe and its hint', () => {
     assert.equal(ran.code, 0, ran.stdout + ran.stderr);
     assert.match(ran.stdout, /^added Docs Search \(http:\/\/127\.0\.0\.1:\d+\/ok-json\): live\/ok/);
     const saved = JSON.parse(await readFile(ws.catalogPath, 'utf8'));
-    assert.deepEqual([saved.servers[0].name, saved.servers[0].description, saved.servers[0].decision.by], ['Docs Search', 'Searches the docs', 'YOUR NAME']);
+    assert.deepEqual(
+      [saved.servers[0].name, saved.servers[0].description, saved.servers[0].decision.by],
+      ['Docs Search', 'Searches the docs', 'YOUR NAME'],
+    );
   });
 
   it('hostile card text is quoted for the shell: it arrives as one argument each and runs nothing', async () => {
     const marker = join(tmp, 'pwned');
     const title = `Bob's "tools" $(touch ${marker}) \`touch ${marker}\` ; rm -rf ~ \u202Eevil\n& more`;
-    const cmd = addCommand({ url: 'https://x.example/mcp?a=1&b=$(id)', title, name: null, description: "it's\u0007 a 'test'", requiresAuth: true });
+    const cmd = addCommand({
+      url: 'https://x.example/mcp?a=1&b=$(id)',
+      title,
+      name: null,
+      description: "it's\u0007 a 'test'",
+      requiresAuth: true,
+    });
     assert.doesNotMatch(cmd, /[\u0000-\u001f\u202a-\u202e]/);
     const ran = await sh(cmd, 'for a in "$@"; do printf "%s\\n" "$a"; done');
     assert.equal(ran.code, 0, ran.stderr);
     assert.deepEqual(ran.stdout.trimEnd().split('\n'), [
-      'add', 'https://x.example/mcp?a=1&b=$(id)', '--name', `Bob's "tools" $(touch ${marker}) \`touch ${marker}\` ; rm -rf ~ evil & more`,
-      '--description', "it's a 'test'", '--decision', 'YOUR NAME: why this server belongs in the list', '--requires-auth',
+      'add',
+      'https://x.example/mcp?a=1&b=$(id)',
+      '--name',
+      `Bob's "tools" $(touch ${marker}) \`touch ${marker}\` ; rm -rf ~ evil & more`,
+      '--description',
+      "it's a 'test'",
+      '--decision',
+      'YOUR NAME: why this server belongs in the list',
+      '--requires-auth',
     ]);
     await assert.rejects(readFile(marker), { code: 'ENOENT' });
   });

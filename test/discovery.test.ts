@@ -25,9 +25,18 @@ let origin = '';
 let fleet: Fleet;
 const seen: Array<{ path: string; headers: IncomingMessage['headers'] }> = [];
 const routes = new Map<string, Route>();
-const doc = (type: string, body: string, extra: Record<string, string> = {}): Route => (_req, res) => { res.writeHead(200, { 'content-type': type, ...extra }); res.end(body); };
+const doc =
+  (type: string, body: string, extra: Record<string, string> = {}): Route =>
+  (_req, res) => {
+    res.writeHead(200, { 'content-type': type, ...extra });
+    res.end(body);
+  };
 /** Example documents name example.com and acme.com: point them at the fixture. */
-const localize = (text: string) => text.replace(/https:\/\/(example|acme|skills\.example|agents\.acme|mcp\.snowdata)\.(com|ai)/g, (_m, host) => `${origin}/${host}`);
+const localize = (text: string) =>
+  text.replace(
+    /https:\/\/(example|acme|skills\.example|agents\.acme|mcp\.snowdata)\.(com|ai)/g,
+    (_m, host) => `${origin}/${host}`,
+  );
 
 let fixture: ReturnType<typeof createServer>;
 before(async () => {
@@ -42,32 +51,93 @@ before(async () => {
   await new Promise<void>((r) => fixture.listen(0, '127.0.0.1', () => r()));
   origin = `http://127.0.0.1:${(fixture.address() as AddressInfo).port}`;
   const card = (file: string) => doc('application/mcp-server-card+json', example(file));
-  const withRemote = (name: string, url: string) => JSON.stringify({
-    $schema: 'https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json', name, version: '1.0.0', description: 'A real job', remotes: [{ type: 'streamable-http', url }],
-  });
+  const withRemote = (name: string, url: string) =>
+    JSON.stringify({
+      $schema: 'https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json',
+      name,
+      version: '1.0.0',
+      description: 'A real job',
+      remotes: [{ type: 'streamable-http', url }],
+    });
   // AI Catalog shapes
-  routes.set('/single/.well-known/ai-catalog.json', (q, s) => doc('application/ai-catalog+json', localize(example('ai-catalog.single-server.json')))(q, s));
+  routes.set('/single/.well-known/ai-catalog.json', (q, s) =>
+    doc('application/ai-catalog+json', localize(example('ai-catalog.single-server.json')))(q, s),
+  );
   routes.set('/example/mcp/server-card', card('server-card.valid.minimal.json'));
-  routes.set('/multi/.well-known/ai-catalog.json', (q, s) => doc('application/ai-catalog+json', localize(example('ai-catalog.multiple-servers.json')))(q, s));
-  routes.set('/acme/code-review/server-card', (q, s) => doc('application/mcp-server-card+json', withRemote('com.acme/code-review', `${fleet.url('ok-json')}`))(q, s));
+  routes.set('/multi/.well-known/ai-catalog.json', (q, s) =>
+    doc('application/ai-catalog+json', localize(example('ai-catalog.multiple-servers.json')))(q, s),
+  );
+  routes.set('/acme/code-review/server-card', (q, s) =>
+    doc('application/mcp-server-card+json', withRemote('com.acme/code-review', `${fleet.url('ok-json')}`))(q, s),
+  );
   routes.set('/acme/docs-search/server-card', card('server-card.valid.templated-remote.json'));
   routes.set('/acme/ci-cd/server-card', card('server-card.invalid.missing-name.json'));
   // The older MCP Catalog shapes, served only at /.well-known/mcp/catalog.json
-  routes.set('/old/.well-known/mcp/catalog.json', (q, s) => doc('application/json', localize(example('mcp-catalog.multiple-servers.3b2d974.json')))(q, s));
-  routes.set('/legacy/.well-known/mcp/catalog.json', (q, s) => doc('application/json', localize(example('mcp-catalog.single-server.legacy-ffe58b0.json')))(q, s));
+  routes.set('/old/.well-known/mcp/catalog.json', (q, s) =>
+    doc('application/json', localize(example('mcp-catalog.multiple-servers.3b2d974.json')))(q, s),
+  );
+  routes.set('/legacy/.well-known/mcp/catalog.json', (q, s) =>
+    doc('application/json', localize(example('mcp-catalog.single-server.legacy-ffe58b0.json')))(q, s),
+  );
   routes.set('/example/.well-known/mcp-server-card', card('server-card.valid.minimal.json'));
   // A real-world legacy catalog whose entry points at the MCP endpoint itself
-  routes.set('/snow/.well-known/ai-catalog.json', (q, s) => doc('application/ai-catalog+json', localize(example('ai-catalog.realworld.ards-snowdata-legacy.json')))(q, s));
-  routes.set('/mcp.snowdata/server-card', (q, s) => doc('application/mcp-server-card+json', withRemote('ai.snowdata.mcp/live-snow', `${origin}/mcp.snowdata`))(q, s));
+  routes.set('/snow/.well-known/ai-catalog.json', (q, s) =>
+    doc('application/ai-catalog+json', localize(example('ai-catalog.realworld.ards-snowdata-legacy.json')))(q, s),
+  );
+  routes.set('/mcp.snowdata/server-card', (q, s) =>
+    doc('application/mcp-server-card+json', withRemote('ai.snowdata.mcp/live-snow', `${origin}/mcp.snowdata`))(q, s),
+  );
   // Nesting
-  routes.set('/nest/.well-known/ai-catalog.json', (q, s) => doc('application/ai-catalog+json', JSON.stringify({ specVersion: '1.0', entries: [
-    { identifier: 'urn:air:x:catalog:child', type: 'application/ai-catalog+json', url: `${origin}/nest/child.json` },
-    { identifier: 'urn:air:x:catalog:inline', type: 'application/ai-catalog+json', data: { specVersion: '1.0', entries: [{ identifier: 'urn:air:x:mcp:inline', type: 'application/mcp-server-card+json', data: JSON.parse(withRemote('x.inline/one', `${fleet.url('ok-sse')}`)) }] } },
-  ] }))(q, s));
-  routes.set('/nest/child.json', doc('application/ai-catalog+json', JSON.stringify({ specVersion: '1.0', entries: [
-    { identifier: 'urn:air:x:mcp:child', type: 'application/mcp-server-card+json', url: '/example/mcp/server-card' },
-    { identifier: 'urn:air:x:catalog:self', type: 'application/ai-catalog+json', url: '/nest/.well-known/ai-catalog.json' },
-  ] })));
+  routes.set('/nest/.well-known/ai-catalog.json', (q, s) =>
+    doc(
+      'application/ai-catalog+json',
+      JSON.stringify({
+        specVersion: '1.0',
+        entries: [
+          {
+            identifier: 'urn:air:x:catalog:child',
+            type: 'application/ai-catalog+json',
+            url: `${origin}/nest/child.json`,
+          },
+          {
+            identifier: 'urn:air:x:catalog:inline',
+            type: 'application/ai-catalog+json',
+            data: {
+              specVersion: '1.0',
+              entries: [
+                {
+                  identifier: 'urn:air:x:mcp:inline',
+                  type: 'application/mcp-server-card+json',
+                  data: JSON.parse(withRemote('x.inline/one', `${fleet.url('ok-sse')}`)),
+                },
+              ],
+            },
+          },
+        ],
+      }),
+    )(q, s),
+  );
+  routes.set(
+    '/nest/child.json',
+    doc(
+      'application/ai-catalog+json',
+      JSON.stringify({
+        specVersion: '1.0',
+        entries: [
+          {
+            identifier: 'urn:air:x:mcp:child',
+            type: 'application/mcp-server-card+json',
+            url: '/example/mcp/server-card',
+          },
+          {
+            identifier: 'urn:air:x:catalog:self',
+            type: 'application/ai-catalog+json',
+            url: '/nest/.well-known/ai-catalog.json',
+          },
+        ],
+      }),
+    ),
+  );
   // Hostile documents
   routes.set('/huge-list/.well-known/ai-catalog.json', (_q, s) => {
     // A million entries (about 80 MB), written with backpressure so the fixture itself stays small.
@@ -76,7 +146,10 @@ before(async () => {
     let i = 0;
     const pump = () => {
       while (i < 1_000_000) {
-        const batch = Array.from({ length: 1000 }, (_, j) => `{"identifier":"urn:x:${i + j}","type":"application/mcp-server-card+json","url":"/c"}`).join(',');
+        const batch = Array.from(
+          { length: 1000 },
+          (_, j) => `{"identifier":"urn:x:${i + j}","type":"application/mcp-server-card+json","url":"/c"}`,
+        ).join(',');
         i += 1000;
         if (!s.write(batch + (i < 1_000_000 ? ',' : ']}'))) return;
       }
@@ -86,27 +159,68 @@ before(async () => {
     s.on('close', () => s.off('drain', pump));
     pump();
   });
-  routes.set('/many/.well-known/ai-catalog.json', doc('application/ai-catalog+json', JSON.stringify({ specVersion: '1.0', entries: Array.from({ length: 1001 }, (_, i) => ({ identifier: `u${i}`, type: 'x', url: '/c' })) })));
+  routes.set(
+    '/many/.well-known/ai-catalog.json',
+    doc(
+      'application/ai-catalog+json',
+      JSON.stringify({
+        specVersion: '1.0',
+        entries: Array.from({ length: 1001 }, (_, i) => ({ identifier: `u${i}`, type: 'x', url: '/c' })),
+      }),
+    ),
+  );
   routes.set('/big-card/server-card', (_q, s) => {
     s.writeHead(200, { 'content-type': 'application/mcp-server-card+json' });
     const chunk = Buffer.alloc(1 << 20, 0x20);
     let sent = 0;
-    const pump = () => { while (sent < 100 && s.write(chunk)) sent++; if (sent >= 100) s.end(); };
-    s.on('drain', () => { sent++; pump(); });
+    const pump = () => {
+      while (sent < 100 && s.write(chunk)) sent++;
+      if (sent >= 100) s.end();
+    };
+    s.on('drain', () => {
+      sent++;
+      pump();
+    });
     s.on('close', () => s.removeAllListeners('drain'));
     pump();
   });
-  routes.set('/bigcat/.well-known/ai-catalog.json', doc('application/ai-catalog+json', JSON.stringify({ specVersion: '1.0', entries: [{ identifier: 'big', type: 'application/mcp-server-card+json', url: '/big-card/server-card' }] })));
-  routes.set('/to-metadata', (_q, s) => s.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' }).end());
+  routes.set(
+    '/bigcat/.well-known/ai-catalog.json',
+    doc(
+      'application/ai-catalog+json',
+      JSON.stringify({
+        specVersion: '1.0',
+        entries: [{ identifier: 'big', type: 'application/mcp-server-card+json', url: '/big-card/server-card' }],
+      }),
+    ),
+  );
+  routes.set('/to-metadata', (_q, s) =>
+    s.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' }).end(),
+  );
   routes.set('/to-v6-loopback', (_q, s) => s.writeHead(302, { location: 'http://[::1]:9/' }).end());
   for (let i = 0; i < 5; i++) routes.set(`/hop${i}`, (_q, s) => s.writeHead(302, { location: `/hop${i + 1}` }).end());
   routes.set('/hop5', doc('application/json', '{}'));
   routes.set('/loop', (_q, s) => s.writeHead(302, { location: '/loop' }).end());
-  routes.set('/cookie/.well-known/ai-catalog.json', doc('application/ai-catalog+json', JSON.stringify({ specVersion: '1.0', entries: [{ identifier: 'c', type: 'application/mcp-server-card+json', url: '/example/mcp/server-card' }] }), { 'set-cookie': 'session=abc; Path=/' }));
+  routes.set(
+    '/cookie/.well-known/ai-catalog.json',
+    doc(
+      'application/ai-catalog+json',
+      JSON.stringify({
+        specVersion: '1.0',
+        entries: [{ identifier: 'c', type: 'application/mcp-server-card+json', url: '/example/mcp/server-card' }],
+      }),
+      { 'set-cookie': 'session=abc; Path=/' },
+    ),
+  );
 });
-after(async () => { fixture.closeAllConnections(); fixture.close(); await fleet.close(); });
+after(async () => {
+  fixture.closeAllConnections();
+  fixture.close();
+  await fleet.close();
+});
 
-const run = (path: string, extra: object = {}) => discover(`${origin}${path}`, { catalog: EMPTY, allowPrivate: true, ...extra });
+const run = (path: string, extra: object = {}) =>
+  discover(`${origin}${path}`, { catalog: EMPTY, allowPrivate: true, ...extra });
 
 describe('discover: every document shape found in the wild', () => {
   it('AI Catalog, single server (origin → /.well-known/ai-catalog.json)', async () => {
@@ -129,7 +243,10 @@ describe('discover: every document shape found in the wild', () => {
   it('AI Catalog, several servers: valid+eligible, templated (needs input), invalid card', async () => {
     const r = await run('/multi/.well-known/ai-catalog.json');
     const by = Object.fromEntries(r.candidates.map((c) => [c.identifier, c]));
-    assert.deepEqual([by['urn:air:acme.com:mcp:code-review']!.valid, by['urn:air:acme.com:mcp:code-review']!.eligible], [true, true]);
+    assert.deepEqual(
+      [by['urn:air:acme.com:mcp:code-review']!.valid, by['urn:air:acme.com:mcp:code-review']!.eligible],
+      [true, true],
+    );
     assert.match(by['urn:air:acme.com:mcp:docs-search']!.why, /template variables \(\{tenant\}\)/);
     assert.equal(by['urn:air:acme.com:mcp:ci-cd']!.valid, false);
     assert.ok(by['urn:air:acme.com:mcp:ci-cd']!.errors.some((e: string) => /required property 'name'/.test(e)));
@@ -164,7 +281,10 @@ describe('discover: every document shape found in the wild', () => {
   it('nested catalogs (by URL and inline), a self-reference is read once', async () => {
     const r = await run('/nest/.well-known/ai-catalog.json');
     assert.deepEqual(r.candidates.map((c) => c.name).sort(), ['example-org/minimal', 'x.inline/one']);
-    assert.ok(r.catalogs.some((c) => /cycle/.test(c.error ?? '')), JSON.stringify(r.catalogs));
+    assert.ok(
+      r.catalogs.some((c) => /cycle/.test(c.error ?? '')),
+      JSON.stringify(r.catalogs),
+    );
     assert.ok(r.catalogs.length <= 4);
   });
 
@@ -172,15 +292,27 @@ describe('discover: every document shape found in the wild', () => {
     const r = await run('/multi/.well-known/ai-catalog.json', { probe: true });
     const ok = r.candidates.find((c) => c.identifier === 'urn:air:acme.com:mcp:code-review')!;
     assert.equal(`${ok.verdict}/${ok.reason}`, 'live/ok');
-    assert.equal(r.candidates.find((c) => c.identifier === 'urn:air:acme.com:mcp:docs-search')!.verdict, null, 'ineligible ones are not probed');
+    assert.equal(
+      r.candidates.find((c) => c.identifier === 'urn:air:acme.com:mcp:docs-search')!.verdict,
+      null,
+      'ineligible ones are not probed',
+    );
   });
 
   it('CLI: --json has {source, catalogs, candidates} with the contract fields', async () => {
-    const r = await runCli(['discover', `${origin}/multi/.well-known/ai-catalog.json`, '--json', '--allow-private', '--catalog', 'catalog/servers.json']);
+    const r = await runCli([
+      'discover',
+      `${origin}/multi/.well-known/ai-catalog.json`,
+      '--json',
+      '--allow-private',
+      '--catalog',
+      'catalog/servers.json',
+    ]);
     assert.equal(r.code, 0, r.stderr);
     const out = JSON.parse(r.stdout);
     assert.deepEqual(Object.keys(out), ['source', 'catalogs', 'candidates', 'unread', 'unreadCount']);
-    for (const k of ['name', 'title', 'url', 'cardUrl', 'valid', 'errors', 'eligible', 'why', 'verdict', 'reason']) assert.ok(k in out.candidates[0], k);
+    for (const k of ['name', 'title', 'url', 'cardUrl', 'valid', 'errors', 'eligible', 'why', 'verdict', 'reason'])
+      assert.ok(k in out.candidates[0], k);
   });
 });
 
@@ -208,16 +340,30 @@ describe('validate', () => {
     assert.match(strict.errors[0]!.message, /must match pattern/);
     const lenient = validateDocument(card, { legacy: true });
     assert.deepEqual([lenient.valid, lenient.schema, lenient.errors], [true, 'legacy', []]);
-    assert.match(lenient.warnings[0]!, /passes only the earlier \(seed-era\) Server Card schema.*\/\$schema: must match pattern/);
+    assert.match(
+      lenient.warnings[0]!,
+      /passes only the earlier \(seed-era\) Server Card schema.*\/\$schema: must match pattern/,
+    );
     const cli = await runCli(['validate', 'test/examples/server-card.invalid.wrong-schema-name.json']);
     assert.equal(cli.code, 1);
-    assert.match(cli.stdout, /invalid Server Card\n {2}\/\$schema: must match pattern[^\n]*\n {2}warning: passes only the earlier/);
-    const legacy = await runCli(['validate', 'test/examples/server-card.invalid.wrong-schema-name.json', '--legacy', '--json']);
+    assert.match(
+      cli.stdout,
+      /invalid Server Card\n {2}\/\$schema: must match pattern[^\n]*\n {2}warning: passes only the earlier/,
+    );
+    const legacy = await runCli([
+      'validate',
+      'test/examples/server-card.invalid.wrong-schema-name.json',
+      '--legacy',
+      '--json',
+    ]);
     assert.equal(legacy.code, 0, legacy.stdout);
     const out = JSON.parse(legacy.stdout);
     assert.deepEqual([out.valid, out.schema, out.errors, out.warnings.length], [true, 'legacy', [], 1]);
     // Neither schema accepts a card without a name: no legacy reading then.
-    assert.equal(validateDocument(JSON.parse(example('server-card.invalid.missing-name.json')), { legacy: true }).schema, null);
+    assert.equal(
+      validateDocument(JSON.parse(example('server-card.invalid.missing-name.json')), { legacy: true }).schema,
+      null,
+    );
   });
   it('a URL, and a URL refused without --allow-private', async () => {
     assert.equal((await runCli(['validate', `${origin}/example/mcp/server-card`, '--allow-private'])).code, 0);
@@ -230,7 +376,10 @@ describe('validate', () => {
 describe('safety: discovery reads untrusted input', () => {
   it('a loopback target is refused without --allow-private (http and https, by name and by address)', async () => {
     await assert.rejects(discover(origin, { catalog: EMPTY }), (e: FetchRefused) => e.code === 'private-address');
-    await assert.rejects(discover(origin.replace('http:', 'https:'), { catalog: EMPTY }), /127\.0\.0\.1 is a private or reserved address/);
+    await assert.rejects(
+      discover(origin.replace('http:', 'https:'), { catalog: EMPTY }),
+      /127\.0\.0\.1 is a private or reserved address/,
+    );
     const cli = await runCli(['discover', origin]);
     assert.equal(cli.code, 1);
     assert.match(cli.stderr, /refused: 127\.0\.0\.1 is a private or reserved address/);
@@ -241,15 +390,26 @@ describe('safety: discovery reads untrusted input', () => {
     await assert.rejects(guardedGet('https://[::ffff:127.0.0.1]/x', 'application/json'), /private or reserved/);
   });
   it('the check runs after DNS resolution (a name that resolves to loopback)', async () => {
-    const err = await new Promise<Error | null>((resolve) => guardedLookup()('localhost', { all: true }, (e) => resolve(e)));
+    const err = await new Promise<Error | null>((resolve) =>
+      guardedLookup()('localhost', { all: true }, (e) => resolve(e)),
+    );
     assert.match(String(err), /resolves to (127\.0\.0\.1|::1), a private or reserved address/);
   });
   it('a redirect to 169.254.169.254 (cloud metadata) is refused', async () => {
-    await assert.rejects(guardedGet(`${origin}/to-metadata`, 'application/json', { trustedAddresses: ['127.0.0.1'] }), (e: FetchRefused) => e.code === 'private-address');
-    await assert.rejects(guardedGet(`${origin}/to-v6-loopback`, 'application/json', { trustedAddresses: ['127.0.0.1'] }), (e: FetchRefused) => e.code === 'private-address');
+    await assert.rejects(
+      guardedGet(`${origin}/to-metadata`, 'application/json', { trustedAddresses: ['127.0.0.1'] }),
+      (e: FetchRefused) => e.code === 'private-address',
+    );
+    await assert.rejects(
+      guardedGet(`${origin}/to-v6-loopback`, 'application/json', { trustedAddresses: ['127.0.0.1'] }),
+      (e: FetchRefused) => e.code === 'private-address',
+    );
   });
   it('at most 3 redirects, and no loops', async () => {
-    await assert.rejects(guardedGet(`${origin}/hop0`, 'application/json', { allowPrivate: true }), /more than 3 redirects/);
+    await assert.rejects(
+      guardedGet(`${origin}/hop0`, 'application/json', { allowPrivate: true }),
+      /more than 3 redirects/,
+    );
     assert.equal((await guardedGet(`${origin}/hop2`, 'application/json', { allowPrivate: true })).status, 200);
     await assert.rejects(guardedGet(`${origin}/loop`, 'application/json', { allowPrivate: true }), /redirect loop/);
   });
@@ -269,7 +429,10 @@ describe('safety: discovery reads untrusted input', () => {
     const before = process.memoryUsage.rss();
     const r = await run('/bigcat/.well-known/ai-catalog.json');
     assert.equal(r.candidates.length, 1);
-    assert.ok(r.candidates[0]!.errors.some((e) => /over the 262144-byte cap/.test(e)), JSON.stringify(r.candidates[0]));
+    assert.ok(
+      r.candidates[0]!.errors.some((e) => /over the 262144-byte cap/.test(e)),
+      JSON.stringify(r.candidates[0]),
+    );
     assert.equal(r.candidates[0]!.errors.length, 1, 'an oversized card URL is not fetched a second time');
     assert.ok(Date.now() - t0 < 5_000);
     assert.ok(process.memoryUsage.rss() - before < 64 * 1024 * 1024);
@@ -288,10 +451,13 @@ describe('safety: discovery reads untrusted input', () => {
 });
 
 describe('eligibility (pure)', () => {
-  const curated = catalogOf([server('Jina', 'https://mcp.jina.ai/v1', { requiresAuth: true }), server('Ctx', 'https://mcp.context7.com/mcp')], {
-    policy: { authOptionalHosts: ['mcp.jina.ai'], sharedGatewayHosts: ['gateway.mcpservers.org'] },
-    removed: [{ name: 'Fetch', url: 'https://remote.mcpservers.org/fetch/mcp', reason: 'dead' }],
-  });
+  const curated = catalogOf(
+    [server('Jina', 'https://mcp.jina.ai/v1', { requiresAuth: true }), server('Ctx', 'https://mcp.context7.com/mcp')],
+    {
+      policy: { authOptionalHosts: ['mcp.jina.ai'], sharedGatewayHosts: ['gateway.mcpservers.org'] },
+      removed: [{ name: 'Fetch', url: 'https://remote.mcpservers.org/fetch/mcp', reason: 'dead' }],
+    },
+  );
   const remote = (url: string, extra: object = {}) => ({ remotes: [{ type: 'streamable-http', url, ...extra }] });
   const judge = (card: object) => judgeCard(card, curated);
   it('streamable-http on https is eligible; sse-only and http are not', () => {
@@ -306,7 +472,11 @@ describe('eligibility (pure)', () => {
     assert.equal(jina.eligible, false, 'same host as a curated entry');
     const fresh = judgeCard(remote('https://mcp.jina.ai/v1', key), curated);
     assert.deepEqual([fresh.eligible, fresh.requiresAuth, fresh.curated], [true, true, true]);
-    assert.equal(judge(remote('https://free.example/mcp', { headers: [{ name: 'X-Key', isSecret: true, isRequired: false }] })).eligible, true);
+    assert.equal(
+      judge(remote('https://free.example/mcp', { headers: [{ name: 'X-Key', isSecret: true, isRequired: false }] }))
+        .eligible,
+      true,
+    );
   });
   it('removed hosts and duplicate hosts are not eligible; shared gateways are', () => {
     assert.match(judge(remote('https://remote.mcpservers.org/other/mcp')).why, /removed list: Fetch/);
@@ -323,9 +493,31 @@ describe('publish and serve', () => {
     const ai = JSON.parse(await readFile(join(out, '.well-known', 'ai-catalog.json'), 'utf8'));
     const mcp = JSON.parse(await readFile(join(out, '.well-known', 'mcp', 'catalog.json'), 'utf8'));
     // Written out by hand, not derived from the code under test: the id of each curated server.
-    const ids = ['context7', 'mdn', 'deepwiki', 'parallel-search', 'yahoo-finance', 'coingecko', 'jina-ai', 'open-meteo-weather', 'kiwi-com', 'malwarebytes', 'tldraw', 'find-a-domain', 'subwayinfo-nyc'];
-    const expected = ids.map((id) => ({ identifier: `urn:air:lists.example.org:mcp:${id}`, type: 'application/mcp-server-card+json', url: `https://lists.example.org/cards/${id}.json` }));
-    assert.deepEqual(ai, { specVersion: '1.0', host: { displayName: 'One-tap remote MCP servers (curated, attested)', identifier: 'lists.example.org' }, entries: expected });
+    const ids = [
+      'context7',
+      'mdn',
+      'deepwiki',
+      'parallel-search',
+      'yahoo-finance',
+      'coingecko',
+      'jina-ai',
+      'open-meteo-weather',
+      'kiwi-com',
+      'malwarebytes',
+      'tldraw',
+      'find-a-domain',
+      'subwayinfo-nyc',
+    ];
+    const expected = ids.map((id) => ({
+      identifier: `urn:air:lists.example.org:mcp:${id}`,
+      type: 'application/mcp-server-card+json',
+      url: `https://lists.example.org/cards/${id}.json`,
+    }));
+    assert.deepEqual(ai, {
+      specVersion: '1.0',
+      host: { displayName: 'One-tap remote MCP servers (curated, attested)', identifier: 'lists.example.org' },
+      entries: expected,
+    });
     assert.deepEqual(mcp, { specVersion: 'draft', entries: expected });
     for (const e of ai.entries) {
       assert.equal(e.type, 'application/mcp-server-card+json');
@@ -344,17 +536,24 @@ describe('publish and serve', () => {
       assert.equal(res.headers.get('access-control-allow-origin'), '*');
       assert.equal(res.headers.get('cache-control'), 'public, max-age=3600');
       const etag = res.headers.get('etag')!;
-      const body = await res.json() as { entries: Array<{ url: string }> };
+      const body = (await res.json()) as { entries: Array<{ url: string }> };
       assert.ok(body.entries[0]!.url.startsWith(s.url), 'absolute URLs on this server');
-      const again = await fetch(`${s.url}/.well-known/ai-catalog.json`, { headers: { 'if-none-match': `"other", ${etag}` } });
+      const again = await fetch(`${s.url}/.well-known/ai-catalog.json`, {
+        headers: { 'if-none-match': `"other", ${etag}` },
+      });
       assert.equal(again.status, 304);
       assert.equal(await again.text(), '');
       const card = await fetch(body.entries[0]!.url, { headers: { accept: 'application/mcp-server-card+json' } });
       assert.equal(card.headers.get('content-type'), 'application/mcp-server-card+json');
-      assert.equal((await fetch(`${s.url}/.well-known/mcp/catalog.json`)).headers.get('content-type'), 'application/json');
+      assert.equal(
+        (await fetch(`${s.url}/.well-known/mcp/catalog.json`)).headers.get('content-type'),
+        'application/json',
+      );
       assert.equal((await fetch(`${s.url}/nope`)).status, 404);
       assert.equal((await fetch(`${s.url}/.well-known/ai-catalog.json`, { method: 'POST' })).status, 405);
-    } finally { await s.close(); }
+    } finally {
+      await s.close();
+    }
   });
 
   it('round trip: publish, serve, discover finds every curated server, valid and eligible', async () => {
@@ -371,30 +570,95 @@ describe('publish and serve', () => {
       assert.equal(jina.requiresAuth, true);
       const fresh = await discover(s.url, { catalog: EMPTY, allowPrivate: true });
       assert.ok(fresh.candidates.every((c) => c.eligible && !c.curated));
-    } finally { await s.close(); }
+    } finally {
+      await s.close();
+    }
   });
 
   it('publication gives exactly the documents written out here, every time', async () => {
     const small = catalogOf([
-      server('Ctx 7', 'https://mcp.context7.com/mcp', { description: 'Up-to-date docs', headers: { 'X-Client': 'kai' } }),
-      server('Jina', 'https://mcp.jina.ai/v1', { description: 'Search', requiresAuth: true, decision: { by: 't', at: '2026-01-05T10:00:00Z', why: 'w' } }),
+      server('Ctx 7', 'https://mcp.context7.com/mcp', {
+        description: 'Up-to-date docs',
+        headers: { 'X-Client': 'kai' },
+      }),
+      server('Jina', 'https://mcp.jina.ai/v1', {
+        description: 'Search',
+        requiresAuth: true,
+        decision: { by: 't', at: '2026-01-05T10:00:00Z', why: 'w' },
+      }),
     ]);
-    const entry = (id: string) => ({ identifier: `urn:air:pub.example:mcp:${id}`, type: 'application/mcp-server-card+json', url: `https://pub.example/base/cards/${id}.json` });
+    const entry = (id: string) => ({
+      identifier: `urn:air:pub.example:mcp:${id}`,
+      type: 'application/mcp-server-card+json',
+      url: `https://pub.example/base/cards/${id}.json`,
+    });
     const schema = 'https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json';
     const expected = {
-      aiCatalog: { specVersion: '1.0', host: { displayName: 'One-tap remote MCP servers (curated, attested)', identifier: 'pub.example' }, entries: [entry('ctx-7'), entry('jina')] },
+      aiCatalog: {
+        specVersion: '1.0',
+        host: { displayName: 'One-tap remote MCP servers (curated, attested)', identifier: 'pub.example' },
+        entries: [entry('ctx-7'), entry('jina')],
+      },
       mcpCatalog: { specVersion: 'draft', entries: [entry('ctx-7'), entry('jina')] },
       cards: [
-        { slug: 'ctx-7', path: '/cards/ctx-7.json', card: { $schema: schema, name: 'com.context7.mcp/ctx-7', version: '2026.11.30', title: 'Ctx 7', description: 'Up-to-date docs', remotes: [{ type: 'streamable-http', url: 'https://mcp.context7.com/mcp', headers: [{ name: 'X-Client', value: 'kai' }] }] } },
-        { slug: 'jina', path: '/cards/jina.json', card: { $schema: schema, name: 'ai.jina.mcp/jina', version: '2026.1.5', title: 'Jina', description: 'Search', remotes: [{ type: 'streamable-http', url: 'https://mcp.jina.ai/v1', headers: [{
-          name: 'Authorization', description: 'Optional free API key: initialize works without it, some tools need it.', isRequired: false, isSecret: true, value: 'Bearer {api_key}',
-          variables: { api_key: { description: 'Your API key', isRequired: false, isSecret: true } },
-        }] }] } },
+        {
+          slug: 'ctx-7',
+          path: '/cards/ctx-7.json',
+          card: {
+            $schema: schema,
+            name: 'com.context7.mcp/ctx-7',
+            version: '2026.11.30',
+            title: 'Ctx 7',
+            description: 'Up-to-date docs',
+            remotes: [
+              {
+                type: 'streamable-http',
+                url: 'https://mcp.context7.com/mcp',
+                headers: [{ name: 'X-Client', value: 'kai' }],
+              },
+            ],
+          },
+        },
+        {
+          slug: 'jina',
+          path: '/cards/jina.json',
+          card: {
+            $schema: schema,
+            name: 'ai.jina.mcp/jina',
+            version: '2026.1.5',
+            title: 'Jina',
+            description: 'Search',
+            remotes: [
+              {
+                type: 'streamable-http',
+                url: 'https://mcp.jina.ai/v1',
+                headers: [
+                  {
+                    name: 'Authorization',
+                    description: 'Optional free API key: initialize works without it, some tools need it.',
+                    isRequired: false,
+                    isSecret: true,
+                    value: 'Bearer {api_key}',
+                    variables: { api_key: { description: 'Your API key', isRequired: false, isSecret: true } },
+                  },
+                ],
+              },
+            ],
+          },
+        },
       ],
     };
-    for (let i = 0; i < 2; i++) assert.deepEqual(publication(small, { baseUrl: 'https://pub.example/base/', publisher: 'pub.example' }), expected);
+    for (let i = 0; i < 2; i++)
+      assert.deepEqual(
+        publication(small, { baseUrl: 'https://pub.example/base/', publisher: 'pub.example' }),
+        expected,
+      );
     const { catalog } = await loadCatalog('catalog/servers.json');
     const out = await mkdtemp(join(tmpdir(), 'onetap-pub-'));
-    assert.equal((await writePublication(publication(catalog), out)).written.length, 16, '13 cards, the manifest, 2 catalogs');
+    assert.equal(
+      (await writePublication(publication(catalog), out)).written.length,
+      16,
+      '13 cards, the manifest, 2 catalogs',
+    );
   });
 });

@@ -10,13 +10,23 @@ import { Agent } from 'undici';
 import { dispatchRequest } from '../src/attest/dispatch.js';
 
 async function serve(handler: (res: ServerResponse) => void): Promise<{ url: string; server: Server }> {
-  const server = createServer((req, res) => { req.resume(); req.on('end', () => handler(res)); });
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => handler(res));
+  });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, server };
 }
 
 const post = (url: string, dispatcher: Agent) =>
-  dispatchRequest(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}', headersTimeout: 5_000, bodyTimeout: 5_000, dispatcher });
+  dispatchRequest(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{}',
+    headersTimeout: 5_000,
+    bodyTimeout: 5_000,
+    dispatcher,
+  });
 
 describe('dispatchRequest: a body read as chunks', () => {
   it('delivers every byte in order, including chunks that arrived before the reader', async () => {
@@ -33,7 +43,10 @@ describe('dispatchRequest: a body read as chunks', () => {
       assert.equal(head.headers['content-type'], 'application/json');
       await new Promise((r) => setTimeout(r, 50)); // the whole body has arrived before anyone reads it
       const got: Buffer[] = [];
-      const stopped = await body.read((chunk) => { got.push(chunk); return false; });
+      const stopped = await body.read((chunk) => {
+        got.push(chunk);
+        return false;
+      });
       assert.equal(stopped, false);
       assert.equal(Buffer.concat(got).toString(), parts.join(''));
     } finally {
@@ -51,7 +64,11 @@ describe('dispatchRequest: a body read as chunks', () => {
       const pump = () => {
         while (written < 64 * 1024 * 1024) {
           written += chunk.length;
-          if (!res.write(chunk)) { blocked = true; res.once('drain', pump); return; }
+          if (!res.write(chunk)) {
+            blocked = true;
+            res.once('drain', pump);
+            return;
+          }
         }
         res.end();
       };
@@ -67,11 +84,19 @@ describe('dispatchRequest: a body read as chunks', () => {
         read += chunk.length;
         if (waitedOnce) return read >= 8 * 1024 * 1024;
         waitedOnce = true;
-        return new Promise((resolve) => setTimeout(() => { writtenDuringWait = written; resolve(false); }, 300));
+        return new Promise((resolve) =>
+          setTimeout(() => {
+            writtenDuringWait = written;
+            resolve(false);
+          }, 300),
+        );
       });
       assert.equal(stopped, true);
-      assert.ok(blocked, 'the server\'s writes were refused while the reader waited');
-      assert.ok(writtenDuringWait < 32 * 1024 * 1024, `the server got ${writtenDuringWait} bytes out while the reader waited: only what the sockets hold`);
+      assert.ok(blocked, "the server's writes were refused while the reader waited");
+      assert.ok(
+        writtenDuringWait < 32 * 1024 * 1024,
+        `the server got ${writtenDuringWait} bytes out while the reader waited: only what the sockets hold`,
+      );
       assert.ok(read >= 8 * 1024 * 1024, 'after the wait the read went on');
     } finally {
       await dispatcher.close();
@@ -81,7 +106,9 @@ describe('dispatchRequest: a body read as chunks', () => {
 
   it('a stopped read ends a body that goes on (the server sees its connection close)', async () => {
     let closed: () => void;
-    const serverSawClose = new Promise<void>((r) => { closed = r; });
+    const serverSawClose = new Promise<void>((r) => {
+      closed = r;
+    });
     const { url, server } = await serve((res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       res.write('data: {"jsonrpc":"2.0","id":1,"result":{}}\n\n');

@@ -10,7 +10,13 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import {
-  EXIT_CODES, LIMIT_CONSTANTS, REFERENCE_DIR, buildReferenceProgram, firstTextBlock, referenceCommands, referencePages,
+  EXIT_CODES,
+  LIMIT_CONSTANTS,
+  REFERENCE_DIR,
+  buildReferenceProgram,
+  firstTextBlock,
+  referenceCommands,
+  referencePages,
 } from '../scripts/reference.js';
 import { REASON_TEXT } from '../src/policy/policy.js';
 
@@ -31,7 +37,11 @@ async function helpOf(args: string[]): Promise<string> {
   const env: NodeJS.ProcessEnv = { ...process.env, COLUMNS: '80' };
   delete env.FORCE_COLOR;
   delete env.CLICOLOR_FORCE;
-  const { stdout } = await run(process.execPath, [join(ROOT, 'bin/onetap'), ...args], { cwd: ROOT, env, encoding: 'utf8' });
+  const { stdout } = await run(process.execPath, [join(ROOT, 'bin/onetap'), ...args], {
+    cwd: ROOT,
+    env,
+    encoding: 'utf8',
+  });
   return stdout;
 }
 
@@ -43,23 +53,36 @@ describe('docs/reference is generated from the code', () => {
 
   it('docs/reference holds no page the generator does not make', () => {
     const made = new Set(pages.map((p) => p.path));
-    const extra = readdirSync(join(ROOT, REFERENCE_DIR)).filter((f) => f.endsWith('.md')).map((f) => `${REFERENCE_DIR}/${f}`).filter((p) => !made.has(p));
+    const extra = readdirSync(join(ROOT, REFERENCE_DIR))
+      .filter((f) => f.endsWith('.md'))
+      .map((f) => `${REFERENCE_DIR}/${f}`)
+      .filter((p) => !made.has(p));
     assert.deepEqual(extra, [], `${extra.join(', ')}: no command has this page any more; npm run docs removes it`);
   });
 
-  it('each command page\'s help block is what `onetap <command> --help` prints, and the index holds `onetap --help`', async () => {
+  it("each command page's help block is what `onetap <command> --help` prints, and the index holds `onetap --help`", async () => {
     const targets = [
       { page: `${REFERENCE_DIR}/README.md`, args: [] as string[] },
       ...refs.map((r) => ({ page: `${REFERENCE_DIR}/${r.file}`, args: r.path })),
     ];
     // In parallel: each is a Node start-up.
-    const [version, ...helps] = await Promise.all([helpOf(['--version']), ...targets.map((t) => helpOf([...t.args, '--help']))]);
+    const [version, ...helps] = await Promise.all([
+      helpOf(['--version']),
+      ...targets.map((t) => helpOf([...t.args, '--help'])),
+    ]);
     targets.forEach((t, i) => {
       const text = onDisk(t.page);
       assert.ok(text, `${t.page} is missing: run npm run docs`);
-      assert.equal(firstTextBlock(text), helps[i], `${t.page}: its help block is not what \`onetap ${[...t.args, '--help'].join(' ')}\` prints (npm run docs; or scripts/reference.ts builds another program than src/cli/main.ts)`);
+      assert.equal(
+        firstTextBlock(text),
+        helps[i],
+        `${t.page}: its help block is not what \`onetap ${[...t.args, '--help'].join(' ')}\` prints (npm run docs; or scripts/reference.ts builds another program than src/cli/main.ts)`,
+      );
     });
-    assert.ok(onDisk(`${REFERENCE_DIR}/README.md`)!.includes(`\`onetap --version\` prints \`${version.trim()}\`.`), 'the index names another version than `onetap --version` prints');
+    assert.ok(
+      onDisk(`${REFERENCE_DIR}/README.md`)!.includes(`\`onetap --version\` prints \`${version.trim()}\`.`),
+      'the index names another version than `onetap --version` prints',
+    );
   });
 
   it('the verdicts page names every reason of REASON_TEXT', () => {
@@ -70,8 +93,16 @@ describe('docs/reference is generated from the code', () => {
 
   it('every command has its exit codes, and every entry of EXIT_CODES is a command', () => {
     const names = refs.map((r) => r.path.join(' '));
-    assert.deepEqual(names.filter((n) => !Object.hasOwn(EXIT_CODES, n)), [], 'add the command to EXIT_CODES in scripts/reference.ts');
-    assert.deepEqual(Object.keys(EXIT_CODES).filter((n) => !names.includes(n)), [], 'EXIT_CODES names a command the CLI does not have');
+    assert.deepEqual(
+      names.filter((n) => !Object.hasOwn(EXIT_CODES, n)),
+      [],
+      'add the command to EXIT_CODES in scripts/reference.ts',
+    );
+    assert.deepEqual(
+      Object.keys(EXIT_CODES).filter((n) => !names.includes(n)),
+      [],
+      'EXIT_CODES names a command the CLI does not have',
+    );
   });
 
   it('the limits page lists every exported *_LIMITS, *_DEFAULTS, LIMITS and MAX_* constant of src/', () => {
@@ -81,12 +112,19 @@ describe('docs/reference is generated from the code', () => {
         const rel = `${dir}/${e.name}`;
         if (e.isDirectory()) walk(rel);
         else if (e.name.endsWith('.ts') && !e.name.endsWith('.d.ts')) {
-          for (const m of readFileSync(join(ROOT, rel), 'utf8').matchAll(/^export const ((?:[A-Z0-9_]+_)?(?:LIMITS|DEFAULTS)|MAX_[A-Z0-9_]+)\b/gm)) exported.push(`${m[1]} (${rel})`);
+          for (const m of readFileSync(join(ROOT, rel), 'utf8').matchAll(
+            /^export const ((?:[A-Z0-9_]+_)?(?:LIMITS|DEFAULTS)|MAX_[A-Z0-9_]+)\b/gm,
+          ))
+            exported.push(`${m[1]} (${rel})`);
         }
       }
     };
     walk('src');
     const listed = new Set(LIMIT_CONSTANTS.map((c) => `${c.name} (${c.file})`));
-    assert.deepEqual(exported.filter((e) => !listed.has(e)).sort(), [], 'add these to LIMIT_CONSTANTS in scripts/reference.ts');
+    assert.deepEqual(
+      exported.filter((e) => !listed.has(e)).sort(),
+      [],
+      'add these to LIMIT_CONSTANTS in scripts/reference.ts',
+    );
   });
 });

@@ -72,9 +72,15 @@ export function normalise(text: string, ctx: Context): string {
   //    versions, profile ids) are in none of these places and stay.
   const rel = (d: string) => relativeDate(d, ctx.runDate);
   s = s.replace(/("date": ?")(\d{4}-\d\d-\d\d)"/g, (_, pre: string, d: string) => `${pre}${rel(d)}"`);
-  s = s.replace(/(title=")(\d{4}-\d\d-\d\d)(: )/g, (_, pre: string, d: string, post: string) => `${pre}${rel(d)}${post}`);
+  s = s.replace(
+    /(title=")(\d{4}-\d\d-\d\d)(: )/g,
+    (_, pre: string, d: string, post: string) => `${pre}${rel(d)}${post}`,
+  );
   s = s.replace(/(stale_after: )(\d{4}-\d\d-\d\d)\b/g, (_, pre: string, d: string) => `${pre}${rel(d)}`);
-  s = s.replace(/^(## )(\d{4}-\d\d-\d\d)( \()/gm, (_, pre: string, d: string, post: string) => `${pre}${rel(d)}${post}`);
+  s = s.replace(
+    /^(## )(\d{4}-\d\d-\d\d)( \()/gm,
+    (_, pre: string, d: string, post: string) => `${pre}${rel(d)}${post}`,
+  );
   // 5. The month of the history file the run went to (history/2026-12.jsonl) → history/<run-month>.jsonl.
   s = s.split(`history/${ctx.runDate.slice(0, 7)}.jsonl`).join('history/<run-month>.jsonl');
   // 6. Measured durations: "durationMs" and "latencyMs" in JSON; "· 84 ms" and "<td>84 ms</td>" on the pages.
@@ -107,7 +113,8 @@ function normaliseMsColumn(text: string): string {
 
 function sortSnapshotLines(text: string): string {
   const lines = text.split('\n');
-  const isSnapshot = (l: string | undefined) => l !== undefined && /^ {2}\S*\/history\/snapshots\/[0-9a-f]+\.json$/.test(l);
+  const isSnapshot = (l: string | undefined) =>
+    l !== undefined && /^ {2}\S*\/history\/snapshots\/[0-9a-f]+\.json$/.test(l);
   for (let i = 0; i < lines.length; i++) {
     if (!isSnapshot(lines[i])) continue;
     let j = i;
@@ -143,7 +150,11 @@ function normaliseManifest(raw: string, rawCards: Map<string, string>, ctx: Cont
   for (const [name, hash] of Object.entries(manifest.cards)) {
     const card = rawCards.get(name);
     assert.ok(card !== undefined, `the manifest names cards/${name}, which publish wrote`);
-    assert.equal(hash, createHash('sha256').update(card).digest('hex'), `the manifest holds the sha256 of cards/${name}`);
+    assert.equal(
+      hash,
+      createHash('sha256').update(card).digest('hex'),
+      `the manifest holds the sha256 of cards/${name}`,
+    );
     text = text.split(`"${hash}"`).join(`"<sha256 of ${name}>"`);
   }
   return normalise(text, ctx);
@@ -239,14 +250,19 @@ async function matchGolden(group: string, actual: Map<string, string>): Promise<
   }
   const expected = new Map([...(await filesUnder(dir))].map(([name, text]) => [name.replace(/\.golden$/, ''), text]));
   const problems: string[] = [];
-  for (const name of expected.keys()) if (!actual.has(name)) problems.push(`missing: ${group}/${name} (expected, not produced)`);
-  for (const name of actual.keys()) if (!expected.has(name)) problems.push(`new: ${group}/${name} (produced, no golden file)`);
+  for (const name of expected.keys())
+    if (!actual.has(name)) problems.push(`missing: ${group}/${name} (expected, not produced)`);
+  for (const name of actual.keys())
+    if (!expected.has(name)) problems.push(`new: ${group}/${name} (produced, no golden file)`);
   for (const [name, text] of actual) {
     const want = expected.get(name);
     if (want !== undefined && want !== text) problems.push(unifiedDiff(want, text, `${group}/${name}`));
   }
-  assert.ok(problems.length === 0, `${group}: ${problems.length} difference(s) from test/golden/${group}/ ` +
-    `(UPDATE_GOLDEN=1 rewrites it when the change is intended):\n\n${problems.join('\n\n')}`);
+  assert.ok(
+    problems.length === 0,
+    `${group}: ${problems.length} difference(s) from test/golden/${group}/ ` +
+      `(UPDATE_GOLDEN=1 rewrites it when the change is intended):\n\n${problems.join('\n\n')}`,
+  );
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -257,7 +273,8 @@ const cli = (args: string[], opts: { cwd?: string; env?: Record<string, string> 
   runCli(args, { cwd: opts.cwd ?? ROOT, env: opts.env, killAfterMs: PROCESS_LIMIT_MS });
 
 /** What a run printed, for a golden file: its exit code, stdout and stderr (normalised by the caller). */
-const transcript = (r: RunResult) => `exit ${r.code}${r.signal ? ` (${r.signal})` : ''}\n--- stdout\n${r.stdout}--- stderr\n${r.stderr}`;
+const transcript = (r: RunResult) =>
+  `exit ${r.code}${r.signal ? ` (${r.signal})` : ''}\n--- stdout\n${r.stdout}--- stderr\n${r.stderr}`;
 
 /** GET without compression: status, the headers that do not vary, the body. */
 function get(origin: string, path: string): Promise<{ status: number; headers: Record<string, string>; body: string }> {
@@ -265,7 +282,13 @@ function get(origin: string, path: string): Promise<{ status: number; headers: R
     const req = request(`${origin}${path}`, { headers: { 'accept-encoding': 'identity' } }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers as Record<string, string>, body: Buffer.concat(chunks).toString('utf8') }));
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode!,
+          headers: res.headers as Record<string, string>,
+          body: Buffer.concat(chunks).toString('utf8'),
+        }),
+      );
     });
     req.on('error', reject);
     req.end();
@@ -279,7 +302,10 @@ function get(origin: string, path: string): Promise<{ status: number; headers: R
 const VARYING_HEADERS = new Set(['date', 'connection', 'keep-alive', 'content-length', 'etag', 'transfer-encoding']);
 
 function startServe(args: string[]): Promise<{ origin: string; child: ChildProcess; stdout: () => string }> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', ...args], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   child.stderr!.on('data', (d) => (err += d));
@@ -304,7 +330,7 @@ function startServe(args: string[]): Promise<{ origin: string; child: ChildProce
 // The runs.
 // ---------------------------------------------------------------------------------------------------------------
 
-describe('golden: the demo\'s outputs and the CLI\'s, byte for byte (test/golden/; UPDATE_GOLDEN=1 rewrites)', () => {
+describe("golden: the demo's outputs and the CLI's, byte for byte (test/golden/; UPDATE_GOLDEN=1 rewrites)", () => {
   let tmp = '';
   let workspace = '';
   let ctx: Context;
@@ -312,23 +338,35 @@ describe('golden: the demo\'s outputs and the CLI\'s, byte for byte (test/golden
   const children: ChildProcess[] = [];
   const fleets: Fleet[] = [];
 
-  before(async () => {
-    tmp = await mkdtemp(join(tmpdir(), 'onetap-golden-'));
-    // What `npm start` runs, as a process in the checkout (so its hints name ./bin/onetap); its temporary workspace
-    // goes into this test's folder (TMPDIR), to be found and removed.
-    demo = await cli(['demo'], { env: { TMPDIR: tmp } });
-    workspace = /^workspace: (\S+)$/m.exec(demo.stdout)?.[1] ?? '';
-    assert.ok(workspace.startsWith(tmp), `the demo names its workspace under ${tmp}:\n${demo.stdout}${demo.stderr}`);
-    const ports = new Map<string, string>();
-    // The demo's first table lists its servers in catalog order, one URL each.
-    const table = demo.stdout.split('\n\n').find((block) => block.startsWith('DECISION')) ?? '';
-    for (const m of table.matchAll(/http:\/\/127\.0\.0\.1:(\d+)\//g)) ports.set(m[1]!, `<port-${ports.size + 1}>`);
-    assert.equal(ports.size, 13, `the demo's plan lists its 13 servers: ${table}`);
-    const history = await readdir(join(workspace, 'catalog', 'history'));
-    const month = history.find((f) => f.endsWith('.jsonl'))!;
-    const run = JSON.parse((await readFile(join(workspace, 'catalog', 'history', month), 'utf8')).split('\n')[0]!) as { startedAt: string };
-    ctx = { paths: [[workspace, '<workspace>'], [tmp, '<tmp>']], ports, runDate: run.startedAt.slice(0, 10) };
-  }, { timeout: 10 * 60_000 });
+  before(
+    async () => {
+      tmp = await mkdtemp(join(tmpdir(), 'onetap-golden-'));
+      // What `npm start` runs, as a process in the checkout (so its hints name ./bin/onetap); its temporary workspace
+      // goes into this test's folder (TMPDIR), to be found and removed.
+      demo = await cli(['demo'], { env: { TMPDIR: tmp } });
+      workspace = /^workspace: (\S+)$/m.exec(demo.stdout)?.[1] ?? '';
+      assert.ok(workspace.startsWith(tmp), `the demo names its workspace under ${tmp}:\n${demo.stdout}${demo.stderr}`);
+      const ports = new Map<string, string>();
+      // The demo's first table lists its servers in catalog order, one URL each.
+      const table = demo.stdout.split('\n\n').find((block) => block.startsWith('DECISION')) ?? '';
+      for (const m of table.matchAll(/http:\/\/127\.0\.0\.1:(\d+)\//g)) ports.set(m[1]!, `<port-${ports.size + 1}>`);
+      assert.equal(ports.size, 13, `the demo's plan lists its 13 servers: ${table}`);
+      const history = await readdir(join(workspace, 'catalog', 'history'));
+      const month = history.find((f) => f.endsWith('.jsonl'))!;
+      const run = JSON.parse(
+        (await readFile(join(workspace, 'catalog', 'history', month), 'utf8')).split('\n')[0]!,
+      ) as { startedAt: string };
+      ctx = {
+        paths: [
+          [workspace, '<workspace>'],
+          [tmp, '<tmp>'],
+        ],
+        ports,
+        runDate: run.startedAt.slice(0, 10),
+      };
+    },
+    { timeout: 10 * 60_000 },
+  );
 
   after(async () => {
     for (const c of children) c.kill();
@@ -336,7 +374,7 @@ describe('golden: the demo\'s outputs and the CLI\'s, byte for byte (test/golden
     if (tmp) await rm(tmp, { recursive: true, force: true });
   });
 
-  it('npm start: the demo\'s stdout and every file it writes (catalog, generated lists, snapshot, log, lock, history)', async () => {
+  it("npm start: the demo's stdout and every file it writes (catalog, generated lists, snapshot, log, lock, history)", async () => {
     const pkg = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
     assert.equal(pkg.scripts.start, 'node bin/onetap demo', 'npm start runs the demo as this test does');
     assert.equal(demo.code, 0, demo.stderr);
@@ -349,7 +387,7 @@ describe('golden: the demo\'s outputs and the CLI\'s, byte for byte (test/golden
     await matchGolden('demo', actual);
   });
 
-  it('over the demo\'s workspace: site, report --json/--markdown/--html, publish, and serve\'s answers', async () => {
+  it("over the demo's workspace: site, report --json/--markdown/--html, publish, and serve's answers", async () => {
     const catalog = join(workspace, 'catalog', 'servers.json');
     const actual = new Map<string, string>();
     const site = await cli(['site', '--out', join(tmp, 'site'), '--catalog', catalog, '--allow-http']);
@@ -376,14 +414,20 @@ describe('golden: the demo\'s outputs and the CLI\'s, byte for byte (test/golden
     children.push(serve.child);
     const servePorts = new Map(ctx.ports).set(new URL(serve.origin).port, '<serve-port>');
     const serveCtx = { ...ctx, ports: servePorts };
-    const routes = [...siteFiles.keys()].filter((p) => p !== '.nojekyll').map((p) => p
-      .replace(/^index\.html$/, '')
-      .replace(/^api\/servers\/([^/]+)\/history-(\d+)\.json$/, 'api/servers/$1/history?days=$2')
-      .replace(/^(api\/.*|servers\/.*)\.(json|html)$/, '$1'));
+    const routes = [...siteFiles.keys()]
+      .filter((p) => p !== '.nojekyll')
+      .map((p) =>
+        p
+          .replace(/^index\.html$/, '')
+          .replace(/^api\/servers\/([^/]+)\/history-(\d+)\.json$/, 'api/servers/$1/history?days=$2')
+          .replace(/^(api\/.*|servers\/.*)\.(json|html)$/, '$1'),
+      );
     routes.push('api/servers/context7/history', 'servers/no-such-server', 'api/servers/context7/history?days=0');
     for (const route of routes.sort()) {
       const r = await get(serve.origin, `/${route}`);
-      const headers = Object.entries(r.headers).filter(([k]) => !VARYING_HEADERS.has(k)).sort(([a], [b]) => a.localeCompare(b));
+      const headers = Object.entries(r.headers)
+        .filter(([k]) => !VARYING_HEADERS.has(k))
+        .sort(([a], [b]) => a.localeCompare(b));
       const text = `GET /${route}\nHTTP ${r.status}\n${headers.map(([k, v]) => `${k}: ${v}`).join('\n')}\n\n${r.body}`;
       actual.set(`serve/${route === '' ? 'index' : route.replace(/[/?=]/g, '_')}`, normalise(text, serveCtx));
     }
@@ -397,8 +441,19 @@ describe('golden: the demo\'s outputs and the CLI\'s, byte for byte (test/golden
     fleets.push(fleet);
     const fleetCtx = { ...ctx, ports: new Map([[new URL(fleet.origin).port, '<fleet-port>']]) };
     // Answers that do not depend on timing: no hangs, no retries after a pause.
-    const scenarios = ['ok-json', 'ok-sse', 'auth-optional', 'session-required', 'zero-tools', 'edge-526', 'http-404',
-      'init-401', 'payment-402', 'unsupported-version', 'html-200'];
+    const scenarios = [
+      'ok-json',
+      'ok-sse',
+      'auth-optional',
+      'session-required',
+      'zero-tools',
+      'edge-526',
+      'http-404',
+      'init-401',
+      'payment-402',
+      'unsupported-version',
+      'html-200',
+    ];
     const actual = new Map<string, string>();
     const probe = await cli(['probe', '--json', ...scenarios.map((s) => fleet.url(s))]);
     actual.set('probe--json.run', normalise(transcript(probe), fleetCtx));
@@ -429,9 +484,11 @@ describe('golden: the demo\'s outputs and the CLI\'s, byte for byte (test/golden
     const actual = new Map<string, string>();
     // Two at a time: each is a process of its own.
     for (let i = 0; i < commands.length; i += 2) {
-      await Promise.all(commands.slice(i, i + 2).map(async (path) => {
-        actual.set(`${path.length ? path.join('-') : 'onetap'}--help`, transcript(await cli([...path, '--help'])));
-      }));
+      await Promise.all(
+        commands.slice(i, i + 2).map(async (path) => {
+          actual.set(`${path.length ? path.join('-') : 'onetap'}--help`, transcript(await cli([...path, '--help'])));
+        }),
+      );
     }
     actual.set('onetap-without-a-command', transcript(await cli([])));
     await matchGolden('help', actual);

@@ -45,16 +45,28 @@ export async function snapshotDir(dir: string): Promise<Record<string, string>> 
   return out;
 }
 
-export interface RunResult { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }
+export interface RunResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
 
-export function runCli(args: string[], opts: { cwd?: string; killAfterMs?: number; env?: Record<string, string> } = {}): Promise<RunResult> {
+export function runCli(
+  args: string[],
+  opts: { cwd?: string; killAfterMs?: number; env?: Record<string, string> } = {},
+): Promise<RunResult> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: opts.cwd, env: { ...process.env, NO_COLOR: '1', ...opts.env } });
+    const child = spawn(process.execPath, [BIN, ...args], {
+      cwd: opts.cwd,
+      env: { ...process.env, NO_COLOR: '1', ...opts.env },
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
     child.stderr.on('data', (d) => (stderr += d));
-    const timer = opts.killAfterMs === undefined ? undefined : setTimeout(() => child.kill('SIGKILL'), opts.killAfterMs);
+    const timer =
+      opts.killAfterMs === undefined ? undefined : setTimeout(() => child.kill('SIGKILL'), opts.killAfterMs);
     child.on('close', (code, signal) => {
       clearTimeout(timer);
       resolve({ code, signal, stdout, stderr });
@@ -64,7 +76,10 @@ export function runCli(args: string[], opts: { cwd?: string; killAfterMs?: numbe
 
 /** Starts `onetap mcp --http --port 0 …` in `cwd` (kept in `children` to be killed) and reads its URL from stderr. */
 export function startMcpHttp(cwd: string, args: string[], children: ChildProcess[]): Promise<string> {
-  const child = spawn(process.execPath, [BIN, 'mcp', '--http', '--port', '0', ...args], { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, 'mcp', '--http', '--port', '0', ...args], {
+    cwd,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   children.push(child);
   let err = '';
   return new Promise((resolve, reject) => {
@@ -80,30 +95,81 @@ export function startMcpHttp(cwd: string, args: string[], children: ChildProcess
 /** An observation record with every field at a neutral value (live/ok), `fields` over them: for tests of the stages after collect. */
 export function observation(fields: Partial<Observation> & Pick<Observation, 'url'>): Observation {
   return {
-    run: 'run-1', vantage: 'local', observedAt: '2026-11-30T00:00:00.000Z', profile: 'kai-9000', probe: null,
-    verdict: 'live', reason: 'ok', reasons: [fields.reason ?? 'ok'], attempts: 1, durationMs: 5, httpStatus: 200,
-    protocolVersion: null, serverName: null, serverVersion: null, tools: null, toolCount: fields.tools?.length ?? null, sessionId: false,
-    error: null, appError: null, quirks: [], excludedTools: [], cutShort: false, auth: null, location: null, diagnosis: null, matrix: null,
-    toolsHash: null, toolsDigest: null, findings: [], findingsSeen: fields.findings?.length ?? 0, cardMismatches: null, evidence: null,
+    run: 'run-1',
+    vantage: 'local',
+    observedAt: '2026-11-30T00:00:00.000Z',
+    profile: 'kai-9000',
+    probe: null,
+    verdict: 'live',
+    reason: 'ok',
+    reasons: [fields.reason ?? 'ok'],
+    attempts: 1,
+    durationMs: 5,
+    httpStatus: 200,
+    protocolVersion: null,
+    serverName: null,
+    serverVersion: null,
+    tools: null,
+    toolCount: fields.tools?.length ?? null,
+    sessionId: false,
+    error: null,
+    appError: null,
+    quirks: [],
+    excludedTools: [],
+    cutShort: false,
+    auth: null,
+    location: null,
+    diagnosis: null,
+    matrix: null,
+    toolsHash: null,
+    toolsDigest: null,
+    findings: [],
+    findingsSeen: fields.findings?.length ?? 0,
+    cardMismatches: null,
+    evidence: null,
     ...fields,
   };
 }
 
 /** A plan decided from observations alone (no acceptances, no snapshots), each row's history as given (newest first). */
-export function planOf(rows: Array<{ name: string; observation: Observation; history?: RowInput['history'] }>, confirmDrops = 1): Plan {
+export function planOf(
+  rows: Array<{ name: string; observation: Observation; history?: RowInput['history'] }>,
+  confirmDrops = 1,
+): Plan {
   return decide({
     rows: rows.map((r) => ({ name: r.name, observation: r.observation, history: r.history ?? [] })),
-    lock: EMPTY_LOCK, snapshots: new Map(), confirmDrops, canaries: { configured: 0, reachable: 0 },
+    lock: EMPTY_LOCK,
+    snapshots: new Map(),
+    confirmDrops,
+    canaries: { configured: 0, reachable: 0 },
   });
 }
 
 /** A recorded row: an observation decided as its verdict says (keep, review, keep-failed, drop), nothing else to review. */
-export function recordedRow(name: string, fields: Partial<Observation> & Pick<Observation, 'url'>, plan: Partial<PlanRow> = {}): PlanRow {
+export function recordedRow(
+  name: string,
+  fields: Partial<Observation> & Pick<Observation, 'url'>,
+  plan: Partial<PlanRow> = {},
+): PlanRow {
   const o = observation(fields);
   const decision = ({ live: 'keep', review: 'review', failed: 'keep-failed', drop: 'drop' } as const)[o.verdict];
   return {
-    ...o, name, decision, previous: null, changed: true, dropStreak: o.verdict === 'drop' ? 1 : 0, note: null, acceptedHash: null, toolChanges: null,
-    toolsChanged: false, serverInfoChanged: false, identityChanged: false, firstUse: false, heldOut: false, snapshotSha256: null, ...plan,
+    ...o,
+    name,
+    decision,
+    previous: null,
+    changed: true,
+    dropStreak: o.verdict === 'drop' ? 1 : 0,
+    note: null,
+    acceptedHash: null,
+    toolChanges: null,
+    toolsChanged: false,
+    serverInfoChanged: false,
+    identityChanged: false,
+    firstUse: false,
+    heldOut: false,
+    snapshotSha256: null,
+    ...plan,
   };
 }
 
@@ -112,8 +178,22 @@ export function recordedRun(at: string, rows: PlanRow[], run: Partial<RecordedRu
   const count = (d: PlanRow['decision']) => rows.filter((r) => r.decision === d).length;
   return {
     run: {
-      id: at, startedAt: at, finishedAt: at, catalog: 'servers.json', applied: true, aborted: null, warnings: [],
-      summary: { total: rows.length, keep: count('keep'), keepFailed: count('keep-failed'), review: count('review'), drop: count('drop'), changed: 0 }, ...run,
+      id: at,
+      startedAt: at,
+      finishedAt: at,
+      catalog: 'servers.json',
+      applied: true,
+      aborted: null,
+      warnings: [],
+      summary: {
+        total: rows.length,
+        keep: count('keep'),
+        keepFailed: count('keep-failed'),
+        review: count('review'),
+        drop: count('drop'),
+        changed: 0,
+      },
+      ...run,
     },
     rows: rows.map((r) => ({ ...r, run: run.id ?? at, observedAt: at })),
   };
@@ -124,7 +204,18 @@ export async function launchChromium(): Promise<import('playwright-core').Browse
   for (let i = 0; i < 60 && !existsSync('/usr/bin/chromium'); i++) await new Promise((r) => setTimeout(r, 1_000));
   if (!existsSync('/usr/bin/chromium')) return null;
   const { chromium } = await import('playwright-core');
-  return chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'] });
+  return chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+    ],
+  });
 }
 
 /** The app's SSE reader fed `chunks` in order (waiting where it asks to), then ended. */

@@ -28,7 +28,8 @@ import { BIN, catalogOf, recordedRow, recordedRun, runCli, server, workspace } f
 
 const DAY = 86_400_000;
 const META = '<meta http-equiv=refresh content=0;url=https://example.invalid>';
-const MARKUP_REASON = '<img src=x onerror="window.__xss=1"><div id=overlay style="position:fixed;inset:0;background:red">pwned</div>';
+const MARKUP_REASON =
+  '<img src=x onerror="window.__xss=1"><div id=overlay style="position:fixed;inset:0;background:red">pwned</div>';
 
 let fleet: Fleet;
 let browser: Browser | null = null;
@@ -38,7 +39,18 @@ const cleanup: string[] = [];
 async function launchChromium(): Promise<Browser | null> {
   for (let i = 0; i < 60 && !existsSync('/usr/bin/chromium'); i++) await new Promise((r) => setTimeout(r, 1_000));
   if (!existsSync('/usr/bin/chromium')) return null;
-  return chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'] });
+  return chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+    ],
+  });
 }
 
 before(async () => {
@@ -66,7 +78,10 @@ const dialogs: string[] = [];
 async function inBrowser(open: (page: import('playwright-core').Page) => Promise<unknown>) {
   if (!tab) {
     tab = await browser!.newPage();
-    tab.on('dialog', (d) => { dialogs.push(d.message()); void d.dismiss(); });
+    tab.on('dialog', (d) => {
+      dialogs.push(d.message());
+      void d.dismiss();
+    });
   }
   dialogs.length = 0;
   await open(tab);
@@ -74,10 +89,14 @@ async function inBrowser(open: (page: import('playwright-core').Page) => Promise
   await tab.waitForTimeout(100); // a meta refresh with content=0 would have navigated by now
   const seen = await tab.evaluate(() => ({
     refreshMeta: document.querySelectorAll('meta[http-equiv="refresh" i]').length,
-    injected: document.querySelectorAll('img, iframe, object, embed, svg, #overlay, body script:not(:last-of-type), meta:not([charset]):not([name=viewport]):not([http-equiv="Content-Security-Policy"])').length,
+    injected: document.querySelectorAll(
+      'img, iframe, object, embed, svg, #overlay, body script:not(:last-of-type), meta:not([charset]):not([name=viewport]):not([http-equiv="Content-Security-Policy"])',
+    ).length,
     xss: (window as unknown as { __xss?: number }).__xss,
     notice: (document.getElementById('history-problems') as HTMLElement | null)?.innerText ?? null,
-    rows: [...document.querySelectorAll('.server')].map((r) => `${(r as HTMLElement).dataset.id}:${(r.querySelector('.pill') as HTMLElement).innerText}`),
+    rows: [...document.querySelectorAll('.server')].map(
+      (r) => `${(r as HTMLElement).dataset.id}:${(r.querySelector('.pill') as HTMLElement).innerText}`,
+    ),
     barClasses: [...new Set([...document.querySelectorAll('.bar')].map((b) => b.className))].sort(),
     text: document.body.innerText,
   }));
@@ -86,23 +105,51 @@ async function inBrowser(open: (page: import('playwright-core').Page) => Promise
 
 /** A workspace with one real recorded run, then the hostile lines a merged pull request could bring. */
 async function hostileHistory() {
-  const ws = await workspace(catalogOf([server('Steady', fleet.url('ok-json')), server('Other', fleet.url('ok-sse'))], { policy: { authOptionalHosts: [], sharedGatewayHosts: [new URL(fleet.origin).host] } }));
+  const ws = await workspace(
+    catalogOf([server('Steady', fleet.url('ok-json')), server('Other', fleet.url('ok-sse'))], {
+      policy: { authOptionalHosts: [], sharedGatewayHosts: [new URL(fleet.origin).host] },
+    }),
+  );
   cleanup.push(ws.dir);
   const today = new Date().toISOString().slice(0, 10);
-  const at = (daysAgo: number, hour: number) => new Date(Date.parse(`${today}T0${hour}:00:00.000Z`) - daysAgo * DAY).toISOString();
+  const at = (daysAgo: number, hour: number) =>
+    new Date(Date.parse(`${today}T0${hour}:00:00.000Z`) - daysAgo * DAY).toISOString();
   const t1 = at(2, 1);
   const [t2, t3, t4] = [at(1, 1), at(1, 2), at(1, 3)];
-  await refresh({ catalogPath: ws.catalogPath, statePath: join(ws.dir, 'first.db'), record: true, allowHttp: true, timeoutMs: 2_000, now: () => new Date(t1) });
+  await refresh({
+    catalogPath: ws.catalogPath,
+    statePath: join(ws.dir, 'first.db'),
+    record: true,
+    allowHttp: true,
+    timeoutMs: 2_000,
+    now: () => new Date(t1),
+  });
   const dir = join(ws.dir, 'catalog', 'history');
   const firstFile = join(dir, monthFileName(t1));
-  const recorded = (await readFile(firstFile, 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+  const recorded = (await readFile(firstFile, 'utf8'))
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
   const steady = recorded.find((l) => l.type === 'observation' && l.name === 'Steady')!;
   const other = recorded.find((l) => l.type === 'observation' && l.name === 'Other')!;
   assert.match(String(steady.toolsHash), /^[0-9a-f]{16}$/, 'the first run recorded a tool snapshot');
   const file = join(dir, monthFileName(t2));
   const base = existsSync(file) ? (await readFile(file, 'utf8')).split('\n').filter(Boolean).length : 0;
   const summary = { total: 2, keep: 2, keepFailed: 0, review: 0, drop: 0, changed: 0 };
-  const run = (startedAt: string, observations: number, extra: Record<string, unknown> = {}) => ({ v: 2, type: 'run', id: startedAt, startedAt, finishedAt: startedAt, catalog: 'servers.json', applied: false, aborted: null, observations, summary, warnings: [], ...extra });
+  const run = (startedAt: string, observations: number, extra: Record<string, unknown> = {}) => ({
+    v: 2,
+    type: 'run',
+    id: startedAt,
+    startedAt,
+    finishedAt: startedAt,
+    catalog: 'servers.json',
+    applied: false,
+    aborted: null,
+    observations,
+    summary,
+    warnings: [],
+    ...extra,
+  });
   const of = (startedAt: string) => ({ run: startedAt, observedAt: startedAt });
   const lines: string[] = [
     run(t2, 7),
@@ -118,7 +165,16 @@ async function hostileHistory() {
     { ...steady, ...of(t3), verdict: 'drop', reason: 'http-404', decision: 'drop' },
     { ...other, ...of(t3), verdict: 'drop', reason: 'http-404', decision: 'drop' },
     run(t4, 1, { summary: { ...summary, total: 1, keep: 0, review: 1 } }),
-    { ...other, ...of(t4), verdict: 'review', reason: 'zero-tools', reasons: ['zero-tools'], tools: [], toolCount: 0, decision: 'review' },
+    {
+      ...other,
+      ...of(t4),
+      verdict: 'review',
+      reason: 'zero-tools',
+      reasons: ['zero-tools'],
+      tools: [],
+      toolCount: 0,
+      decision: 'review',
+    },
   ].map((l) => (typeof l === 'string' ? l : JSON.stringify(l)));
   await appendFile(file, lines.join('\n') + '\n');
   const expectedProblems = [
@@ -131,19 +187,35 @@ async function hostileHistory() {
     [base + 9, /^not JSON$/],
     [base + 10, /^run line: applied: expected true or false \(its run is skipped\)$/],
   ] as const;
-  return { ws, t2, t4, file: `history/${monthFileName(t2)}`, path: file, expectedProblems, toolsHash: String(steady.toolsHash) };
+  return {
+    ws,
+    t2,
+    t4,
+    file: `history/${monthFileName(t2)}`,
+    path: file,
+    expectedProblems,
+    toolsHash: String(steady.toolsHash),
+  };
 }
 
 interface ReportJson {
   lastRefresh: { startedAt: string; plan: Array<{ name: string; decision: string }> } | null;
-  servers: Array<{ id: string; verdict: string | null; reason: string | null; lastProbeAt: string | null; days30: Array<{ verdict: string | null }> }>;
+  servers: Array<{
+    id: string;
+    verdict: string | null;
+    reason: string | null;
+    lastProbeAt: string | null;
+    days30: Array<{ verdict: string | null }>;
+  }>;
   historyProblems: { count: number; first: Array<{ file: string; line: number; problem: string }> };
 }
 
 /** `onetap serve` as a process: its URL once it listens, and what it said on stderr. */
 function serve(args: string[]): Promise<{ url: string; child: ChildProcess; stderr: () => string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', ...args], { env: { ...process.env, NO_COLOR: '1' } });
+    const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', ...args], {
+      env: { ...process.env, NO_COLOR: '1' },
+    });
     let out = '';
     let err = '';
     child.stderr.on('data', (d) => (err += d));
@@ -157,7 +229,7 @@ function serve(args: string[]): Promise<{ url: string; child: ChildProcess; stde
 }
 
 const untilTrue = async (test: () => boolean, ms = 5_000) => {
-  for (const end = Date.now() + ms; !test() && Date.now() < end;) await new Promise((r) => setTimeout(r, 20));
+  for (const end = Date.now() + ms; !test() && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
   return test();
 };
 
@@ -171,17 +243,48 @@ describe('a hostile history, through every command that reads it', () => {
     const json = await runCli(['report', '--json', '--catalog', catalogPath, '--state', statePath]);
     assert.equal(json.code, 0, json.stderr);
     const report = JSON.parse(json.stdout) as ReportJson;
-    assert.equal(report.historyProblems.count, h.expectedProblems.length, JSON.stringify(report.historyProblems, null, 1));
-    assert.deepEqual(report.historyProblems.first.map((p) => [p.file, p.line]), h.expectedProblems.map(([line]) => [h.file, line]));
+    assert.equal(
+      report.historyProblems.count,
+      h.expectedProblems.length,
+      JSON.stringify(report.historyProblems, null, 1),
+    );
+    assert.deepEqual(
+      report.historyProblems.first.map((p) => [p.file, p.line]),
+      h.expectedProblems.map(([line]) => [h.file, line]),
+    );
     h.expectedProblems.forEach(([, re], i) => assert.match(report.historyProblems.first[i]!.problem, re));
-    assert.match(json.stderr, new RegExp(`^onetap: ${h.expectedProblems.length} history lines skipped.*${h.file.replace('.', '\\.')}:${h.expectedProblems[0][0]}: observation line: url`, 'm'));
+    assert.match(
+      json.stderr,
+      new RegExp(
+        `^onetap: ${h.expectedProblems.length} history lines skipped.*${h.file.replace('.', '\\.')}:${h.expectedProblems[0][0]}: observation line: url`,
+        'm',
+      ),
+    );
     const byId = Object.fromEntries(report.servers.map((s) => [s.id, s]));
-    assert.deepEqual([byId.steady!.verdict, byId.steady!.reason, byId.steady!.lastProbeAt], ['live', 'ok', h.t2], 'the good observation of the run with bad lines is recorded');
-    assert.deepEqual([byId.other!.verdict, byId.other!.reason, byId.other!.lastProbeAt], ['review', 'zero-tools', h.t4], 'the run after the bad run is whole and read');
-    assert.equal(report.lastRefresh!.startedAt, h.t4, 'the bad run line\'s run is not the latest');
-    assert.deepEqual(report.lastRefresh!.plan.map((r) => [r.name, r.decision]), [['Other', 'review']]);
-    assert.ok(report.servers.every((s) => s.days30.every((d) => d.verdict === null || ['live', 'review', 'failed', 'drop'].includes(d.verdict))));
-    assert.ok(!json.stdout.includes('http-equiv') && !json.stdout.includes('onerror'), 'nothing of the bad lines is in the status');
+    assert.deepEqual(
+      [byId.steady!.verdict, byId.steady!.reason, byId.steady!.lastProbeAt],
+      ['live', 'ok', h.t2],
+      'the good observation of the run with bad lines is recorded',
+    );
+    assert.deepEqual(
+      [byId.other!.verdict, byId.other!.reason, byId.other!.lastProbeAt],
+      ['review', 'zero-tools', h.t4],
+      'the run after the bad run is whole and read',
+    );
+    assert.equal(report.lastRefresh!.startedAt, h.t4, "the bad run line's run is not the latest");
+    assert.deepEqual(
+      report.lastRefresh!.plan.map((r) => [r.name, r.decision]),
+      [['Other', 'review']],
+    );
+    assert.ok(
+      report.servers.every((s) =>
+        s.days30.every((d) => d.verdict === null || ['live', 'review', 'failed', 'drop'].includes(d.verdict)),
+      ),
+    );
+    assert.ok(
+      !json.stdout.includes('http-equiv') && !json.stdout.includes('onerror'),
+      'nothing of the bad lines is in the status',
+    );
 
     // The other readers, side by side (the index is built now).
     const out = join(dir, 'site');
@@ -190,32 +293,68 @@ describe('a hostile history, through every command that reads it', () => {
     const [markdown, site, accept] = await Promise.all([
       runCli(['report', '--markdown', '--html', htmlFile, '--catalog', catalogPath, '--state', statePath]),
       runCli(['site', '--out', out, '--catalog', catalogPath, '--state', statePath]),
-      runCli(['accept', 'Steady', '--decision', 'test: reviewed the list', '--catalog', catalogPath, '--state', statePath]),
+      runCli([
+        'accept',
+        'Steady',
+        '--decision',
+        'test: reviewed the list',
+        '--catalog',
+        catalogPath,
+        '--state',
+        statePath,
+      ]),
     ]);
     assert.equal(markdown.code, 0, markdown.stderr);
     assert.match(markdown.stdout, new RegExp(`> \\*\\*History:\\*\\* ${h.expectedProblems.length} lines skipped`));
     assert.ok(!/http-equiv|onerror|<script/i.test(markdown.stdout), 'no markup of the bad lines in the PR body');
     assert.match(markdown.stdout, /\| Steady \| .* \| `live\/ok` \|/);
-    assert.match(markdown.stderr, new RegExp(`^onetap: ${h.expectedProblems.length} history lines skipped[^]*^wrote ${htmlFile.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm'));
+    assert.match(
+      markdown.stderr,
+      new RegExp(
+        `^onetap: ${h.expectedProblems.length} history lines skipped[^]*^wrote ${htmlFile.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`,
+        'm',
+      ),
+    );
     assert.equal(site.code, 0, site.stderr);
     assert.match(site.stderr, new RegExp(`${h.expectedProblems.length} history lines skipped`));
     assert.equal(accept.code, 0, accept.stderr);
-    assert.match(accept.stdout, new RegExp(`^accepted Steady \\(.*\\): tools ${h.toolsHash} by test: reviewed the list`));
-    const pages = [await readFile(htmlFile, 'utf8'), ...await Promise.all(['index.html', 'servers/steady.html', 'servers/other.html'].map((p) => readFile(join(out, p), 'utf8')))];
-    for (const page of pages) assert.ok(!/http-equiv=["']?refresh|onerror|example\.invalid|__xss/i.test(page), 'no markup of the bad lines in a page');
+    assert.match(
+      accept.stdout,
+      new RegExp(`^accepted Steady \\(.*\\): tools ${h.toolsHash} by test: reviewed the list`),
+    );
+    const pages = [
+      await readFile(htmlFile, 'utf8'),
+      ...(await Promise.all(
+        ['index.html', 'servers/steady.html', 'servers/other.html'].map((p) => readFile(join(out, p), 'utf8')),
+      )),
+    ];
+    for (const page of pages)
+      assert.ok(
+        !/http-equiv=["']?refresh|onerror|example\.invalid|__xss/i.test(page),
+        'no markup of the bad lines in a page',
+      );
 
     // serve: a stderr line at start, the page and the API answer, the page shows the notice.
     const served = await serving;
     try {
-      assert.ok(await untilTrue(() => served.stderr().includes('history lines skipped')), `serve says so at start: ${served.stderr()}`);
-      assert.match(served.stderr(), new RegExp(`^onetap serve: ${h.expectedProblems.length} history lines skipped`, 'm'));
+      assert.ok(
+        await untilTrue(() => served.stderr().includes('history lines skipped')),
+        `serve says so at start: ${served.stderr()}`,
+      );
+      assert.match(
+        served.stderr(),
+        new RegExp(`^onetap serve: ${h.expectedProblems.length} history lines skipped`, 'm'),
+      );
       const overview = await fetch(`${served.url}/`);
       assert.equal(overview.status, 200);
       const body = await overview.text();
       assert.ok(body.includes('id="history-problems"') && !/http-equiv=["']?refresh|onerror/i.test(body));
       assert.equal((await fetch(`${served.url}/servers/steady`)).status, 200);
-      const api = await (await fetch(`${served.url}/api/servers`)).json() as ReportJson;
-      assert.deepEqual(api.servers.map((s) => s.verdict), ['live', 'review']);
+      const api = (await (await fetch(`${served.url}/api/servers`)).json()) as ReportJson;
+      assert.deepEqual(
+        api.servers.map((s) => s.verdict),
+        ['live', 'review'],
+      );
 
       if (needBrowser(t)) {
         const views = {
@@ -230,14 +369,25 @@ describe('a hostile history, through every command that reads it', () => {
           assert.equal(v.xss, undefined, `${name}: no script ran`);
           assert.equal(v.navigatedAway, false, `${name}: the page stayed`);
           assert.deepEqual(v.dialogs, []);
-          assert.ok(v.barClasses.every((c) => /^(sw )?bar( v-(live|review|failed|drop|none))?$/.test(c)), `${name}: bar classes ${v.barClasses.join(', ')}`);
+          assert.ok(
+            v.barClasses.every((c) => /^(sw )?bar( v-(live|review|failed|drop|none))?$/.test(c)),
+            `${name}: bar classes ${v.barClasses.join(', ')}`,
+          );
           assert.ok(!v.text.includes('pwned'), `${name}: no overlay text`);
         }
         for (const v of [views.served, views.report, views.site]) {
           assert.match(v.notice ?? '', new RegExp(`^${h.expectedProblems.length} history lines skipped`));
-          assert.match(v.notice ?? '', new RegExp(`${h.file.replace('.', '\\.')}:${h.expectedProblems[0][0]} observation line: url: expected a string`));
+          assert.match(
+            v.notice ?? '',
+            new RegExp(
+              `${h.file.replace('.', '\\.')}:${h.expectedProblems[0][0]} observation line: url: expected a string`,
+            ),
+          );
           assert.ok(v.rows.includes('steady:✓ live'), v.rows.join(' | '));
-          assert.ok(v.rows.some((r) => r.startsWith('other:') && /review/i.test(r)), v.rows.join(' | '));
+          assert.ok(
+            v.rows.some((r) => r.startsWith('other:') && /review/i.test(r)),
+            v.rows.join(' | '),
+          );
         }
         assert.match(views.servedServer.text, /zero-tools/);
       }
@@ -246,47 +396,129 @@ describe('a hostile history, through every command that reads it', () => {
     }
 
     // refresh --record: probes, decides from the good history only (previous = the last good observation), records.
-    const r = await runCli(['refresh', '--record', '--json', '--allow-http', '--timeout', '2000', '--catalog', catalogPath, '--state', statePath]);
-    assert.equal(r.code, 0, r.stderr);
-    const plan = JSON.parse(r.stdout) as { plan: Array<{ name: string; decision: string; previous: { verdict: string; reason: string; at: string } | null }> };
-    assert.deepEqual(plan.plan.map((x) => [x.name, x.decision, x.previous?.verdict, x.previous?.reason, x.previous?.at]), [
-      ['Steady', 'keep', 'live', 'ok', h.t2],
-      ['Other', 'keep', 'review', 'zero-tools', h.t4],
+    const r = await runCli([
+      'refresh',
+      '--record',
+      '--json',
+      '--allow-http',
+      '--timeout',
+      '2000',
+      '--catalog',
+      catalogPath,
+      '--state',
+      statePath,
     ]);
+    assert.equal(r.code, 0, r.stderr);
+    const plan = JSON.parse(r.stdout) as {
+      plan: Array<{ name: string; decision: string; previous: { verdict: string; reason: string; at: string } | null }>;
+    };
+    assert.deepEqual(
+      plan.plan.map((x) => [x.name, x.decision, x.previous?.verdict, x.previous?.reason, x.previous?.at]),
+      [
+        ['Steady', 'keep', 'live', 'ok', h.t2],
+        ['Other', 'keep', 'review', 'zero-tools', h.t4],
+      ],
+    );
     const next = new TextStore(catalogPath);
     const last = (await next.latestRun())!;
     assert.ok(last.run.startedAt > h.t4, 'the new run is recorded and read');
-    assert.deepEqual(last.rows.map((o) => [o.name, o.verdict]), [['Steady', 'live'], ['Other', 'live']]);
+    assert.deepEqual(
+      last.rows.map((o) => [o.name, o.verdict]),
+      [
+        ['Steady', 'live'],
+        ['Other', 'live'],
+      ],
+    );
     assert.equal((await next.problems()).count, h.expectedProblems.length, 'the bad lines are still counted');
-    assert.ok((await readFile(h.path, 'utf8')).startsWith(before), 'an append never cuts the bad lines (they are whole lines, in git)');
+    assert.ok(
+      (await readFile(h.path, 'utf8')).startsWith(before),
+      'an append never cuts the bad lines (they are whole lines, in git)',
+    );
   });
 });
 
 describe('the pages whatever a store holds', () => {
   it('verdicts, decisions and reasons that are markup reach the page as escaped text or a whitelisted word', async (t) => {
     const now = '2026-11-30T12:00:00.000Z';
-    const days = Array.from({ length: 30 }, (_, i) => ({ date: new Date(Date.parse(now) - (29 - i) * DAY).toISOString().slice(0, 10), verdict: i === 29 ? META : i === 28 ? 'live' : null, observations: 1 }));
+    const days = Array.from({ length: 30 }, (_, i) => ({
+      date: new Date(Date.parse(now) - (29 - i) * DAY).toISOString().slice(0, 10),
+      verdict: i === 29 ? META : i === 28 ? 'live' : null,
+      observations: 1,
+    }));
     const status = {
-      id: 'evil', name: 'Evil', url: 'https://evil.example/mcp', description: 'd', requiresAuth: false, decision: META, verdict: META, reason: MARKUP_REASON, reasonText: MARKUP_REASON,
-      tools: null, toolCount: null, lastProbeAt: now, attempts: 1, durationMs: 1, httpStatus: 200, error: MARKUP_REASON, appError: MARKUP_REASON, location: null, matrix: null,
-      uptime30: 0.5, uptime90: 0.5, days30: days,
+      id: 'evil',
+      name: 'Evil',
+      url: 'https://evil.example/mcp',
+      description: 'd',
+      requiresAuth: false,
+      decision: META,
+      verdict: META,
+      reason: MARKUP_REASON,
+      reasonText: MARKUP_REASON,
+      tools: null,
+      toolCount: null,
+      lastProbeAt: now,
+      attempts: 1,
+      durationMs: 1,
+      httpStatus: 200,
+      error: MARKUP_REASON,
+      appError: MARKUP_REASON,
+      location: null,
+      matrix: null,
+      uptime30: 0.5,
+      uptime90: 0.5,
+      days30: days,
     };
     const model = {
       generatedAt: now,
       lastRefresh: {
-        startedAt: now, finishedAt: now, applied: false, summary: { total: 1, keep: 0, keepFailed: 0, review: 1, drop: 0, changed: 1 }, aborted: null,
-        plan: [{ name: 'Evil', url: status.url, decision: 'review', verdict: META, reason: MARKUP_REASON, attempts: 1, previous: { verdict: META, reason: MARKUP_REASON, at: now }, changed: true, findings: {}, toolChanges: { added: {} } }],
+        startedAt: now,
+        finishedAt: now,
+        applied: false,
+        summary: { total: 1, keep: 0, keepFailed: 0, review: 1, drop: 0, changed: 1 },
+        aborted: null,
+        plan: [
+          {
+            name: 'Evil',
+            url: status.url,
+            decision: 'review',
+            verdict: META,
+            reason: MARKUP_REASON,
+            attempts: 1,
+            previous: { verdict: META, reason: MARKUP_REASON, at: now },
+            changed: true,
+            findings: {},
+            toolChanges: { added: {} },
+          },
+        ],
       },
       servers: [status],
     } as unknown as StatusModel;
-    const observation = { url: status.url, name: 'Evil', observedAt: now, verdict: META, reason: MARKUP_REASON, attempts: 1, httpStatus: 200, durationMs: 1, tools: null, error: MARKUP_REASON } as unknown as PlanRow;
+    const observation = {
+      url: status.url,
+      name: 'Evil',
+      observedAt: now,
+      verdict: META,
+      reason: MARKUP_REASON,
+      attempts: 1,
+      httpStatus: 200,
+      durationMs: 1,
+      tools: null,
+      error: MARKUP_REASON,
+    } as unknown as PlanRow;
     const pages = {
-      overview: overviewPage(model, { standalone: true, historyProblems: { count: 1, first: [{ file: 'history/2026-11.jsonl', line: 3, problem: META }] } }),
+      overview: overviewPage(model, {
+        standalone: true,
+        historyProblems: { count: 1, first: [{ file: 'history/2026-11.jsonl', line: 3, problem: META }] },
+      }),
       server: serverPage(status as never, [observation], now, { static: true }),
     };
     for (const [name, page] of Object.entries(pages)) {
       assert.ok(!page.includes(META) && !page.includes('<img'), `${name}: no markup of the store's values`);
-      assert.ok(!/class="[^"]*[&<>=;:/][^"]*"|data-(verdict|decision|filter)="[^"]*[&<>=;:/]/.test(page), `${name}: no class or data attribute built from an unknown word`);
+      assert.ok(
+        !/class="[^"]*[&<>=;:/][^"]*"|data-(verdict|decision|filter)="[^"]*[&<>=;:/]/.test(page),
+        `${name}: no class or data attribute built from an unknown word`,
+      );
     }
     if (!needBrowser(t)) return;
     for (const [name, page] of Object.entries(pages)) {
@@ -295,7 +527,10 @@ describe('the pages whatever a store holds', () => {
       assert.equal(v.injected, 0, `${name}: no injected element`);
       assert.equal(v.xss, undefined);
       assert.equal(v.navigatedAway, false);
-      assert.ok(v.barClasses.every((c) => /^(sw )?bar( v-(live|review|failed|drop|none))?$/.test(c)), `${name}: bar classes ${v.barClasses.join(', ')}`);
+      assert.ok(
+        v.barClasses.every((c) => /^(sw )?bar( v-(live|review|failed|drop|none))?$/.test(c)),
+        `${name}: bar classes ${v.barClasses.join(', ')}`,
+      );
       assert.ok(v.text.includes(META), `${name}: the value shows as text`);
     }
   });
@@ -308,32 +543,87 @@ describe('a history line is bounded', () => {
     const at = '2026-11-10T06:00:00.000Z';
     const tools = Array.from({ length: 100_000 }, (_, i) => `a_rather_long_tool_name_${String(i).padStart(6, '0')}`);
     assert.ok(Buffer.byteLength(JSON.stringify(tools)) > 3e6);
-    const findings = Array.from({ length: 5_000 }, (_, i) => ({ tool: tools[i]!, field: 'description', rule: 'hidden-instructions', excerpt: 'ignore previous instructions '.repeat(8) }));
-    const base = { verdict: 'review' as const, reason: 'suspicious-tools' as const, reasons: ['suspicious-tools' as const], durationMs: 40 };
-    const huge = recordedRow('Huge', {
-      ...base, url: 'https://huge.example/mcp', tools, error: 'e'.repeat(500_000), toolsHash: '0123456789abcdef', findings, findingsSeen: findings.length,
-      matrix: { 'kai-9000': { works: true, verdict: 'live', reason: 'ok', tools } },
-    }, { note: 'n'.repeat(300_000), heldOut: true, toolChanges: { added: tools.slice(0, 50_000), removed: [], changed: tools.slice(50_000) } });
-    const hugeWithCards = { ...huge, cardMismatches: Array.from({ length: 500 }, () => ({ field: 'version', card: 'v'.repeat(5_000), live: null })) };
-    const small = recordedRow('Small', { ...base, url: 'https://small.example/mcp', tools: ['one', 'two'], toolsHash: 'fedcba9876543210' });
+    const findings = Array.from({ length: 5_000 }, (_, i) => ({
+      tool: tools[i]!,
+      field: 'description',
+      rule: 'hidden-instructions',
+      excerpt: 'ignore previous instructions '.repeat(8),
+    }));
+    const base = {
+      verdict: 'review' as const,
+      reason: 'suspicious-tools' as const,
+      reasons: ['suspicious-tools' as const],
+      durationMs: 40,
+    };
+    const huge = recordedRow(
+      'Huge',
+      {
+        ...base,
+        url: 'https://huge.example/mcp',
+        tools,
+        error: 'e'.repeat(500_000),
+        toolsHash: '0123456789abcdef',
+        findings,
+        findingsSeen: findings.length,
+        matrix: { 'kai-9000': { works: true, verdict: 'live', reason: 'ok', tools } },
+      },
+      {
+        note: 'n'.repeat(300_000),
+        heldOut: true,
+        toolChanges: { added: tools.slice(0, 50_000), removed: [], changed: tools.slice(50_000) },
+      },
+    );
+    const hugeWithCards = {
+      ...huge,
+      cardMismatches: Array.from({ length: 500 }, () => ({ field: 'version', card: 'v'.repeat(5_000), live: null })),
+    };
+    const small = recordedRow('Small', {
+      ...base,
+      url: 'https://small.example/mcp',
+      tools: ['one', 'two'],
+      toolsHash: 'fedcba9876543210',
+    });
     const run: RecordedRun = recordedRun(at, [hugeWithCards, small]);
     // An aborted run of a large catalog: its plan rows inline, each with the big list.
     const abortedAt = '2026-11-11T06:00:00.000Z';
     const listed = tools.slice(0, 200);
-    const abortedRows = Array.from({ length: 3_000 }, (_, i) => recordedRow('Small', { ...base, url: `https://s${i}.example/mcp`, tools: listed, error: 'e'.repeat(2_000) }));
-    const aborted: RecordedRun = recordedRun(abortedAt, abortedRows, { aborted: 'the local network looks down', applied: false });
+    const abortedRows = Array.from({ length: 3_000 }, (_, i) =>
+      recordedRow('Small', { ...base, url: `https://s${i}.example/mcp`, tools: listed, error: 'e'.repeat(2_000) }),
+    );
+    const aborted: RecordedRun = recordedRun(abortedAt, abortedRows, {
+      aborted: 'the local network looks down',
+      applied: false,
+    });
     await appendRuns(dir, [run, aborted]);
 
     const text = await readFile(join(dir, (await readdir(dir)).find((f) => f.endsWith('.jsonl'))!), 'utf8');
     const lines = text.split('\n').filter(Boolean);
     assert.equal(lines.length, 4);
-    for (const l of lines) assert.ok(Buffer.byteLength(l) <= HISTORY_LIMITS.lineBytes, `a line of ${Buffer.byteLength(l)} bytes`);
+    for (const l of lines)
+      assert.ok(Buffer.byteLength(l) <= HISTORY_LIMITS.lineBytes, `a line of ${Buffer.byteLength(l)} bytes`);
     const [, hugeLine, smallLine, abortedLine] = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
-    assert.deepEqual([hugeLine!.tools, hugeLine!.toolCount, hugeLine!.toolsHash, hugeLine!.findings, hugeLine!.findingsSeen, hugeLine!.bounded], [null, 100_000, '0123456789abcdef', [], 5_000, true]);
+    assert.deepEqual(
+      [
+        hugeLine!.tools,
+        hugeLine!.toolCount,
+        hugeLine!.toolsHash,
+        hugeLine!.findings,
+        hugeLine!.findingsSeen,
+        hugeLine!.bounded,
+      ],
+      [null, 100_000, '0123456789abcdef', [], 5_000, true],
+    );
     assert.deepEqual(hugeLine!.toolChangesCount, { added: 50_000, removed: 0, changed: 50_000 });
     assert.equal(hugeLine!.toolChanges, null);
-    assert.ok(String(hugeLine!.error).length <= HISTORY_LIMITS.textChars && String(hugeLine!.note).length <= HISTORY_LIMITS.textChars);
-    assert.deepEqual([smallLine!.tools, smallLine!.bounded], [['one', 'two'], undefined], 'a line that fits is written as it is');
+    assert.ok(
+      String(hugeLine!.error).length <= HISTORY_LIMITS.textChars &&
+        String(hugeLine!.note).length <= HISTORY_LIMITS.textChars,
+    );
+    assert.deepEqual(
+      [smallLine!.tools, smallLine!.bounded],
+      [['one', 'two'], undefined],
+      'a line that fits is written as it is',
+    );
     assert.equal(abortedLine!.bounded, true);
     assert.equal(abortedLine!.planRows, 3_000);
     assert.ok((abortedLine!.plan as unknown[]).length > 0 && (abortedLine!.plan as unknown[]).length < 3_000);
@@ -344,7 +634,10 @@ describe('a history line is bounded', () => {
     const runs = back.runs({});
     assert.equal(runs.length, 2);
     const [h, s] = runs[0]!.rows;
-    assert.deepEqual([h!.url, h!.tools, h!.toolCount, h!.toolsHash, h!.findings, h!.findingsSeen, h!.matrix!['kai-9000']!.tools], [huge.url, null, 100_000, '0123456789abcdef', [], 5_000, null]);
+    assert.deepEqual(
+      [h!.url, h!.tools, h!.toolCount, h!.toolsHash, h!.findings, h!.findingsSeen, h!.matrix!['kai-9000']!.tools],
+      [huge.url, null, 100_000, '0123456789abcdef', [], 5_000, null],
+    );
     assert.deepEqual(s, { ...run.rows[1], previous: null, changed: true }, 'the small observation reads back whole');
     assert.equal(runs[1]!.run.aborted, 'the local network looks down');
     assert.equal(parseHistory(text).wholeBytes, Buffer.byteLength(text), 'every line is whole');
@@ -352,13 +645,62 @@ describe('a history line is bounded', () => {
 
   it('a line over the read limit is a problem, not parsed; the run it belongs to still counts it', () => {
     const at = '2026-11-10T06:00:00.000Z';
-    const obs = (extra: object) => JSON.stringify({ v: 1, type: 'observation', at, name: 'A', url: 'https://a.example/mcp', verdict: 'live', reason: 'ok', reasons: ['ok'], attempts: 1, httpStatus: 200, durationMs: 1, tools: null, error: null, profile: 'kai-9000', appError: null, location: null, matrix: null, toolsHash: null, decision: 'keep', dropStreak: 0, note: null, ...extra });
-    const runLine = (n: number, startedAt = at) => JSON.stringify({ v: 1, type: 'run', startedAt, finishedAt: startedAt, catalog: 'servers.json', applied: true, aborted: null, observations: n, summary: { total: n, keep: n, keepFailed: 0, review: 0, drop: 0, changed: 0 } });
+    const obs = (extra: object) =>
+      JSON.stringify({
+        v: 1,
+        type: 'observation',
+        at,
+        name: 'A',
+        url: 'https://a.example/mcp',
+        verdict: 'live',
+        reason: 'ok',
+        reasons: ['ok'],
+        attempts: 1,
+        httpStatus: 200,
+        durationMs: 1,
+        tools: null,
+        error: null,
+        profile: 'kai-9000',
+        appError: null,
+        location: null,
+        matrix: null,
+        toolsHash: null,
+        decision: 'keep',
+        dropStreak: 0,
+        note: null,
+        ...extra,
+      });
+    const runLine = (n: number, startedAt = at) =>
+      JSON.stringify({
+        v: 1,
+        type: 'run',
+        startedAt,
+        finishedAt: startedAt,
+        catalog: 'servers.json',
+        applied: true,
+        aborted: null,
+        observations: n,
+        summary: { total: n, keep: n, keepFailed: 0, review: 0, drop: 0, changed: 0 },
+      });
     const later = '2026-11-11T06:00:00.000Z';
-    const text = [runLine(2), obs({ error: 'x'.repeat(HISTORY_LIMITS.readLineBytes + 1) }), obs({}), runLine(1, later), obs({ at: later })].join('\n') + '\n';
+    const text =
+      [
+        runLine(2),
+        obs({ error: 'x'.repeat(HISTORY_LIMITS.readLineBytes + 1) }),
+        obs({}),
+        runLine(1, later),
+        obs({ at: later }),
+      ].join('\n') + '\n';
     const parsed = parseHistory(text);
-    assert.deepEqual(parsed.problems.map((p) => p.line), [2]);
-    assert.deepEqual(parsed.runs.map((r) => r.rows.length), [1, 1], 'both runs are whole');
+    assert.deepEqual(
+      parsed.problems.map((p) => p.line),
+      [2],
+    );
+    assert.deepEqual(
+      parsed.runs.map((r) => r.rows.length),
+      [1, 1],
+      'both runs are whole',
+    );
     assert.equal(parsed.wholeBytes, Buffer.byteLength(text));
   });
 });
@@ -368,21 +710,49 @@ describe('a bounded line never alters what can be judged again', () => {
   const evidenceOf = (scenario: string) => fixtures.find((r) => r.scenario === scenario)!.evidence;
   /** A run of many exchanges, each with the longest body snippet the record keeps. */
   const bigRun = (profile: string): Evidence['deciding'] => ({
-    ...evidenceOf('ok-json').deciding, profile,
-    steps: Array.from({ length: 80 }, () => ({ ...evidenceOf('non-retryable-5xx').deciding.steps[0]!, bodySnippet: 'y'.repeat(2_048) })),
+    ...evidenceOf('ok-json').deciding,
+    profile,
+    steps: Array.from({ length: 80 }, () => ({
+      ...evidenceOf('non-retryable-5xx').deciding.steps[0]!,
+      bodySnippet: 'y'.repeat(2_048),
+    })),
   });
 
   it('a line too long keeps its evidence whole (the matrix runs go first) or none: rejudge never differs', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'onetap-judge-'));
     cleanup.push(dir);
     const base = evidenceOf('non-retryable-5xx');
-    const withMatrix = recordedRow('Matrix', { url: 'https://m.example/mcp', verdict: 'drop', reason: 'non-retryable-5xx', reasons: ['non-retryable-5xx'], evidence: { ...base, matrix: { diagnosis: null, others: { 'mcp-2026-07-28': bigRun('mcp-2026-07-28') } } } });
-    const huge = recordedRow('Huge', { url: 'https://h.example/mcp', verdict: 'drop', reason: 'non-retryable-5xx', reasons: ['non-retryable-5xx'], evidence: { ...base, others: { 'mcp-2025-11-25': bigRun('mcp-2025-11-25') } } });
-    const manyExcluded = recordedRow('Excluded', { url: 'https://x.example/mcp', excludedTools: Array.from({ length: 400 }, (_, i) => ({ name: `tool_${i}_${'n'.repeat(100)}`, reason: 'r'.repeat(500) })), evidence: evidenceOf('ok-json') });
-    const warnings = Array.from({ length: 1_100 }, (_, i) => `history/snapshots/${String(i).padStart(16, '0')}.json: does not match the SHA-256 recorded for it; treated as missing`);
+    const withMatrix = recordedRow('Matrix', {
+      url: 'https://m.example/mcp',
+      verdict: 'drop',
+      reason: 'non-retryable-5xx',
+      reasons: ['non-retryable-5xx'],
+      evidence: { ...base, matrix: { diagnosis: null, others: { 'mcp-2026-07-28': bigRun('mcp-2026-07-28') } } },
+    });
+    const huge = recordedRow('Huge', {
+      url: 'https://h.example/mcp',
+      verdict: 'drop',
+      reason: 'non-retryable-5xx',
+      reasons: ['non-retryable-5xx'],
+      evidence: { ...base, others: { 'mcp-2025-11-25': bigRun('mcp-2025-11-25') } },
+    });
+    const manyExcluded = recordedRow('Excluded', {
+      url: 'https://x.example/mcp',
+      excludedTools: Array.from({ length: 400 }, (_, i) => ({
+        name: `tool_${i}_${'n'.repeat(100)}`,
+        reason: 'r'.repeat(500),
+      })),
+      evidence: evidenceOf('ok-json'),
+    });
+    const warnings = Array.from(
+      { length: 1_100 },
+      (_, i) =>
+        `history/snapshots/${String(i).padStart(16, '0')}.json: does not match the SHA-256 recorded for it; treated as missing`,
+    );
     await appendRuns(dir, [recordedRun('2026-11-20T06:00:00.000Z', [withMatrix, huge, manyExcluded], { warnings })]);
     const text = await readFile(join(dir, '2026-11.jsonl'), 'utf8');
-    for (const l of text.split('\n').filter(Boolean)) assert.ok(Buffer.byteLength(l) <= HISTORY_LIMITS.lineBytes, `a line of ${Buffer.byteLength(l)} bytes`);
+    for (const l of text.split('\n').filter(Boolean))
+      assert.ok(Buffer.byteLength(l) <= HISTORY_LIMITS.lineBytes, `a line of ${Buffer.byteLength(l)} bytes`);
     const index = new TextIndex(dir);
     index.sync();
     assert.deepEqual(index.problems(), { count: 0, first: [] });
@@ -407,18 +777,47 @@ describe('a bounded line never alters what can be judged again', () => {
     assert.equal(lines.length, 1);
     const [runLine, obsLine] = runLinesOf(good).split('\n');
     const withPlan = JSON.stringify({ ...JSON.parse(runLine!), plan: [] });
-    assert.match(parseHistory(`${withPlan}\n${obsLine}\n`).problems[0]!.problem, /plan: expected only on an aborted run/);
-    const v1 = JSON.stringify({ v: 1, type: 'observation', at, run: at, name: 'A', url: 'https://a.example/mcp', verdict: 'live', reason: 'ok', reasons: ['ok'], attempts: 1, httpStatus: 200, durationMs: 1, tools: null, error: null, profile: 'kai-9000', appError: null, location: null, matrix: null, decision: 'keep', dropStreak: 0, note: null });
+    assert.match(
+      parseHistory(`${withPlan}\n${obsLine}\n`).problems[0]!.problem,
+      /plan: expected only on an aborted run/,
+    );
+    const v1 = JSON.stringify({
+      v: 1,
+      type: 'observation',
+      at,
+      run: at,
+      name: 'A',
+      url: 'https://a.example/mcp',
+      verdict: 'live',
+      reason: 'ok',
+      reasons: ['ok'],
+      attempts: 1,
+      httpStatus: 200,
+      durationMs: 1,
+      tools: null,
+      error: null,
+      profile: 'kai-9000',
+      appError: null,
+      location: null,
+      matrix: null,
+      decision: 'keep',
+      dropStreak: 0,
+      note: null,
+    });
     assert.match(parseHistory(`${runLine}\n${v1}\n`).problems[0]!.problem, /a line of version 1 in a run of version 2/);
   });
 
   it('a last line that is whole but lost its newline is kept by the next append', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'onetap-newline-'));
     cleanup.push(dir);
-    await appendRuns(dir, [recordedRun('2026-11-10T06:00:00.000Z', [recordedRow('A', { url: 'https://a.example/mcp' })])]);
+    await appendRuns(dir, [
+      recordedRun('2026-11-10T06:00:00.000Z', [recordedRow('A', { url: 'https://a.example/mcp' })]),
+    ]);
     const file = join(dir, '2026-11.jsonl');
     await writeFile(file, (await readFile(file, 'utf8')).replace(/\n$/, ''));
-    await appendRuns(dir, [recordedRun('2026-11-17T06:00:00.000Z', [recordedRow('A', { url: 'https://a.example/mcp' })])]);
+    await appendRuns(dir, [
+      recordedRun('2026-11-17T06:00:00.000Z', [recordedRow('A', { url: 'https://a.example/mcp' })]),
+    ]);
     assert.equal(parseHistory(await readFile(file)).runs.length, 2);
   });
 });

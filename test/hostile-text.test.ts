@@ -74,7 +74,8 @@ const HONEST = [
 ];
 
 /** Raw code points that must never survive into an output (the honest sequences removed first). */
-const RAW_HIDDEN = /[\u{E0000}-\u{E007F}\uFE00-\uFE0F\u{E0100}-\u{E01EF}\u115F\u1160\u3164\uFFA0\u00AD\u034F\u061C\u180E\u200B-\u200F\u202A-\u202E\u2060-\u206F\uFEFF\uFFF9-\uFFFB]/u;
+const RAW_HIDDEN =
+  /[\u{E0000}-\u{E007F}\uFE00-\uFE0F\u{E0100}-\u{E01EF}\u115F\u1160\u3164\uFFA0\u00AD\u034F\u061C\u180E\u200B-\u200F\u202A-\u202E\u2060-\u206F\uFEFF\uFFF9-\uFFFB]/u;
 const withoutHonest = (text: string) => HONEST.reduce((t, h) => t.split(h).join(' '), text);
 const assertNoRawHidden = (text: string, what: string) => {
   const m = RAW_HIDDEN.exec(withoutHonest(text));
@@ -84,37 +85,65 @@ const assertNoRawHidden = (text: string, what: string) => {
 describe('lint: hidden characters in catalog text', () => {
   for (const [label, text, cp] of HIDDEN) {
     it(`${label}: a problem naming U+${hex(cp)}, wherever the text is`, () => {
-      const catalog = catalogOf([
-        server('Plain', 'https://plain.example/mcp', { description: text }),
-        server(`Name ${text}`, 'https://name.example/mcp'),
-        server('Header', 'https://header.example/mcp', { headers: { 'X-Client': text } }),
-        server('Why', 'https://why.example/mcp', { decision: { by: 'ada', at: '2026-11-30', why: text } }),
-      ], { removed: [{ name: 'Gone', url: 'https://gone.example/mcp', reason: text }] });
+      const catalog = catalogOf(
+        [
+          server('Plain', 'https://plain.example/mcp', { description: text }),
+          server(`Name ${text}`, 'https://name.example/mcp'),
+          server('Header', 'https://header.example/mcp', { headers: { 'X-Client': text } }),
+          server('Why', 'https://why.example/mcp', { decision: { by: 'ada', at: '2026-11-30', why: text } }),
+        ],
+        { removed: [{ name: 'Gone', url: 'https://gone.example/mcp', reason: text }] },
+      );
       const problems = lintCatalog(catalog).map((p) => `${p.where}: ${p.message}`);
       const named = new RegExp(`hidden characters? U\\+${hex(cp)}\\b`);
-      for (const place of [/^servers\[0\] \(Plain\): description: /, /^servers\[1\] \(Name .*\): name: /, /^servers\[2\] \(Header\): headers\.X-Client: /, /^servers\[3\] \(Why\): decision\.why: /, /^removed\[0\] \(Gone\): reason: /]) {
-        assert.ok(problems.some((p) => place.test(p) && named.test(p)), `${place} ${named} in ${JSON.stringify(problems, null, 1)}`);
+      for (const place of [
+        /^servers\[0\] \(Plain\): description: /,
+        /^servers\[1\] \(Name .*\): name: /,
+        /^servers\[2\] \(Header\): headers\.X-Client: /,
+        /^servers\[3\] \(Why\): decision\.why: /,
+        /^removed\[0\] \(Gone\): reason: /,
+      ]) {
+        assert.ok(
+          problems.some((p) => place.test(p) && named.test(p)),
+          `${place} ${named} in ${JSON.stringify(problems, null, 1)}`,
+        );
       }
       // `add` applies the same rule before it writes.
-      assert.ok(entryProblems(server('New', 'https://new.example/mcp', { description: text }), catalogOf([])).some((m) => named.test(m)));
+      assert.ok(
+        entryProblems(server('New', 'https://new.example/mcp', { description: text }), catalogOf([])).some((m) =>
+          named.test(m),
+        ),
+      );
     });
   }
 
   it('a header name with a hidden character is named too', () => {
-    const problems = lintCatalog(catalogOf([server('H', 'https://h.example/mcp', { headers: { 'X-\u200BClient': 'kai' } })])).map((p) => p.message);
-    assert.ok(problems.some((m) => /^headers\["X-⟨U\+200B⟩Client"\] \(the name\): hidden character U\+200B/.test(m)), JSON.stringify(problems));
+    const problems = lintCatalog(
+      catalogOf([server('H', 'https://h.example/mcp', { headers: { 'X-\u200BClient': 'kai' } })]),
+    ).map((p) => p.message);
+    assert.ok(
+      problems.some((m) => /^headers\["X-⟨U\+200B⟩Client"\] \(the name\): hidden character U\+200B/.test(m)),
+      JSON.stringify(problems),
+    );
   });
 
   it('honest sequences pass: ZWJ emoji, ZWNJ and ZWJ in Persian and Indic words, keycaps, VS16 emoji, flag tags, ideographic variants', () => {
-    const catalog = catalogOf(HONEST.map((text, i) => server(text, `https://h${i}.example/mcp`, { description: text })));
+    const catalog = catalogOf(
+      HONEST.map((text, i) => server(text, `https://h${i}.example/mcp`, { description: text })),
+    );
     assert.deepEqual(lintCatalog(catalog), []);
   });
 
   it('the CLI: exit 1, the problem printed with visible code points and no raw hidden character, in text and --json', async () => {
-    const { catalogPath } = await workspace(catalogOf([server('Tagged\u{E0041}', 'https://t.example/mcp', { description: HIDDEN[0]![1] })]));
+    const { catalogPath } = await workspace(
+      catalogOf([server('Tagged\u{E0041}', 'https://t.example/mcp', { description: HIDDEN[0]![1] })]),
+    );
     const text = await runCli(['lint', '--catalog', catalogPath]);
     assert.equal(text.code, 1, text.stderr);
-    assert.match(text.stdout, /servers\[0\] \(Tagged⟨U\+E0041⟩\): description: hidden characters U\+E0049 U\+E0067 U\+E006E U\+E006F …/);
+    assert.match(
+      text.stdout,
+      /servers\[0\] \(Tagged⟨U\+E0041⟩\): description: hidden characters U\+E0049 U\+E0067 U\+E006E U\+E006F …/,
+    );
     assertNoRawHidden(text.stdout + text.stderr, 'lint');
     const json = await runCli(['lint', '--catalog', catalogPath, '--json']);
     assert.equal(json.code, 1);
@@ -132,33 +161,54 @@ describe('catalog text in the terminal: one line per problem, nothing raw', () =
   it('lint: a newline in a name cannot forge a line; each problem is one line', async () => {
     const { catalogPath } = await workspace(catalogOf([]));
     await writeFile(catalogPath, JSON.stringify(catalogOf([server(forged(catalogPath), 'https://t.example/mcp')])));
-    const json = JSON.parse((await runCli(['lint', '--catalog', catalogPath, '--json'])).stdout) as { problems: unknown[] };
+    const json = JSON.parse((await runCli(['lint', '--catalog', catalogPath, '--json'])).stdout) as {
+      problems: unknown[];
+    };
     const text = await runCli(['lint', '--catalog', catalogPath]);
     assert.equal(text.code, 1);
     const lines = text.stdout.trimEnd().split('\n');
     assert.equal(lines.length, json.problems.length, text.stdout);
-    assert.ok(lines.every((l) => l.startsWith(`${catalogPath}: servers[0] (Evil⟨U+202E⟩\uFFFD${catalogPath}: servers[7]`)), text.stdout);
+    assert.ok(
+      lines.every((l) => l.startsWith(`${catalogPath}: servers[0] (Evil⟨U+202E⟩\uFFFD${catalogPath}: servers[7]`)),
+      text.stdout,
+    );
     assertNoRawHidden(text.stdout + text.stderr, 'lint');
   });
 
   it('serve: a catalog that fails lint is logged inert, one line per problem', async () => {
     const { catalogPath, dir } = await workspace(catalogOf([]));
     await writeFile(catalogPath, JSON.stringify(catalogOf([server(forged(catalogPath), 'https://t.example/mcp')])));
-    const problems = (JSON.parse((await runCli(['lint', '--catalog', catalogPath, '--json'])).stdout) as { problems: unknown[] }).problems.length;
-    const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--catalog', catalogPath, '--state', join(dir, 'h.db')], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const problems = (
+      JSON.parse((await runCli(['lint', '--catalog', catalogPath, '--json'])).stdout) as { problems: unknown[] }
+    ).problems.length;
+    const child = spawn(
+      process.execPath,
+      [BIN, 'serve', '--port', '0', '--catalog', catalogPath, '--state', join(dir, 'h.db')],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     try {
       let out = '';
       let err = '';
       child.stderr!.on('data', (d) => (err += d));
       const url = await new Promise<string>((resolve, reject) => {
-        child.stdout!.on('data', (d) => { out += d; const m = /serving (http:\/\/127\.0\.0\.1:\d+)\//.exec(out); if (m) resolve(m[1]!); });
+        child.stdout!.on('data', (d) => {
+          out += d;
+          const m = /serving (http:\/\/127\.0\.0\.1:\d+)\//.exec(out);
+          if (m) resolve(m[1]!);
+        });
         child.once('exit', (code) => reject(new Error(`serve exited ${code}: ${err}`)));
       });
       await (await fetch(`${url}/`)).text();
-      for (const end = Date.now() + 10_000; err.split('\n').length <= problems && Date.now() < end;) await new Promise((r) => setTimeout(r, 20));
+      for (const end = Date.now() + 10_000; err.split('\n').length <= problems && Date.now() < end; )
+        await new Promise((r) => setTimeout(r, 20));
       const lines = err.trimEnd().split('\n');
       assert.equal(lines.filter((l) => l.startsWith(`${catalogPath}: `)).length, problems, err);
-      assert.ok(lines.every((l) => l.startsWith('onetap serve: ') || l.startsWith(`${catalogPath}: servers[0] (Evil⟨U+202E⟩\uFFFD`)), err);
+      assert.ok(
+        lines.every(
+          (l) => l.startsWith('onetap serve: ') || l.startsWith(`${catalogPath}: servers[0] (Evil⟨U+202E⟩\uFFFD`),
+        ),
+        err,
+      );
       assertNoRawHidden(err, 'serve');
     } finally {
       child.kill();
@@ -169,11 +219,16 @@ describe('catalog text in the terminal: one line per problem, nothing raw', () =
 describe('every output format: hidden characters escaped, honest sequences unchanged', () => {
   const texts = [...HIDDEN.map(([, text]) => text), ...HONEST];
   const servers: PopularMcpServer[] = texts.map((text, i) => ({
-    name: text, url: `https://h${i}.example/mcp`, description: `${text} | ${text}`, headers: (i % 2 ? { 'X-Label': text } : {}) as Record<string, string>, requiresAuth: false,
+    name: text,
+    url: `https://h${i}.example/mcp`,
+    description: `${text} | ${text}`,
+    headers: (i % 2 ? { 'X-Label': text } : {}) as Record<string, string>,
+    requiresAuth: false,
   }));
 
   it('the quick pre-check misses no code point the decision looks at (every format character, selector, filler, lone surrogate)', () => {
-    const looked = /[\u007f-\u009f\u00ad\u034f\u115f\u1160\u2028\u2029\u3164\ufe00-\ufe0f\uffa0\p{Cf}\p{Cs}\u{e0000}-\u{e01ef}]/u;
+    const looked =
+      /[\u007f-\u009f\u00ad\u034f\u115f\u1160\u2028\u2029\u3164\ufe00-\ufe0f\uffa0\p{Cf}\p{Cs}\u{e0000}-\u{e01ef}]/u;
     const missed: string[] = [];
     for (let cp = 0x7f; cp <= 0x10ffff; cp++) {
       const ch = String.fromCodePoint(cp);
@@ -205,9 +260,14 @@ describe('every output format: hidden characters escaped, honest sequences uncha
     assertNoRawHidden(source, 'TypeScript');
     assert.match(source, /\\udb40\\udc49/);
     for (const h of HONEST) assert.ok(source.includes(h), `honest text raw in the TypeScript: ${h}`);
-    const out = ts.transpileModule(source, { reportDiagnostics: true, compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } });
+    const out = ts.transpileModule(source, {
+      reportDiagnostics: true,
+      compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
+    });
     assert.deepEqual(out.diagnostics, []);
-    const mod = await import(`data:text/javascript;base64,${Buffer.from(out.outputText).toString('base64')}`) as { popularMcpServers: PopularMcpServer[] };
+    const mod = (await import(`data:text/javascript;base64,${Buffer.from(out.outputText).toString('base64')}`)) as {
+      popularMcpServers: PopularMcpServer[];
+    };
     assert.deepEqual(mod.popularMcpServers, servers);
     assert.equal(tsString('a\u{E0041}'), '"a\\udb40\\udc41"');
   });
@@ -225,23 +285,37 @@ describe('every output format: hidden characters escaped, honest sequences uncha
     }
     const dir = await mkdtemp(join(tmpdir(), 'onetap-kt-hidden-'));
     await writeFile(join(dir, 'PopularMcpServers.kt'), kotlin);
-    await writeFile(join(dir, 'Main.kt'), `package app.generated
+    await writeFile(
+      join(dir, 'Main.kt'),
+      `package app.generated
 fun main() {
     for (s in popularMcpServers) {
         val fields = listOf(s.name, s.url, s.description) + s.headers.flatMap { listOf(it.key, it.value) }
         for (f in fields) println(f.map { it.toInt() }.joinToString(","))
     }
 }
-`);
-    execFileSync('kotlinc', [join(dir, 'PopularMcpServers.kt'), join(dir, 'Main.kt'), '-include-runtime', '-d', join(dir, 'out.jar')], { stdio: 'pipe' });
-    const printed = execFileSync('java', ['-jar', join(dir, 'out.jar')], { encoding: 'utf8' }).trimEnd().split('\n');
+`,
+    );
+    execFileSync(
+      'kotlinc',
+      [join(dir, 'PopularMcpServers.kt'), join(dir, 'Main.kt'), '-include-runtime', '-d', join(dir, 'out.jar')],
+      { stdio: 'pipe' },
+    );
+    const printed = execFileSync('java', ['-jar', join(dir, 'out.jar')], { encoding: 'utf8' })
+      .trimEnd()
+      .split('\n');
     const units = (s: string) => Array.from({ length: s.length }, (_, i) => s.charCodeAt(i)).join(',');
-    assert.deepEqual(printed, servers.flatMap((s) => [s.name, s.url, s.description, ...Object.entries(s.headers).flat()]).map(units));
+    assert.deepEqual(
+      printed,
+      servers.flatMap((s) => [s.name, s.url, s.description, ...Object.entries(s.headers).flat()]).map(units),
+    );
   });
 
   it('Markdown (micromark + GFM, as GitHub renders it): ⟨U+XXXX⟩ for each hidden character, honest text as it is', () => {
     const catalog = catalogOf(servers.map((s) => server(s.name, s.url)));
-    const plan = planOf(catalog.servers.map((s) => ({ name: s.name, observation: observation({ url: s.url, tools: [s.name] }) })));
+    const plan = planOf(
+      catalog.servers.map((s) => ({ name: s.name, observation: observation({ url: s.url, tools: [s.name] }) })),
+    );
     const markdown = snapshotMarkdown({ catalog, plan, probedAt: '2026-11-30T00:00:00Z', staleAfter: '2026-12-14' });
     const html = micromark(markdown, { allowDangerousHtml: true, extensions: [gfm()], htmlExtensions: [gfmHtml()] });
     assertNoRawHidden(markdown, 'Markdown source');
@@ -254,7 +328,10 @@ fun main() {
 
   it('HTML and the terminal: ⟨U+XXXX⟩; honest text as it is; controls in the terminal still U+FFFD', () => {
     for (const [label, text, cp] of HIDDEN) {
-      for (const [format, out] of [['html', escapeHtml(text)], ['terminal', inert(text)]] as const) {
+      for (const [format, out] of [
+        ['html', escapeHtml(text)],
+        ['terminal', inert(text)],
+      ] as const) {
         assertNoRawHidden(out, `${format}: ${label}`);
         assert.ok(out.includes(`⟨U+${hex(cp)}⟩`), `${format}: ${label}`);
       }
@@ -274,20 +351,33 @@ describe('auth metadata after a 401: the address rule on every URL a server supp
   let hits = 0;
   const realLookup = dnsPromises.lookup;
   const challenge = (base: string): LiveExchange => ({
-    step: 'initialize', status: 401, contentType: 'application/json', body: null, bodySnippet: null, response: null, problem: null, errorCode: null, error: 'HTTP 401', durationMs: 1,
+    step: 'initialize',
+    status: 401,
+    contentType: 'application/json',
+    body: null,
+    bodySnippet: null,
+    response: null,
+    problem: null,
+    errorCode: null,
+    error: 'HTTP 401',
+    durationMs: 1,
     headers: { 'www-authenticate': `Bearer resource_metadata="${base}/.well-known/oauth-protected-resource/mcp"` },
   });
 
   before(async () => {
     prm = createServer((req, res) => {
       hits++;
-      if (req.url?.startsWith('/.well-known/oauth-protected-resource')) return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ resource: 'x', authorization_servers: ['https://auth.example'] }));
+      if (req.url?.startsWith('/.well-known/oauth-protected-resource'))
+        return void res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ resource: 'x', authorization_servers: ['https://auth.example'] }));
       res.writeHead(404).end();
     });
     await new Promise<void>((r) => prm.listen(0, '127.0.0.1', r));
     port = (prm.address() as AddressInfo).port;
     // The system resolver, as a probe uses it: rebind.example answers a loopback address (a rebinding name on its second lookup).
-    (dnsPromises as { lookup: unknown }).lookup = async (host: string, opts: unknown) => (host === 'rebind.example' ? [{ address: '127.0.0.1', family: 4 }] : realLookup(host, opts as never));
+    (dnsPromises as { lookup: unknown }).lookup = async (host: string, opts: unknown) =>
+      host === 'rebind.example' ? [{ address: '127.0.0.1', family: 4 }] : realLookup(host, opts as never);
     syncBuiltinESMExports();
   });
   after(() => {
@@ -296,7 +386,7 @@ describe('auth metadata after a 401: the address rule on every URL a server supp
     prm.close();
   });
 
-  it('a rebinding name: the GET to the server\'s own origin is refused, nothing reaches the private address', async () => {
+  it("a rebinding name: the GET to the server's own origin is refused, nothing reaches the private address", async () => {
     hits = 0;
     const base = `http://rebind.example:${port}`;
     const kind = await authEvidence(`${base}/mcp`, challenge(base), { timeoutMs: 2_000 });
@@ -305,16 +395,20 @@ describe('auth metadata after a 401: the address rule on every URL a server supp
   });
 
   it('the same with an injected resolver; with allowPrivate (tests, fixtures) the document is read', async () => {
-    const resolver: Resolver = async (host) => (host === 'inward.example' ? [{ address: '127.0.0.1', family: isIP('127.0.0.1') }] : []);
+    const resolver: Resolver = async (host) =>
+      host === 'inward.example' ? [{ address: '127.0.0.1', family: isIP('127.0.0.1') }] : [];
     const base = `http://inward.example:${port}`;
     hits = 0;
     assert.notEqual(await authEvidence(`${base}/mcp`, challenge(base), { timeoutMs: 2_000, resolver }), 'oauth');
     assert.equal(hits, 0);
-    assert.equal(await authEvidence(`${base}/mcp`, challenge(base), { timeoutMs: 2_000, resolver, allowPrivate: true }), 'oauth');
+    assert.equal(
+      await authEvidence(`${base}/mcp`, challenge(base), { timeoutMs: 2_000, resolver, allowPrivate: true }),
+      'oauth',
+    );
     assert.ok(hits > 0, 'the control: the resolver is the one used');
   });
 
-  it('a typed IP literal is the maintainer\'s own address: its origin is read; another origin a server names is not', async () => {
+  it("a typed IP literal is the maintainer's own address: its origin is read; another origin a server names is not", async () => {
     hits = 0;
     const base = `http://127.0.0.1:${port}`;
     assert.equal(await authEvidence(`${base}/mcp`, challenge(base), { timeoutMs: 2_000 }), 'oauth');
@@ -322,7 +416,10 @@ describe('auth metadata after a 401: the address rule on every URL a server supp
     hits = 0;
     // A server on a public name that points its metadata at the loopback listener: another origin, refused.
     const elsewhere = challenge(base);
-    const kind = await authEvidence('https://public.example/mcp', elsewhere, { timeoutMs: 2_000, resolver: async () => [] });
+    const kind = await authEvidence('https://public.example/mcp', elsewhere, {
+      timeoutMs: 2_000,
+      resolver: async () => [],
+    });
     assert.notEqual(kind, 'oauth');
     assert.equal(hits, 0);
   });

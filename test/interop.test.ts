@@ -2,7 +2,15 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { probe } from '../src/index.js';
-import { fastmcp, mcpHandler, sdkLegacySse, sdkStreamable, serverEverything, tmcpServer, type RealServer } from './interop/servers.js';
+import {
+  fastmcp,
+  mcpHandler,
+  sdkLegacySse,
+  sdkStreamable,
+  serverEverything,
+  tmcpServer,
+  type RealServer,
+} from './interop/servers.js';
 
 const cases: Array<[string, () => Promise<RealServer>]> = [
   ['@modelcontextprotocol/server-everything (streamableHttp, stateful SSE)', serverEverything],
@@ -36,14 +44,24 @@ describe('interop with real servers', { concurrency: 4 }, () => {
     try {
       const [tmcp, sdk] = await Promise.all(servers.map((s) => probe(s.url, { matrix: true, timeoutMs: 15_000 })));
       const works = (r: typeof tmcp) => Object.fromEntries(Object.entries(r!.matrix!).map(([id, c]) => [id, c.works]));
-      assert.deepEqual(works(tmcp), { 'kai-9000': true, 'kai-fallback': true, 'mcp-2025-11-25': true, 'mcp-2026-07-28': true });
+      assert.deepEqual(works(tmcp), {
+        'kai-9000': true,
+        'kai-fallback': true,
+        'mcp-2025-11-25': true,
+        'mcp-2026-07-28': true,
+      });
       // The SDK 1.32 server answers server/discover with an error: the stateless revision is not served.
-      assert.deepEqual(works(sdk), { 'kai-9000': true, 'kai-fallback': true, 'mcp-2025-11-25': true, 'mcp-2026-07-28': false });
+      assert.deepEqual(works(sdk), {
+        'kai-9000': true,
+        'kai-fallback': true,
+        'mcp-2025-11-25': true,
+        'mcp-2026-07-28': false,
+      });
     } finally {
       await Promise.all(servers.map((s) => s.close()));
     }
   });
-  it('the official SDK\'s legacy HTTP+SSE server is dropped as not Streamable HTTP', async () => {
+  it("the official SDK's legacy HTTP+SSE server is dropped as not Streamable HTTP", async () => {
     const server = await sdkLegacySse();
     try {
       const r = await probe(server.url, { timeoutMs: 5_000 });

@@ -33,13 +33,17 @@ export const LAYERS: ReadonlyArray<readonly string[]> = [
 ];
 
 export function sourceFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sourceFiles(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? sourceFiles(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+  );
 }
 
 /** Relative imports of a file, static and dynamic, as paths of .ts files under src/. */
 function importsOf(file: string): string[] {
   const text = readFileSync(file, 'utf8');
-  const specs = [...text.matchAll(/(?:^|\n)\s*(?:import|export)\b[^;'"]*?from\s*'(\.[^']+)'|\bimport\(\s*'(\.[^']+)'\s*\)/g)].map((m) => m[1] ?? m[2]!);
+  const specs = [
+    ...text.matchAll(/(?:^|\n)\s*(?:import|export)\b[^;'"]*?from\s*'(\.[^']+)'|\bimport\(\s*'(\.[^']+)'\s*\)/g),
+  ].map((m) => m[1] ?? m[2]!);
   return specs.map((s) => resolve(dirname(file), s).replace(/\.js$/, '.ts'));
 }
 
@@ -51,11 +55,15 @@ export function layerViolations(root = SRC, files = sourceFiles(root)): string[]
   for (const file of files) {
     const from = folderOf(file);
     if (from.endsWith('.ts')) continue; // src/index.ts, the public API, sits above everything
-    if (rank(from) < 0) { problems.push(`src/${from}/ is in no layer (test/layers.test.ts)`); continue; }
+    if (rank(from) < 0) {
+      problems.push(`src/${from}/ is in no layer (test/layers.test.ts)`);
+      continue;
+    }
     for (const target of importsOf(file)) {
       const to = folderOf(target);
       if (to === from) continue;
-      if (rank(to) < 0 || rank(to) >= rank(from)) problems.push(`${relative(root, file)} imports ${relative(root, target)}: ${to}/ is not below ${from}/`);
+      if (rank(to) < 0 || rank(to) >= rank(from))
+        problems.push(`${relative(root, file)} imports ${relative(root, target)}: ${to}/ is not below ${from}/`);
     }
   }
   return problems;
@@ -71,7 +79,8 @@ export function importCircles(root = SRC, files = sourceFiles(root)): string[] {
     state.set(f, 'open');
     stack.push(f);
     for (const g of graph.get(f) ?? []) {
-      if (state.get(g) === 'open') circles.push([...stack.slice(stack.indexOf(g)), g].map((x) => relative(root, x)).join(' -> '));
+      if (state.get(g) === 'open')
+        circles.push([...stack.slice(stack.indexOf(g)), g].map((x) => relative(root, x)).join(' -> '));
       else if (!state.has(g)) visit(g);
     }
     stack.pop();
@@ -91,15 +100,24 @@ test('no files import each other in a circle', () => {
 
 test('the checks can fail: an import up the layers and a circle are found', () => {
   const root = mkdtempSync(join(tmpdir(), 'onetap-layers-'));
-  const write = (path: string, text: string) => { mkdirSync(dirname(join(root, path)), { recursive: true }); writeFileSync(join(root, path), text); };
+  const write = (path: string, text: string) => {
+    mkdirSync(dirname(join(root, path)), { recursive: true });
+    writeFileSync(join(root, path), text);
+  };
   write('model/a.ts', "import type { B } from './b.js';\nexport type A = B;\n");
   write('model/b.ts', "import type { A } from './a.js';\nexport type B = A;\n");
   write('policy/p.ts', "export const p = (await import('../cli/main.js')).x;\n");
   write('cli/main.ts', "export { p } from '../policy/p.js';\nexport const x = 1;\n");
   write('nowhere/n.ts', 'export {};\n');
   try {
-    assert.deepEqual(layerViolations(root).sort(), ['policy/p.ts imports cli/main.ts: cli/ is not below policy/', 'src/nowhere/ is in no layer (test/layers.test.ts)']);
-    assert.deepEqual(importCircles(root).sort(), ['cli/main.ts -> policy/p.ts -> cli/main.ts', 'model/a.ts -> model/b.ts -> model/a.ts']);
+    assert.deepEqual(layerViolations(root).sort(), [
+      'policy/p.ts imports cli/main.ts: cli/ is not below policy/',
+      'src/nowhere/ is in no layer (test/layers.test.ts)',
+    ]);
+    assert.deepEqual(importCircles(root).sort(), [
+      'cli/main.ts -> policy/p.ts -> cli/main.ts',
+      'model/a.ts -> model/b.ts -> model/a.ts',
+    ]);
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
@@ -121,13 +139,20 @@ export function designLayers(design: string): string[][] {
   return list.split(';').map((layer) => [...layer.matchAll(/`([\w-]+)`/g)].map((m) => m[1]!));
 }
 
-const expectedReadme = (): Array<[number, string]> => LAYERS.flatMap((l, i) => l.map((f): [number, string] => [i + 1, f]));
-const readmeText = (pairs: Array<[number, string]>) => pairs.map(([n, f]) => `${String(n).padStart(2)}  src/${f}/`).join('\n');
-const designText = (layers: ReadonlyArray<readonly string[]>) => layers.map((l) => l.map((f) => `\`${f}\``).join(', ')).join('; ');
+const expectedReadme = (): Array<[number, string]> =>
+  LAYERS.flatMap((l, i) => l.map((f): [number, string] => [i + 1, f]));
+const readmeText = (pairs: Array<[number, string]>) =>
+  pairs.map(([n, f]) => `${String(n).padStart(2)}  src/${f}/`).join('\n');
+const designText = (layers: ReadonlyArray<readonly string[]>) =>
+  layers.map((l) => l.map((f) => `\`${f}\``).join(', ')).join('; ');
 
 test("the README's Layout lists every layer's folders, numbered and in LAYERS' order", () => {
   const found = readmeLayers(readFileSync(join(ROOT, 'README.md'), 'utf8'));
-  assert.equal(readmeText(found), readmeText(expectedReadme()), 'README.md ## Layout: write the folders as LAYERS has them');
+  assert.equal(
+    readmeText(found),
+    readmeText(expectedReadme()),
+    'README.md ## Layout: write the folders as LAYERS has them',
+  );
 });
 
 test("DESIGN.md's layer list is LAYERS, layer by layer", () => {
@@ -136,10 +161,16 @@ test("DESIGN.md's layer list is LAYERS, layer by layer", () => {
 });
 
 test('the docs checks can fail: a folder left out, a layer split, an order changed are found', () => {
-  const readme = '# x\n\n## Layout\n\n```\n 1  src/util/       helpers\n 2  src/model/   the record\n 2  src/text/  text\n```\n';
-  assert.deepEqual(readmeLayers(readme), [[1, 'util'], [2, 'model'], [2, 'text']]);
+  const readme =
+    '# x\n\n## Layout\n\n```\n 1  src/util/       helpers\n 2  src/model/   the record\n 2  src/text/  text\n```\n';
+  assert.deepEqual(readmeLayers(readme), [
+    [1, 'util'],
+    [2, 'model'],
+    [2, 'text'],
+  ]);
   assert.notEqual(readmeText(readmeLayers(readme)), readmeText(expectedReadme()));
-  const design = 'Folders are layers, bottom first: `util`; `text` (clipping; escaping); `model`, `net` (the fetch). More.';
+  const design =
+    'Folders are layers, bottom first: `util`; `text` (clipping; escaping); `model`, `net` (the fetch). More.';
   assert.deepEqual(designLayers(design), [['util'], ['text'], ['model', 'net']]);
   assert.notEqual(designText(designLayers(design)), designText(LAYERS));
   assert.deepEqual(designLayers('no list here'), []);

@@ -51,32 +51,60 @@ export const HOSTILE_MD = [
   'javascript:alert(1)',
 ];
 
-const BIDI = ['\u202A', '\u202B', '\u202C', '\u202D', '\u202E', '\u2066', '\u2067', '\u2068', '\u2069', '\u200E', '\u200F', '\u061C'];
+const BIDI = [
+  '\u202A',
+  '\u202B',
+  '\u202C',
+  '\u202D',
+  '\u202E',
+  '\u2066',
+  '\u2067',
+  '\u2068',
+  '\u2069',
+  '\u200E',
+  '\u200F',
+  '\u061C',
+];
 const TROJAN = `access = "user\u202E \u2066// admin only\u2069 \u2066"\u200F\u061C`;
 const RAW_BIDI = /[\u202A-\u202E\u2066-\u2069\u200E\u200F\u061C]/;
 
-const render = (markdown: string) => micromark(markdown, { allowDangerousHtml: true, extensions: [gfm()], htmlExtensions: [gfmHtml()] });
+const render = (markdown: string) =>
+  micromark(markdown, { allowDangerousHtml: true, extensions: [gfm()], htmlExtensions: [gfmHtml()] });
 
 /** The HTML's visible text outside <code>, entity-decoded: what GitHub's mention and reference filters read. */
 function textOutsideCode(html: string): string {
   return decode(html.replace(/<code>[\s\S]*?<\/code>/g, ' ').replace(/<[^>]*>/g, ' '));
 }
 function decode(text: string): string {
-  return text.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#x27;/g, "'").replace(/&amp;/g, '&');
+  return text
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&#x27;/g, "'")
+    .replace(/&amp;/g, '&');
 }
 /** A cell's text as a reader sees it. */
 const cellText = (cell: string) => decode(cell.replace(/<[^>]*>/g, '')).trim();
 /** What a string should read as, on one line: line breaks as spaces, bidi controls as visible code points. */
 function display(text: string): string {
-  return text.replace(/[\r\n\t]+/g, ' ').replace(/ +/g, ' ').trim()
-    .replace(/[\u202A-\u202E\u2066-\u2069\u200E\u200F\u061C]/g, (c) => `⟨U+${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}⟩`);
+  return text
+    .replace(/[\r\n\t]+/g, ' ')
+    .replace(/ +/g, ' ')
+    .trim()
+    .replace(
+      /[\u202A-\u202E\u2066-\u2069\u200E\u200F\u061C]/g,
+      (c) => `⟨U+${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}⟩`,
+    );
 }
 
 /** A `$` outside code spans and not backslash-escaped (CommonMark's scan: escapes first, then backtick runs). */
 function hasUnescapedDollar(src: string): boolean {
-  for (let i = 0; i < src.length;) {
+  for (let i = 0; i < src.length; ) {
     const c = src[i]!;
-    if (c === '\\') { i += 2; continue; }
+    if (c === '\\') {
+      i += 2;
+      continue;
+    }
     if (c === '`') {
       const run = /^`+/.exec(src.slice(i))![0].length;
       const close = new RegExp(`(?<!\`)\`{${run}}(?!\`)`, 'g');
@@ -91,18 +119,38 @@ function hasUnescapedDollar(src: string): boolean {
   return false;
 }
 
-const ALLOWED_TAGS = new Set(['h1', 'h2', 'p', 'ul', 'li', 'table', 'thead', 'tbody', 'tr', 'th', 'td', 'code', 'strong', 'blockquote', 'hr']);
+const ALLOWED_TAGS = new Set([
+  'h1',
+  'h2',
+  'p',
+  'ul',
+  'li',
+  'table',
+  'thead',
+  'tbody',
+  'tr',
+  'th',
+  'td',
+  'code',
+  'strong',
+  'blockquote',
+  'hr',
+]);
 
 /** Everything a hostile string must not achieve once GitHub renders the document. */
 function assertInert(markdown: string, label: string): string {
   const html = render(markdown);
   assert.ok(!/<a[\s>]/i.test(html), `${label}: a live link in\n${html}`);
-  for (const [, tag] of html.matchAll(/<\/?([a-z0-9]+)/gi)) assert.ok(ALLOWED_TAGS.has(tag!.toLowerCase()), `${label}: <${tag}> in the rendered HTML\n${html}`);
+  for (const [, tag] of html.matchAll(/<\/?([a-z0-9]+)/gi))
+    assert.ok(ALLOWED_TAGS.has(tag!.toLowerCase()), `${label}: <${tag}> in the rendered HTML\n${html}`);
   assert.ok(!/<(img|script|b|details|em|del|sup|section|h[3-6]|ol|input)\b/i.test(html), label);
   const text = textOutsideCode(html);
   assert.ok(!/(^|[^\w`])@[a-z0-9]/i.test(text), `${label}: a mention GitHub would link: ${text}`);
   assert.ok(!/#\d|\bgh-\d/i.test(text), `${label}: an issue reference GitHub would link: ${text}`);
-  assert.ok(!/\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b/i.test(text), `${label}: a commit hash GitHub would link: ${text}`);
+  assert.ok(
+    !/\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b/i.test(text),
+    `${label}: a commit hash GitHub would link: ${text}`,
+  );
   // GitHub math: every $ outside code must be escaped in the source.
   assert.ok(!hasUnescapedDollar(markdown), `${label}: an unescaped $ (GitHub math)`);
   assert.ok(!RAW_BIDI.test(markdown), `${label}: a raw bidi control`);
@@ -141,26 +189,43 @@ describe('mdText', () => {
   });
 });
 
-const hostileServers = [...HOSTILE_MD, TROJAN].map((text, i) => server(text, `https://h${i}.example/mcp?q=${encodeURIComponent(text)}&raw=${text.replace(/\s/g, '')}`, { description: text }));
+const hostileServers = [...HOSTILE_MD, TROJAN].map((text, i) =>
+  server(text, `https://h${i}.example/mcp?q=${encodeURIComponent(text)}&raw=${text.replace(/\s/g, '')}`, {
+    description: text,
+  }),
+);
 
 /** The probe-outcome fields beyond the classic ones, filled with hostile text where they hold text. */
 function outcomeExtras(text: string) {
   return {
-    profile: 'kai-9000', reasons: ['ok' as const], appError: text, location: text, matrix: null, toolsHash: null,
-    findings: [{ tool: text, field: text, rule: text, excerpt: text }], findingsSeen: 1,
+    profile: 'kai-9000',
+    reasons: ['ok' as const],
+    appError: text,
+    location: text,
+    matrix: null,
+    toolsHash: null,
+    findings: [{ tool: text, field: text, rule: text, excerpt: text }],
+    findingsSeen: 1,
   };
 }
 
 function hostilePlan(prevText: string) {
-  return planOf(hostileServers.map((s, i) => ({
-    name: s.name,
-    observation: observation({
-      url: s.url, verdict: (i % 3 ? 'live' : 'failed') as 'live', reason: (i % 3 ? 'ok' : 'timeout') as 'ok', attempts: 1 + (i % 2),
-      tools: HOSTILE_MD.slice(0, 6), error: i % 3 ? null : s.name, ...outcomeExtras(s.name),
-    }),
-    // What an earlier version read back unchecked: words outside the policy reach the pages only escaped.
-    history: [{ observedAt: '2026-11-29T00:00:00Z', verdict: prevText as 'live', reason: prevText as 'ok' }],
-  })));
+  return planOf(
+    hostileServers.map((s, i) => ({
+      name: s.name,
+      observation: observation({
+        url: s.url,
+        verdict: (i % 3 ? 'live' : 'failed') as 'live',
+        reason: (i % 3 ? 'ok' : 'timeout') as 'ok',
+        attempts: 1 + (i % 2),
+        tools: HOSTILE_MD.slice(0, 6),
+        error: i % 3 ? null : s.name,
+        ...outcomeExtras(s.name),
+      }),
+      // What an earlier version read back unchecked: words outside the policy reach the pages only escaped.
+      history: [{ observedAt: '2026-11-29T00:00:00Z', verdict: prevText as 'live', reason: prevText as 'ok' }],
+    })),
+  );
 }
 
 describe('servers.md and log.md', () => {
@@ -169,7 +234,9 @@ describe('servers.md and log.md', () => {
     const plan = hostilePlan('@octocat https://evil.example/prev');
     const model = { catalog, plan, probedAt: '2026-11-30T00:00:00Z', staleAfter: '2026-12-14' };
     const html = assertInert(snapshotMarkdown(model), 'servers.md');
-    const rows = [...html.matchAll(/<tr>\n<td>([\s\S]*?)<\/tr>/g)].map((m) => [...`<td>${m[1]}`.matchAll(/<td>([\s\S]*?)<\/td>/g)].map((c) => cellText(c[1]!)));
+    const rows = [...html.matchAll(/<tr>\n<td>([\s\S]*?)<\/tr>/g)].map((m) =>
+      [...`<td>${m[1]}`.matchAll(/<td>([\s\S]*?)<\/td>/g)].map((c) => cellText(c[1]!)),
+    );
     assert.equal(rows.length, hostileServers.length);
     rows.forEach((cells, i) => {
       assert.equal(cells.length, 5, JSON.stringify(cells));
@@ -186,21 +253,88 @@ describe('report --markdown', () => {
     const model = {
       generatedAt: '2026-11-30T00:00:00Z',
       lastRefresh: {
-        startedAt: evil, finishedAt: evil, applied: false,
+        startedAt: evil,
+        finishedAt: evil,
+        applied: false,
         summary: { total: evil, keep: evil, keepFailed: 1, review: 0, drop: 1, changed: 1 },
         aborted: evil,
         plan: [
-          { name: evil, url: evil, decision: 'drop', verdict: evil, reason: evil, attempts: 1, previous: null, changed: true, error: evil },
-          { name: evil, url: evil, decision: evil, verdict: evil, reason: evil, attempts: 1, previous: { verdict: evil, reason: evil, at: evil }, changed: true, error: evil },
-          { name: evil, url: evil, decision: 'review', verdict: 'review', reason: 'suspicious-tools', attempts: 1, previous: null, changed: false, error: null, findingsSeen: 2, toolsHash: evil, findings: [{ tool: evil, field: evil, rule: evil, excerpt: evil }, 'not a finding'] },
-          { name: evil, url: evil, decision: 'keep', verdict: 'live', reason: 'ok', attempts: 1, previous: null, changed: false, error: null, toolChanges: evil, findings: evil },
+          {
+            name: evil,
+            url: evil,
+            decision: 'drop',
+            verdict: evil,
+            reason: evil,
+            attempts: 1,
+            previous: null,
+            changed: true,
+            error: evil,
+          },
+          {
+            name: evil,
+            url: evil,
+            decision: evil,
+            verdict: evil,
+            reason: evil,
+            attempts: 1,
+            previous: { verdict: evil, reason: evil, at: evil },
+            changed: true,
+            error: evil,
+          },
+          {
+            name: evil,
+            url: evil,
+            decision: 'review',
+            verdict: 'review',
+            reason: 'suspicious-tools',
+            attempts: 1,
+            previous: null,
+            changed: false,
+            error: null,
+            findingsSeen: 2,
+            toolsHash: evil,
+            findings: [{ tool: evil, field: evil, rule: evil, excerpt: evil }, 'not a finding'],
+          },
+          {
+            name: evil,
+            url: evil,
+            decision: 'keep',
+            verdict: 'live',
+            reason: 'ok',
+            attempts: 1,
+            previous: null,
+            changed: false,
+            error: null,
+            toolChanges: evil,
+            findings: evil,
+          },
         ],
       },
       servers: hostileServers.map((s, i) => ({
-        id: `s${i}`, name: s.name, url: s.url, description: s.description, requiresAuth: false,
-        decision: i % 2 ? evil : 'keep', verdict: evil, reason: evil, reasonText: evil, tools: [evil], lastProbeAt: evil, attempts: 1, durationMs: 1,
-        httpStatus: 200, error: evil, uptime30: evil, uptime90: 0.5, appError: evil, matrix: i % 2 ? { [evil]: { works: true }, 'kai-9000': { works: false } } : evil,
-        days30: [{ date: evil, verdict: evil, observations: 1 }, { date: '2026-11-30', verdict: 'live', observations: 1 }], days90: [],
+        id: `s${i}`,
+        name: s.name,
+        url: s.url,
+        description: s.description,
+        requiresAuth: false,
+        decision: i % 2 ? evil : 'keep',
+        verdict: evil,
+        reason: evil,
+        reasonText: evil,
+        tools: [evil],
+        lastProbeAt: evil,
+        attempts: 1,
+        durationMs: 1,
+        httpStatus: 200,
+        error: evil,
+        uptime30: evil,
+        uptime90: 0.5,
+        appError: evil,
+        matrix: i % 2 ? { [evil]: { works: true }, 'kai-9000': { works: false } } : evil,
+        days30: [
+          { date: evil, verdict: evil, observations: 1 },
+          { date: '2026-11-30', verdict: 'live', observations: 1 },
+        ],
+        days90: [],
       })),
     } as unknown as StatusModel;
     const html = assertInert(markdownReport(model), 'report');
@@ -216,15 +350,42 @@ describe('report --markdown', () => {
     const evil = '@octocat <script>alert(1)</script> www.evil.example $x$ #9 | \u202E';
     const now = new Date().toISOString();
     // Hostile text in every string field; a line whose verdict and reason are not words of the policy is skipped.
-    const run = { v: 1, type: 'run', startedAt: now, finishedAt: now, catalog: 'servers.json', applied: true, aborted: null, observations: servers.length + 1, summary: { total: servers.length, keep: servers.length - 1, keepFailed: 0, review: 0, drop: 1, changed: 1 } };
+    const run = {
+      v: 1,
+      type: 'run',
+      startedAt: now,
+      finishedAt: now,
+      catalog: 'servers.json',
+      applied: true,
+      aborted: null,
+      observations: servers.length + 1,
+      summary: { total: servers.length, keep: servers.length - 1, keepFailed: 0, review: 0, drop: 1, changed: 1 },
+    };
     const observations: Array<Record<string, unknown>> = servers.map((s, i) => ({
-      v: 1, type: 'observation', at: now, url: s.url, name: evil, verdict: i ? 'live' : 'review', reason: i ? 'ok' : 'handshake-error', attempts: 1, httpStatus: 200, durationMs: 3, tools: [evil], error: evil,
-      ...outcomeExtras(evil), decision: i === 1 ? 'drop' : 'keep', dropStreak: 0, note: evil,
+      v: 1,
+      type: 'observation',
+      at: now,
+      url: s.url,
+      name: evil,
+      verdict: i ? 'live' : 'review',
+      reason: i ? 'ok' : 'handshake-error',
+      attempts: 1,
+      httpStatus: 200,
+      durationMs: 3,
+      tools: [evil],
+      error: evil,
+      ...outcomeExtras(evil),
+      decision: i === 1 ? 'drop' : 'keep',
+      dropStreak: 0,
+      note: evil,
     }));
     observations.push({ ...observations[0]!, verdict: evil, reason: evil });
     const dir = join(dirname(catalogPath), 'history');
     await mkdir(dir, { recursive: true });
-    await writeFile(join(dir, `${now.slice(0, 7)}.jsonl`), [run, ...observations].map((l) => JSON.stringify(l)).join('\n') + '\n');
+    await writeFile(
+      join(dir, `${now.slice(0, 7)}.jsonl`),
+      [run, ...observations].map((l) => JSON.stringify(l)).join('\n') + '\n',
+    );
     const r = await runCli(['report', '--markdown', '--catalog', catalogPath, '--state', statePath]);
     assert.equal(r.code, 0, r.stderr);
     assertInert(r.stdout, 'report --markdown');

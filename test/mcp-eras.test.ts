@@ -17,7 +17,14 @@ import { BIN, catalogOf, workspace, startMcpHttp } from './helpers.js';
 import { answer, startFleet, type Fleet } from './fleet/fleet.js';
 
 type Json = Record<string, unknown>;
-interface ToolView { name: string; title?: string; description?: string; inputSchema: unknown; outputSchema?: unknown; annotations?: unknown }
+interface ToolView {
+  name: string;
+  title?: string;
+  description?: string;
+  inputSchema: unknown;
+  outputSchema?: unknown;
+  annotations?: unknown;
+}
 
 let ws: { dir: string };
 let fleet: Fleet;
@@ -41,10 +48,23 @@ const modern = async (transport: StreamableHTTPClientTransport | StdioClientTran
   return client;
 };
 
-const stdioArgs = () => ({ command: process.execPath, args: [BIN, 'mcp', '--allow-private'], cwd: ws.dir, stderr: 'ignore' as const });
+const stdioArgs = () => ({
+  command: process.execPath,
+  args: [BIN, 'mcp', '--allow-private'],
+  cwd: ws.dir,
+  stderr: 'ignore' as const,
+});
 
 /** What a tool's contract is: everything tools/list says about it, nothing the era adds around it. */
-const view = (tools: ToolView[]) => tools.map(({ name, title, description, inputSchema, outputSchema, annotations }) => ({ name, title, description, inputSchema, outputSchema, annotations }));
+const view = (tools: ToolView[]) =>
+  tools.map(({ name, title, description, inputSchema, outputSchema, annotations }) => ({
+    name,
+    title,
+    description,
+    inputSchema,
+    outputSchema,
+    annotations,
+  }));
 
 /** The JSON-RPC error code a rejected call carries (v1 McpError and v2 ProtocolError both have `code`). */
 async function errorCode(call: Promise<unknown>): Promise<number | string> {
@@ -57,14 +77,26 @@ async function errorCode(call: Promise<unknown>): Promise<number | string> {
 }
 
 async function rawPost(headers: Record<string, string>, body: unknown): Promise<{ status: number; body: Json }> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body: JSON.stringify(body) });
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+    body: JSON.stringify(body),
+  });
   return { status: res.status, body: JSON.parse(await res.text()) as Json };
 }
 
-const envelope = (version: string) => ({ 'io.modelcontextprotocol/protocolVersion': version, 'io.modelcontextprotocol/clientCapabilities': {}, 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' } });
+const envelope = (version: string) => ({
+  'io.modelcontextprotocol/protocolVersion': version,
+  'io.modelcontextprotocol/clientCapabilities': {},
+  'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+});
 
 before(async () => {
-  fleet = await startFleet({ slow: (c) => { setTimeout(() => answer(c), 700); } });
+  fleet = await startFleet({
+    slow: (c) => {
+      setTimeout(() => answer(c), 700);
+    },
+  });
   ws = await workspace(catalogOf([]));
   url = await httpServer(['--allow-private']);
 });
@@ -93,7 +125,10 @@ describe('one --http endpoint, both eras', () => {
   it('both list the same five tools, schemas and annotations unchanged', async () => {
     const a = view((await v1.listTools()).tools as ToolView[]);
     const b = view((await v2.listTools()).tools as ToolView[]);
-    assert.deepEqual(a.map((t) => t.name), ['probe', 'lint', 'plan_refresh', 'discover', 'explain']);
+    assert.deepEqual(
+      a.map((t) => t.name),
+      ['probe', 'lint', 'plan_refresh', 'discover', 'explain'],
+    );
     assert.deepEqual(b, a);
   });
 
@@ -116,8 +151,14 @@ describe('one --http endpoint, both eras', () => {
 
   it('2026-07-28: progress arrives on the response stream before the result', async () => {
     const progress: Progress[] = [];
-    const r = await v2.callTool({ name: 'probe', arguments: { urls: [fleet.url('ok-json'), fleet.url('slow')] } }, { onprogress: (p) => progress.push(p) });
-    assert.deepEqual((r.structuredContent as { results: Json[] }).results.map((x) => x.verdict), ['live', 'live']);
+    const r = await v2.callTool(
+      { name: 'probe', arguments: { urls: [fleet.url('ok-json'), fleet.url('slow')] } },
+      { onprogress: (p) => progress.push(p) },
+    );
+    assert.deepEqual(
+      (r.structuredContent as { results: Json[] }).results.map((x) => x.verdict),
+      ['live', 'live'],
+    );
     assert.deepEqual(progress[0], { progress: 1, total: 2, message: `1/2 probed; ${fleet.url('ok-json')}: live/ok` });
   });
 });
@@ -128,7 +169,10 @@ describe('stdio, both eras', () => {
     const v2 = await modern(new StdioClientTransport(stdioArgs()));
     assert.equal(v2.getProtocolEra(), 'modern');
     assert.equal(v2.getNegotiatedProtocolVersion(), '2026-07-28');
-    assert.deepEqual(view((await v2.listTools()).tools as ToolView[]), view((await v1.listTools()).tools as ToolView[]));
+    assert.deepEqual(
+      view((await v2.listTools()).tools as ToolView[]),
+      view((await v1.listTools()).tools as ToolView[]),
+    );
     const a = await v1.callTool({ name: 'explain', arguments: { reason: 'ok' } });
     const b = await v2.callTool({ name: 'explain', arguments: { reason: 'ok' } });
     assert.deepEqual(b.structuredContent, a.structuredContent);
@@ -142,30 +186,73 @@ function stdioExchange(messages: unknown[]): Promise<Json[]> {
   const child = spawn(process.execPath, [BIN, 'mcp'], { cwd: ws.dir, stdio: ['pipe', 'pipe', 'ignore'] });
   children.push(child);
   let out = '';
-  child.stdout!.on('data', (d) => { out += d; });
+  child.stdout!.on('data', (d) => {
+    out += d;
+  });
   child.stdin!.end(messages.map((m) => JSON.stringify(m) + '\n').join(''));
-  return new Promise((resolve) => child.once('close', () => resolve(out.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Json))));
+  return new Promise((resolve) =>
+    child.once('close', () =>
+      resolve(
+        out
+          .trim()
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as Json),
+      ),
+    ),
+  );
 }
 
-describe('errors on the wire carry the request\'s id', () => {
+describe("errors on the wire carry the request's id", () => {
   it('stdio: a 2026-07-28 opening naming another version is -32022 with the id; classic and modern unknown tools -32602 with theirs', async () => {
-    const [wrong] = await stdioExchange([{ jsonrpc: '2.0', id: 's1', method: 'tools/list', params: { _meta: envelope('2099-01-01') } }]);
+    const [wrong] = await stdioExchange([
+      { jsonrpc: '2.0', id: 's1', method: 'tools/list', params: { _meta: envelope('2099-01-01') } },
+    ]);
     assert.equal((wrong!.error as Json).code, -32022);
     assert.equal(wrong!.id, 's1');
-    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
-    const classicAnswers = await stdioExchange([init, { jsonrpc: '2.0', method: 'notifications/initialized' }, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'nope', arguments: {} } }]);
-    assert.deepEqual(classicAnswers.map((a) => [a.id, (a.error as Json | undefined)?.code]), [[1, undefined], [2, -32602]]);
+    const init = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+    };
+    const classicAnswers = await stdioExchange([
+      init,
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'nope', arguments: {} } },
+    ]);
+    assert.deepEqual(
+      classicAnswers.map((a) => [a.id, (a.error as Json | undefined)?.code]),
+      [
+        [1, undefined],
+        [2, -32602],
+      ],
+    );
     const modernAnswers = await stdioExchange([
       { jsonrpc: '2.0', id: 1, method: 'server/discover', params: { _meta: envelope('2026-07-28') } },
-      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'nope', arguments: {}, _meta: envelope('2026-07-28') } },
+      {
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'tools/call',
+        params: { name: 'nope', arguments: {}, _meta: envelope('2026-07-28') },
+      },
     ]);
     assert.deepEqual((modernAnswers[0]!.result as Json).supportedVersions, ['2026-07-28']);
-    assert.deepEqual(modernAnswers.map((a) => [a.id, (a.error as Json | undefined)?.code]), [[1, undefined], [2, -32602]]);
+    assert.deepEqual(
+      modernAnswers.map((a) => [a.id, (a.error as Json | undefined)?.code]),
+      [
+        [1, undefined],
+        [2, -32602],
+      ],
+    );
   });
 
-  it('a 2026-07-28 request naming another version: 400, -32022 with the supported list and the request\'s id', async () => {
+  it("a 2026-07-28 request naming another version: 400, -32022 with the supported list and the request's id", async () => {
     for (const id of [7, 'req-7']) {
-      const r = await rawPost({ 'mcp-protocol-version': '2099-01-01', 'mcp-method': 'tools/list' }, { jsonrpc: '2.0', id, method: 'tools/list', params: { _meta: envelope('2099-01-01') } });
+      const r = await rawPost(
+        { 'mcp-protocol-version': '2099-01-01', 'mcp-method': 'tools/list' },
+        { jsonrpc: '2.0', id, method: 'tools/list', params: { _meta: envelope('2099-01-01') } },
+      );
       assert.equal(r.status, 400);
       assert.equal((r.body.error as Json).code, -32022);
       assert.deepEqual(((r.body.error as Json).data as Json).supported, ['2026-07-28']);
@@ -173,14 +260,25 @@ describe('errors on the wire carry the request\'s id', () => {
     }
   });
 
-  it('a classic request with an unsupported MCP-Protocol-Version header: the request\'s id, not null', async () => {
-    const r = await rawPost({ 'mcp-protocol-version': '1999-01-01' }, { jsonrpc: '2.0', id: 8, method: 'tools/list', params: {} });
+  it("a classic request with an unsupported MCP-Protocol-Version header: the request's id, not null", async () => {
+    const r = await rawPost(
+      { 'mcp-protocol-version': '1999-01-01' },
+      { jsonrpc: '2.0', id: 8, method: 'tools/list', params: {} },
+    );
     assert.equal(r.status, 400);
     assert.equal(r.body.id, 8);
   });
 
   it('a raw 2026-07-28 unknown tool: -32602 with the id', async () => {
-    const r = await rawPost({ 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'nope' }, { jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'nope', arguments: {}, _meta: envelope('2026-07-28') } });
+    const r = await rawPost(
+      { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'nope' },
+      {
+        jsonrpc: '2.0',
+        id: 9,
+        method: 'tools/call',
+        params: { name: 'nope', arguments: {}, _meta: envelope('2026-07-28') },
+      },
+    );
     assert.equal((r.body.error as Json).code, -32602);
     assert.equal(r.body.id, 9);
   });
@@ -188,15 +286,27 @@ describe('errors on the wire carry the request\'s id', () => {
   it('answers given before the body is read (403, 404, 405) and to unparsable JSON have no id at all, never null', async () => {
     const port = new URL(url).port;
     const answers = [
-      await fetch(url, { method: 'POST', headers: { origin: 'http://evil.example', 'content-type': 'application/json' }, body: '{}' }),
+      await fetch(url, {
+        method: 'POST',
+        headers: { origin: 'http://evil.example', 'content-type': 'application/json' },
+        body: '{}',
+      }),
       await fetch(url.replace('/mcp', '/other'), { method: 'POST', body: '{}' }),
       await fetch(url, { method: 'GET' }),
       await fetch(url, { method: 'DELETE' }),
-      await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{"jsonrpc":' }),
+      await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: '{"jsonrpc":',
+      }),
     ];
-    assert.deepEqual(answers.map((a) => a.status), [403, 404, 405, 405, 400], port);
+    assert.deepEqual(
+      answers.map((a) => a.status),
+      [403, 404, 405, 405, 400],
+      port,
+    );
     for (const a of answers) {
-      const body = await a.json() as Json;
+      const body = (await a.json()) as Json;
       assert.equal(body.jsonrpc, '2.0');
       assert.equal(typeof (body.error as Json).code, 'number');
       assert.ok(!('id' in body), JSON.stringify(body));

@@ -30,8 +30,11 @@ const HOSTILE = [
 const RAW_INVISIBLE = /[\u202A-\u202E\u2066-\u2069\u200E\u200F\u061C\u200B-\u200D\u2060\uFEFF\u2028\u2029]/;
 
 const servers: PopularMcpServer[] = HOSTILE.map((text, i) => ({
-  name: text, url: `https://h${i}.example/mcp?q=${encodeURIComponent(text)}`, description: text,
-  headers: (i % 2 ? { 'X-Label': text } : {}) as Record<string, string>, requiresAuth: i === 3,
+  name: text,
+  url: `https://h${i}.example/mcp?q=${encodeURIComponent(text)}`,
+  description: text,
+  headers: (i % 2 ? { 'X-Label': text } : {}) as Record<string, string>,
+  requiresAuth: i === 3,
 }));
 
 describe('generated runtime lists', () => {
@@ -45,7 +48,10 @@ describe('generated runtime lists', () => {
     const source = runtimeTypeScript(servers);
     assert.ok(!RAW_INVISIBLE.test(source), 'no raw bidi or invisible character in the TypeScript');
     assert.match(source, /\\u202e/);
-    const parsed = ts.transpileModule(source, { reportDiagnostics: true, compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } });
+    const parsed = ts.transpileModule(source, {
+      reportDiagnostics: true,
+      compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
+    });
     assert.deepEqual(parsed.diagnostics, []);
     const mod = await import(`data:text/javascript;base64,${Buffer.from(parsed.outputText).toString('base64')}`);
     assert.deepEqual(mod.popularMcpServers, servers);
@@ -62,18 +68,30 @@ describe('generated runtime lists', () => {
     assert.ok(!RAW_INVISIBLE.test(kotlin), 'no raw bidi or invisible character in the Kotlin');
     assert.match(kotlin, /\\u202e/);
     await writeFile(join(dir, 'PopularMcpServers.kt'), kotlin);
-    await writeFile(join(dir, 'Main.kt'), `package app.generated
+    await writeFile(
+      join(dir, 'Main.kt'),
+      `package app.generated
 fun main() {
     for (s in popularMcpServers) {
         val fields = listOf(s.name, s.url, s.description) + s.headers.flatMap { listOf(it.key, it.value) } + listOf(s.requiresAuth.toString())
         for (f in fields) println(f.map { it.toInt() }.joinToString(","))
     }
 }
-`);
-    execFileSync('kotlinc', [join(dir, 'PopularMcpServers.kt'), join(dir, 'Main.kt'), '-include-runtime', '-d', join(dir, 'out.jar')], { stdio: 'pipe' });
-    const printed = execFileSync('java', ['-jar', join(dir, 'out.jar')], { encoding: 'utf8' }).trimEnd().split('\n');
-    const expected = servers.flatMap((s) => [s.name, s.url, s.description, ...Object.entries(s.headers).flat(), String(s.requiresAuth)])
-      .map((f) => [...f].flatMap((ch) => (ch.length === 2 ? [ch.charCodeAt(0), ch.charCodeAt(1)] : [ch.charCodeAt(0)])).join(','));
+`,
+    );
+    execFileSync(
+      'kotlinc',
+      [join(dir, 'PopularMcpServers.kt'), join(dir, 'Main.kt'), '-include-runtime', '-d', join(dir, 'out.jar')],
+      { stdio: 'pipe' },
+    );
+    const printed = execFileSync('java', ['-jar', join(dir, 'out.jar')], { encoding: 'utf8' })
+      .trimEnd()
+      .split('\n');
+    const expected = servers
+      .flatMap((s) => [s.name, s.url, s.description, ...Object.entries(s.headers).flat(), String(s.requiresAuth)])
+      .map((f) =>
+        [...f].flatMap((ch) => (ch.length === 2 ? [ch.charCodeAt(0), ch.charCodeAt(1)] : [ch.charCodeAt(0)])).join(','),
+      );
     assert.deepEqual(printed, expected);
   });
 });
@@ -81,7 +99,12 @@ fun main() {
 describe('snapshot Markdown', () => {
   it('hostile names keep the table at five cells per row and carry no live HTML', () => {
     const catalog = catalogOf(servers.map((s) => server(s.name, s.url)));
-    const plan = planOf(catalog.servers.map((s) => ({ name: s.name, observation: observation({ url: s.url, tools: ['a|b', '<script>x</script>'] }) })));
+    const plan = planOf(
+      catalog.servers.map((s) => ({
+        name: s.name,
+        observation: observation({ url: s.url, tools: ['a|b', '<script>x</script>'] }),
+      })),
+    );
     const md = snapshotMarkdown({ catalog, plan, probedAt: '2026-11-30T00:00:00Z', staleAfter: '2026-12-14' });
     const rows = md.split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| Name'));
     assert.equal(rows.length, servers.length);
@@ -94,7 +117,9 @@ describe('probe --json streamed in input order', () => {
   it('items put out of order make exactly the text of JSON.stringify(items, null, 2), escaped', () => {
     const items = [{ a: 1, b: [1, { c: 'x\ny \u202E' }] }, { z: null }, [], {}, 'last'];
     let out = '';
-    const array = new OrderedJsonArray((text) => { out += text; }, jsonInvisibleEscaped);
+    const array = new OrderedJsonArray((text) => {
+      out += text;
+    }, jsonInvisibleEscaped);
     for (const i of [3, 1, 0, 4, 2]) array.put(i, items[i]);
     array.end();
     assert.equal(out, jsonInvisibleEscaped(JSON.stringify(items, null, 2)) + '\n');

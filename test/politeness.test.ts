@@ -26,20 +26,36 @@ describe('per-host politeness across workers', { skip: !!missing }, () => {
   before(async () => {
     const s = await freshSchema('polite');
     url = s.url;
-    drop = async () => { await s.drop(); await sql(`DROP SCHEMA IF EXISTS "${s.schema}_queue" CASCADE`); };
+    drop = async () => {
+      await s.drop();
+      await sql(`DROP SCHEMA IF EXISTS "${s.schema}_queue" CASCADE`);
+    };
     assert.equal((await runCli(['store', 'migrate', '--store', url])).code, 0);
     for (const host of HOSTS) {
-      fleets.push(await startFleet({
-        held: (c) => {
-          if (c.msg?.method !== 'initialize') return answer(c);
-          inFlight.set(host, (inFlight.get(host) ?? 0) + 1);
-          most.set(host, Math.max(most.get(host) ?? 0, inFlight.get(host)!));
-          setTimeout(() => { inFlight.set(host, inFlight.get(host)! - 1); answer(c); }, 200);
-        },
-      }, 0, host));
+      fleets.push(
+        await startFleet(
+          {
+            held: (c) => {
+              if (c.msg?.method !== 'initialize') return answer(c);
+              inFlight.set(host, (inFlight.get(host) ?? 0) + 1);
+              most.set(host, Math.max(most.get(host) ?? 0, inFlight.get(host)!));
+              setTimeout(() => {
+                inFlight.set(host, inFlight.get(host)! - 1);
+                answer(c);
+              }, 200);
+            },
+          },
+          0,
+          host,
+        ),
+      );
     }
     for (let i = 0; i < 3; i++) {
-      const w = spawn(process.execPath, [BIN, 'worker', '--vantage', 'a', '--store', url, '--concurrency', '12', '--allow-http'], { stdio: 'ignore', env: { ...process.env, ONETAP_QUEUE_LOCK_MS: '5000' } });
+      const w = spawn(
+        process.execPath,
+        [BIN, 'worker', '--vantage', 'a', '--store', url, '--concurrency', '12', '--allow-http'],
+        { stdio: 'ignore', env: { ...process.env, ONETAP_QUEUE_LOCK_MS: '5000' } },
+      );
       workers.push(w);
     }
   });
@@ -50,15 +66,38 @@ describe('per-host politeness across workers', { skip: !!missing }, () => {
     await drop();
   });
 
-  const catalog = () => catalogOf(Array.from({ length: 100 }, (_, i) => server(`Server ${i}`, `${fleets[i % HOSTS.length]!.url('held')}?n=${i}`)), {
-    policy: { authOptionalHosts: [], sharedGatewayHosts: fleets.map((f) => new URL(f.origin).host) },
-  });
+  const catalog = () =>
+    catalogOf(
+      Array.from({ length: 100 }, (_, i) => server(`Server ${i}`, `${fleets[i % HOSTS.length]!.url('held')}?n=${i}`)),
+      {
+        policy: { authOptionalHosts: [], sharedGatewayHosts: fleets.map((f) => new URL(f.origin).host) },
+      },
+    );
 
   const run = async (perHost: number, id: string) => {
     inFlight.clear();
     most.clear();
     const ws = await workspace(catalog());
-    const r = await runCli(['refresh', '--catalog', ws.catalogPath, '--allow-http', '--record', '--json', '--vantages', 'a', '--quorum', '1', '--per-host', String(perHost), '--run-id', id, '--deadline', '120000', '--store', url]);
+    const r = await runCli([
+      'refresh',
+      '--catalog',
+      ws.catalogPath,
+      '--allow-http',
+      '--record',
+      '--json',
+      '--vantages',
+      'a',
+      '--quorum',
+      '1',
+      '--per-host',
+      String(perHost),
+      '--run-id',
+      id,
+      '--deadline',
+      '120000',
+      '--store',
+      url,
+    ]);
     assert.equal(r.code, 0, r.stderr);
     const plan = (JSON.parse(r.stdout) as { plan: Array<{ decision: string }> }).plan;
     assert.equal(plan.filter((p) => p.decision === 'keep').length, 100, 'every server was probed and kept');
@@ -67,6 +106,9 @@ describe('per-host politeness across workers', { skip: !!missing }, () => {
 
   it('never more than --per-host handshakes in flight per host over three workers; without that limit, more', async () => {
     assert.equal(await run(2, 'polite'), 2, 'each host saw at most 2 at once (and the limit was reached)');
-    assert.ok(await run(36, 'rude') > 2, 'a limit above the workers\' concurrency lets more through: the leases are what held it');
+    assert.ok(
+      (await run(36, 'rude')) > 2,
+      "a limit above the workers' concurrency lets more through: the leases are what held it",
+    );
   });
 });

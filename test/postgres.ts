@@ -30,8 +30,14 @@ export function postgresMissing(): Promise<string | null> {
 let made = 0;
 
 /** A fresh schema's store URL (`?schema=`), and how to drop it (its queue's schema too, which `store migrate` makes). `base` may point elsewhere (a proxy, the socket). */
-export async function freshSchema(label: string, base = POSTGRES): Promise<{ url: string; schema: string; drop: () => Promise<void> }> {
-  const schema = `t_${label.replace(/[^a-z0-9_]/gi, '_').toLowerCase().slice(0, 30)}_${process.pid}_${++made}`;
+export async function freshSchema(
+  label: string,
+  base = POSTGRES,
+): Promise<{ url: string; schema: string; drop: () => Promise<void> }> {
+  const schema = `t_${label
+    .replace(/[^a-z0-9_]/gi, '_')
+    .toLowerCase()
+    .slice(0, 30)}_${process.pid}_${++made}`;
   const drop = () => sql(`DROP SCHEMA IF EXISTS "${schema}", "${schema}_queue" CASCADE`).then(() => {});
   await drop();
   const sep = base.includes('?') ? '&' : '?';
@@ -50,16 +56,28 @@ export async function sql<R = Record<string, unknown>>(text: string, params: unk
 }
 
 /** A TCP proxy to PostgreSQL that cuts every connection once a client sends `cutOn` (armed), and refuses none. */
-export async function proxy(): Promise<{ port: number; arm: (text: string | null) => void; cuts: () => number; close: () => Promise<void> }> {
+export async function proxy(): Promise<{
+  port: number;
+  arm: (text: string | null) => void;
+  cuts: () => number;
+  close: () => Promise<void>;
+}> {
   let cutOn: string | null = null;
   let cuts = 0;
   const sockets = new Set<Socket>();
   const srv: Server = createServer((client) => {
     const upstream = connect(5432, '127.0.0.1');
     sockets.add(client).add(upstream);
-    const cut = () => { client.destroy(); upstream.destroy(); };
+    const cut = () => {
+      client.destroy();
+      upstream.destroy();
+    };
     client.on('data', (chunk: Buffer) => {
-      if (cutOn !== null && chunk.includes(cutOn)) { cuts++; cut(); return; }
+      if (cutOn !== null && chunk.includes(cutOn)) {
+        cuts++;
+        cut();
+        return;
+      }
       upstream.write(chunk);
     });
     upstream.on('data', (chunk) => client.write(chunk));
@@ -69,8 +87,13 @@ export async function proxy(): Promise<{ port: number; arm: (text: string | null
   await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
   return {
     port: (srv.address() as { port: number }).port,
-    arm: (text) => { cutOn = text; },
+    arm: (text) => {
+      cutOn = text;
+    },
     cuts: () => cuts,
-    close: async () => { for (const s of sockets) s.destroy(); await new Promise((r) => srv.close(r)); },
+    close: async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise((r) => srv.close(r));
+    },
   };
 }

@@ -9,8 +9,12 @@ import { probe, type ProbeOptions } from '../src/index.js';
 import { startFleet, type Fleet } from './fleet/fleet.js';
 
 let fleet: Fleet;
-before(async () => { fleet = await startFleet(); });
-after(async () => { await fleet.close(); });
+before(async () => {
+  fleet = await startFleet();
+});
+after(async () => {
+  await fleet.close();
+});
 
 const fast: ProbeOptions = { timeoutMs: 1_000, retryDelayMs: 10 };
 const check = async (scenario: string, verdict: string, reason: string, opts: ProbeOptions = {}) => {
@@ -37,10 +41,35 @@ describe('Attested live: initialize (2024-11-05, Kai 9000) → notifications/ini
     const f = await startFleet({
       spy: (c) => {
         const h = c.req.headers;
-        seen.push({ body: c.msg, accept: h.accept, type: h['content-type'], session: h['mcp-session-id'], ua: h['user-agent'], encoding: h['accept-encoding'], charset: h['accept-charset'], version: h['mcp-protocol-version'], key: h['x-api-key'] });
-        if (c.msg?.method === 'initialize') { c.res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 'abc' }); c.res.end(JSON.stringify({ jsonrpc: '2.0', id: 1, result: { protocolVersion: '2024-11-05', capabilities: {}, serverInfo: { name: 's', version: '1' } } })); return; }
-        if (c.msg?.id === undefined) { c.res.writeHead(202); c.res.end(); return; }
-        c.res.writeHead(200, { 'content-type': 'application/json' }); c.res.end(JSON.stringify({ jsonrpc: '2.0', id: c.msg.id, result: { tools: [{ name: 'a' }] } }));
+        seen.push({
+          body: c.msg,
+          accept: h.accept,
+          type: h['content-type'],
+          session: h['mcp-session-id'],
+          ua: h['user-agent'],
+          encoding: h['accept-encoding'],
+          charset: h['accept-charset'],
+          version: h['mcp-protocol-version'],
+          key: h['x-api-key'],
+        });
+        if (c.msg?.method === 'initialize') {
+          c.res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 'abc' });
+          c.res.end(
+            JSON.stringify({
+              jsonrpc: '2.0',
+              id: 1,
+              result: { protocolVersion: '2024-11-05', capabilities: {}, serverInfo: { name: 's', version: '1' } },
+            }),
+          );
+          return;
+        }
+        if (c.msg?.id === undefined) {
+          c.res.writeHead(202);
+          c.res.end();
+          return;
+        }
+        c.res.writeHead(200, { 'content-type': 'application/json' });
+        c.res.end(JSON.stringify({ jsonrpc: '2.0', id: c.msg.id, result: { tools: [{ name: 'a' }] } }));
       },
     });
     try {
@@ -49,27 +78,61 @@ describe('Attested live: initialize (2024-11-05, Kai 9000) → notifications/ini
       assert.equal(r.sessionId, true);
       // From McpClient.kt: Accept only on requests (Ktor adds */* to the notification), Ktor's agent and
       // Accept-Charset, OkHttp's gzip, the user header appended, no MCP-Protocol-Version.
-      const app = { ua: 'Ktor client', encoding: 'gzip', charset: 'UTF-8', type: 'application/json', version: undefined, key: 'k' };
+      const app = {
+        ua: 'Ktor client',
+        encoding: 'gzip',
+        charset: 'UTF-8',
+        type: 'application/json',
+        version: undefined,
+        key: 'k',
+      };
       assert.deepEqual(seen, [
-        { ...app, body: { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2024-11-05', capabilities: {}, clientInfo: { name: 'Kai 9000', version: '1.0' } } }, accept: 'application/json, text/event-stream', session: undefined },
+        {
+          ...app,
+          body: {
+            jsonrpc: '2.0',
+            id: 1,
+            method: 'initialize',
+            params: {
+              protocolVersion: '2024-11-05',
+              capabilities: {},
+              clientInfo: { name: 'Kai 9000', version: '1.0' },
+            },
+          },
+          accept: 'application/json, text/event-stream',
+          session: undefined,
+        },
         { ...app, body: { jsonrpc: '2.0', method: 'notifications/initialized' }, accept: '*/*', session: 'abc' },
-        { ...app, body: { jsonrpc: '2.0', id: 2, method: 'tools/list' }, accept: 'application/json, text/event-stream', session: 'abc' },
+        {
+          ...app,
+          body: { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+          accept: 'application/json, text/event-stream',
+          session: 'abc',
+        },
       ]);
       assert.equal(f.hits('spy').DELETE, 0, 'the app never ends a session with DELETE');
-    } finally { await f.close(); }
+    } finally {
+      await f.close();
+    }
   });
-  it('review/zero-tools: zero tools is unusual, review not drop', async () => void (await check('zero-tools', 'review', 'zero-tools')));
+  it('review/zero-tools: zero tools is unusual, review not drop', async () =>
+    void (await check('zero-tools', 'review', 'zero-tools')));
 });
 
 describe('Auth-optional hosts (requiresAuth: true)', () => {
   it('live/auth-optional: initialize without a key is enough; tools/list auth error is not a drop', async () =>
     void (await check('auth-optional', 'live', 'auth-optional', { requiresAuth: true })));
-  it('live/auth-optional: tools/list empty is not a drop', async () => void (await check('zero-tools', 'live', 'auth-optional', { requiresAuth: true })));
+  it('live/auth-optional: tools/list empty is not a drop', async () =>
+    void (await check('zero-tools', 'live', 'auth-optional', { requiresAuth: true })));
   it('live/ok when the optional key is given and tools are listed', async () => {
-    const r = await check('auth-optional-with-key', 'live', 'ok', { requiresAuth: true, headers: { authorization: 'Bearer free-key' } });
+    const r = await check('auth-optional-with-key', 'live', 'ok', {
+      requiresAuth: true,
+      headers: { authorization: 'Bearer free-key' },
+    });
     assert.equal(r.tools!.length, 2);
   });
-  it('review/auth-required: 401 on initialize means the key is no longer optional', async () => void (await check('init-401', 'review', 'auth-required', { requiresAuth: true })));
+  it('review/auth-required: 401 on initialize means the key is no longer optional', async () =>
+    void (await check('init-401', 'review', 'auth-required', { requiresAuth: true })));
   it('failed/edge-blocked: an edge challenge page is a bot wall, not the key turning mandatory', async () => {
     const r = await check('edge-challenge', 'failed', 'edge-blocked', { requiresAuth: true });
     assert.equal(r.attempts, 1);
@@ -82,23 +145,32 @@ describe('Must drop', () => {
     const dispatcher = new Agent({
       connect: {
         lookup: (host: string, _o: unknown, cb: (e: NodeJS.ErrnoException | null, a?: string, f?: number) => void) =>
-          host.endsWith('.invalid') ? cb(Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' })) : cb(null, '127.0.0.1', 4),
+          host.endsWith('.invalid')
+            ? cb(Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' }))
+            : cb(null, '127.0.0.1', 4),
       } as never,
     });
     try {
       const r = await probe('http://gone.invalid/mcp', { ...fast, dispatcher });
       assert.equal(`${r.verdict}/${r.reason}`, 'drop/dns');
       assert.equal(r.attempts, 1, 'drop-class answers are never retried');
-    } finally { await dispatcher.close(); }
+    } finally {
+      await dispatcher.close();
+    }
   });
   it('failed/network: a temporary resolver failure (EAI_AGAIN) is not a drop', async () => {
     const dispatcher = new Agent({
-      connect: { lookup: (host: string, _o: unknown, cb: (e: NodeJS.ErrnoException) => void) => cb(Object.assign(new Error(`getaddrinfo EAI_AGAIN ${host}`), { code: 'EAI_AGAIN' })) } as never,
+      connect: {
+        lookup: (host: string, _o: unknown, cb: (e: NodeJS.ErrnoException) => void) =>
+          cb(Object.assign(new Error(`getaddrinfo EAI_AGAIN ${host}`), { code: 'EAI_AGAIN' })),
+      } as never,
     });
     try {
       const r = await probe('http://flaky-dns.example/mcp', { ...fast, dispatcher });
       assert.equal(`${r.verdict}/${r.reason}/${r.attempts}`, 'failed/network/2');
-    } finally { await dispatcher.close(); }
+    } finally {
+      await dispatcher.close();
+    }
   });
   it('drop/refused: connection refused', async () => {
     const r = await probe('http://127.0.0.1:9/mcp', fast);
@@ -119,19 +191,23 @@ describe('Must drop', () => {
     const r = await check('oversize', 'drop', 'not-mcp', { maxBodyBytes: 256 * 1024 });
     assert.equal(r.evidence!.deciding.steps[0]!.problem, 'oversize');
   });
-  it('drop/auth-required: 401 with WWW-Authenticate on initialize for a no-auth entry', async () => void (await check('init-401', 'drop', 'auth-required')));
-  it('drop/auth-required: 403 with a JSON error body on initialize for a no-auth entry', async () => void (await check('init-403-json', 'drop', 'auth-required')));
+  it('drop/auth-required: 401 with WWW-Authenticate on initialize for a no-auth entry', async () =>
+    void (await check('init-401', 'drop', 'auth-required')));
+  it('drop/auth-required: 403 with a JSON error body on initialize for a no-auth entry', async () =>
+    void (await check('init-403-json', 'drop', 'auth-required')));
   it('drop/not-streamable-http: legacy HTTP+SSE (POST 405, GET yields an endpoint event)', async () => {
     const r = await check('legacy-sse', 'drop', 'not-streamable-http');
     assert.equal(r.evidence!.legacySse, true);
   });
-  it('drop/not-streamable-http: legacy HTTP+SSE that answers POST with 404', async () => void (await check('legacy-sse-404', 'drop', 'not-streamable-http')));
+  it('drop/not-streamable-http: legacy HTTP+SSE that answers POST with 404', async () =>
+    void (await check('legacy-sse-404', 'drop', 'not-streamable-http')));
   it('drop/not-streamable-http: a bare 405 to the POST (no body, no endpoint event anywhere)', async () => {
     const r = await check('post-405', 'drop', 'not-streamable-http');
     assert.equal(r.attempts, 1, 'drop-class: not retried');
     assert.equal(r.httpStatus, 405);
   });
-  it('drop/not-streamable-http: a POST answered with an endpoint event', async () => void (await check('endpoint-on-post', 'drop', 'not-streamable-http')));
+  it('drop/not-streamable-http: a POST answered with an endpoint event', async () =>
+    void (await check('endpoint-on-post', 'drop', 'not-streamable-http')));
   it('drop/origin-tls: edge 526', async () => void (await check('edge-526', 'drop', 'origin-tls')));
   it('drop/origin-dns: edge 530', async () => void (await check('edge-530', 'drop', 'origin-dns')));
   it('drop/non-retryable-5xx: retryable: false / owner_action_required, not retried', async () => {
@@ -153,7 +229,11 @@ describe('Must not drop on one flake: retry once, then keep and mark failed', ()
   it('failed/retryable-5xx after one retry', async () => {
     const r = await check('always-503', 'failed', 'retryable-5xx');
     assert.equal(r.attempts, 2);
-    assert.equal(fleet.hits('always-503').POST, 2, 'one app initialize per attempt; a passing failure needs no diagnosis');
+    assert.equal(
+      fleet.hits('always-503').POST,
+      2,
+      'one app initialize per attempt; a passing failure needs no diagnosis',
+    );
   });
   it('live after a 503 that recovers on the retry', async () => {
     const r = await check('flaky-503-once', 'live', 'ok');
@@ -189,7 +269,10 @@ describe('Outside the policy text: alive but needs a human', () => {
   });
   // Changed with the app-exact verdict: a JSON-RPC error naming the protocol version is an alive server of
   // another revision (era-incompatible); other JSON-RPC errors to initialize stay handshake-error.
-  it('review/era-incompatible: a JSON-RPC error refusing protocol 2024-11-05, inside a 400', async () => void (await check('unsupported-version', 'review', 'era-incompatible')));
-  it('review/handshake-error: another JSON-RPC error to initialize', async () => void (await check('init-error', 'review', 'handshake-error')));
-  it('review/tools-error: initialize ok, tools/list answered with an error', async () => void (await check('tools-error', 'review', 'tools-error')));
+  it('review/era-incompatible: a JSON-RPC error refusing protocol 2024-11-05, inside a 400', async () =>
+    void (await check('unsupported-version', 'review', 'era-incompatible')));
+  it('review/handshake-error: another JSON-RPC error to initialize', async () =>
+    void (await check('init-error', 'review', 'handshake-error')));
+  it('review/tools-error: initialize ok, tools/list answered with an error', async () =>
+    void (await check('tools-error', 'review', 'tools-error')));
 });

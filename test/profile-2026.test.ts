@@ -10,37 +10,84 @@ import assert from 'node:assert/strict';
 import { probe } from '../src/index.js';
 import { json, startFleet, type Ctx, type Fleet } from './fleet/fleet.js';
 
-interface Seen { method: string | undefined; header: string | undefined; meta: Record<string, unknown> }
+interface Seen {
+  method: string | undefined;
+  header: string | undefined;
+  meta: Record<string, unknown>;
+}
 const seen = new Map<string, Seen[]>();
 
 const TOOLS = [
-  { name: 'valid_tool', inputSchema: { type: 'object', properties: { region: { type: 'string', 'x-mcp-header': 'Region' } } } },
+  {
+    name: 'valid_tool',
+    inputSchema: { type: 'object', properties: { region: { type: 'string', 'x-mcp-header': 'Region' } } },
+  },
   { name: 'plain', inputSchema: { type: 'object', properties: { q: { type: 'string' } } } },
   { name: 'empty_name', inputSchema: { type: 'object', properties: { a: { type: 'string', 'x-mcp-header': '' } } } },
   { name: 'object_type', inputSchema: { type: 'object', properties: { a: { type: 'object', 'x-mcp-header': 'A' } } } },
   { name: 'number_type', inputSchema: { type: 'object', properties: { a: { type: 'number', 'x-mcp-header': 'A' } } } },
-  { name: 'duplicate_case', inputSchema: { type: 'object', properties: { a: { type: 'string', 'x-mcp-header': 'Dup' }, b: { type: 'string', 'x-mcp-header': 'dup' } } } },
-  { name: 'space_in_name', inputSchema: { type: 'object', properties: { a: { type: 'string', 'x-mcp-header': 'My Header' } } } },
-  { name: 'under_items', inputSchema: { type: 'object', properties: { a: { type: 'array', items: { type: 'string', 'x-mcp-header': 'Item' } } } } },
+  {
+    name: 'duplicate_case',
+    inputSchema: {
+      type: 'object',
+      properties: { a: { type: 'string', 'x-mcp-header': 'Dup' }, b: { type: 'string', 'x-mcp-header': 'dup' } },
+    },
+  },
+  {
+    name: 'space_in_name',
+    inputSchema: { type: 'object', properties: { a: { type: 'string', 'x-mcp-header': 'My Header' } } },
+  },
+  {
+    name: 'under_items',
+    inputSchema: {
+      type: 'object',
+      properties: { a: { type: 'array', items: { type: 'string', 'x-mcp-header': 'Item' } } },
+    },
+  },
   { name: 'on_root', inputSchema: { type: 'object', 'x-mcp-header': 'Root', properties: {} } },
 ];
 
 /** A 2026-07-28 server; `supported` is what it lists in its -32022 to the first POST (null: no refusal). */
-const modern = (name: string, supported: string[] | null, refuseAlways = false) => (c: Ctx): void => {
-  const meta = (c.msg?.params?._meta ?? {}) as Record<string, unknown>;
-  const log = seen.get(name) ?? [];
-  seen.set(name, log);
-  log.push({ method: c.msg?.method, header: c.req.headers['mcp-protocol-version'] as string | undefined, meta });
-  if (supported && (log.length === 1 || refuseAlways)) {
-    json(c.res, 400, { jsonrpc: '2.0', id: c.msg?.id ?? null, error: { code: -32022, message: 'Unsupported protocol version', data: { supported, requested: c.req.headers['mcp-protocol-version'] } } });
-    return;
-  }
-  if (c.msg?.method === 'server/discover') {
-    json(c.res, 200, { jsonrpc: '2.0', id: c.msg.id, result: { supportedVersions: ['2026-07-28'], capabilities: { tools: {} }, serverInfo: { name: 'm', version: '1' }, resultType: 'complete', ttlMs: 0, cacheScope: 'private' } });
-    return;
-  }
-  json(c.res, 200, { jsonrpc: '2.0', id: c.msg?.id ?? null, result: { tools: TOOLS, resultType: 'complete', ttlMs: 0, cacheScope: 'private' } });
-};
+const modern =
+  (name: string, supported: string[] | null, refuseAlways = false) =>
+  (c: Ctx): void => {
+    const meta = (c.msg?.params?._meta ?? {}) as Record<string, unknown>;
+    const log = seen.get(name) ?? [];
+    seen.set(name, log);
+    log.push({ method: c.msg?.method, header: c.req.headers['mcp-protocol-version'] as string | undefined, meta });
+    if (supported && (log.length === 1 || refuseAlways)) {
+      json(c.res, 400, {
+        jsonrpc: '2.0',
+        id: c.msg?.id ?? null,
+        error: {
+          code: -32022,
+          message: 'Unsupported protocol version',
+          data: { supported, requested: c.req.headers['mcp-protocol-version'] },
+        },
+      });
+      return;
+    }
+    if (c.msg?.method === 'server/discover') {
+      json(c.res, 200, {
+        jsonrpc: '2.0',
+        id: c.msg.id,
+        result: {
+          supportedVersions: ['2026-07-28'],
+          capabilities: { tools: {} },
+          serverInfo: { name: 'm', version: '1' },
+          resultType: 'complete',
+          ttlMs: 0,
+          cacheScope: 'private',
+        },
+      });
+      return;
+    }
+    json(c.res, 200, {
+      jsonrpc: '2.0',
+      id: c.msg?.id ?? null,
+      result: { tools: TOOLS, resultType: 'complete', ttlMs: 0, cacheScope: 'private' },
+    });
+  };
 
 let fleet: Fleet;
 before(async () => {
@@ -48,10 +95,12 @@ before(async () => {
     'refuse-once': modern('refuse-once', ['2026-07-28']),
     'refuse-other': modern('refuse-other', ['2027-01-01', '2025-11-25']),
     'refuse-always': modern('refuse-always', ['2026-07-28'], true),
-    'headers': modern('headers', null),
+    headers: modern('headers', null),
   });
 });
-after(async () => { await fleet.close(); });
+after(async () => {
+  await fleet.close();
+});
 
 const opts = { profile: 'mcp-2026-07-28', retryDelayMs: 10 } as const;
 
@@ -60,12 +109,18 @@ describe('mcp-2026-07-28 as a conformant client of its revision', () => {
     const r = await probe(fleet.url('refuse-once'), opts);
     assert.equal(r.verdict, 'live');
     const log = seen.get('refuse-once')!;
-    assert.deepEqual(log.map((s) => s.method), ['server/discover', 'server/discover', 'tools/list']);
+    assert.deepEqual(
+      log.map((s) => s.method),
+      ['server/discover', 'server/discover', 'tools/list'],
+    );
     for (const s of log) {
       assert.equal(s.header, '2026-07-28');
       assert.equal(s.meta['io.modelcontextprotocol/protocolVersion'], '2026-07-28');
       assert.deepEqual(s.meta['io.modelcontextprotocol/clientInfo'], { name: 'onetap', version: '0.1.0' });
-      assert.ok(s.meta['io.modelcontextprotocol/clientCapabilities'] && typeof s.meta['io.modelcontextprotocol/clientCapabilities'] === 'object');
+      assert.ok(
+        s.meta['io.modelcontextprotocol/clientCapabilities'] &&
+          typeof s.meta['io.modelcontextprotocol/clientCapabilities'] === 'object',
+      );
     }
   });
 
@@ -73,15 +128,22 @@ describe('mcp-2026-07-28 as a conformant client of its revision', () => {
     const r = await probe(fleet.url('refuse-other'), opts);
     assert.notEqual(r.verdict, 'live');
     // The profile's own requests carry the 2026-07-28 _meta (the diagnosis that explains the failure does not).
-    const own = seen.get('refuse-other')!.filter((s) => s.meta['io.modelcontextprotocol/protocolVersion'] !== undefined);
-    assert.deepEqual(own.map((s) => s.method), ['server/discover']);
+    const own = seen
+      .get('refuse-other')!
+      .filter((s) => s.meta['io.modelcontextprotocol/protocolVersion'] !== undefined);
+    assert.deepEqual(
+      own.map((s) => s.method),
+      ['server/discover'],
+    );
     assert.match(r.error ?? '', /-32022/);
   });
 
   it('a second -32022: it stops (one retry only)', async () => {
     const r = await probe(fleet.url('refuse-always'), opts);
     assert.notEqual(r.verdict, 'live');
-    const discovers = seen.get('refuse-always')!.filter((s) => s.method === 'server/discover' && s.header === '2026-07-28').length;
+    const discovers = seen
+      .get('refuse-always')!
+      .filter((s) => s.method === 'server/discover' && s.header === '2026-07-28').length;
     assert.ok(discovers <= 4, `at most two discovers per attempt (two attempts), got ${discovers}`);
   });
 
@@ -89,9 +151,16 @@ describe('mcp-2026-07-28 as a conformant client of its revision', () => {
     const r = await probe(fleet.url('headers'), opts);
     assert.equal(`${r.verdict}/${r.reason}`, 'live/ok');
     assert.deepEqual(r.tools, ['valid_tool', 'plain']);
-    assert.deepEqual(r.excludedTools.map((e) => e.name), ['empty_name', 'object_type', 'number_type', 'duplicate_case', 'space_in_name', 'under_items', 'on_root']);
+    assert.deepEqual(
+      r.excludedTools.map((e) => e.name),
+      ['empty_name', 'object_type', 'number_type', 'duplicate_case', 'space_in_name', 'under_items', 'on_root'],
+    );
     assert.ok(r.quirks.includes('invalid-tool-headers'));
-    assert.deepEqual(r.snapshot?.digests.map((d) => d.name), ['plain', 'valid_tool'], 'the snapshot (and its digests) holds only what this client lists');
+    assert.deepEqual(
+      r.snapshot?.digests.map((d) => d.name),
+      ['plain', 'valid_tool'],
+      'the snapshot (and its digests) holds only what this client lists',
+    );
     assert.equal(r.snapshot?.toolsSeen, 2);
   });
 });

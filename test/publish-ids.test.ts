@@ -26,7 +26,7 @@ const SERVERS = [
 /** `publish --out` in a fresh or given directory; returns the directory and every card file's bytes. */
 async function publish(catalog: Catalog, out?: string) {
   const ws = await workspace(catalog);
-  const dir = out ?? await mkdtemp(join(tmpdir(), 'onetap-pubids-'));
+  const dir = out ?? (await mkdtemp(join(tmpdir(), 'onetap-pubids-')));
   const r = await runCli(['publish', '--out', dir, '--catalog', ws.catalogPath, '--publisher', 'lists.example.org']);
   assert.equal(r.code, 0, r.stderr);
   return { dir, stdout: r.stdout, files: await cardFiles(dir) };
@@ -34,13 +34,16 @@ async function publish(catalog: Catalog, out?: string) {
 
 async function cardFiles(dir: string): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
-  for (const name of (await readdir(join(dir, 'cards'))).sort()) out[name] = await readFile(join(dir, 'cards', name), 'utf8');
+  for (const name of (await readdir(join(dir, 'cards'))).sort())
+    out[name] = await readFile(join(dir, 'cards', name), 'utf8');
   return out;
 }
 
 /** url → the identifier the AI Catalog gives it (read back through the card's remote). */
 async function idsByUrl(dir: string): Promise<Record<string, string>> {
-  const ai = JSON.parse(await readFile(join(dir, '.well-known', 'ai-catalog.json'), 'utf8')) as { entries: Array<{ identifier: string; url: string }> };
+  const ai = JSON.parse(await readFile(join(dir, '.well-known', 'ai-catalog.json'), 'utf8')) as {
+    entries: Array<{ identifier: string; url: string }>;
+  };
   const out: Record<string, string> = {};
   for (const e of ai.entries) {
     const card = JSON.parse(await readFile(join(dir, e.url), 'utf8')) as { remotes: Array<{ url: string }> };
@@ -52,7 +55,10 @@ async function idsByUrl(dir: string): Promise<Record<string, string>> {
 describe('stable identifiers', () => {
   it('an id is a function of the server: names slug alike → slug--hash of the URL, for both', () => {
     const ids = serverIds(SERVERS);
-    assert.deepEqual(ids.map((id) => id.replace(/--[0-9a-f]{8}$/, '--H')), ['alpha-search', 'weather--H', 'beta-docs', 'weather--H', 'gamma']);
+    assert.deepEqual(
+      ids.map((id) => id.replace(/--[0-9a-f]{8}$/, '--H')),
+      ['alpha-search', 'weather--H', 'beta-docs', 'weather--H', 'gamma'],
+    );
     assert.notEqual(ids[1], ids[3]);
     // Reordering changes no id; neither does deleting a server that collides with nobody.
     const reversed = serverIds([...SERVERS].reverse()).reverse();
@@ -60,8 +66,14 @@ describe('stable identifiers', () => {
     assert.deepEqual(serverIds(SERVERS.filter((_, i) => i !== 0)), ids.slice(1));
     // The status page's /servers/<id> and the published cards use the same id.
     const catalog = catalogOf(SERVERS);
-    assert.deepEqual(statusModel(catalog, () => ({ points: [], last: null }), null, new Date()).servers.map((s) => s.id), ids);
-    assert.deepEqual(publication(catalog).cards.map((c) => c.path), ids.map((id) => `/cards/${id}.json`));
+    assert.deepEqual(
+      statusModel(catalog, () => ({ points: [], last: null }), null, new Date()).servers.map((s) => s.id),
+      ids,
+    );
+    assert.deepEqual(
+      publication(catalog).cards.map((c) => c.path),
+      ids.map((id) => `/cards/${id}.json`),
+    );
   });
 
   it('deleting one of two servers named alike never hands its id to the other', () => {
@@ -82,7 +94,7 @@ describe('stable identifiers', () => {
     const idsBefore = await idsByUrl(first.dir);
     // Files onetap did not write: a card-looking one and another.
     await writeFile(join(first.dir, 'cards', 'hand-made.json'), '{"mine":true}\n');
-    await writeFile(join(first.dir, 'cards', 'README.txt'), 'not onetap\'s\n');
+    await writeFile(join(first.dir, 'cards', 'README.txt'), "not onetap's\n");
     const deleted = SERVERS[2]!; // Beta Docs
     const second = await publish(catalogOf(SERVERS.filter((s) => s !== deleted)), first.dir);
     const idsAfter = await idsByUrl(second.dir);
@@ -95,10 +107,13 @@ describe('stable identifiers', () => {
       assert.equal(second.files[name], bytes, `${name} unchanged byte for byte`);
     }
     assert.equal(second.files['hand-made.json'], '{"mine":true}\n');
-    assert.equal(second.files['README.txt'], 'not onetap\'s\n');
+    assert.equal(second.files['README.txt'], "not onetap's\n");
     assert.match(second.stdout, /removed 1 card of servers no longer in the catalog:\n {2}.*beta-docs\.json\n/);
     const manifest = JSON.parse(second.files['.onetap-manifest.json']!) as { cards: Record<string, string> };
-    assert.deepEqual(Object.keys(manifest.cards), Object.keys(second.files).filter((n) => n !== 'hand-made.json' && n !== 'README.txt' && !n.startsWith('.')));
+    assert.deepEqual(
+      Object.keys(manifest.cards),
+      Object.keys(second.files).filter((n) => n !== 'hand-made.json' && n !== 'README.txt' && !n.startsWith('.')),
+    );
   });
 
   it('a stale card changed since it was written is kept (and said); a manifest naming files outside cards/ deletes nothing', async () => {
@@ -115,6 +130,9 @@ describe('stable identifiers', () => {
     assert.equal(second.files['gamma.json'], '{"edited":"by hand"}\n');
     assert.match(second.stdout, /kept 1 card .*changed since onetap wrote them.*\n {2}.*gamma\.json\n/);
     assert.equal(await readFile(outside, 'utf8'), 'keep me\n');
-    assert.ok(!('gamma.json' in JSON.parse(second.files['.onetap-manifest.json']!).cards), 'no longer onetap\'s to remove');
+    assert.ok(
+      !('gamma.json' in JSON.parse(second.files['.onetap-manifest.json']!).cards),
+      "no longer onetap's to remove",
+    );
   });
 });

@@ -21,14 +21,20 @@ function blocks(text: string): Array<{ lang: string; body: string; illustrative:
     const open = /^```(\w*)$/.exec(lines[i]!);
     if (!open) continue;
     const end = lines.indexOf('```', i + 1);
-    out.push({ lang: open[1]!, body: lines.slice(i + 1, end).join('\n'), illustrative: /^<!-- illustrative: .+ -->$/.test(lines[i - 1] ?? ''), line: i + 1 });
+    out.push({
+      lang: open[1]!,
+      body: lines.slice(i + 1, end).join('\n'),
+      illustrative: /^<!-- illustrative: .+ -->$/.test(lines[i - 1] ?? ''),
+      line: i + 1,
+    });
     i = end;
   }
   return out;
 }
 
 /** A shell line's words (single and double quotes, no expansion). */
-const words = (line: string) => [...line.replace(/\s+#.*$/, '').matchAll(/'([^']*)'|"([^"]*)"|(\S+)/g)].map((m) => m[1] ?? m[2] ?? m[3]!);
+const words = (line: string) =>
+  [...line.replace(/\s+#.*$/, '').matchAll(/'([^']*)'|"([^"]*)"|(\S+)/g)].map((m) => m[1] ?? m[2] ?? m[3]!);
 
 describe('README', () => {
   it('is at most 300 lines', () => {
@@ -47,7 +53,8 @@ describe('README', () => {
         const cmd = program.commands.find((c: Command) => c.name() === name);
         assert.ok(cmd, `README line ${b.line}: no command "${name}"`);
         const flags = new Set(cmd.options.flatMap((o) => [o.long, o.short].filter(Boolean)));
-        for (const f of rest.filter((x) => x.startsWith('-'))) assert.ok(flags.has(f), `README line ${b.line}: onetap ${name} has no ${f}`);
+        for (const f of rest.filter((x) => x.startsWith('-')))
+          assert.ok(flags.has(f), `README line ${b.line}: onetap ${name} has no ${f}`);
         checked++;
       }
     }
@@ -61,13 +68,18 @@ describe('README', () => {
       const fragment = JSON.parse(`{${b.body}}`) as Record<string, unknown>;
       const catalog = fragment.policy
         ? catalogOf([], { policy: { authOptionalHosts: [], sharedGatewayHosts: [], ...(fragment.policy as object) } })
-        : catalogOf([server('Keyed', 'https://mcp.keyed.example/v1', { requiresAuth: true, ...fragment })], { policy: { authOptionalHosts: ['mcp.keyed.example'], sharedGatewayHosts: [] } });
+        : catalogOf([server('Keyed', 'https://mcp.keyed.example/v1', { requiresAuth: true, ...fragment })], {
+            policy: { authOptionalHosts: ['mcp.keyed.example'], sharedGatewayHosts: [] },
+          });
       assert.deepEqual(lintCatalog(catalog), [], `README line ${b.line}`);
     }
   });
 
   it('every other block is checked by name or marked illustrative', () => {
     const unchecked = blocks(README).filter((b) => !b.illustrative && !['sh', 'json', ''].includes(b.lang));
-    assert.deepEqual(unchecked.map((b) => `line ${b.line}: ${b.lang}`), []);
+    assert.deepEqual(
+      unchecked.map((b) => `line ${b.line}: ${b.lang}`),
+      [],
+    );
   });
 });

@@ -34,7 +34,9 @@ before(async () => {
     },
   });
 });
-after(async () => { await fleet.close(); });
+after(async () => {
+  await fleet.close();
+});
 
 describe('the record', () => {
   it('probe --json and refresh --json are their schemas exactly (strict: no field missing, none unannounced)', async () => {
@@ -47,7 +49,10 @@ describe('the record', () => {
     const ws = await workspace(catalogOf([server('A', fleet.url('ok-json')), server('B', fleet.url('http-410'))]));
     const { plan } = await refresh({ catalogPath: ws.catalogPath, allowHttp: true, matrix: true, timeoutMs: 2_000 });
     const view = planJson(plan);
-    assert.deepEqual(planJsonSchema.extend({ plan: planJsonSchema.shape.plan.element.strict().array() }).parse(view), view);
+    assert.deepEqual(
+      planJsonSchema.extend({ plan: planJsonSchema.shape.plan.element.strict().array() }).parse(view),
+      view,
+    );
   });
 
   it('the published JSON Schemas validate what is recorded', async () => {
@@ -60,15 +65,26 @@ describe('the record', () => {
     const valid = ajv.getSchema('PlanRow.schema.json')!;
     for (const row of rows) assert.ok(valid(row), JSON.stringify(valid.errors));
     // And the generated copies in docs/ are these.
-    for (const [name] of Object.entries(schemas)) assert.ok(readFileSync(new URL(`../../docs/reference/schemas/${name}.schema.json`, import.meta.url), 'utf8').includes(`"$id": "${name}.schema.json"`));
+    for (const [name] of Object.entries(schemas))
+      assert.ok(
+        readFileSync(new URL(`../../docs/reference/schemas/${name}.schema.json`, import.meta.url), 'utf8').includes(
+          `"$id": "${name}.schema.json"`,
+        ),
+      );
     assert.ok(planRowSchema.safeParse(rows[0]).success);
   });
 
-  it('a probe-only header\'s value never reaches a record, even when the server sends it back', async () => {
+  it("a probe-only header's value never reaches a record, even when the server sends it back", async () => {
     const url = fleet.url('echo');
-    const r = await probe(url, { headers: { Authorization: `Bearer ${SECRET}`, 'X-Mode': 'initialize' }, retryDelayMs: 10 });
+    const r = await probe(url, {
+      headers: { Authorization: `Bearer ${SECRET}`, 'X-Mode': 'initialize' },
+      retryDelayMs: 10,
+    });
     assert.equal(r.reason, 'auth-required');
-    assert.ok(!JSON.stringify(r).includes(SECRET) && !JSON.stringify(r).includes(SECRET.slice(0, 12)), 'no field of the record holds the key');
+    assert.ok(
+      !JSON.stringify(r).includes(SECRET) && !JSON.stringify(r).includes(SECRET.slice(0, 12)),
+      'no field of the record holds the key',
+    );
     assert.deepEqual(r.probe?.headers, ['authorization', 'x-mode'], 'the headers are named, their values are not');
     assert.match(JSON.stringify(r.evidence), /bad key \[redacted\]/, 'what the server echoed is recorded redacted');
     assert.equal(r.url, url, 'only what the server sent is redacted: the URL, steps and words of the record are not');
@@ -79,10 +95,10 @@ describe('the record', () => {
     const edge = await probe(fleet.url('edge'), { headers: { Authorization: `Bearer ${SECRET}` }, retryDelayMs: 10 });
     const snippets = JSON.stringify(edge.evidence);
     assert.ok(!snippets.includes(SECRET.slice(0, 6)), snippets.slice(-400));
-    assert.match(snippets, /x\[redact/, "the cut key is redacted, even where the kept text then ends");
+    assert.match(snippets, /x\[redact/, 'the cut key is redacted, even where the kept text then ends');
   });
 
-  it('the version on record is the package\'s', () => {
+  it("the version on record is the package's", () => {
     const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
     assert.equal(ONETAP_VERSION, pkg.version);
   });

@@ -7,12 +7,19 @@ import { startFleet, type Fleet } from './fleet/fleet.js';
 import { catalogOf, runCli, server, workspace } from './helpers.js';
 
 let fleet: Fleet;
-before(async () => { fleet = await startFleet(); });
-after(async () => { await fleet.close(); });
+before(async () => {
+  fleet = await startFleet();
+});
+after(async () => {
+  await fleet.close();
+});
 
 async function lastRun(dir: string) {
   const files = (await readdir(join(dir, 'catalog', 'history'))).filter((f) => f.endsWith('.jsonl')).sort();
-  const lines = (await readFile(join(dir, 'catalog', 'history', files.at(-1)!), 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+  const lines = (await readFile(join(dir, 'catalog', 'history', files.at(-1)!), 'utf8'))
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
   return lines.filter((l) => l.type === 'run').at(-1);
 }
 
@@ -23,7 +30,17 @@ describe('records say what happened', () => {
     await mkdir(out);
     await writeFile(join(out, 'generated'), 'a file where the generated directory should go');
     const before = await readFile(ws.catalogPath, 'utf8');
-    const r = await runCli(['refresh', '--catalog', ws.catalogPath, '--state', ws.statePath, '--write', '--allow-http', '--out', out]);
+    const r = await runCli([
+      'refresh',
+      '--catalog',
+      ws.catalogPath,
+      '--state',
+      ws.statePath,
+      '--write',
+      '--allow-http',
+      '--out',
+      out,
+    ]);
     assert.equal(r.code, 1, r.stderr);
     assert.match(r.stderr, /^onetap: /);
     assert.equal((await lastRun(ws.dir)).applied, false);
@@ -31,8 +48,24 @@ describe('records say what happened', () => {
   });
 
   it('a pending drop reads "would drop (1 of 2)" and the row stays', async () => {
-    const ws = await workspace(catalogOf([server('Gone', fleet.url('http-410')), server('A', fleet.url('ok-json')), server('B', fleet.url('ok-sse'))]));
-    const r = await runCli(['refresh', '--catalog', ws.catalogPath, '--state', ws.statePath, '--allow-http', '--confirm-drops', '2', '--json']);
+    const ws = await workspace(
+      catalogOf([
+        server('Gone', fleet.url('http-410')),
+        server('A', fleet.url('ok-json')),
+        server('B', fleet.url('ok-sse')),
+      ]),
+    );
+    const r = await runCli([
+      'refresh',
+      '--catalog',
+      ws.catalogPath,
+      '--state',
+      ws.statePath,
+      '--allow-http',
+      '--confirm-drops',
+      '2',
+      '--json',
+    ]);
     const row = JSON.parse(r.stdout).plan.find((x: { name: string }) => x.name === 'Gone');
     assert.equal(row.decision, 'keep-failed');
     assert.equal(row.note, 'would drop (1 of 2 consecutive runs)');

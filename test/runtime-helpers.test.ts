@@ -1,8 +1,13 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { applyPopularDefaultHeaders, authorizationHeaderValue, matchesPopularUrl, mergeMissingHeaders } from '../src/index.js';
+import {
+  applyPopularDefaultHeaders,
+  authorizationHeaderValue,
+  matchesPopularUrl,
+  mergeMissingHeaders,
+} from '../src/index.js';
 
-describe('runtime helpers (the app\'s Kotlin helpers, in TypeScript)', () => {
+describe("runtime helpers (the app's Kotlin helpers, in TypeScript)", () => {
   it('matchesPopularUrl: trimmed, trailing slash and case ignored', () => {
     assert.ok(matchesPopularUrl(' https://MCP.context7.com/mcp/ ', 'https://mcp.context7.com/mcp'));
     assert.ok(!matchesPopularUrl('https://mcp.context7.com/other', 'https://mcp.context7.com/mcp'));
@@ -14,7 +19,10 @@ describe('runtime helpers (the app\'s Kotlin helpers, in TypeScript)', () => {
   it('mergeMissingHeaders never overwrites a header the user set (case-insensitive)', () => {
     const existing = { authorization: 'Bearer mine' };
     assert.equal(mergeMissingHeaders(existing, { Authorization: 'Bearer default' }), existing);
-    assert.deepEqual(mergeMissingHeaders(existing, { 'X-Client': 'kai' }), { authorization: 'Bearer mine', 'X-Client': 'kai' });
+    assert.deepEqual(mergeMissingHeaders(existing, { 'X-Client': 'kai' }), {
+      authorization: 'Bearer mine',
+      'X-Client': 'kai',
+    });
   });
   it('applyPopularDefaultHeaders returns the same array when nothing changes', () => {
     const servers = [{ url: 'https://a.example/mcp', headers: { 'X-Client': 'mine' } }];

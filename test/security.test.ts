@@ -6,13 +6,26 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import { connect, isIP, type AddressInfo, type Socket } from 'node:net';
 import { existsSync } from 'node:fs';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { request as undiciRequest } from 'undici';
-import { assertPublicTarget, checkUrl, FetchRefused, guardedDispatcher, guardedGet, type Resolver } from '../src/net/fetcher.js';
+import {
+  assertPublicTarget,
+  checkUrl,
+  FetchRefused,
+  guardedDispatcher,
+  guardedGet,
+  type Resolver,
+} from '../src/net/fetcher.js';
 import { discover } from '../src/discover/discover.js';
 import { validateDocument } from '../src/discover/card.js';
 import { publication, UnpublishableCatalog } from '../src/publish/publish.js';
@@ -38,8 +51,10 @@ const resolver: Resolver = async (host) => {
   return [{ address, family: isIP(address) }];
 };
 
-const listen = (s: Server, host: string) => new Promise<number>((resolve) => s.listen(0, host, () => resolve((s.address() as AddressInfo).port)));
-const json = (body: unknown) => (_req: IncomingMessage, res: ServerResponse) => void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+const listen = (s: Server, host: string) =>
+  new Promise<number>((resolve) => s.listen(0, host, () => resolve((s.address() as AddressInfo).port)));
+const json = (body: unknown) => (_req: IncomingMessage, res: ServerResponse) =>
+  void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
 
 before(async () => {
   decoy = createServer((_req, res) => res.end('decoy'));
@@ -64,16 +79,44 @@ after(() => {
 
 const refusedAs = (code: string) => (err: unknown) => err instanceof FetchRefused && err.code === code;
 
-describe('the address rule: literals before connecting, names in the connection\'s own lookup', () => {
+describe("the address rule: literals before connecting, names in the connection's own lookup", () => {
   it('refuses every private, reserved and transition IPv6 form the issue lists, and still accepts public addresses', () => {
     const refused = [
-      '127.0.0.2', '10.1.2.3', '100.64.0.1', '169.254.169.254', '192.88.99.1', '0.0.0.0', '2130706433', '0x7f.1',
-      '[::1]', '[::]', '[::127.0.0.1]', '[::8.8.8.8]', '[::ffff:127.0.0.1]', '[::ffff:0:10.0.0.1]', '[::ffff:0:8.8.8.8]',
-      '[64:ff9b::10.0.0.1]', '[64:ff9b::127.0.0.1]', '[64:ff9b:1::8.8.8.8]', '[2002:7f00:1::1]', '[2002:808:808::1]',
-      '[fec0::1]', '[fe80::1]', '[fc00::1]', '[fd12:3456::1]', '[ff02::1]', '[2001:0:4136:e378:8000:63bf:3fff:fdd2]', '[100::1]',
-      '[2001:db8::1]', '[3fff::1]', 'localhost', 'api.localhost', 'localhost.',
+      '127.0.0.2',
+      '10.1.2.3',
+      '100.64.0.1',
+      '169.254.169.254',
+      '192.88.99.1',
+      '0.0.0.0',
+      '2130706433',
+      '0x7f.1',
+      '[::1]',
+      '[::]',
+      '[::127.0.0.1]',
+      '[::8.8.8.8]',
+      '[::ffff:127.0.0.1]',
+      '[::ffff:0:10.0.0.1]',
+      '[::ffff:0:8.8.8.8]',
+      '[64:ff9b::10.0.0.1]',
+      '[64:ff9b::127.0.0.1]',
+      '[64:ff9b:1::8.8.8.8]',
+      '[2002:7f00:1::1]',
+      '[2002:808:808::1]',
+      '[fec0::1]',
+      '[fe80::1]',
+      '[fc00::1]',
+      '[fd12:3456::1]',
+      '[ff02::1]',
+      '[2001:0:4136:e378:8000:63bf:3fff:fdd2]',
+      '[100::1]',
+      '[2001:db8::1]',
+      '[3fff::1]',
+      'localhost',
+      'api.localhost',
+      'localhost.',
     ];
-    for (const host of refused) assert.throws(() => checkUrl(`https://${host}/mcp`), refusedAs('private-address'), host);
+    for (const host of refused)
+      assert.throws(() => checkUrl(`https://${host}/mcp`), refusedAs('private-address'), host);
     for (const host of ['8.8.8.8', '[2606:4700:4700::1111]', '[64:ff9b::8.8.8.8]', '[::ffff:8.8.8.8]', 'example.org']) {
       assert.equal(checkUrl(`https://${host}/mcp`).protocol, 'https:', host);
     }
@@ -81,19 +124,29 @@ describe('the address rule: literals before connecting, names in the connection\
 
   it('a NAME that resolves to a private address is refused in the real fetch path: the decoy sees no connection', async () => {
     const before = decoyConnections;
-    await assert.rejects(guardedGet(`https://decoy.example:${decoyPort}/card`, 'application/json', { resolver }), refusedAs('private-address'));
-    await assert.rejects(guardedGet(`https://mapped.example:${decoyPort}/card`, 'application/json', { resolver }), refusedAs('private-address'));
+    await assert.rejects(
+      guardedGet(`https://decoy.example:${decoyPort}/card`, 'application/json', { resolver }),
+      refusedAs('private-address'),
+    );
+    await assert.rejects(
+      guardedGet(`https://mapped.example:${decoyPort}/card`, 'application/json', { resolver }),
+      refusedAs('private-address'),
+    );
     assert.equal(decoyConnections, before, 'no connection may reach the decoy');
     // The control: the same name and resolver with private addresses allowed does reach the decoy, so the
     // refusal above is the rule at work, not a name that never resolved.
-    const got = await guardedGet(`http://decoy.example:${decoyPort}/card`, 'application/json', { resolver, allowPrivate: true });
+    const got = await guardedGet(`http://decoy.example:${decoyPort}/card`, 'application/json', {
+      resolver,
+      allowPrivate: true,
+    });
     assert.equal(got.text, 'decoy');
     assert.ok(decoyConnections > before);
   });
 
   it('DNS rebinding: a name that passes the up-front check and answers private on connection is still refused', async () => {
     let calls = 0;
-    const rebinding: Resolver = async () => (calls++ === 0 ? [{ address: '93.184.215.14', family: 4 }] : [{ address: '127.0.0.2', family: 4 }]);
+    const rebinding: Resolver = async () =>
+      calls++ === 0 ? [{ address: '93.184.215.14', family: 4 }] : [{ address: '127.0.0.2', family: 4 }];
     const url = `https://rebind.example:${decoyPort}/card`;
     await assertPublicTarget(url, { resolver: rebinding });
     const before = decoyConnections;
@@ -102,12 +155,25 @@ describe('the address rule: literals before connecting, names in the connection\
   });
 
   it('redirects to a private literal or to a name resolving to one are refused before connecting', async () => {
-    routes.set('/to-literal', (_q, res) => void res.writeHead(302, { location: `http://127.0.0.2:${decoyPort}/x` }).end());
-    routes.set('/to-name', (_q, res) => void res.writeHead(302, { location: `https://decoy.example:${decoyPort}/x` }).end());
-    routes.set('/to-compat', (_q, res) => void res.writeHead(302, { location: `https://[::127.0.0.2]:${decoyPort}/x` }).end());
+    routes.set(
+      '/to-literal',
+      (_q, res) => void res.writeHead(302, { location: `http://127.0.0.2:${decoyPort}/x` }).end(),
+    );
+    routes.set(
+      '/to-name',
+      (_q, res) => void res.writeHead(302, { location: `https://decoy.example:${decoyPort}/x` }).end(),
+    );
+    routes.set(
+      '/to-compat',
+      (_q, res) => void res.writeHead(302, { location: `https://[::127.0.0.2]:${decoyPort}/x` }).end(),
+    );
     const before = decoyConnections;
     for (const path of ['/to-literal', '/to-name', '/to-compat']) {
-      await assert.rejects(guardedGet(`${origin}${path}`, 'application/json', { trustedAddresses: ['127.0.0.1'], resolver }), refusedAs('private-address'), path);
+      await assert.rejects(
+        guardedGet(`${origin}${path}`, 'application/json', { trustedAddresses: ['127.0.0.1'], resolver }),
+        refusedAs('private-address'),
+        path,
+      );
     }
     assert.equal(decoyConnections, before);
   });
@@ -116,13 +182,27 @@ describe('the address rule: literals before connecting, names in the connection\
     const dispatcher = guardedDispatcher({ trustedAddresses: ['127.0.0.1'], resolver });
     try {
       const before = decoyConnections;
-      for (const url of [`http://127.0.0.2:${decoyPort}/`, `http://[::ffff:127.0.0.2]:${decoyPort}/`, `http://decoy.example:${decoyPort}/`]) {
-        await assert.rejects(undiciRequest(url, { dispatcher }), (e: unknown) => refusedAs('private-address')(e) || refusedAs('private-address')((e as Error).cause), url);
+      for (const url of [
+        `http://127.0.0.2:${decoyPort}/`,
+        `http://[::ffff:127.0.0.2]:${decoyPort}/`,
+        `http://decoy.example:${decoyPort}/`,
+      ]) {
+        await assert.rejects(
+          undiciRequest(url, { dispatcher }),
+          (e: unknown) => refusedAs('private-address')(e) || refusedAs('private-address')((e as Error).cause),
+          url,
+        );
       }
       assert.equal(decoyConnections, before);
       routes.set('/ok', json({ ok: true }));
-      assert.equal((await undiciRequest(`${origin}/ok`, { dispatcher })).statusCode, 200, 'a trusted address is reached');
-    } finally { await dispatcher.close(); }
+      assert.equal(
+        (await undiciRequest(`${origin}/ok`, { dispatcher })).statusCode,
+        200,
+        'a trusted address is reached',
+      );
+    } finally {
+      await dispatcher.close();
+    }
   });
 
   it('assertPublicTarget: names are resolved with the injected resolver; scheme and URL errors have their own codes', async () => {
@@ -130,7 +210,10 @@ describe('the address rule: literals before connecting, names in the connection\
     NAMES['public.example'] = '93.184.215.14';
     await assert.rejects(assertPublicTarget('https://decoy.example/mcp', { resolver }), refusedAs('private-address'));
     await assert.rejects(assertPublicTarget('https://nat64.example/mcp', { resolver }), /resolves to 64:ff9b::a00:1/);
-    await assert.rejects(assertPublicTarget('https://[::ffff:0:7f00:1]/mcp', { resolver }), refusedAs('private-address'));
+    await assert.rejects(
+      assertPublicTarget('https://[::ffff:0:7f00:1]/mcp', { resolver }),
+      refusedAs('private-address'),
+    );
     await assert.rejects(assertPublicTarget('ftp://public.example/x', { resolver }), refusedAs('scheme'));
     await assert.rejects(assertPublicTarget('http://public.example/x', { resolver }), refusedAs('scheme'));
     await assert.rejects(assertPublicTarget('not a url', { resolver }), refusedAs('bad-url'));
@@ -139,21 +222,43 @@ describe('the address rule: literals before connecting, names in the connection\
   });
 
   it('discover --probe never probes a remote on a private literal or name: the decoy sees no connection', async () => {
-    const remotes = [`https://127.0.0.2:${decoyPort}/mcp`, `https://[::ffff:127.0.0.2]:${decoyPort}/mcp`, `https://decoy.example:${decoyPort}/mcp`];
+    const remotes = [
+      `https://127.0.0.2:${decoyPort}/mcp`,
+      `https://[::ffff:127.0.0.2]:${decoyPort}/mcp`,
+      `https://decoy.example:${decoyPort}/mcp`,
+    ];
     const card = (url: string, i: number) => ({
       $schema: 'https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json',
-      name: `org.example/decoy-${i}`, version: '1.0.0', title: `Decoy ${i}`, description: 'A remote on a private address',
+      name: `org.example/decoy-${i}`,
+      version: '1.0.0',
+      title: `Decoy ${i}`,
+      description: 'A remote on a private address',
       remotes: [{ type: 'streamable-http', url }],
     });
     remotes.forEach((url, i) => routes.set(`/cards/${i}.json`, json(card(url, i))));
-    assert.ok(validateDocument(card(remotes[0]!, 0)).valid, 'the fixture cards are valid, so only the address rule can stop the probe');
-    routes.set('/catalog.json', json({
-      specVersion: '1.0', host: { displayName: 'hostile', identifier: 'example.org' },
-      entries: remotes.map((_u, i) => ({ identifier: `urn:air:example.org:mcp:d${i}`, type: 'application/mcp-server-card+json', url: `${origin}/cards/${i}.json` })),
-    }));
+    assert.ok(
+      validateDocument(card(remotes[0]!, 0)).valid,
+      'the fixture cards are valid, so only the address rule can stop the probe',
+    );
+    routes.set(
+      '/catalog.json',
+      json({
+        specVersion: '1.0',
+        host: { displayName: 'hostile', identifier: 'example.org' },
+        entries: remotes.map((_u, i) => ({
+          identifier: `urn:air:example.org:mcp:d${i}`,
+          type: 'application/mcp-server-card+json',
+          url: `${origin}/cards/${i}.json`,
+        })),
+      }),
+    );
     const before = decoyConnections;
     const result = await discover(`${origin}/catalog.json`, {
-      catalog: catalogOf([]), probe: true, trustedAddresses: ['127.0.0.1'], resolver, probeTimeoutMs: 3_000,
+      catalog: catalogOf([]),
+      probe: true,
+      trustedAddresses: ['127.0.0.1'],
+      resolver,
+      probeTimeoutMs: 3_000,
     });
     assert.equal(result.candidates.length, 3);
     assert.equal(decoyConnections, before, 'the probe reached the decoy');
@@ -162,7 +267,7 @@ describe('the address rule: literals before connecting, names in the connection\
       assert.match(c.why, /remote refused: .* is a private or reserved address/);
       assert.equal(c.verdict, null);
     }
-    assert.notEqual(result.candidates[2]!.verdict, 'live', 'the name was refused in the probe\'s lookup');
+    assert.notEqual(result.candidates[2]!.verdict, 'live', "the name was refused in the probe's lookup");
   });
 });
 
@@ -172,11 +277,15 @@ const LEAKY: Catalog = catalogOf([
   server('Script', 'javascript:alert(1)//mcp'),
   server('Local file', 'file:///etc/passwd'),
 ]);
-const CLEAN: Catalog = catalogOf([server('Clean', 'https://clean.example.org/mcp', { headers: { 'X-Client': 'onetap' } })]);
+const CLEAN: Catalog = catalogOf([
+  server('Clean', 'https://clean.example.org/mcp', { headers: { 'X-Client': 'onetap' } }),
+]);
 
 async function filesUnder(dir: string): Promise<string[]> {
   if (!existsSync(dir)) return [];
-  return (await readdir(dir, { recursive: true, withFileTypes: true })).filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name));
+  return (await readdir(dir, { recursive: true, withFileTypes: true }))
+    .filter((e) => e.isFile())
+    .map((e) => join(e.parentPath, e.name));
 }
 
 describe('publishing never carries a secret, credentials or a non-http(s) URL', () => {
@@ -191,26 +300,43 @@ describe('publishing never carries a secret, credentials or a non-http(s) URL', 
     assert.match(r.stderr, /servers\[3\] \(Local file\): HTTPS only, got file:/);
     assert.match(r.stderr, /onetap: the catalog fails lint .*nothing is published/);
     assert.deepEqual(await filesUnder(out), []);
-    assert.doesNotMatch(r.stdout + r.stderr, /sk-live-SECRET-123|hunter2/, 'the findings name the problem, not the secret');
+    assert.doesNotMatch(
+      r.stdout + r.stderr,
+      /sk-live-SECRET-123|hunter2/,
+      'the findings name the problem, not the secret',
+    );
   });
 
   it('serve refuses it too, before listening', async () => {
     const ws = await workspace(LEAKY);
-    const r = await runCli(['serve', '--catalog', ws.catalogPath, '--port', '0', '--state', join(ws.dir, 'none.db')], { killAfterMs: 10_000 });
+    const r = await runCli(['serve', '--catalog', ws.catalogPath, '--port', '0', '--state', join(ws.dir, 'none.db')], {
+      killAfterMs: 10_000,
+    });
     assert.equal(r.code, 1);
     assert.doesNotMatch(r.stdout, /serving/);
     assert.match(r.stderr, /credentials in the URL/);
   });
 
   it('the library cannot publish a leak either: publication() throws, whatever lint says', () => {
-    assert.throws(() => publication(LEAKY), (e: unknown) => e instanceof UnpublishableCatalog && e.problems.length === 4);
+    assert.throws(
+      () => publication(LEAKY),
+      (e: unknown) => e instanceof UnpublishableCatalog && e.problems.length === 4,
+    );
     for (const s of LEAKY.servers) assert.throws(() => publication(catalogOf([s])), UnpublishableCatalog, s.name);
   });
 
   it('the bytes of a clean publication hold no secret, credentials or script URL', async () => {
     const ws = await workspace(CLEAN);
     const out = join(ws.dir, 'site');
-    const r = await runCli(['publish', '--catalog', ws.catalogPath, '--out', out, '--base-url', 'https://lists.example.org/one-tap/']);
+    const r = await runCli([
+      'publish',
+      '--catalog',
+      ws.catalogPath,
+      '--out',
+      out,
+      '--base-url',
+      'https://lists.example.org/one-tap/',
+    ]);
     assert.equal(r.code, 0, r.stderr);
     const files = await filesUnder(out);
     assert.equal(files.length, 4, 'two catalogs, one card, the manifest of cards written (checked too)');
@@ -231,15 +357,22 @@ describe('publishing never carries a secret, credentials or a non-http(s) URL', 
       const again = await fetch(`${s.url}/.well-known/ai-catalog.json`);
       assert.equal(again.status, 200);
       assert.equal(await again.text(), first);
-      for (const path of ['/cards/keyed.json', '/cards/creds.json']) assert.equal((await fetch(`${s.url}${path}`)).status, 404);
+      for (const path of ['/cards/keyed.json', '/cards/creds.json'])
+        assert.equal((await fetch(`${s.url}${path}`)).status, 404);
       assert.match(logged.join('\n'), /is not served \(the last good one stays\)[\s\S]*credentials in the URL/);
-    } finally { await s.close(); }
+    } finally {
+      await s.close();
+    }
   });
 });
 
 /** `onetap serve` as a process; resolves once it prints its URL. */
-async function serveCli(args: string[]): Promise<{ url: string; child: ChildProcess; stderr: () => string; stop: () => Promise<void> }> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', ...args], { env: { ...process.env, NO_COLOR: '1' } });
+async function serveCli(
+  args: string[],
+): Promise<{ url: string; child: ChildProcess; stderr: () => string; stop: () => Promise<void> }> {
+  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', ...args], {
+    env: { ...process.env, NO_COLOR: '1' },
+  });
   let stderr = '';
   child.stderr!.on('data', (d) => (stderr += d));
   const url = await new Promise<string>((resolve, reject) => {
@@ -251,7 +384,11 @@ async function serveCli(args: string[]): Promise<{ url: string; child: ChildProc
     });
     child.once('exit', (code) => reject(new Error(`serve exited ${code}: ${stderr}`)));
   });
-  const stop = () => new Promise<void>((resolve) => { child.once('exit', () => resolve()); child.kill('SIGTERM'); });
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      child.once('exit', () => resolve());
+      child.kill('SIGTERM');
+    });
   return { url, child, stderr: () => stderr, stop };
 }
 
@@ -269,26 +406,41 @@ function rawGet(url: string, path: string): Promise<{ status: number; body: stri
 }
 
 /** Opens n sockets that never finish a request (half send nothing, half a partial head); reports when each closes. */
-async function idleSockets(url: string, n: number): Promise<{ sockets: Socket[]; closedAfter: number[]; openedAt: number }> {
+async function idleSockets(
+  url: string,
+  n: number,
+): Promise<{ sockets: Socket[]; closedAfter: number[]; openedAt: number }> {
   const { hostname, port } = new URL(url);
   const closedAfter: number[] = [];
   const openedAt = Date.now();
-  const sockets = await Promise.all(Array.from({ length: n }, (_v, i) => new Promise<Socket>((resolve) => {
-    const s = connect(Number(port), hostname, () => {
-      if (i % 2) s.write('GET / HTTP/1.1\r\nHost: x\r\n');
-      resolve(s);
-    });
-    s.resume(); // read what the server sends (a 408), so a close by the server is seen here
-    s.on('error', () => {});
-    s.on('close', () => closedAfter.push(Date.now() - openedAt));
-  })));
+  const sockets = await Promise.all(
+    Array.from(
+      { length: n },
+      (_v, i) =>
+        new Promise<Socket>((resolve) => {
+          const s = connect(Number(port), hostname, () => {
+            if (i % 2) s.write('GET / HTTP/1.1\r\nHost: x\r\n');
+            resolve(s);
+          });
+          s.resume(); // read what the server sends (a 408), so a close by the server is seen here
+          s.on('error', () => {});
+          s.on('close', () => closedAfter.push(Date.now() - openedAt));
+        }),
+    ),
+  );
   return { sockets, closedAfter, openedAt };
 }
 
 describe('serve: bounded, and says nothing internal', () => {
   it('many idle sockets: a normal request is still answered, connections stay capped, idle ones close within the header timeout', async () => {
     const ws = await workspace(CLEAN);
-    const s = await startServer({ catalogPath: ws.catalogPath, port: 0, maxConnections: 32, headersTimeoutMs: 1_000, log: () => {} });
+    const s = await startServer({
+      catalogPath: ws.catalogPath,
+      port: 0,
+      maxConnections: 32,
+      headersTimeoutMs: 1_000,
+      log: () => {},
+    });
     try {
       const idle = await idleSockets(s.url, 100);
       const open = await new Promise<number>((resolve) => s.server.getConnections((_e, n) => resolve(n)));
@@ -302,7 +454,9 @@ describe('serve: bounded, and says nothing internal', () => {
       assert.equal(idle.closedAfter.length, 100, 'every idle socket is closed');
       const slowest = Math.max(...idle.closedAfter);
       assert.ok(slowest <= 2_500, `the last idle socket closed after ${slowest} ms (header timeout 1,000 ms)`);
-    } finally { await s.close(); }
+    } finally {
+      await s.close();
+    }
   });
 
   it('onetap serve with its defaults: 300 idle sockets do not lock out a normal client', async () => {
@@ -313,10 +467,12 @@ describe('serve: bounded, and says nothing internal', () => {
       const res = await fetch(`${cli.url}/.well-known/ai-catalog.json`);
       assert.equal(res.status, 200);
       for (const sock of idle.sockets) sock.destroy();
-    } finally { await cli.stop(); }
+    } finally {
+      await cli.stop();
+    }
   });
 
-  it('an unreadable history (history/ is a file): a generic 503, the cause only on the operator\'s stderr; a malformed % escape is a 400', async () => {
+  it("an unreadable history (history/ is a file): a generic 503, the cause only on the operator's stderr; a malformed % escape is a 400", async () => {
     const ws = await workspace(CLEAN);
     await writeFile(join(dirname(ws.catalogPath), 'history'), 'not a folder of month files');
     const cli = await serveCli(['--catalog', ws.catalogPath]);
@@ -333,14 +489,24 @@ describe('serve: bounded, and says nothing internal', () => {
         assert.equal(r.status, 400, path);
         assert.doesNotMatch(r.body, /URIError|malformed URI sequence/);
       }
-      assert.equal((await rawGet(cli.url, '/.well-known/ai-catalog.json')).status, 200, 'the documents are still served');
-    } finally { await cli.stop(); }
+      assert.equal(
+        (await rawGet(cli.url, '/.well-known/ai-catalog.json')).status,
+        200,
+        'the documents are still served',
+      );
+    } finally {
+      await cli.stop();
+    }
   });
 
   it('the status page keeps its ETag while nothing changes: a poll 30 s later gets 304; new content gets a new tag', async () => {
     const ws = await workspace(CLEAN);
     let clock = new Date('2026-11-30T12:01:10Z');
-    const s = await startServer({ catalogPath: ws.catalogPath, port: 0, routes: statusRoutes({ catalogPath: ws.catalogPath, now: () => clock }) });
+    const s = await startServer({
+      catalogPath: ws.catalogPath,
+      port: 0,
+      routes: statusRoutes({ catalogPath: ws.catalogPath, now: () => clock }),
+    });
     try {
       for (const path of ['/', '/api/servers', '/servers/clean']) {
         const first = await fetch(`${s.url}${path}`);
@@ -352,31 +518,47 @@ describe('serve: bounded, and says nothing internal', () => {
         clock = new Date('2026-11-30T12:01:10Z');
       }
       const before = (await fetch(`${s.url}/`)).headers.get('etag');
-      await writeFile(ws.catalogPath, JSON.stringify(catalogOf([...CLEAN.servers, server('Second', 'https://second.example.org/mcp')]), null, 2));
+      await writeFile(
+        ws.catalogPath,
+        JSON.stringify(catalogOf([...CLEAN.servers, server('Second', 'https://second.example.org/mcp')]), null, 2),
+      );
       const changed = await fetch(`${s.url}/`, { headers: { 'if-none-match': before! } });
       assert.equal(changed.status, 200);
       assert.notEqual(changed.headers.get('etag'), before);
-    } finally { await s.close(); }
+    } finally {
+      await s.close();
+    }
   });
 });
 
 describe('flags of publish and serve are checked before any work (exit 2, naming the flag)', () => {
   const bad: Array<[string[], RegExp]> = [
-    [['serve', '--port', '65536'], /--port/], [['serve', '--port', '-1'], /--port/], [['serve', '--port', '80.5'], /--port/], [['serve', '--port', 'http'], /--port/],
-    [['serve', '--base-url', 'ftp://lists.example.org'], /--base-url/], [['serve', '--base-url', 'https://u:pw@lists.example.org'], /--base-url/],
-    [['serve', '--base-url', 'not a url'], /--base-url/], [['serve', '--host', ' '], /--host/],
-    [['publish', '--out', 'OUT', '--base-url', 'javascript:alert(1)'], /--base-url/], [['publish', '--out', 'OUT', '--publisher', 'a b/c'], /--publisher/],
+    [['serve', '--port', '65536'], /--port/],
+    [['serve', '--port', '-1'], /--port/],
+    [['serve', '--port', '80.5'], /--port/],
+    [['serve', '--port', 'http'], /--port/],
+    [['serve', '--base-url', 'ftp://lists.example.org'], /--base-url/],
+    [['serve', '--base-url', 'https://u:pw@lists.example.org'], /--base-url/],
+    [['serve', '--base-url', 'not a url'], /--base-url/],
+    [['serve', '--host', ' '], /--host/],
+    [['publish', '--out', 'OUT', '--base-url', 'javascript:alert(1)'], /--base-url/],
+    [['publish', '--out', 'OUT', '--publisher', 'a b/c'], /--publisher/],
   ];
   it('bad values of --port, --base-url, --host, --publisher (run side by side)', async () => {
     const ws = await workspace(CLEAN);
-    await Promise.all(bad.map(async ([args, flag]) => {
-      const out = join(ws.dir, `site-${args.join('-').replace(/[^a-z0-9]/gi, '')}`);
-      // A missing catalog would be exit 1: exit 2 shows the flag was checked first.
-      const r = await runCli([...args.map((a) => (a === 'OUT' ? out : a)), '--catalog', join(ws.dir, 'missing.json')], { killAfterMs: 15_000 });
-      assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
-      assert.match(r.stderr, new RegExp(`onetap: ${flag.source}`), args.join(' '));
-      assert.equal(existsSync(out), false);
-    }));
+    await Promise.all(
+      bad.map(async ([args, flag]) => {
+        const out = join(ws.dir, `site-${args.join('-').replace(/[^a-z0-9]/gi, '')}`);
+        // A missing catalog would be exit 1: exit 2 shows the flag was checked first.
+        const r = await runCli(
+          [...args.map((a) => (a === 'OUT' ? out : a)), '--catalog', join(ws.dir, 'missing.json')],
+          { killAfterMs: 15_000 },
+        );
+        assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+        assert.match(r.stderr, new RegExp(`onetap: ${flag.source}`), args.join(' '));
+        assert.equal(existsSync(out), false);
+      }),
+    );
   });
   it('--out at an existing file, --state at a directory', async () => {
     const ws = await workspace(CLEAN);

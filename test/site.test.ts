@@ -37,28 +37,66 @@ before(async () => {
   fleet = await startFleet({
     switch: (c) => (c.state.mode === 'flaky' ? void c.res.writeHead(503).end('busy') : answer(c)),
     hostile: (c) => {
-      if (c.msg?.method === 'tools/list') return json(c.res, 200, { jsonrpc: '2.0', id: c.msg.id, result: { tools: [{ name: HOSTILE_TOOL }] } });
+      if (c.msg?.method === 'tools/list')
+        return json(c.res, 200, { jsonrpc: '2.0', id: c.msg.id, result: { tools: [{ name: HOSTILE_TOOL }] } });
       answer(c);
     },
   });
-  ws = await workspace(catalogOf([
-    server('Steady', fleet.url('ok-json')),
-    server('Switch', fleet.url('switch')),
-    server(HOSTILE_NAME, fleet.url('hostile'), { description: 'Description with <b>markup</b> & "quotes"' }),
-  ], { policy: { authOptionalHosts: [], sharedGatewayHosts: [new URL(fleet.origin).host] } }));
+  ws = await workspace(
+    catalogOf(
+      [
+        server('Steady', fleet.url('ok-json')),
+        server('Switch', fleet.url('switch')),
+        server(HOSTILE_NAME, fleet.url('hostile'), { description: 'Description with <b>markup</b> & "quotes"' }),
+      ],
+      { policy: { authOptionalHosts: [], sharedGatewayHosts: [new URL(fleet.origin).host] } },
+    ),
+  );
   for (let d = SWITCH.length - 1; d >= 0; d--) {
     fleet.state('switch').mode = SWITCH[d];
     const at = new Date(TODAY.getTime() - d * DAY);
-    await refresh({ catalogPath: ws.catalogPath, write: true, allowHttp: true, timeoutMs: 2_000, probe: { retryDelayMs: 10 }, now: () => at });
+    await refresh({
+      catalogPath: ws.catalogPath,
+      write: true,
+      allowHttp: true,
+      timeoutMs: 2_000,
+      probe: { retryDelayMs: 10 },
+      now: () => at,
+    });
   }
   out = join(ws.dir, 'site');
-  const r = await runCli(['site', '--out', out, '--catalog', ws.catalogPath, '--state', ws.statePath, '--base-url', BASE, '--allow-http']);
+  const r = await runCli([
+    'site',
+    '--out',
+    out,
+    '--catalog',
+    ws.catalogPath,
+    '--state',
+    ws.statePath,
+    '--base-url',
+    BASE,
+    '--allow-http',
+  ]);
   assert.equal(r.code, 0, r.stderr);
   if (existsSync('/usr/bin/chromium')) {
-    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'] });
+    browser = await chromium.launch({
+      executablePath: '/usr/bin/chromium',
+      headless: true,
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+      ],
+    });
   }
 });
-after(async () => { await browser?.close(); await fleet.close(); });
+after(async () => {
+  await browser?.close();
+  await fleet.close();
+});
 
 const needBrowser = (t: { skip: (m: string) => void }) => {
   if (browser) return true;
@@ -69,7 +107,10 @@ const needBrowser = (t: { skip: (m: string) => void }) => {
 
 async function filesUnder(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { recursive: true, withFileTypes: true });
-  return entries.filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name).slice(dir.length + 1)).sort();
+  return entries
+    .filter((e) => e.isFile())
+    .map((e) => join(e.parentPath, e.name).slice(dir.length + 1))
+    .sort();
 }
 
 /** A page that records every request it makes and every dialog a script opens. */
@@ -79,8 +120,13 @@ async function watchedPage(): Promise<{ page: Page; requests: string[]; dialogs:
   const dialogs: string[] = [];
   const cspErrors: string[] = [];
   page.on('request', (q) => requests.push(q.url()));
-  page.on('dialog', (d) => { dialogs.push(d.message()); void d.dismiss(); });
-  page.on('console', (m) => { if (/Content Security Policy/i.test(m.text())) cspErrors.push(m.text()); });
+  page.on('dialog', (d) => {
+    dialogs.push(d.message());
+    void d.dismiss();
+  });
+  page.on('console', (m) => {
+    if (/Content Security Policy/i.test(m.text())) cspErrors.push(m.text());
+  });
   return { page, requests, dialogs, cspErrors };
 }
 
@@ -110,13 +156,28 @@ describe('onetap site: the files', () => {
       'servers/steady.html',
       'servers/switch.html',
     ]);
-    const history = JSON.parse(await readFile(join(out, 'api/servers/switch/history-30.json'), 'utf8')) as { days: number; observations: Array<{ verdict: string }>; daily: Array<{ verdict: string | null }> };
+    const history = JSON.parse(await readFile(join(out, 'api/servers/switch/history-30.json'), 'utf8')) as {
+      days: number;
+      observations: Array<{ verdict: string }>;
+      daily: Array<{ verdict: string | null }>;
+    };
     assert.equal(history.days, 30);
     assert.equal(history.daily.length, 30);
-    assert.deepEqual(history.observations.map((o) => o.verdict), ['live', 'live', 'live', 'failed', 'live', 'live', 'failed']);
-    assert.deepEqual(history.daily.slice(-7).map((d) => d.verdict), ['live', 'live', 'live', 'failed', 'live', 'live', 'failed']);
+    assert.deepEqual(
+      history.observations.map((o) => o.verdict),
+      ['live', 'live', 'live', 'failed', 'live', 'live', 'failed'],
+    );
+    assert.deepEqual(
+      history.daily.slice(-7).map((d) => d.verdict),
+      ['live', 'live', 'live', 'failed', 'live', 'live', 'failed'],
+    );
     const index = await readFile(join(out, 'index.html'), 'utf8');
-    assert.ok(index.includes(`<meta http-equiv="Content-Security-Policy" content="${CONTENT_SECURITY_POLICY.replaceAll("'", '&#39;')}">`), 'the same CSP as serve, as a meta tag');
+    assert.ok(
+      index.includes(
+        `<meta http-equiv="Content-Security-Policy" content="${CONTENT_SECURITY_POLICY.replaceAll("'", '&#39;')}">`,
+      ),
+      'the same CSP as serve, as a meta tag',
+    );
     assert.ok(!/(src|href)="(https?:)?\/\//.test(index), 'no external references');
     assert.ok(!/(src|href)="\//.test(index), 'no root-relative links (a project Pages site lives under /<repo>/)');
     assert.ok(index.includes('Hostile &lt;script&gt;window.__xss=1&lt;/script&gt;'));
@@ -125,8 +186,15 @@ describe('onetap site: the files', () => {
   it('the documents are byte for byte what serve answers for the same catalog, history and time', async () => {
     const now = new Date();
     const { catalog } = await loadCatalog(ws.catalogPath);
-    const files = new Map((await siteFiles(catalog, new TextStore(ws.catalogPath), { baseUrl: BASE, now })).map((f) => [f.path, f.content]));
-    const served = await startServer({ catalogPath: ws.catalogPath, port: 0, baseUrl: BASE, routes: statusRoutes({ catalogPath: ws.catalogPath, now: () => now, clockStepMs: 1 }) });
+    const files = new Map(
+      (await siteFiles(catalog, new TextStore(ws.catalogPath), { baseUrl: BASE, now })).map((f) => [f.path, f.content]),
+    );
+    const served = await startServer({
+      catalogPath: ws.catalogPath,
+      port: 0,
+      baseUrl: BASE,
+      routes: statusRoutes({ catalogPath: ws.catalogPath, now: () => now, clockStepMs: 1 }),
+    });
     try {
       const pairs: Array<[string, string]> = [
         ['.well-known/ai-catalog.json', '/.well-known/ai-catalog.json'],
@@ -154,7 +222,8 @@ describe('onetap site: the files', () => {
       assert.ok(v.valid, `${name}: ${JSON.stringify(v)}`);
     }
     for (const doc of ['.well-known/ai-catalog.json', '.well-known/mcp/catalog.json']) {
-      const entries = (JSON.parse(await readFile(join(out, doc), 'utf8')) as { entries: Array<{ url: string }> }).entries;
+      const entries = (JSON.parse(await readFile(join(out, doc), 'utf8')) as { entries: Array<{ url: string }> })
+        .entries;
       assert.equal(entries.length, 3);
       for (const e of entries) {
         assert.ok(e.url.startsWith(`${BASE}/cards/`), e.url);
@@ -169,7 +238,15 @@ describe('onetap site: the files', () => {
     const noOut = await runCli(['site', '--catalog', ws.catalogPath]);
     assert.equal(noOut.code, 2);
     assert.match(noOut.stderr, /--out/);
-    const badBase = await runCli(['site', '--out', target, '--catalog', ws.catalogPath, '--base-url', 'lists.example.org']);
+    const badBase = await runCli([
+      'site',
+      '--out',
+      target,
+      '--catalog',
+      ws.catalogPath,
+      '--base-url',
+      'lists.example.org',
+    ]);
     assert.equal(badBase.code, 2);
     assert.match(badBase.stderr, /--base-url/);
     const missing = await runCli(['site', '--out', target, '--catalog', join(dir, 'nope.json')]);
@@ -178,23 +255,40 @@ describe('onetap site: the files', () => {
     assert.ok(!existsSync(target), 'nothing written');
   });
 
-  it('a server that left the catalog leaves the site; files that are not the site\'s stay', async () => {
+  it("a server that left the catalog leaves the site; files that are not the site's stay", async () => {
     const dir = await mkdtemp(join(tmpdir(), 'onetap-site-'));
     const siteDir = join(dir, 'site');
-    assert.equal((await runCli(['site', '--out', siteDir, '--catalog', ws.catalogPath, '--state', ws.statePath, '--allow-http'])).code, 0);
+    assert.equal(
+      (await runCli(['site', '--out', siteDir, '--catalog', ws.catalogPath, '--state', ws.statePath, '--allow-http']))
+        .code,
+      0,
+    );
     await writeFile(join(siteDir, 'CNAME'), 'lists.example.org\n');
     const { catalog } = await loadCatalog(ws.catalogPath);
     const smaller = join(dir, 'servers.json');
-    await writeFile(smaller, JSON.stringify({ ...catalog, servers: catalog.servers.filter((s) => s.name !== 'Switch') }));
+    await writeFile(
+      smaller,
+      JSON.stringify({ ...catalog, servers: catalog.servers.filter((s) => s.name !== 'Switch') }),
+    );
     const r = await runCli(['site', '--out', siteDir, '--catalog', smaller, '--state', ws.statePath, '--allow-http']);
     assert.equal(r.code, 0, r.stderr);
     const files = await filesUnder(siteDir);
     assert.ok(files.includes('CNAME'));
     assert.ok(files.includes('servers/steady.html'));
-    assert.deepEqual(files.filter((f) => f.includes('switch')), []);
+    assert.deepEqual(
+      files.filter((f) => f.includes('switch')),
+      [],
+    );
     // Without --base-url the catalogs point root-relative, as `publish` does.
-    const entries = (JSON.parse(await readFile(join(siteDir, '.well-known/ai-catalog.json'), 'utf8')) as { entries: Array<{ url: string }> }).entries;
-    assert.deepEqual(entries.map((e) => e.url), ['/cards/steady.json', '/cards/hostile-script-window-xss-1-script.json']);
+    const entries = (
+      JSON.parse(await readFile(join(siteDir, '.well-known/ai-catalog.json'), 'utf8')) as {
+        entries: Array<{ url: string }>;
+      }
+    ).entries;
+    assert.deepEqual(
+      entries.map((e) => e.url),
+      ['/cards/steady.json', '/cards/hostile-script-window-xss-1-script.json'],
+    );
   });
 });
 
@@ -206,7 +300,9 @@ describe('onetap site in a real browser, from file://', () => {
     assert.equal(await page.locator('.server').count(), 3);
     assert.equal(await page.locator('#server-steady .pill').innerText(), '✓ Kept');
     assert.equal(await page.locator('#server-switch .pill').innerText(), '! Kept, probe failed');
-    const verdicts = await page.locator('#server-switch .bars:not(.thin) .bar').evaluateAll((bars) => bars.map((b) => /\bv-(\w+)/.exec((b as HTMLElement).className)?.[1]));
+    const verdicts = await page
+      .locator('#server-switch .bars:not(.thin) .bar')
+      .evaluateAll((bars) => bars.map((b) => /\bv-(\w+)/.exec((b as HTMLElement).className)?.[1]));
     assert.equal(verdicts.length, 30);
     assert.deepEqual(verdicts.slice(-7), ['live', 'live', 'live', 'failed', 'live', 'live', 'failed']);
     const hostile = page.locator('.server', { hasText: 'Hostile' });
@@ -215,10 +311,14 @@ describe('onetap site in a real browser, from file://', () => {
     assert.deepEqual(await hostile.locator('.tools li').allInnerTexts(), [HOSTILE_TOOL]);
     assert.equal(await page.locator('.server img, .server script, .server b').count(), 0);
     assert.equal(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss), undefined);
-    assert.equal(await page.evaluate(() => document.documentElement.dataset.live), 'false', 'a static page does not poll');
+    assert.equal(
+      await page.evaluate(() => document.documentElement.dataset.live),
+      'false',
+      'a static page does not poll',
+    );
     await page.waitForTimeout(300);
     assert.deepEqual(dialogs, []);
-    assert.deepEqual(cspErrors, [], 'the page\'s own script is allowed by its CSP');
+    assert.deepEqual(cspErrors, [], "the page's own script is allowed by its CSP");
     assert.ok(requests.length >= 1 && requests.every((u) => u.startsWith('file://')), requests.join(' '));
     await page.close();
   });
@@ -227,7 +327,9 @@ describe('onetap site in a real browser, from file://', () => {
     if (!needBrowser(t)) return;
     const { page, requests } = await watchedPage();
     await page.goto(pathToFileURL(join(out, 'index.html')).href);
-    for (const href of await page.locator('a[href]').evaluateAll((as) => as.map((a) => (a as HTMLAnchorElement).href))) {
+    for (const href of await page
+      .locator('a[href]')
+      .evaluateAll((as) => as.map((a) => (a as HTMLAnchorElement).href))) {
       assert.ok(href.startsWith('file://'), href);
       assert.ok(existsSync(decodeURIComponent(new URL(href).pathname)), `${href} exists`);
     }
@@ -235,8 +337,18 @@ describe('onetap site in a real browser, from file://', () => {
     await page.waitForURL(/\/servers\/switch\.html$/);
     assert.equal(await page.locator('h1').innerText(), 'Switch');
     assert.equal(await page.locator('#observations tbody tr').count(), SWITCH.length);
-    assert.deepEqual(await page.locator('#observations tbody tr').first().locator('td').allInnerTexts().then((c) => c.slice(1, 4)), ['! probe failed', 'retryable-5xx', '2']);
-    for (const href of await page.locator('a[href], link[href]').evaluateAll((as) => as.map((a) => (a as HTMLAnchorElement).href))) {
+    assert.deepEqual(
+      await page
+        .locator('#observations tbody tr')
+        .first()
+        .locator('td')
+        .allInnerTexts()
+        .then((c) => c.slice(1, 4)),
+      ['! probe failed', 'retryable-5xx', '2'],
+    );
+    for (const href of await page
+      .locator('a[href], link[href]')
+      .evaluateAll((as) => as.map((a) => (a as HTMLAnchorElement).href))) {
       assert.ok(existsSync(decodeURIComponent(new URL(href).pathname)), `${href} exists`);
     }
     await page.locator('a', { hasText: 'All servers' }).click();
@@ -245,7 +357,10 @@ describe('onetap site in a real browser, from file://', () => {
     await page.goto(pathToFileURL(join(out, 'servers/hostile-script-window-xss-1-script.html')).href);
     assert.equal(await page.locator('h1').innerText(), HOSTILE_NAME);
     assert.equal(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss), undefined);
-    assert.ok(requests.every((u) => u.startsWith('file://')), requests.join(' '));
+    assert.ok(
+      requests.every((u) => u.startsWith('file://')),
+      requests.join(' '),
+    );
     await page.close();
   });
 });

@@ -30,17 +30,33 @@ before(async () => {
   }
   historyBefore = await snapshotDir(join(ws.dir, 'catalog', 'history'));
 });
-after(async () => { await fleet?.close(); });
+after(async () => {
+  await fleet?.close();
+});
 
-interface Seen { observations: string[]; pageRows: number; latest: string | null; daysWithData: number }
+interface Seen {
+  observations: string[];
+  pageRows: number;
+  latest: string | null;
+  daysWithData: number;
+}
 
 /** What `serve` shows with a retention window: the history API, the server page and the overview's bars. */
 async function seenWith(retentionDays: number): Promise<Seen> {
-  const site = await startServer({ catalogPath: ws.catalogPath, port: 0, routes: statusRoutes({ catalogPath: ws.catalogPath, now: () => NOW, retentionDays }) });
+  const site = await startServer({
+    catalogPath: ws.catalogPath,
+    port: 0,
+    routes: statusRoutes({ catalogPath: ws.catalogPath, now: () => NOW, retentionDays }),
+  });
   try {
-    const history = await (await fetch(`${site.url}/api/servers/steady/history?days=30`)).json() as { observations: Array<{ at: string }> };
+    const history = (await (await fetch(`${site.url}/api/servers/steady/history?days=30`)).json()) as {
+      observations: Array<{ at: string }>;
+    };
     const page = await (await fetch(`${site.url}/servers/steady`)).text();
-    const servers = await (await fetch(`${site.url}/api/servers`)).json() as { lastRefresh: { startedAt: string } | null; servers: Array<{ days30: Array<{ observations: number }> }> };
+    const servers = (await (await fetch(`${site.url}/api/servers`)).json()) as {
+      lastRefresh: { startedAt: string } | null;
+      servers: Array<{ days30: Array<{ observations: number }> }>;
+    };
     return {
       observations: history.observations.map((o) => o.at),
       pageRows: [...page.matchAll(/<tr data-verdict=/g)].length,
@@ -73,7 +89,10 @@ describe('retention of the history index', () => {
     await seenWith(1);
     const after = await snapshotDir(join(ws.dir, 'catalog', 'history'));
     assert.deepEqual(after, historyBefore);
-    assert.ok(Object.keys(after).some((p) => p.includes(`${join('history', 'snapshots')}`)), 'refresh wrote a tool snapshot');
+    assert.ok(
+      Object.keys(after).some((p) => p.includes(`${join('history', 'snapshots')}`)),
+      'refresh wrote a tool snapshot',
+    );
     assert.equal(Object.keys(after).filter((p) => p.endsWith('.jsonl')).length >= 1, true);
   });
 
@@ -81,19 +100,47 @@ describe('retention of the history index', () => {
     const report = async (...extra: string[]) => {
       const r = await runCli(['report', '--json', '--catalog', ws.catalogPath, '--state', ws.statePath, ...extra]);
       assert.equal(r.code, 0, r.stderr);
-      return (JSON.parse(r.stdout) as { servers: Array<{ days30: Array<{ observations: number }> }> }).servers[0]!.days30.filter((d) => d.observations > 0).length;
+      return (
+        JSON.parse(r.stdout) as { servers: Array<{ days30: Array<{ observations: number }> }> }
+      ).servers[0]!.days30.filter((d) => d.observations > 0).length;
     };
     assert.equal(await report('--retention-days', '10'), 2);
     assert.equal(await report(), 3);
     const out = join(ws.dir, 'site');
-    const site = await runCli(['site', '--out', out, '--catalog', ws.catalogPath, '--state', ws.statePath, '--retention-days', '1']);
+    const site = await runCli([
+      'site',
+      '--out',
+      out,
+      '--catalog',
+      ws.catalogPath,
+      '--state',
+      ws.statePath,
+      '--retention-days',
+      '1',
+    ]);
     assert.equal(site.code, 0, site.stderr);
     const { readFile } = await import('node:fs/promises');
-    const history = JSON.parse(await readFile(join(out, 'api/servers/steady/history-30.json'), 'utf8')) as { observations: unknown[] };
+    const history = JSON.parse(await readFile(join(out, 'api/servers/steady/history-30.json'), 'utf8')) as {
+      observations: unknown[];
+    };
     assert.equal(history.observations.length, 1);
-    for (const [command, value] of [['report', '0'], ['site', 'soon'], ['serve', '-3'], ['report', '100001']] as const) {
+    for (const [command, value] of [
+      ['report', '0'],
+      ['site', 'soon'],
+      ['serve', '-3'],
+      ['report', '100001'],
+    ] as const) {
       const extra = command === 'report' ? ['--json'] : command === 'site' ? ['--out', out] : ['--port', '0'];
-      const r = await runCli([command, ...extra, '--catalog', ws.catalogPath, '--state', ws.statePath, '--retention-days', value]);
+      const r = await runCli([
+        command,
+        ...extra,
+        '--catalog',
+        ws.catalogPath,
+        '--state',
+        ws.statePath,
+        '--retention-days',
+        value,
+      ]);
       assert.equal(r.code, 2, `${command} --retention-days ${value}: ${r.stderr}`);
       assert.match(r.stderr, /^onetap: .*--retention-days/m);
     }

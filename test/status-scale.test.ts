@@ -29,22 +29,44 @@ let site: RunningServer;
 let ws: Awaited<ReturnType<typeof workspace>>;
 
 before(async () => {
-  ws = await workspace(catalogOf(Array.from({ length: SERVERS }, (_, i) => server(`Server ${i}`, `https://s${i}.example.com/mcp`))));
+  ws = await workspace(
+    catalogOf(Array.from({ length: SERVERS }, (_, i) => server(`Server ${i}`, `https://s${i}.example.com/mcp`))),
+  );
   const runs = [];
   for (let d = DAYS - 1; d >= 0; d--) {
     const at = new Date(NOW.getTime() - d * DAY).toISOString();
     const live = d === 0;
     // The last run is the one shown: every row live with 100 long tools.
-    runs.push(recordedRun(at, Array.from({ length: SERVERS }, (_, i) => recordedRow(`Server ${i}`, {
-      url: `https://s${i}.example.com/mcp`, verdict: live ? 'live' : 'failed', reason: live ? 'ok' : 'retryable-5xx', attempts: 2,
-      httpStatus: live ? 200 : 503, durationMs: 10, tools: live ? toolsOf(i) : null, error: live ? null : long('E<b>', i < 10 ? 5_000 : 50),
-      appError: live ? null : long('App says <i>', i < 10 ? 5_000 : 50), location: live ? null : long('https://elsewhere.example/', i < 10 ? 3_000 : 50),
-    }))));
+    runs.push(
+      recordedRun(
+        at,
+        Array.from({ length: SERVERS }, (_, i) =>
+          recordedRow(`Server ${i}`, {
+            url: `https://s${i}.example.com/mcp`,
+            verdict: live ? 'live' : 'failed',
+            reason: live ? 'ok' : 'retryable-5xx',
+            attempts: 2,
+            httpStatus: live ? 200 : 503,
+            durationMs: 10,
+            tools: live ? toolsOf(i) : null,
+            error: live ? null : long('E<b>', i < 10 ? 5_000 : 50),
+            appError: live ? null : long('App says <i>', i < 10 ? 5_000 : 50),
+            location: live ? null : long('https://elsewhere.example/', i < 10 ? 3_000 : 50),
+          }),
+        ),
+      ),
+    );
   }
   await appendRuns(historyDir(ws.catalogPath), runs);
-  site = await startServer({ catalogPath: ws.catalogPath, port: 0, routes: statusRoutes({ catalogPath: ws.catalogPath, now: () => NOW }) });
+  site = await startServer({
+    catalogPath: ws.catalogPath,
+    port: 0,
+    routes: statusRoutes({ catalogPath: ws.catalogPath, now: () => NOW }),
+  });
 });
-after(async () => { await site?.close(); });
+after(async () => {
+  await site?.close();
+});
 
 describe('status at 2,000 servers with hostile sizes', () => {
   it(`GET / stays under ${OVERVIEW_MAX_BYTES} bytes and says what it clipped`, async (t) => {

@@ -28,12 +28,30 @@ let browser: Browser | null = null;
 let clock = NOW;
 
 /** Switch's state per simulated day (0 = today): up, flaky (503) or dead (404). */
-const SWITCH_PLAN: Record<number, string> = { 9: 'up', 8: 'up', 7: 'up', 6: 'up', 5: 'up', 4: 'up', 3: 'flaky', 2: 'up', 1: 'up', 0: 'flaky' };
+const SWITCH_PLAN: Record<number, string> = {
+  9: 'up',
+  8: 'up',
+  7: 'up',
+  6: 'up',
+  5: 'up',
+  4: 'up',
+  3: 'flaky',
+  2: 'up',
+  1: 'up',
+  0: 'flaky',
+};
 
 async function runDay(daysAgo: number) {
   fleet.state('switch').mode = SWITCH_PLAN[daysAgo];
   clock = new Date(NOW.getTime() - daysAgo * DAY);
-  return refresh({ catalogPath: ws.catalogPath, write: true, allowHttp: true, timeoutMs: 2_000, probe: { retryDelayMs: 10 }, now: () => clock });
+  return refresh({
+    catalogPath: ws.catalogPath,
+    write: true,
+    allowHttp: true,
+    timeoutMs: 2_000,
+    probe: { retryDelayMs: 10 },
+    now: () => clock,
+  });
 }
 
 before(async () => {
@@ -45,23 +63,49 @@ before(async () => {
       answer(c);
     },
     hostile: (c) => {
-      if (c.msg?.method === 'tools/list') return json(c.res, 200, { jsonrpc: '2.0', id: c.msg.id, result: { tools: [{ name: HOSTILE_TOOL }, { name: '"><svg onload=alert(2)>' }] } });
+      if (c.msg?.method === 'tools/list')
+        return json(c.res, 200, {
+          jsonrpc: '2.0',
+          id: c.msg.id,
+          result: { tools: [{ name: HOSTILE_TOOL }, { name: '"><svg onload=alert(2)>' }] },
+        });
       answer(c);
     },
   });
-  ws = await workspace(catalogOf([
-    server('Steady', fleet.url('ok-json')),
-    server('Switch', fleet.url('switch')),
-    server(HOSTILE_NAME, fleet.url('hostile'), { description: 'Description with <b>markup</b> & "quotes"' }),
-    server('Quiet', fleet.url('zero-tools')),
-  ]));
+  ws = await workspace(
+    catalogOf([
+      server('Steady', fleet.url('ok-json')),
+      server('Switch', fleet.url('switch')),
+      server(HOSTILE_NAME, fleet.url('hostile'), { description: 'Description with <b>markup</b> & "quotes"' }),
+      server('Quiet', fleet.url('zero-tools')),
+    ]),
+  );
   for (let d = 9; d >= 0; d--) await runDay(d);
-  site = await startServer({ catalogPath: ws.catalogPath, port: 0, routes: statusRoutes({ catalogPath: ws.catalogPath, now: () => clock, refreshMs: 300 }) });
+  site = await startServer({
+    catalogPath: ws.catalogPath,
+    port: 0,
+    routes: statusRoutes({ catalogPath: ws.catalogPath, now: () => clock, refreshMs: 300 }),
+  });
   if (existsSync('/usr/bin/chromium')) {
-    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'] });
+    browser = await chromium.launch({
+      executablePath: '/usr/bin/chromium',
+      headless: true,
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+      ],
+    });
   }
 });
-after(async () => { await browser?.close(); await site?.close(); await fleet.close(); });
+after(async () => {
+  await browser?.close();
+  await site?.close();
+  await fleet.close();
+});
 
 const needBrowser = (t: { skip: (m: string) => void }) => {
   if (browser) return true;
@@ -81,7 +125,9 @@ const refreshedAt = (page: Page) => page.evaluate(() => document.documentElement
 async function nextRefresh(page: Page): Promise<string> {
   const before = await refreshedAt(page);
   clock = new Date(clock.getTime() + 5 * 60_000);
-  await page.waitForFunction((b) => (document.documentElement.dataset.refreshedAt ?? '') !== b, before, { timeout: 10_000 });
+  await page.waitForFunction((b) => (document.documentElement.dataset.refreshedAt ?? '') !== b, before, {
+    timeout: 10_000,
+  });
   const after = await refreshedAt(page);
   assert.notEqual(after, before, 'the page refreshed itself');
   return after;
@@ -97,16 +143,20 @@ async function readAfterRefresh<T>(page: Page, read: () => T): Promise<T> {
 }
 
 describe('status page in a real browser', () => {
-  it('shows each server\'s decision and verdict in words, history bars with the right count and colours', async (t) => {
+  it("shows each server's decision and verdict in words, history bars with the right count and colours", async (t) => {
     if (!needBrowser(t)) return;
     const page = await browser!.newPage({ viewport: { width: 1280, height: 1000 } });
     const dialogs: string[] = [];
-    page.on('dialog', (d) => { dialogs.push(d.message()); void d.dismiss(); });
+    page.on('dialog', (d) => {
+      dialogs.push(d.message());
+      void d.dismiss();
+    });
     await page.goto(site.url + '/');
     const seen = await readAfterRefresh(page, () => {
       const row = (id: string) => document.getElementById(`server-${id}`)!;
       const text = (id: string, sel: string) => (row(id).querySelector(sel) as HTMLElement).innerText;
-      const bars = (id: string) => [...row(id).querySelectorAll('.bars .bar')].map((b) => (b as HTMLElement).className.replace('bar v-', ''));
+      const bars = (id: string) =>
+        [...row(id).querySelectorAll('.bars .bar')].map((b) => (b as HTMLElement).className.replace('bar v-', ''));
       const colour = (id: string, sel: string) => getComputedStyle(row(id).querySelector(sel)!).backgroundColor;
       return {
         pills: ['steady', 'switch', 'quiet'].map((id) => text(id, '.pill')),
@@ -124,7 +174,18 @@ describe('status page in a real browser', () => {
     assert.deepEqual(seen.barCounts, [30, 30, 30]);
     assert.equal(seen.thinBars, 0, 'the overview draws the 30-day bars only; the 90 days are a figure');
     // Switch: the last ten days read up,up,up,up,up,up,flaky,up,up,flaky; older days have no probe.
-    assert.deepEqual(seen.switchBars.slice(20), ['live', 'live', 'live', 'live', 'live', 'live', 'failed', 'live', 'live', 'failed']);
+    assert.deepEqual(seen.switchBars.slice(20), [
+      'live',
+      'live',
+      'live',
+      'live',
+      'live',
+      'live',
+      'failed',
+      'live',
+      'live',
+      'failed',
+    ]);
     assert.ok(seen.switchBars.slice(0, 20).every((v) => v === 'none'));
     assert.deepEqual(seen.colours, ['rgb(26, 127, 55)', 'rgb(188, 76, 0)', 'rgb(208, 215, 222)']);
     assert.match(seen.steadyLabel, /30 days: 100\.0% usable\s+90 days: 100\.0% usable/);
@@ -139,7 +200,11 @@ describe('status page in a real browser', () => {
     if (!needBrowser(t)) return;
     const page = await browser!.newPage();
     await page.goto(site.url + '/');
-    const order = await readAfterRefresh(page, () => [...document.querySelectorAll('.server')].map((r) => `${(r as HTMLElement).dataset.id}:${(r as HTMLElement).dataset.filter}`));
+    const order = await readAfterRefresh(page, () =>
+      [...document.querySelectorAll('.server')].map(
+        (r) => `${(r as HTMLElement).dataset.id}:${(r as HTMLElement).dataset.filter}`,
+      ),
+    );
     assert.deepEqual(order, ['quiet:review', 'switch:keep-failed', 'steady:keep', HOSTILE_ID + ':keep']);
     await page.close();
   });
@@ -148,7 +213,12 @@ describe('status page in a real browser', () => {
     if (!needBrowser(t)) return;
     const page = await browser!.newPage();
     await page.goto(site.url + '/');
-    const visible = () => page.evaluate(() => [...document.querySelectorAll('.server')].filter((r) => (r as HTMLElement).offsetParent !== null).map((r) => (r as HTMLElement).dataset.id));
+    const visible = () =>
+      page.evaluate(() =>
+        [...document.querySelectorAll('.server')]
+          .filter((r) => (r as HTMLElement).offsetParent !== null)
+          .map((r) => (r as HTMLElement).dataset.id),
+      );
     assert.deepEqual(await visible(), ['quiet', 'switch', 'steady', HOSTILE_ID]);
     await page.locator('label[data-show="review"]').click();
     assert.deepEqual(await visible(), ['quiet']);
@@ -160,7 +230,13 @@ describe('status page in a real browser', () => {
     assert.deepEqual(await visible(), ['steady', HOSTILE_ID]);
     await page.locator('label[data-show="all"]').click();
     assert.deepEqual(await visible(), ['quiet', 'switch', 'steady', HOSTILE_ID]);
-    assert.deepEqual(await page.locator('.counts label').allInnerTexts(), ['4 all', '2 need attention', '1 review', '1 kept, probe failed', '2 kept']);
+    assert.deepEqual(await page.locator('.counts label').allInnerTexts(), [
+      '4 all',
+      '2 need attention',
+      '1 review',
+      '1 kept, probe failed',
+      '2 kept',
+    ]);
     await page.close();
   });
 
@@ -168,7 +244,10 @@ describe('status page in a real browser', () => {
     if (!needBrowser(t)) return;
     const page = await browser!.newPage();
     const dialogs: string[] = [];
-    page.on('dialog', (d) => { dialogs.push(d.message()); void d.dismiss(); });
+    page.on('dialog', (d) => {
+      dialogs.push(d.message());
+      void d.dismiss();
+    });
     await page.goto(site.url + '/');
     const row = page.locator('.server', { hasText: 'Hostile' });
     assert.equal(await row.locator('a.name').innerText(), HOSTILE_NAME);
@@ -178,8 +257,13 @@ describe('status page in a real browser', () => {
     await nextRefresh(page);
     await nextRefresh(page);
     const after = await page.evaluate(() => {
-      const r = [...document.querySelectorAll('.server')].find((e) => (e as HTMLElement).innerText.includes('Hostile'))!;
-      return { open: r.querySelector('details')!.open, tools: [...r.querySelectorAll('.tools li')].map((li) => (li as HTMLElement).innerText) };
+      const r = [...document.querySelectorAll('.server')].find((e) =>
+        (e as HTMLElement).innerText.includes('Hostile'),
+      )!;
+      return {
+        open: r.querySelector('details')!.open,
+        tools: [...r.querySelectorAll('.tools li')].map((li) => (li as HTMLElement).innerText),
+      };
     });
     assert.deepEqual(after, { open: true, tools: [HOSTILE_TOOL, '"><svg onload=alert(2)>'] });
     assert.equal(await page.locator('.server img, .server svg, .server script, .server b').count(), 0);
@@ -197,11 +281,19 @@ describe('status page in a real browser', () => {
     const seen = await readAfterRefresh(page, () => ({
       h1: (document.querySelector('h1') as HTMLElement).innerText,
       rows: document.querySelectorAll('#observations tbody tr').length,
-      first: [...document.querySelectorAll('#observations tbody tr:first-child td')].slice(0, 4).map((c) => (c as HTMLElement).innerText),
+      first: [...document.querySelectorAll('#observations tbody tr:first-child td')]
+        .slice(0, 4)
+        .map((c) => (c as HTMLElement).innerText),
       bars: [...document.querySelectorAll('.bars')].map((b) => b.querySelectorAll('.bar').length),
       title26: document.querySelectorAll('.bars:not(.thin) .bar')[26]!.getAttribute('title'),
     }));
-    assert.deepEqual(seen, { h1: 'Switch', rows: 10, first: ['2026-11-30 12:00:00', '! probe failed', 'retryable-5xx', '2'], bars: [30, 90], title26: '2026-11-27: probe failed' });
+    assert.deepEqual(seen, {
+      h1: 'Switch',
+      rows: 10,
+      first: ['2026-11-30 12:00:00', '! probe failed', 'retryable-5xx', '2'],
+      bars: [30, 90],
+      title26: '2026-11-27: probe failed',
+    });
     await page.screenshot({ path: new URL('server.png', ARTIFACTS).pathname, fullPage: true });
     await page.close();
   });
@@ -212,24 +304,82 @@ describe('JSON API', () => {
     const res = await fetch(`${site.url}/api/servers`);
     assert.equal(res.status, 200);
     assert.equal(res.headers.get('content-type'), 'application/json');
-    const body = await res.json() as { generatedAt: string; lastRefresh: { summary: object; plan: unknown[] }; servers: Array<Record<string, unknown>> };
+    const body = (await res.json()) as {
+      generatedAt: string;
+      lastRefresh: { summary: object; plan: unknown[] };
+      servers: Array<Record<string, unknown>>;
+    };
     assert.deepEqual(Object.keys(body), ['generatedAt', 'lastRefresh', 'servers', 'cost']);
-    assert.deepEqual(Object.keys(body.servers[0]!), ['id', 'name', 'url', 'description', 'requiresAuth', 'decision', 'verdict', 'reason', 'reasonText', 'tools', 'toolCount', 'lastProbeAt', 'attempts', 'durationMs', 'httpStatus', 'error', 'appError', 'location', 'matrix', 'uptime30', 'uptime90', 'days30', 'vantages', 'tokens', 'sameToolsAs']);
+    assert.deepEqual(Object.keys(body.servers[0]!), [
+      'id',
+      'name',
+      'url',
+      'description',
+      'requiresAuth',
+      'decision',
+      'verdict',
+      'reason',
+      'reasonText',
+      'tools',
+      'toolCount',
+      'lastProbeAt',
+      'attempts',
+      'durationMs',
+      'httpStatus',
+      'error',
+      'appError',
+      'location',
+      'matrix',
+      'uptime30',
+      'uptime90',
+      'days30',
+      'vantages',
+      'tokens',
+      'sameToolsAs',
+    ]);
     assert.equal((body.servers[0]!.days30 as unknown[]).length, 30);
     const today = (body.servers[0]!.days30 as Array<{ date: string; verdict: string; observations: number }>)[29]!;
     assert.deepEqual([today.date, today.verdict], ['2026-11-30', 'live']);
     assert.ok(today.observations >= 1);
   });
   it('GET /api/servers/<id>/history?days=N', async () => {
-    const body = await (await fetch(`${site.url}/api/servers/switch/history?days=5`)).json() as { observations: Array<Record<string, unknown>>; daily: unknown[] };
+    const body = (await (await fetch(`${site.url}/api/servers/switch/history?days=5`)).json()) as {
+      observations: Array<Record<string, unknown>>;
+      daily: unknown[];
+    };
     assert.deepEqual(Object.keys(body), ['id', 'name', 'url', 'days', 'observations', 'daily']);
     assert.equal(body.daily.length, 5);
-    assert.deepEqual(Object.keys(body.observations[0]!), ['url', 'name', 'at', 'verdict', 'reason', 'attempts', 'httpStatus', 'durationMs', 'tools', 'error', 'profile', 'reasons', 'appError', 'location', 'matrix', 'toolsHash', 'findings', 'findingsSeen', 'snapshotSha256', 'toolCount', 'decision', 'run', 'vantage', 'tokens']);
+    assert.deepEqual(Object.keys(body.observations[0]!), [
+      'url',
+      'name',
+      'at',
+      'verdict',
+      'reason',
+      'attempts',
+      'httpStatus',
+      'durationMs',
+      'tools',
+      'error',
+      'profile',
+      'reasons',
+      'appError',
+      'location',
+      'matrix',
+      'toolsHash',
+      'findings',
+      'findingsSeen',
+      'snapshotSha256',
+      'toolCount',
+      'decision',
+      'run',
+      'vantage',
+      'tokens',
+    ]);
     assert.equal((await fetch(`${site.url}/api/servers/switch/history?days=0`)).status, 400);
     assert.equal((await fetch(`${site.url}/api/servers/nope/history`)).status, 404);
   });
   it('GET /api/refreshes/latest', async () => {
-    const body = await (await fetch(`${site.url}/api/refreshes/latest`)).json() as Record<string, unknown>;
+    const body = (await (await fetch(`${site.url}/api/refreshes/latest`)).json()) as Record<string, unknown>;
     assert.deepEqual(Object.keys(body), ['startedAt', 'finishedAt', 'applied', 'summary', 'aborted', 'plan']);
     assert.equal((body.plan as unknown[]).length, 4);
   });
@@ -255,7 +405,10 @@ describe('onetap report', () => {
     page.on('request', (q) => requests.push(q.url()));
     await page.goto(`file://${file}`);
     assert.equal(await page.locator('.server').count(), 4);
-    assert.ok(requests.every((u) => u.startsWith('file://')), requests.join(' '));
+    assert.ok(
+      requests.every((u) => u.startsWith('file://')),
+      requests.join(' '),
+    );
     await page.close();
   });
   it('--markdown prints the PR body; no flag is a usage error', async () => {
@@ -275,15 +428,25 @@ describe('status page refresh', () => {
     if (!needBrowser(t)) return;
     const page = await browser!.newPage();
     await page.goto(site.url + '/');
-    await page.evaluate(() => { (window as unknown as { __marker: number }).__marker = 42; });
+    await page.evaluate(() => {
+      (window as unknown as { __marker: number }).__marker = 42;
+    });
     assert.equal(await page.locator('#server-switch .pill').innerText(), '! Kept, probe failed');
     const before = await refreshedAt(page);
     fleet.state('switch').mode = 'up';
     clock = new Date(NOW.getTime() + 60_000);
     await refresh({ catalogPath: ws.catalogPath, write: true, allowHttp: true, timeoutMs: 2_000, now: () => clock });
-    await page.waitForFunction(() => document.querySelector('#server-switch .pill')?.textContent === '✓ Kept', undefined, { timeout: 10_000 });
+    await page.waitForFunction(
+      () => document.querySelector('#server-switch .pill')?.textContent === '✓ Kept',
+      undefined,
+      { timeout: 10_000 },
+    );
     assert.notEqual(await refreshedAt(page), before, 'the new state came by an in-place refresh');
-    assert.equal(await page.evaluate(() => (window as unknown as { __marker?: number }).__marker), 42, 'same document: no reload');
+    assert.equal(
+      await page.evaluate(() => (window as unknown as { __marker?: number }).__marker),
+      42,
+      'same document: no reload',
+    );
     await page.close();
   });
 });

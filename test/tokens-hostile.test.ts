@@ -11,10 +11,16 @@ import { observationSchema, probe, probeJson, probeMany, PROBE_DEFAULTS } from '
 import { contextText, countsSent, countTokens, loadCounter, type Counter } from '../src/attest/tokens.js';
 import { initResult, json, startFleet, type Ctx, type Fleet } from './fleet/fleet.js';
 
-interface Tool { name: string; description: string; inputSchema: unknown }
+interface Tool {
+  name: string;
+  description: string;
+  inputSchema: unknown;
+}
 
 /** One tool whose description fills a body up to PROBE_DEFAULTS.maxBodyBytes (less room for the envelope). */
-const filling = (text: (chars: number) => string): Tool[] => [{ name: 'run', description: text(PROBE_DEFAULTS.maxBodyBytes - 256), inputSchema: { type: 'object' } }];
+const filling = (text: (chars: number) => string): Tool[] => [
+  { name: 'run', description: text(PROBE_DEFAULTS.maxBodyBytes - 256), inputSchema: { type: 'object' } },
+];
 const repeated = (unit: string) => filling((n) => unit.repeat(Math.floor(n / unit.length)));
 /** Seeded random lower-case letters: one pre-tokenizer piece no window of which repeats. */
 const randomLetters = (n: number) => {
@@ -28,26 +34,56 @@ const LISTS: Record<string, Tool[]> = {
   'run-a': repeated('a'),
   'run-ab': repeated('ab'),
   random: filling(randomLetters),
-  special: [{ name: 'strip', description: 'Removes <|endoftext|> and <|im_start|> markers from a transcript.', inputSchema: { type: 'object' } }],
-  same: [{ name: 'lookup', description: 'Looks a word up in the dictionary.', inputSchema: { type: 'object', properties: { word: { type: 'string' } } } }],
-  slow: [{ name: 'search', description: 'Search the docs.', inputSchema: { type: 'object', properties: { q: { type: 'string' } } } }],
+  special: [
+    {
+      name: 'strip',
+      description: 'Removes <|endoftext|> and <|im_start|> markers from a transcript.',
+      inputSchema: { type: 'object' },
+    },
+  ],
+  same: [
+    {
+      name: 'lookup',
+      description: 'Looks a word up in the dictionary.',
+      inputSchema: { type: 'object', properties: { word: { type: 'string' } } },
+    },
+  ],
+  slow: [
+    {
+      name: 'search',
+      description: 'Search the docs.',
+      inputSchema: { type: 'object', properties: { q: { type: 'string' } } },
+    },
+  ],
 };
 /** The ordinary server answers tools/list this long after it was asked (so it is in flight while the others are counted). */
 const HOLD_MS = 500;
 /** Hostile tool lists sent so far, and how many had been sent when the ordinary server answered. */
 const sent = { hostile: 0, beforeSlowAnswered: [] as number[] };
 
-const serve = (scenario: string) => (c: Ctx): void => {
-  if (!c.msg || c.msg.id === undefined) { c.res.writeHead(202); c.res.end(); return; }
-  if (c.msg.method === 'initialize') { json(c.res, 200, { jsonrpc: '2.0', id: c.msg.id, result: initResult(scenario) }); return; }
-  const answer = () => json(c.res, 200, { jsonrpc: '2.0', id: c.msg!.id, result: { tools: LISTS[scenario] } });
-  if (scenario !== 'slow') {
-    if (scenario.startsWith('run-')) sent.hostile++;
-    answer();
-    return;
-  }
-  setTimeout(() => { sent.beforeSlowAnswered.push(sent.hostile); answer(); }, HOLD_MS);
-};
+const serve =
+  (scenario: string) =>
+  (c: Ctx): void => {
+    if (!c.msg || c.msg.id === undefined) {
+      c.res.writeHead(202);
+      c.res.end();
+      return;
+    }
+    if (c.msg.method === 'initialize') {
+      json(c.res, 200, { jsonrpc: '2.0', id: c.msg.id, result: initResult(scenario) });
+      return;
+    }
+    const answer = () => json(c.res, 200, { jsonrpc: '2.0', id: c.msg!.id, result: { tools: LISTS[scenario] } });
+    if (scenario !== 'slow') {
+      if (scenario.startsWith('run-')) sent.hostile++;
+      answer();
+      return;
+    }
+    setTimeout(() => {
+      sent.beforeSlowAnswered.push(sent.hostile);
+      answer();
+    }, HOLD_MS);
+  };
 
 let fleet: Fleet;
 let count: Counter;
@@ -55,31 +91,50 @@ before(async () => {
   fleet = await startFleet(Object.fromEntries(Object.keys(LISTS).map((s) => [s, serve(s)])));
   count = await loadCounter();
 });
-after(async () => { await fleet.close(); });
+after(async () => {
+  await fleet.close();
+});
 
 describe('a tool list cannot stall a run through its token count', () => {
-  it('4 MiB of one character and of `ab`: both probes finish within their timeout, counted; an ordinary probe in flight meanwhile keeps its latency', { timeout: 120_000 }, async () => {
+  it('4 MiB of one character and of `ab`: both probes finish within their timeout, counted; an ordinary probe in flight meanwhile keeps its latency', {
+    timeout: 120_000,
+  }, async () => {
     const timeoutMs = 10_000;
     const alone = await probe(fleet.url('slow'), { timeoutMs });
     assert.equal(alone.verdict, 'live');
     const started = performance.now();
-    const [a, ab, slow] = await probeMany(['run-a', 'run-ab', 'slow'].map((s) => ({ url: fleet.url(s) })), { timeoutMs, concurrency: 3 });
+    const [a, ab, slow] = await probeMany(
+      ['run-a', 'run-ab', 'slow'].map((s) => ({ url: fleet.url(s) })),
+      { timeoutMs, concurrency: 3 },
+    );
     const wallMs = performance.now() - started;
 
     assert.ok(wallMs < timeoutMs, `the run took ${Math.round(wallMs)} ms`);
-    for (const [r, scenario] of [[a!, 'run-a'], [ab!, 'run-ab']] as const) {
+    for (const [r, scenario] of [
+      [a!, 'run-a'],
+      [ab!, 'run-ab'],
+    ] as const) {
       assert.equal(`${r.verdict}/${r.reason}`, 'live/ok', scenario);
-      assert.equal(r.tokens, count(contextText(LISTS[scenario]!)), `${scenario}: its count (test/fast/tokens.test.ts holds it to the uncapped one)`);
+      assert.equal(
+        r.tokens,
+        count(contextText(LISTS[scenario]!)),
+        `${scenario}: its count (test/fast/tokens.test.ts holds it to the uncapped one)`,
+      );
       assert.equal(r.tokensError, null);
     }
     // Both hostile lists reached the prober while the ordinary server held its answer: counting them (hours each,
     // on the event loop, before issue 32) happened while it was in flight.
     assert.deepEqual(sent.beforeSlowAnswered.slice(-1), [2]);
     assert.equal(slow!.verdict, 'live');
-    assert.ok(slow!.durationMs < alone.durationMs + 3_000, `the ordinary probe took ${slow!.durationMs} ms beside them, ${alone.durationMs} ms alone`);
+    assert.ok(
+      slow!.durationMs < alone.durationMs + 3_000,
+      `the ordinary probe took ${slow!.durationMs} ms beside them, ${alone.durationMs} ms alone`,
+    );
   });
 
-  it('4 MiB of random letters past the count\'s budget (the probe\'s own timeout): live, `tokens: null` with why; the wait is not in durationMs; the next count works', { timeout: 60_000 }, async () => {
+  it("4 MiB of random letters past the count's budget (the probe's own timeout): live, `tokens: null` with why; the wait is not in durationMs; the next count works", {
+    timeout: 60_000,
+  }, async () => {
     const timeoutMs = 1_000;
     const started = performance.now();
     const r = await probe(fleet.url('random'), { timeoutMs });
@@ -99,7 +154,11 @@ describe('a tool list cannot stall a run through its token count', () => {
 
   it('a description naming a special token (<|endoftext|>) is counted as text: screened as any other, not unprocessable', async () => {
     const r = await probe(fleet.url('special'), { timeoutMs: 10_000 });
-    assert.equal(`${r.verdict}/${r.reason}`, 'review/suspicious-tools', 'chat-template tokens are the screener\'s business');
+    assert.equal(
+      `${r.verdict}/${r.reason}`,
+      'review/suspicious-tools',
+      "chat-template tokens are the screener's business",
+    );
     assert.equal(r.tokens, count(contextText(LISTS.special!)));
   });
 

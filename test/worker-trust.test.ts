@@ -41,13 +41,19 @@ describe('a worker trusts no job', { skip: !!missing }, () => {
   let port = 0;
 
   const start = (vantage: string, args: string[], env: Record<string, string>) => {
-    const w = spawn(process.execPath, [BIN, 'worker', '--vantage', vantage, '--concurrency', '2', ...args], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...env } });
+    const w = spawn(process.execPath, [BIN, 'worker', '--vantage', vantage, '--concurrency', '2', ...args], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: { ...process.env, ...env },
+    });
     logs.set(vantage, '');
     w.stderr!.on('data', (d) => logs.set(vantage, logs.get(vantage) + String(d)));
     workers.push(w);
   };
   const waitFor = async (what: () => boolean | Promise<boolean>, label: string) => {
-    for (let i = 0; i < 300; i++) { if (await what()) return; await new Promise((r) => setTimeout(r, 50)); }
+    for (let i = 0; i < 300; i++) {
+      if (await what()) return;
+      await new Promise((r) => setTimeout(r, 50));
+    }
     assert.fail(`timed out waiting for ${label}`);
   };
 
@@ -59,11 +65,19 @@ describe('a worker trusts no job', { skip: !!missing }, () => {
     assert.equal((await runCli(['store', 'migrate', '--store', url])).code, 0);
     fleet = await startFleet({
       keyed: (c) => {
-        if (c.msg?.method === 'initialize') seen.push({ n: new URL(c.req.url!, 'http://x').searchParams.get('n')!, authorization: c.req.headers.authorization, key: c.req.headers['x-key'] as string | undefined });
+        if (c.msg?.method === 'initialize')
+          seen.push({
+            n: new URL(c.req.url!, 'http://x').searchParams.get('n')!,
+            authorization: c.req.headers.authorization,
+            key: c.req.headers['x-key'] as string | undefined,
+          });
         answer(c);
       },
     });
-    listener = createServer((socket) => { connections++; socket.destroy(); });
+    listener = createServer((socket) => {
+      connections++;
+      socket.destroy();
+    });
     await new Promise<void>((r) => listener.listen(0, '127.0.0.1', r));
     port = (listener.address() as { port: number }).port;
     const withPassword = url.replace('postgres@', `postgres:${STORE_PASSWORD}@`);
@@ -81,46 +95,91 @@ describe('a worker trusts no job', { skip: !!missing }, () => {
   });
 
   const job = (vantage: string, n: string, change: Partial<ProbeJob> = {}): ProbeJob => ({
-    run: { id: 'forged-1', startedAt: '2026-12-01T00:00:00.000Z' }, vantage, kind: 'probe', url: `${fleet.url('keyed')}?n=${n}`, name: n,
-    requiresAuth: true, headers: {}, profile: KAI_9000, matrix: false, allowHttp: true, perHost: 4, canaries: [], ...change,
+    run: { id: 'forged-1', startedAt: '2026-12-01T00:00:00.000Z' },
+    vantage,
+    kind: 'probe',
+    url: `${fleet.url('keyed')}?n=${n}`,
+    name: n,
+    requiresAuth: true,
+    headers: {},
+    profile: KAI_9000,
+    matrix: false,
+    allowHttp: true,
+    perHost: 4,
+    canaries: [],
+    ...change,
   });
   /** The job's state in the queue once it finished, and how many attempts it used. */
   const finished = async (j: ProbeJob) => {
     const id = jobIdOf(j.run.id, j.url, j.vantage);
     let row: { state: string; attempts_made: number; max_attempts: number } | undefined;
     await waitFor(async () => {
-      [row] = await sql<{ state: string; attempts_made: number; max_attempts: number }>(`SELECT state::text, attempts_made, max_attempts FROM "${queueSchema}".job WHERE id = $1`, [id]);
+      [row] = await sql<{ state: string; attempts_made: number; max_attempts: number }>(
+        `SELECT state::text, attempts_made, max_attempts FROM "${queueSchema}".job WHERE id = $1`,
+        [id],
+      );
       return row?.state === 'completed' || row?.state === 'failed';
     }, `job ${j.url}`);
     return row!;
   };
 
   it('a job naming a variable the worker was not started to read is refused once, before any request; the log names URL and variable, never a value', async () => {
-    const control = job('keys', 'given', { probeHeaders: { Authorization: { env: 'JINA_API_KEY', prefix: 'Bearer ' } } });
+    const control = job('keys', 'given', {
+      probeHeaders: { Authorization: { env: 'JINA_API_KEY', prefix: 'Bearer ' } },
+    });
     const store = job('keys', 'store', { probeHeaders: { Authorization: { env: 'ONETAP_STORE_URL' } } });
     const cloud = job('keys', 'cloud', { probeHeaders: { 'X-Key': { env: 'SECRET_CLOUD_KEY' } } });
     const shape = job('keys', 'shape', { probeHeaders: { Authorization: 'JINA_API_KEY' } as never });
     await enqueue(url, [control, store, cloud, shape]);
     assert.deepEqual([(await finished(control)).state], ['completed']);
-    assert.ok(seen.some((s) => s.n === 'given' && s.authorization === `Bearer ${JINA}`), 'the variable it was given is read and sent');
+    assert.ok(
+      seen.some((s) => s.n === 'given' && s.authorization === `Bearer ${JINA}`),
+      'the variable it was given is read and sent',
+    );
     for (const refused of [store, cloud, shape]) {
-      assert.deepEqual(await finished(refused), { state: 'failed', attempts_made: 1, max_attempts: 3 }, `${refused.name}: refused for good, never tried again`);
-      assert.equal(seen.filter((s) => s.n === refused.name).length, 0, `${refused.name}: no request reached the server`);
+      assert.deepEqual(
+        await finished(refused),
+        { state: 'failed', attempts_made: 1, max_attempts: 3 },
+        `${refused.name}: refused for good, never tried again`,
+      );
+      assert.equal(
+        seen.filter((s) => s.n === refused.name).length,
+        0,
+        `${refused.name}: no request reached the server`,
+      );
     }
     const log = logs.get('keys')!;
-    assert.match(log, new RegExp(`for ${fleet.url('keyed')}\\?n=store refused: probeHeaders\\.Authorization reads ONETAP_STORE_URL, which this worker was not started to read`));
+    assert.match(
+      log,
+      new RegExp(
+        `for ${fleet.url('keyed')}\\?n=store refused: probeHeaders\\.Authorization reads ONETAP_STORE_URL, which this worker was not started to read`,
+      ),
+    );
     assert.match(log, /n=cloud refused: probeHeaders\.X-Key reads SECRET_CLOUD_KEY/);
     assert.match(log, /n=shape refused: probeHeaders\.Authorization: expected \{env, prefix\}/);
-    for (const value of [STORE_PASSWORD, CLOUD, JINA]) assert.ok(!log.includes(value), `the log never carries ${value}`);
-    assert.equal(log.split('\n').filter((l) => l.includes('warning: --store carries a password')).length, 1, 'the password on the command line is warned about, once');
+    for (const value of [STORE_PASSWORD, CLOUD, JINA])
+      assert.ok(!log.includes(value), `the log never carries ${value}`);
+    assert.equal(
+      log.split('\n').filter((l) => l.includes('warning: --store carries a password')).length,
+      1,
+      'the password on the command line is warned about, once',
+    );
   });
 
-  it('the variables a catalog\'s key rule refused travel as names only: never read, and the record says the row was probed without them', async () => {
-    const j = job('keys', 'refused', { probeHeaders: { Authorization: { env: 'JINA_API_KEY', prefix: 'Bearer ' } }, refusedKeys: ['GITHUB_TOKEN'] });
+  it("the variables a catalog's key rule refused travel as names only: never read, and the record says the row was probed without them", async () => {
+    const j = job('keys', 'refused', {
+      probeHeaders: { Authorization: { env: 'JINA_API_KEY', prefix: 'Bearer ' } },
+      refusedKeys: ['GITHUB_TOKEN'],
+    });
     await enqueue(url, [j]);
     assert.equal((await finished(j)).state, 'completed');
-    const [row] = await sql<{ line: string }>(`SELECT line FROM "${url.split('schema=')[1]}".vantage_observations WHERE url = $1`, [j.url]);
-    assert.deepEqual((JSON.parse(row!.line) as { probe: { keys: { refused?: string[] } } }).probe.keys.refused, ['GITHUB_TOKEN']);
+    const [row] = await sql<{ line: string }>(
+      `SELECT line FROM "${url.split('schema=')[1]}".vantage_observations WHERE url = $1`,
+      [j.url],
+    );
+    assert.deepEqual((JSON.parse(row!.line) as { probe: { keys: { refused?: string[] } } }).probe.keys.refused, [
+      'GITHUB_TOKEN',
+    ]);
   });
 
   it('a job with allowHttp: true to a loopback http server is refused by a worker started without --allow-http', async () => {
@@ -128,22 +187,49 @@ describe('a worker trusts no job', { skip: !!missing }, () => {
     await enqueue(url, [http]);
     assert.deepEqual(await finished(http), { state: 'failed', attempts_made: 1, max_attempts: 3 });
     assert.equal(seen.filter((s) => s.n === 'http').length, 0, 'no request reached the server');
-    assert.match(logs.get('strict')!, /n=http refused: url: a private, loopback or reserved address \(loopback only for a worker started with --allow-http\)/);
+    assert.match(
+      logs.get('strict')!,
+      /n=http refused: url: a private, loopback or reserved address \(loopback only for a worker started with --allow-http\)/,
+    );
     assert.doesNotMatch(logs.get('strict')!, /warning:/, 'the store from the environment: no warning');
   });
 
   it('canaries jobs on a private, a loopback and an IPv6 unique-local address: refused before any connection, nothing reported', async () => {
-    const canaries = [`https://127.0.0.1:${port}/`, `https://localhost:${port}/`, 'https://10.0.0.5:8443/', 'https://[fd00::1]/'];
-    const jobs = canaries.map((c, i) => job('strict', 'canaries', { run: { id: `forged-canary-${i}`, startedAt: '2026-12-01T00:00:00.000Z' }, kind: 'canaries', url: '#canaries', requiresAuth: false, allowHttp: false, canaries: [c] }));
+    const canaries = [
+      `https://127.0.0.1:${port}/`,
+      `https://localhost:${port}/`,
+      'https://10.0.0.5:8443/',
+      'https://[fd00::1]/',
+    ];
+    const jobs = canaries.map((c, i) =>
+      job('strict', 'canaries', {
+        run: { id: `forged-canary-${i}`, startedAt: '2026-12-01T00:00:00.000Z' },
+        kind: 'canaries',
+        url: '#canaries',
+        requiresAuth: false,
+        allowHttp: false,
+        canaries: [c],
+      }),
+    );
     await enqueue(url, jobs);
     for (const j of jobs) assert.equal((await finished(j)).state, 'failed', j.canaries[0]);
     assert.equal(connections, 0, 'nothing connected to the loopback listener');
-    assert.equal(logs.get('strict')!.split('\n').filter((l) => /#canaries refused: canaries\[0\]: a private, loopback or reserved address/.test(l)).length, 4, logs.get('strict'));
-    assert.deepEqual(await sql(`SELECT count(*)::int AS n FROM "${url.split('schema=')[1]}".vantage_canaries`), [{ n: 0 }]);
+    assert.equal(
+      logs
+        .get('strict')!
+        .split('\n')
+        .filter((l) => /#canaries refused: canaries\[0\]: a private, loopback or reserved address/.test(l)).length,
+      4,
+      logs.get('strict'),
+    );
+    assert.deepEqual(await sql(`SELECT count(*)::int AS n FROM "${url.split('schema=')[1]}".vantage_canaries`), [
+      { n: 0 },
+    ]);
   });
 
-  it('what a worker is started with is checked first: exit 2 naming the flag or the variable, never a key\'s value', async () => {
-    const worker = (args: string[], env: Record<string, string> = {}) => runCli(['worker', '--vantage', 'x', '--store', url, ...args], { env });
+  it("what a worker is started with is checked first: exit 2 naming the flag or the variable, never a key's value", async () => {
+    const worker = (args: string[], env: Record<string, string> = {}) =>
+      runCli(['worker', '--vantage', 'x', '--store', url, ...args], { env });
     const [own, bad, listed, short] = await Promise.all([
       worker(['--key-env', 'JINA_API_KEY,ONETAP_STORE_URL']),
       worker(['--key-env', 'A B']),

@@ -64,7 +64,10 @@ export interface Applied {
  * What deciding a run whose id is recorded already does (pure): show its plan as recorded, apply it, or, when the outage
  * guard aborted it (it decided nothing: this machine's network was down), decide it afresh.
  */
-export function alreadyRecordedAction(run: Pick<RunRecord, 'applied' | 'aborted'>, write: boolean): 'show' | 'apply' | 'decide' {
+export function alreadyRecordedAction(
+  run: Pick<RunRecord, 'applied' | 'aborted'>,
+  write: boolean,
+): 'show' | 'apply' | 'decide' {
   if (run.aborted !== null) return 'decide';
   // Only a run that was not applied and is now asked to write is applied; never recorded again.
   return write && !run.applied ? 'apply' : 'show';
@@ -72,7 +75,13 @@ export function alreadyRecordedAction(run: Pick<RunRecord, 'applied' | 'aborted'
 
 /** A recorded run's plan, as it was made. */
 export function recordedPlan(r: RecordedRun): Plan {
-  return { rows: r.rows, summary: r.run.summary, aborted: r.run.aborted, warnings: r.run.warnings, ...(r.run.quorum !== undefined ? { quorum: r.run.quorum } : {}) };
+  return {
+    rows: r.rows,
+    summary: r.run.summary,
+    aborted: r.run.aborted,
+    warnings: r.run.warnings,
+    ...(r.run.quorum !== undefined ? { quorum: r.run.quorum } : {}),
+  };
 }
 
 /**
@@ -80,17 +89,28 @@ export function recordedPlan(r: RecordedRun): Plan {
  * the catalog as it is now, under the catalog's write lock, the run then marked applied and nothing else recorded.
  * A plan made for other rows than the catalog's (a server added or removed since) is not applied.
  */
-export async function applyRecordedRun(recorded: RecordedRun, opts: Omit<ApplyOptions, 'run' | 'write'>): Promise<Applied> {
+export async function applyRecordedRun(
+  recorded: RecordedRun,
+  opts: Omit<ApplyOptions, 'run' | 'write'>,
+): Promise<Applied> {
   const plan = recordedPlan(recorded);
   const urls = (xs: ReadonlyArray<{ url: string }>) => xs.map((x) => x.url).join('\n');
   if (urls(plan.rows) !== urls(opts.catalog.servers)) {
-    throw new CatalogError(`run ${recorded.run.id} is recorded for other rows than ${opts.catalogPath} holds now: it cannot be applied (a run id is recorded once; decide a new run with another --run-id)`);
+    throw new CatalogError(
+      `run ${recorded.run.id} is recorded for other rows than ${opts.catalogPath} holds now: it cannot be applied (a run id is recorded once; decide a new run with another --run-id)`,
+    );
   }
   const release = await acquireLock(opts.catalogPath, 10_000);
   try {
-    if ((await readFile(opts.catalogPath, 'utf8')) !== opts.catalogText) throw new CatalogError(`${opts.catalogPath} changed during the refresh; nothing was written, run it again`);
+    if ((await readFile(opts.catalogPath, 'utf8')) !== opts.catalogText)
+      throw new CatalogError(`${opts.catalogPath} changed during the refresh; nothing was written, run it again`);
     const w = await writes(plan, { ...opts, run: recorded.run, write: true });
-    const written = await opts.store.applyRecorded(recorded.run.id, { snapshots: w.snapshots, lock: w.lock, files: w.files, rewriteSnapshots: false });
+    const written = await opts.store.applyRecorded(recorded.run.id, {
+      snapshots: w.snapshots,
+      lock: w.lock,
+      files: w.files,
+      rewriteSnapshots: false,
+    });
     return { written, quiet: w.quiet, datesOnly: w.datesOnly };
   } finally {
     await release();
@@ -104,24 +124,46 @@ export async function applyPlan(plan: Plan, opts: ApplyOptions): Promise<Applied
     const unchanged = (await readFile(opts.catalogPath, 'utf8')) === opts.catalogText;
     const recorded = (applied: boolean): RecordedRun => ({
       run: {
-        id: opts.run.id, startedAt: opts.run.startedAt, finishedAt: now().toISOString(), catalog: opts.catalogPath, applied, aborted: plan.aborted, summary: plan.summary, warnings: plan.warnings,
+        id: opts.run.id,
+        startedAt: opts.run.startedAt,
+        finishedAt: now().toISOString(),
+        catalog: opts.catalogPath,
+        applied,
+        aborted: plan.aborted,
+        summary: plan.summary,
+        warnings: plan.warnings,
         ...(plan.quorum !== undefined ? { quorum: plan.quorum } : {}),
       },
       rows: plan.rows,
     });
     const snapshots = snapshotsOf(plan, opts.snapshots);
     if (plan.aborted) {
-      const written = await opts.store.record(recorded(false), { snapshots: [], lock: null, files: [], rewriteSnapshots: false });
+      const written = await opts.store.record(recorded(false), {
+        snapshots: [],
+        lock: null,
+        files: [],
+        rewriteSnapshots: false,
+      });
       return { written, quiet: false, datesOnly: false };
     }
     if (!opts.write || !unchanged) {
       // The rows recorded the snapshot files' SHA-256 as a `write` run leaves them: written so, whatever happens next.
-      const written = await opts.store.record(recorded(false), { snapshots, lock: null, files: [], rewriteSnapshots: opts.write });
+      const written = await opts.store.record(recorded(false), {
+        snapshots,
+        lock: null,
+        files: [],
+        rewriteSnapshots: opts.write,
+      });
       if (!opts.write) return { written, quiet: false, datesOnly: false };
       throw new CatalogError(`${opts.catalogPath} changed during the refresh; nothing was written, run it again`);
     }
     const w = await writes(plan, opts);
-    const written = await opts.store.record(recorded(true), { snapshots: w.snapshots, lock: w.lock, files: w.files, rewriteSnapshots: true });
+    const written = await opts.store.record(recorded(true), {
+      snapshots: w.snapshots,
+      lock: w.lock,
+      files: w.files,
+      rewriteSnapshots: true,
+    });
     return { written, quiet: w.quiet, datesOnly: w.datesOnly };
   } finally {
     await release();
@@ -130,11 +172,22 @@ export async function applyPlan(plan: Plan, opts: ApplyOptions): Promise<Applied
 
 /** The tool lists a plan's rows name, of those given. */
 function snapshotsOf(plan: Plan, snapshots: ReadonlyMap<string, StoredSnapshot>): StoredSnapshot[] {
-  return [...new Set(plan.rows.map((r) => r.toolsHash).filter((h): h is string => h !== null))].map((h) => snapshots.get(h)).filter((s): s is StoredSnapshot => !!s);
+  return [...new Set(plan.rows.map((r) => r.toolsHash).filter((h): h is string => h !== null))]
+    .map((h) => snapshots.get(h))
+    .filter((s): s is StoredSnapshot => !!s);
 }
 
 /** What applying a plan writes: the files (none but perhaps the snapshot's dates when nothing changed), the acceptances (null: unchanged), the snapshots. */
-async function writes(plan: Plan, opts: ApplyOptions): Promise<{ files: FileWrite[]; lock: ToolsLock | null; snapshots: StoredSnapshot[]; quiet: boolean; datesOnly: boolean }> {
+async function writes(
+  plan: Plan,
+  opts: ApplyOptions,
+): Promise<{
+  files: FileWrite[];
+  lock: ToolsLock | null;
+  snapshots: StoredSnapshot[];
+  quiet: boolean;
+  datesOnly: boolean;
+}> {
   const startedAt = opts.run.startedAt;
   const paths = outputPaths(opts.outputs, opts.outDir ?? dirname(opts.catalogPath));
   const staleAfter = day(Date.parse(startedAt) + STALE_AFTER_DAYS * 86_400_000);
@@ -149,12 +202,19 @@ async function writes(plan: Plan, opts: ApplyOptions): Promise<{ files: FileWrit
     // Nothing changed: no generated file, no log entry; the snapshot's dates only when they would go stale first.
     const existing = paths.snapshot === undefined ? null : await readFile(paths.snapshot, 'utf8').catch(() => null);
     const staleAfterNow = existing === null ? null : snapshotStaleAfter(existing);
-    const due = staleAfterNow !== null && staleAfterNow <= day(Date.parse(startedAt) + (opts.nextRunDays ?? 7) * 86_400_000);
+    const due =
+      staleAfterNow !== null && staleAfterNow <= day(Date.parse(startedAt) + (opts.nextRunDays ?? 7) * 86_400_000);
     const dated = due ? snapshotWithDates(existing!, startedAt, staleAfter) : null;
     files = dated === null ? [] : [{ path: paths.snapshot!, content: dated }];
     datesOnly = dated !== null;
   }
-  return { files, lock: lock === opts.lock ? null : lock, snapshots: snapshotsOf(plan, opts.snapshots), quiet, datesOnly };
+  return {
+    files,
+    lock: lock === opts.lock ? null : lock,
+    snapshots: snapshotsOf(plan, opts.snapshots),
+    quiet,
+    datesOnly,
+  };
 }
 
 /** A UTC day (YYYY-MM-DD) of a time in ms. */
@@ -167,15 +227,30 @@ const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 async function listsDiffer(files: readonly FileWrite[], paths: ResolvedOutputs): Promise<boolean> {
   const dated = new Set([paths.snapshot, paths.log]);
   const compared = files.filter((f) => !dated.has(f.path));
-  const same = await Promise.all(compared.map(async (f) => (await readFile(f.path, 'utf8').catch(() => null)) === f.content));
+  const same = await Promise.all(
+    compared.map(async (f) => (await readFile(f.path, 'utf8').catch(() => null)) === f.content),
+  );
   if (same.includes(false)) return true;
   // A snapshot or log that is on but missing is a change too (the first write of an output).
-  const missing = await Promise.all([paths.snapshot, paths.log].filter((p): p is string => p !== undefined).map((p) => readFile(p).then(() => false, () => true)));
+  const missing = await Promise.all(
+    [paths.snapshot, paths.log]
+      .filter((p): p is string => p !== undefined)
+      .map((p) =>
+        readFile(p).then(
+          () => false,
+          () => true,
+        ),
+      ),
+  );
   return missing.includes(true);
 }
 
 /** What a lock entry records of an accepted snapshot of this run: its tools digest and the SHA-256 of its file. */
-function lockDigests(plan: Plan, snapshots: ReadonlyMap<string, StoredSnapshot>, hash: string): { toolsDigest?: string; snapshotSha256?: string } {
+function lockDigests(
+  plan: Plan,
+  snapshots: ReadonlyMap<string, StoredSnapshot>,
+  hash: string,
+): { toolsDigest?: string; snapshotSha256?: string } {
   const s = snapshots.get(hash);
   const sha = plan.rows.find((r) => r.toolsHash === hash)?.snapshotSha256;
   if (!s || !sha) return {};
@@ -183,12 +258,25 @@ function lockDigests(plan: Plan, snapshots: ReadonlyMap<string, StoredSnapshot>,
 }
 
 /** A server with no accepted tool list has this run's accepted on first use (never a flagged one). */
-function acceptOnFirstUse(lock: ToolsLock, plan: Plan, at: string, snapshots: ReadonlyMap<string, StoredSnapshot>): ToolsLock {
+function acceptOnFirstUse(
+  lock: ToolsLock,
+  plan: Plan,
+  at: string,
+  snapshots: ReadonlyMap<string, StoredSnapshot>,
+): ToolsLock {
   // A list accepted since the plan was made (a recorded run applied later) stays accepted as it is.
   const first = plan.rows.filter((r) => r.firstUse && r.decision !== 'drop' && !lock.servers[r.url]);
   if (first.length === 0) return lock;
   const servers = { ...lock.servers };
-  for (const r of first) servers[r.url] = { name: r.name, hash: r.toolsHash!, ...lockDigests(plan, snapshots, r.toolsHash!), by: 'onetap refresh', why: 'accepted on first use', at };
+  for (const r of first)
+    servers[r.url] = {
+      name: r.name,
+      hash: r.toolsHash!,
+      ...lockDigests(plan, snapshots, r.toolsHash!),
+      by: 'onetap refresh',
+      why: 'accepted on first use',
+      at,
+    };
   return { version: 1, servers };
 }
 
@@ -200,7 +288,11 @@ function withVerifiedDigests(lock: ToolsLock, plan: Plan, snapshots: ReadonlyMap
   let servers: ToolsLock['servers'] | null = null;
   for (const [url, e] of Object.entries(lock.servers)) {
     const d = lockDigests(plan, snapshots, e.hash);
-    if (d.snapshotSha256 === undefined || (d.snapshotSha256 === e.snapshotSha256 && (d.toolsDigest ?? e.toolsDigest) === e.toolsDigest)) continue;
+    if (
+      d.snapshotSha256 === undefined ||
+      (d.snapshotSha256 === e.snapshotSha256 && (d.toolsDigest ?? e.toolsDigest) === e.toolsDigest)
+    )
+      continue;
     servers ??= { ...lock.servers };
     servers[url] = { ...e, ...d };
   }

@@ -12,7 +12,10 @@ import type { ResolvedOutputs } from '../catalog/outputs.js';
 export function outputPaths(outputs: ResolvedOutputs, outDir: string): ResolvedOutputs {
   const at = (path: string | undefined) => (path === undefined ? undefined : join(outDir, path));
   return {
-    json: at(outputs.json), ts: at(outputs.ts), snapshot: at(outputs.snapshot), log: at(outputs.log),
+    json: at(outputs.json),
+    ts: at(outputs.ts),
+    snapshot: at(outputs.snapshot),
+    log: at(outputs.log),
     ...(outputs.kotlin ? { kotlin: { ...outputs.kotlin, path: join(outDir, outputs.kotlin.path) } } : {}),
   };
 }
@@ -27,16 +30,26 @@ export function nextCatalog(catalog: Catalog, plan: Plan, at: string): Catalog {
     servers: catalog.servers.filter((s) => !dropped.has(s.url)),
     removed: [
       ...catalog.removed,
-      ...catalog.servers.filter((s) => dropped.has(s.url)).map((s) => {
-        const r = dropped.get(s.url)!;
-        return {
-          // The description and the decision that added it are kept: `onetap restore` puts the entry back as it was.
-          name: s.name, url: s.url, description: s.description, reason: r.reason, removedAt: day,
-          ...(s.decision ? { added: s.decision } : {}),
-          ...(r.error ? { note: r.error } : {}),
-          decision: { by: 'onetap refresh', at, why: `policy must-drop: ${REASON_TEXT[r.reason]}${r.dropStreak > 1 ? ` (${r.dropStreak} consecutive runs)` : ''}` },
-        };
-      }),
+      ...catalog.servers
+        .filter((s) => dropped.has(s.url))
+        .map((s) => {
+          const r = dropped.get(s.url)!;
+          return {
+            // The description and the decision that added it are kept: `onetap restore` puts the entry back as it was.
+            name: s.name,
+            url: s.url,
+            description: s.description,
+            reason: r.reason,
+            removedAt: day,
+            ...(s.decision ? { added: s.decision } : {}),
+            ...(r.error ? { note: r.error } : {}),
+            decision: {
+              by: 'onetap refresh',
+              at,
+              why: `policy must-drop: ${REASON_TEXT[r.reason]}${r.dropStreak > 1 ? ` (${r.dropStreak} consecutive runs)` : ''}`,
+            },
+          };
+        }),
     ],
   };
 }
@@ -45,9 +58,18 @@ export function nextCatalog(catalog: Catalog, plan: Plan, at: string): Catalog {
  * Every file of an applied refresh: the generated files that are on (`paths`, from `outputPaths`), then the catalog
  * (the others derive from it); held-out rows leave the runtime lists only.
  */
-export function refreshFiles(model: RefreshModel, catalogPath: string, paths: ResolvedOutputs, existingLog: string | null, heldOut: ReadonlySet<string> = new Set()): FileWrite[] {
+export function refreshFiles(
+  model: RefreshModel,
+  catalogPath: string,
+  paths: ResolvedOutputs,
+  existingLog: string | null,
+  heldOut: ReadonlySet<string> = new Set(),
+): FileWrite[] {
   // Rows in review for identity-changed or suspicious-tools stay out of what the app ships until accepted.
-  const servers = runtimeServers({ ...model.catalog, servers: model.catalog.servers.filter((s) => !heldOut.has(s.url)) });
+  const servers = runtimeServers({
+    ...model.catalog,
+    servers: model.catalog.servers.filter((s) => !heldOut.has(s.url)),
+  });
   const files: FileWrite[] = [];
   if (paths.json) files.push({ path: paths.json, content: runtimeJson(servers) });
   if (paths.ts) files.push({ path: paths.ts, content: runtimeTypeScript(servers) });

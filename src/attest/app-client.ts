@@ -65,7 +65,13 @@ class AppConnection {
     return h;
   }
 
-  private async post(step: StepName, message: unknown, accept: string | null, extra: string[], expectAnswer: boolean): Promise<AppPostOutcome> {
+  private async post(
+    step: StepName,
+    message: unknown,
+    accept: string | null,
+    extra: string[],
+    expectAnswer: boolean,
+  ): Promise<AppPostOutcome> {
     const out = await appPost(this.url, step, message, expectAnswer, {
       headers: this.headers(accept, extra),
       timeoutMs: this.opts.requestTimeoutMs,
@@ -76,9 +82,14 @@ class AppConnection {
     });
     this.run.steps.push(out.exchange);
     if (out.exchange.headers['content-encoding']?.includes('gzip')) addQuirk(this.run, 'gzip-response');
-    if (out.exchange.errorCode === 'TIMEOUT' && this.opts.requestTimeoutMs < this.profile.requestTimeoutMs) this.run.cutShort = true;
-    if (out.exchange.error !== null) throw new ClientFailure(appNetworkError(out.exchange.errorCode!, out.exchange.error, this.url, this.opts.requestTimeoutMs));
-    if (out.exchange.problem === 'oversize') throw new ClientFailure(`response body over ${this.opts.maxBodyBytes} bytes (onetap's cap; the app has none)`);
+    if (out.exchange.errorCode === 'TIMEOUT' && this.opts.requestTimeoutMs < this.profile.requestTimeoutMs)
+      this.run.cutShort = true;
+    if (out.exchange.error !== null)
+      throw new ClientFailure(
+        appNetworkError(out.exchange.errorCode!, out.exchange.error, this.url, this.opts.requestTimeoutMs),
+      );
+    if (out.exchange.problem === 'oversize')
+      throw new ClientFailure(`response body over ${this.opts.maxBodyBytes} bytes (onetap's cap; the app has none)`);
     return out;
   }
 
@@ -87,7 +98,10 @@ class AppConnection {
     const id = ++this.nextId;
     const message = params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params };
     const out = await this.post(method, message, 'application/json, text/event-stream', extra, true);
-    if (out.sessionId !== null) { this.sessionId = out.sessionId; this.run.sessionId = true; }
+    if (out.sessionId !== null) {
+      this.sessionId = out.sessionId;
+      this.run.sessionId = true;
+    }
     const decoded = out.decoded!;
     if (!decoded.ok) throw new ClientFailure(decoded.error);
     if (decoded.value.id !== null && decoded.value.id !== id) addQuirk(this.run, 'id-not-matching');
@@ -131,9 +145,17 @@ export async function runAppClient(url: string, profile: ClientProfile, opts: Cl
 }
 
 /** The classic handshake; `extra` adds per-method headers (the fork's version headers). */
-async function classicHandshake(conn: AppConnection, version: string, extra: (method: string) => string[] = () => []): Promise<string[]> {
+async function classicHandshake(
+  conn: AppConnection,
+  version: string,
+  extra: (method: string) => string[] = () => [],
+): Promise<string[]> {
   const { run, profile } = conn;
-  const init = await conn.request('initialize', { protocolVersion: version, capabilities: profile.capabilities, clientInfo: profile.clientInfo }, extra('initialize'));
+  const init = await conn.request(
+    'initialize',
+    { protocolVersion: version, capabilities: profile.capabilities, clientInfo: profile.clientInfo },
+    extra('initialize'),
+  );
   if (init.error) throw new ClientFailure(`Initialize failed: ${init.error.message}`);
   readServerInfo(run, init.result);
   run.connected = true;
@@ -167,7 +189,8 @@ function readServerInfo(run: LiveRun, result: unknown): void {
   if (typeof r.protocolVersion === 'string') run.protocolVersion = r.protocolVersion;
   else addQuirk(run, 'no-protocol-version');
   const info = r.serverInfo;
-  if (info && typeof info.name === 'string') run.serverInfo = { name: info.name, version: typeof info.version === 'string' ? info.version : null };
+  if (info && typeof info.name === 'string')
+    run.serverInfo = { name: info.name, version: typeof info.version === 'string' ? info.version : null };
 }
 
 /** `McpProtocol.isVersionMismatch(msg)`: the fork's test for "try the next older version". */
@@ -193,7 +216,10 @@ export async function runAppFallbackClient(url: string, profile: ClientProfile, 
     try {
       const res = await conn.request('tools/list', undefined, headersFor('tools/list'));
       if (res.error === null && res.result !== null) return finish(run, started, acceptTools(run, version, res.result));
-      if (res.error !== null && isVersionMismatch(res.error.message)) { lastError = new ClientFailure(res.error.message); continue; }
+      if (res.error !== null && isVersionMismatch(res.error.message)) {
+        lastError = new ClientFailure(res.error.message);
+        continue;
+      }
     } catch (err) {
       lastError = forkWording(err, run);
       if (isVersionMismatch(lastError.message)) continue;
@@ -236,10 +262,16 @@ function forkWording(err: unknown, run: LiveRun): ClientFailure {
 function appNetworkError(code: string, fallback: string, url: string, requestTimeoutMs: number): string {
   const host = new URL(url).hostname;
   switch (code) {
-    case 'TIMEOUT': return `Request timeout has expired [url=${url}, request_timeout=${requestTimeoutMs} ms]`;
-    case 'ENOTFOUND': case 'EAI_AGAIN': return `Unable to resolve host "${host}": No address associated with hostname`;
-    case 'ECONNREFUSED': return `Failed to connect to ${host}: ECONNREFUSED (Connection refused)`;
-    case 'ECONNRESET': case 'UND_ERR_SOCKET': return 'unexpected end of stream';
+    case 'TIMEOUT':
+      return `Request timeout has expired [url=${url}, request_timeout=${requestTimeoutMs} ms]`;
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return `Unable to resolve host "${host}": No address associated with hostname`;
+    case 'ECONNREFUSED':
+      return `Failed to connect to ${host}: ECONNREFUSED (Connection refused)`;
+    case 'ECONNRESET':
+    case 'UND_ERR_SOCKET':
+      return 'unexpected end of stream';
   }
   return fallback;
 }

@@ -29,7 +29,8 @@ const SERIAL = 'com.inspiredandroid.kai.mcp';
 
 /** kotlinx accepts a number, or (lenient and not) a quoted number, for an Int field. */
 function asInt(value: unknown): number | null {
-  const n = typeof value === 'number' ? value : typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : NaN;
+  const n =
+    typeof value === 'number' ? value : typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : NaN;
   return Number.isInteger(n) && n >= INT_MIN && n <= INT_MAX ? n : null;
 }
 
@@ -60,7 +61,10 @@ function tokenName(text: string): string {
 export function decodeAppResponse(text: string): Decoded<AppResponse> {
   const start = tokenName(text);
   if (start !== '{') {
-    return { ok: false, error: `Unexpected JSON token at offset ${Math.max(0, firstToken(text))}: Expected start of the object '{', but had '${start}' instead at path: $` };
+    return {
+      ok: false,
+      error: `Unexpected JSON token at offset ${Math.max(0, firstToken(text))}: Expected start of the object '{', but had '${start}' instead at path: $`,
+    };
   }
   let value: unknown;
   try {
@@ -74,11 +78,16 @@ export function decodeAppResponse(text: string): Decoded<AppResponse> {
 /** The DTO rules applied to a parsed value. */
 export function decodeAppObject(value: unknown): Decoded<AppResponse> {
   if (!isObject(value)) return { ok: false, error: `Expected start of the object '{' at path: $` };
-  if ('jsonrpc' in value && !isLenientString(value.jsonrpc)) return { ok: false, error: `Expected string literal for 'jsonrpc' at path: $.jsonrpc` };
+  if ('jsonrpc' in value && !isLenientString(value.jsonrpc))
+    return { ok: false, error: `Expected string literal for 'jsonrpc' at path: $.jsonrpc` };
   let id: number | null = null;
   if (value.id !== undefined && value.id !== null) {
     id = asInt(value.id);
-    if (id === null) return { ok: false, error: `Failed to parse type 'int' for input '${String(JSON.stringify(value.id)).slice(0, 60)}' at path: $.id` };
+    if (id === null)
+      return {
+        ok: false,
+        error: `Failed to parse type 'int' for input '${String(JSON.stringify(value.id)).slice(0, 60)}' at path: $.id`,
+      };
   }
   let error: AppResponse['error'] = null;
   if (value.error !== undefined && value.error !== null) {
@@ -92,17 +101,27 @@ export function decodeAppObject(value: unknown): Decoded<AppResponse> {
     error = { code, message: String(e.message) };
   }
   const result = value.result === undefined ? null : value.result;
-  const kind: AppResponse['kind'] = 'result' in value || value.error !== undefined
-    ? 'response'
-    : typeof value.method === 'string' ? (value.id === undefined || value.id === null ? 'notification' : 'request') : 'other';
+  const kind: AppResponse['kind'] =
+    'result' in value || value.error !== undefined
+      ? 'response'
+      : typeof value.method === 'string'
+        ? value.id === undefined || value.id === null
+          ? 'notification'
+          : 'request'
+        : 'other';
   return { ok: true, value: { id, result, error, kind } };
 }
 
-export interface AppTool { name: string; description: string | null; inputSchema: Record<string, unknown> | null }
+export interface AppTool {
+  name: string;
+  description: string | null;
+  inputSchema: Record<string, unknown> | null;
+}
 
 /** `json.decodeFromJsonElement<McpToolsResult>(result).tools` (the tree decoder, lenient). */
 export function decodeAppTools(result: unknown): Decoded<AppTool[]> {
-  if (!isObject(result)) return { ok: false, error: `Expected JsonObject as the serialized body of ${SERIAL}.McpToolsResult at path: $` };
+  if (!isObject(result))
+    return { ok: false, error: `Expected JsonObject as the serialized body of ${SERIAL}.McpToolsResult at path: $` };
   if (result.tools === undefined) return { ok: true, value: [] };
   if (!Array.isArray(result.tools)) return { ok: false, error: `Expected JsonArray at path: $.tools` };
   const tools: AppTool[] = [];
@@ -111,9 +130,15 @@ export function decodeAppTools(result: unknown): Decoded<AppTool[]> {
     if (!isObject(t)) return { ok: false, error: `Expected JsonObject at path: ${path}` };
     if (t.name === undefined) return { ok: false, error: missing('name', 'McpToolDefinition', path) };
     if (!isLenientString(t.name)) return { ok: false, error: `Expected string literal at path: ${path}.name` };
-    if (t.description !== undefined && t.description !== null && !isLenientString(t.description)) return { ok: false, error: `Expected string literal at path: ${path}.description` };
-    if (t.inputSchema !== undefined && t.inputSchema !== null && !isObject(t.inputSchema)) return { ok: false, error: `Expected JsonObject at path: ${path}.inputSchema` };
-    tools.push({ name: String(t.name), description: t.description == null ? null : String(t.description), inputSchema: (t.inputSchema as Record<string, unknown> | undefined) ?? null });
+    if (t.description !== undefined && t.description !== null && !isLenientString(t.description))
+      return { ok: false, error: `Expected string literal at path: ${path}.description` };
+    if (t.inputSchema !== undefined && t.inputSchema !== null && !isObject(t.inputSchema))
+      return { ok: false, error: `Expected JsonObject at path: ${path}.inputSchema` };
+    tools.push({
+      name: String(t.name),
+      description: t.description == null ? null : String(t.description),
+      inputSchema: (t.inputSchema as Record<string, unknown> | undefined) ?? null,
+    });
   }
   return { ok: true, value: tools };
 }
@@ -202,9 +227,14 @@ export class AppSseReader {
     if (start === bytes.length || this.winner !== null) return null;
     const rest = bytes.subarray(start);
     if (this.pending === 'unknown' && this.held.length + rest.length >= DATA.length) {
-      this.pending = startsWithData(Buffer.concat([this.held.bytes(), rest.subarray(0, DATA.length)])) ? 'data' : 'other';
+      this.pending = startsWithData(Buffer.concat([this.held.bytes(), rest.subarray(0, DATA.length)]))
+        ? 'data'
+        : 'other';
     }
-    if (this.pending === 'other') { this.held.clear(); return null; }
+    if (this.pending === 'other') {
+      this.held.clear();
+      return null;
+    }
     return this.held.add(rest);
   }
 

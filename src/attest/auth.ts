@@ -30,7 +30,10 @@ export interface AuthOptions {
 
 /** The typed URL names its address itself (an IP literal or `localhost`): no DNS answer can move it. */
 function literalHost(u: URL): boolean {
-  const host = u.hostname.replace(/^\[|\]$/g, '').toLowerCase().replace(/\.+$/, '');
+  const host = u.hostname
+    .replace(/^\[|\]$/g, '')
+    .toLowerCase()
+    .replace(/\.+$/, '');
   return isIP(host) !== 0 || host === 'localhost' || host.endsWith('.localhost');
 }
 
@@ -41,23 +44,45 @@ export async function authEvidence(url: string, answer: LiveExchange, opts: Auth
   const literal = literalHost(typed);
   const candidates: string[] = [];
   const supplied = /resource_metadata\s*=\s*"?([^",\s]+)"?/i.exec(challenge)?.[1];
-  if (supplied) { try { candidates.push(new URL(supplied, url).href); } catch { /* not a URL: ignored */ } }
+  if (supplied) {
+    try {
+      candidates.push(new URL(supplied, url).href);
+    } catch {
+      /* not a URL: ignored */
+    }
+  }
   const path = new URL(url).pathname.replace(/\/$/, '');
   if (path) candidates.push(`${origin}/.well-known/oauth-protected-resource${path}`);
   candidates.push(`${origin}/.well-known/oauth-protected-resource`);
   for (const candidate of candidates) {
     const own = new URL(candidate).origin === origin;
-    const policy: FetchPolicy = { timeoutMs: opts.timeoutMs, maxBytes: 64 * 1024, maxRedirects: 0, allowPrivate: (own && literal) || opts.allowPrivate, allowHttp: own && typed.protocol === 'http:', resolver: opts.resolver, userAgent: opts.userAgent, fence: opts.fence };
+    const policy: FetchPolicy = {
+      timeoutMs: opts.timeoutMs,
+      maxBytes: 64 * 1024,
+      maxRedirects: 0,
+      allowPrivate: (own && literal) || opts.allowPrivate,
+      allowHttp: own && typed.protocol === 'http:',
+      resolver: opts.resolver,
+      userAgent: opts.userAgent,
+      fence: opts.fence,
+    };
     try {
       const doc = await guardedGet(candidate, 'application/json', policy);
       if (doc.status !== 200) continue;
       const metadata = JSON.parse(doc.text) as { authorization_servers?: unknown } | null;
-      if (metadata && typeof metadata === 'object' && Array.isArray(metadata.authorization_servers) && metadata.authorization_servers.length > 0) return 'oauth';
+      if (
+        metadata &&
+        typeof metadata === 'object' &&
+        Array.isArray(metadata.authorization_servers) &&
+        metadata.authorization_servers.length > 0
+      )
+        return 'oauth';
     } catch (err) {
       if (!(err instanceof FetchRefused) && !(err instanceof SyntaxError)) throw err;
     }
   }
-  if (/^\s*bearer\b/i.test(challenge) && /error="?invalid_token|scope=|realm=/i.test(challenge) && supplied) return 'oauth';
+  if (/^\s*bearer\b/i.test(challenge) && /error="?invalid_token|scope=|realm=/i.test(challenge) && supplied)
+    return 'oauth';
   if (/api[-_ ]?key|x-api-key|apikey|token/i.test(`${challenge} ${answer.bodySnippet ?? ''}`)) return 'api-key';
   return 'unknown';
 }

@@ -18,7 +18,10 @@ export class BodyBudget {
   /** Called whenever a read has to wait for a slot (probeMany then lets fewer probes run). */
   onWait: (() => void) | null = null;
 
-  constructor(readonly freeBytes = 32 * 1024, readonly slots = 2) {
+  constructor(
+    readonly freeBytes = 32 * 1024,
+    readonly slots = 2,
+  ) {
     this.idle = Array.from({ length: slots }, () => ({ buffer: null }));
   }
 
@@ -61,7 +64,11 @@ export class HeldBytes {
   private inSlot = false;
   private wake: ((slot: Slot) => void) | null = null;
 
-  constructor(private readonly cap: number, private readonly budget?: BodyBudget, private readonly clock?: Clock) {}
+  constructor(
+    private readonly cap: number,
+    private readonly budget?: BodyBudget,
+    private readonly clock?: Clock,
+  ) {}
 
   get length(): number {
     return this.size;
@@ -69,7 +76,10 @@ export class HeldBytes {
 
   /** Holds `chunk` (copied only into a slot); a promise when the read must first wait for a slot. */
   add(chunk: Buffer): Promise<void> | null {
-    if (this.inSlot) { this.copyIn(chunk); return null; }
+    if (this.inSlot) {
+      this.copyIn(chunk);
+      return null;
+    }
     this.parts.push(chunk);
     this.size += chunk.length;
     if (this.size <= (this.budget?.freeBytes ?? Infinity)) return null;
@@ -105,12 +115,27 @@ export class HeldBytes {
   }
 
   private acquire(then: () => void): Promise<void> | null {
-    if (this.slot || !this.budget) { then(); return null; }
+    if (this.slot || !this.budget) {
+      then();
+      return null;
+    }
     let resolve!: () => void;
-    const waited = new Promise<void>((r) => { resolve = r; });
-    const wake = (slot: Slot) => { this.wake = null; this.slot = slot; this.clock?.resume(); then(); resolve(); };
+    const waited = new Promise<void>((r) => {
+      resolve = r;
+    });
+    const wake = (slot: Slot) => {
+      this.wake = null;
+      this.slot = slot;
+      this.clock?.resume();
+      then();
+      resolve();
+    };
     const slot = this.budget.take(wake);
-    if (!slot) { this.wake = wake; this.clock?.pause(); return waited; }
+    if (!slot) {
+      this.wake = wake;
+      this.clock?.pause();
+      return waited;
+    }
     this.slot = slot;
     then();
     return null;

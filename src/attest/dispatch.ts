@@ -44,15 +44,18 @@ export interface RequestOptions {
 export function dispatchRequest(url: string, opts: RequestOptions): Promise<{ head: ResponseHead; body: BodyReader }> {
   const target = new URL(url);
   const handler = new ChunkedResponse();
-  (opts.dispatcher ?? getGlobalDispatcher()).dispatch({
-    origin: target.origin,
-    path: `${target.pathname}${target.search}`,
-    method: opts.method as Dispatcher.HttpMethod,
-    headers: opts.headers,
-    body: opts.body,
-    headersTimeout: opts.headersTimeout,
-    bodyTimeout: opts.bodyTimeout,
-  }, handler);
+  (opts.dispatcher ?? getGlobalDispatcher()).dispatch(
+    {
+      origin: target.origin,
+      path: `${target.pathname}${target.search}`,
+      method: opts.method as Dispatcher.HttpMethod,
+      headers: opts.headers,
+      body: opts.body,
+      headersTimeout: opts.headersTimeout,
+      bodyTimeout: opts.bodyTimeout,
+    },
+    handler,
+  );
   return handler.head.then((head) => ({ head, body: handler }));
 }
 
@@ -64,7 +67,8 @@ class ChunkedResponse implements Dispatcher.DispatchHandler, BodyReader {
   private settleHead!: { resolve: (head: ResponseHead) => void; reject: (err: unknown) => void };
   private abort: ((err?: Error) => void) | null = null;
   private resume: (() => void) | null = null;
-  private reader: { onChunk: OnChunk; resolve: (stopped: boolean) => void; reject: (err: unknown) => void } | null = null;
+  private reader: { onChunk: OnChunk; resolve: (stopped: boolean) => void; reject: (err: unknown) => void } | null =
+    null;
   private queue: Buffer[] = [];
   private queued = 0;
   private headSeen = false;
@@ -75,7 +79,9 @@ class ChunkedResponse implements Dispatcher.DispatchHandler, BodyReader {
   private failure: unknown = null;
 
   constructor() {
-    this.head = new Promise((resolve, reject) => { this.settleHead = { resolve, reject }; });
+    this.head = new Promise((resolve, reject) => {
+      this.settleHead = { resolve, reject };
+    });
   }
 
   onConnect(abort: (err?: Error) => void): void {
@@ -105,7 +111,10 @@ class ChunkedResponse implements Dispatcher.DispatchHandler, BodyReader {
   }
 
   onError(err: Error): void {
-    if (!this.headSeen) { this.settleHead.reject(err); return; }
+    if (!this.headSeen) {
+      this.settleHead.reject(err);
+      return;
+    }
     if (this.stopped || this.complete) return;
     this.failure = err;
     this.reader?.reject(err);
@@ -132,20 +141,45 @@ class ChunkedResponse implements Dispatcher.DispatchHandler, BodyReader {
       const chunk = this.queue.shift()!;
       this.queued -= chunk.length;
       let go: boolean | Promise<boolean>;
-      try { go = reader.onChunk(chunk); } catch (err) { this.stop(); reader.reject(err); return; }
-      if (go === true) { this.stop(); reader.resolve(true); return; }
+      try {
+        go = reader.onChunk(chunk);
+      } catch (err) {
+        this.stop();
+        reader.reject(err);
+        return;
+      }
+      if (go === true) {
+        this.stop();
+        reader.resolve(true);
+        return;
+      }
       if (go !== false) {
         this.waiting = true;
-        go.then((halt) => {
-          this.waiting = false;
-          if (halt) { this.stop(); reader.resolve(true); } else this.pump();
-        }, (err) => { this.stop(); reader.reject(err); });
+        go.then(
+          (halt) => {
+            this.waiting = false;
+            if (halt) {
+              this.stop();
+              reader.resolve(true);
+            } else this.pump();
+          },
+          (err) => {
+            this.stop();
+            reader.reject(err);
+          },
+        );
         return;
       }
     }
     if (this.waiting) return;
-    if (this.complete) { reader.resolve(false); return; }
-    if (this.parserPaused) { this.parserPaused = false; this.resume?.(); }
+    if (this.complete) {
+      reader.resolve(false);
+      return;
+    }
+    if (this.parserPaused) {
+      this.parserPaused = false;
+      this.resume?.();
+    }
   }
 
   /** Drops the rest; the response has one turn of the event loop to end by itself before it is destroyed. */
@@ -153,35 +187,47 @@ class ChunkedResponse implements Dispatcher.DispatchHandler, BodyReader {
     this.stopped = true;
     this.queue = [];
     this.queued = 0;
-    if (this.parserPaused) { this.parserPaused = false; this.resume?.(); }
-    setImmediate(() => { if (!this.complete) this.abort?.(); });
+    if (this.parserPaused) {
+      this.parserPaused = false;
+      this.resume?.();
+    }
+    setImmediate(() => {
+      if (!this.complete) this.abort?.();
+    });
   }
 }
 
 /** A Readable (a decompressing stream) as a BodyReader; `destroy` also ends `source` (the body it reads). */
 export function streamReader(stream: Readable, source: BodyReader): BodyReader {
   return {
-    read: (onChunk) => new Promise((resolve, reject) => {
-      let stopped = false;
-      const stop = () => {
-        stopped = true;
-        stream.off('data', onData);
-        setImmediate(() => {
-          if (!stream.readableEnded) { stream.destroy(); source.destroy(); }
-          resolve(true);
-        });
-      };
-      const onData = (chunk: Buffer) => {
-        const go = onChunk(chunk);
-        if (go === false) return;
-        if (go === true) return stop();
-        stream.pause();
-        go.then((halt) => (halt ? stop() : stream.resume()), reject);
-      };
-      stream.on('data', onData);
-      stream.once('end', () => resolve(stopped));
-      stream.on('error', (err) => (stopped ? resolve(true) : reject(err)));
-    }),
-    destroy: (err) => { stream.destroy(err); source.destroy(err); },
+    read: (onChunk) =>
+      new Promise((resolve, reject) => {
+        let stopped = false;
+        const stop = () => {
+          stopped = true;
+          stream.off('data', onData);
+          setImmediate(() => {
+            if (!stream.readableEnded) {
+              stream.destroy();
+              source.destroy();
+            }
+            resolve(true);
+          });
+        };
+        const onData = (chunk: Buffer) => {
+          const go = onChunk(chunk);
+          if (go === false) return;
+          if (go === true) return stop();
+          stream.pause();
+          go.then((halt) => (halt ? stop() : stream.resume()), reject);
+        };
+        stream.on('data', onData);
+        stream.once('end', () => resolve(stopped));
+        stream.on('error', (err) => (stopped ? resolve(true) : reject(err)));
+      }),
+    destroy: (err) => {
+      stream.destroy(err);
+      source.destroy(err);
+    },
   };
 }

@@ -8,7 +8,11 @@ import type { Finding } from '../model/observation.js';
 import type { ToolDefinition } from '../model/snapshot.js';
 import type { AuthKind, Quirk } from '../model/words.js';
 
-export interface JsonRpcError { code: number; message: string; data?: unknown }
+export interface JsonRpcError {
+  code: number;
+  message: string;
+  data?: unknown;
+}
 
 export interface JsonRpcResponse {
   jsonrpc?: unknown;
@@ -47,7 +51,10 @@ export interface LiveObservation {
   /** What screening found in the deciding client's tool list (src/screen), on the full text. */
   findings: Finding[];
   /** What the tool list costs a conversation (null: not counted, `tokensError` says why) and its name- and description-blind digests. */
-  toolSet?: { tokens: number | null; tokensError: string | null } & ({ nameBlind: string; descriptionBlind: string } | { nameBlind: null; descriptionBlind: null });
+  toolSet?: { tokens: number | null; tokensError: string | null } & (
+    | { nameBlind: string; descriptionBlind: string }
+    | { nameBlind: null; descriptionBlind: null }
+  );
   unprocessable: Unprocessable | null;
 }
 
@@ -66,8 +73,21 @@ const NONE_EXCLUDED: LiveRun['excludedTools'] = Object.freeze([]) as unknown as 
 
 export function emptyRun(profile: string): LiveRun {
   return {
-    profile, works: false, connected: false, tools: null, toolDefinitions: null, error: null, steps: [],
-    protocolVersion: null, serverInfo: null, sessionId: false, quirks: [], cutShort: false, durationMs: 0, excludedTools: NONE_EXCLUDED, redacted: 0,
+    profile,
+    works: false,
+    connected: false,
+    tools: null,
+    toolDefinitions: null,
+    error: null,
+    steps: [],
+    protocolVersion: null,
+    serverInfo: null,
+    sessionId: false,
+    quirks: [],
+    cutShort: false,
+    durationMs: 0,
+    excludedTools: NONE_EXCLUDED,
+    redacted: 0,
   };
 }
 

@@ -20,7 +20,8 @@ export const PROBE_MANY_DEFAULTS = {
   perHost: 4,
 } as const;
 
-export interface ProbeManyOptions extends Omit<ProbeOptions, 'requiresAuth' | 'dispatcher' | 'budget' | 'keys' | 'missingKeys' | 'refusedKeys'> {
+export interface ProbeManyOptions
+  extends Omit<ProbeOptions, 'requiresAuth' | 'dispatcher' | 'budget' | 'keys' | 'missingKeys' | 'refusedKeys'> {
   concurrency?: number;
   perHost?: number;
   /** Called as each probe ends (for progress lines and streamed output). */
@@ -33,14 +34,31 @@ export interface ProbeManyOptions extends Omit<ProbeOptions, 'requiresAuth' | 'd
   lookup?: unknown;
 }
 
-const hostOf = (url: string) => { try { return new URL(url).host.toLowerCase(); } catch { return url; } };
+const hostOf = (url: string) => {
+  try {
+    return new URL(url).host.toLowerCase();
+  } catch {
+    return url;
+  }
+};
 
 /**
  * Probes many servers concurrently through one connection pool (closed afterwards) and one memory budget for
  * body reads. Each target's own headers go to its own URL only.
  */
-export async function probeMany(targets: readonly ProbeTarget[], options: ProbeManyOptions = {}): Promise<ProbeResult[]> {
-  const { concurrency = PROBE_MANY_DEFAULTS.concurrency, perHost = PROBE_MANY_DEFAULTS.perHost, onResult, onStart, retain = true, lookup, ...probeOptions } = options;
+export async function probeMany(
+  targets: readonly ProbeTarget[],
+  options: ProbeManyOptions = {},
+): Promise<ProbeResult[]> {
+  const {
+    concurrency = PROBE_MANY_DEFAULTS.concurrency,
+    perHost = PROBE_MANY_DEFAULTS.perHost,
+    onResult,
+    onStart,
+    retain = true,
+    lookup,
+    ...probeOptions
+  } = options;
   const pool = probeDispatcher(probeOptions.timeoutMs, lookup);
   const dispatcher = probeOptions.fence ? fencedDispatcher(pool, probeOptions.fence) : pool;
   const budget = new BodyBudget();
@@ -49,22 +67,28 @@ export async function probeMany(targets: readonly ProbeTarget[], options: ProbeM
   const throttle = new Throttle(concurrency, 2 * budget.slots);
   budget.onWait = () => throttle.squeeze();
   try {
-    const results = await mapConcurrentPerKey(targets, concurrency, perHost, (t) => hostOf(t.url), async (t, i) => {
-      await throttle.enter();
-      onStart?.(i);
-      const result = await probe(t.url, {
-        ...probeOptions,
-        requiresAuth: t.requiresAuth,
-        headers: t.headers ? { ...probeOptions.headers, ...t.headers } : probeOptions.headers,
-        keys: t.keys,
-        missingKeys: t.missingKeys,
-        refusedKeys: t.refusedKeys,
-        dispatcher,
-        budget,
-      }).finally(() => throttle.leave());
-      onResult?.(result, i);
-      return retain ? result : null;
-    });
+    const results = await mapConcurrentPerKey(
+      targets,
+      concurrency,
+      perHost,
+      (t) => hostOf(t.url),
+      async (t, i) => {
+        await throttle.enter();
+        onStart?.(i);
+        const result = await probe(t.url, {
+          ...probeOptions,
+          requiresAuth: t.requiresAuth,
+          headers: t.headers ? { ...probeOptions.headers, ...t.headers } : probeOptions.headers,
+          keys: t.keys,
+          missingKeys: t.missingKeys,
+          refusedKeys: t.refusedKeys,
+          dispatcher,
+          budget,
+        }).finally(() => throttle.leave());
+        onResult?.(result, i);
+        return retain ? result : null;
+      },
+    );
     return retain ? (results as ProbeResult[]) : [];
   } finally {
     // Every probe has ended: the idle sockets are torn down in the background, not on the caller's clock

@@ -9,7 +9,16 @@ import { runAppClient, runAppFallbackClient, type ClientOptions } from './app-cl
 import { authEvidence } from './auth.js';
 import { emptyRun, type LiveObservation, type LiveRun } from './live.js';
 import { stepOf } from '../model/read.js';
-import { BROWSER_USER_AGENT, CLIENT_PROFILES, DIAGNOSIS, KAI_9000, MCP_2025_11_25, MCP_2026_07_28, profileById, type ClientProfile } from './profile.js';
+import {
+  BROWSER_USER_AGENT,
+  CLIENT_PROFILES,
+  DIAGNOSIS,
+  KAI_9000,
+  MCP_2025_11_25,
+  MCP_2026_07_28,
+  profileById,
+  type ClientProfile,
+} from './profile.js';
 import { exchangeError, runSpecClient, runStatelessClient } from './spec-client.js';
 import { firstSseEvent } from './transport.js';
 import { fencedDispatcher, type Fence } from '../net/fence.js';
@@ -28,9 +37,11 @@ import { clipText, oneLine, oneLineOrNull } from '../text/clip.js';
 import { ONETAP_VERSION } from '../util/version.js';
 import type { BodyBudget } from './budget.js';
 
-
 /** A probe-only header's value: the secret, after an optional prefix (`Bearer `). */
-export interface ProbeKey { value: string; prefix?: string }
+export interface ProbeKey {
+  value: string;
+  prefix?: string;
+}
 
 export interface ProbeOptions {
   /** The entry is auth-optional (initialize without a key is enough). */
@@ -75,7 +86,6 @@ export interface ProbeOptions {
   fence?: Fence;
 }
 
-
 /**
  * The outcome of attesting one URL: the observation record (what the deciding client sees, the reading that
  * explains it, the evidence of both), and the tool list as it is stored (hashed on the full text, then clipped),
@@ -90,13 +100,20 @@ export const PROBE_DEFAULTS = {
 } as const;
 
 /** Every option named (a new one that \`probe()\` forgets to pass on fails to compile), the defaults filled in. */
-type Resolved = { [K in keyof Required<ProbeOptions>]: ProbeOptions[K] } & { maxBodyBytes: number; retryDelayMs: number; maxRetryAfterMs: number; dispatcher: Dispatcher; secrets: Redactor };
+type Resolved = { [K in keyof Required<ProbeOptions>]: ProbeOptions[K] } & {
+  maxBodyBytes: number;
+  retryDelayMs: number;
+  maxRetryAfterMs: number;
+  dispatcher: Dispatcher;
+  secrets: Redactor;
+};
 
 export function resolveProfile(profile: string | ClientProfile | undefined): ClientProfile {
   if (profile === undefined) return KAI_9000;
   if (typeof profile !== 'string') return profile;
   const found = profileById(profile);
-  if (!found) throw new Error(`unknown client profile "${profile}" (known: ${Object.keys(CLIENT_PROFILES).join(', ')})`);
+  if (!found)
+    throw new Error(`unknown client profile "${profile}" (known: ${Object.keys(CLIENT_PROFILES).join(', ')})`);
   return found;
 }
 
@@ -107,11 +124,18 @@ const keyHeaders = (keys: Record<string, ProbeKey> | undefined): Record<string, 
 /** A dispatcher with a client's connect limit (the app's 10 s; an override may shorten it). */
 export function probeDispatcher(timeoutMs?: number, lookup?: unknown): Agent {
   const connect = Math.min(KAI_9000.connectTimeoutMs, timeoutMs ?? Infinity);
-  return new Agent({ keepAliveTimeout: 4_000, connect: { timeout: connect, ...(lookup ? { lookup: lookup as never } : {}) } });
+  return new Agent({
+    keepAliveTimeout: 4_000,
+    connect: { timeout: connect, ...(lookup ? { lookup: lookup as never } : {}) },
+  });
 }
 
 export async function probe(url: string, options: ProbeOptions = {}): Promise<ProbeResult> {
-  const own = options.dispatcher ? null : options.fence ? fencedDispatcher(probeDispatcher(options.timeoutMs), options.fence) : probeDispatcher(options.timeoutMs);
+  const own = options.dispatcher
+    ? null
+    : options.fence
+      ? fencedDispatcher(probeDispatcher(options.timeoutMs), options.fence)
+      : probeDispatcher(options.timeoutMs);
   // Every field by name, not a spread or withDefaults: this runs once per probe, thousands of times a run.
   const opts: Resolved = {
     requiresAuth: options.requiresAuth,
@@ -132,7 +156,10 @@ export async function probe(url: string, options: ProbeOptions = {}): Promise<Pr
     maxRetryAfterMs: options.maxRetryAfterMs ?? PROBE_DEFAULTS.maxRetryAfterMs,
     dispatcher: options.dispatcher ?? own!,
     // Whatever the server sends back of the headers it was given is redacted before anything reads it.
-    secrets: secretsOf(options.headers, Object.values(options.keys ?? {}).map((k) => k.value)),
+    secrets: secretsOf(
+      options.headers,
+      Object.values(options.keys ?? {}).map((k) => k.value),
+    ),
   };
   try {
     return await attest(url, resolveProfile(options.profile), opts);
@@ -164,26 +191,58 @@ async function attest(url: string, profile: ClientProfile, opts: Resolved): Prom
     if (classify(evidenceOf(o), factsOf(o, requiresAuth)).reason === 'auth-required') {
       const answer = stepOf(o.diagnosis ?? o.deciding, 'initialize');
       // Evidence of how to authenticate explains a verdict; a metadata document that cannot be read is no evidence.
-      if (answer) o.auth = await authEvidence(url, answer, { timeoutMs: 10_000, allowPrivate: opts.allowPrivate, userAgent: opts.identity, fence: opts.fence }).catch(() => 'unknown' as const);
+      if (answer)
+        o.auth = await authEvidence(url, answer, {
+          timeoutMs: 10_000,
+          allowPrivate: opts.allowPrivate,
+          userAgent: opts.identity,
+          fence: opts.fence,
+        }).catch(() => 'unknown' as const);
     }
     stage = 'store';
     const durationMs = Math.round(performance.now() - started);
     // Counted after the timed part: the count (and the tokenizer's first load) is this process's work, not the server's latency.
-    if (o.toolSet) Object.assign(o.toolSet, await countTokens(toolsRunOf(o).toolDefinitions!, Math.min(TOKEN_LIMITS.countMs, opts.timeoutMs ?? Infinity)));
+    if (o.toolSet)
+      Object.assign(
+        o.toolSet,
+        await countTokens(toolsRunOf(o).toolDefinitions!, Math.min(TOKEN_LIMITS.countMs, opts.timeoutMs ?? Infinity)),
+      );
     return summarize(url, profile, o, wide, opts, { attempts, durationMs, observedAt }, snapshot);
   } catch (err) {
     // Whatever the server sent, this row has a verdict and the run goes on.
     const error = String((err as Error)?.message ?? err);
     const o = emptyObservation(url, profile, { stage, error: redactText(error, opts.secrets) });
     if (o.unprocessable!.error !== error) o.deciding.redacted = 1;
-    return summarize(url, profile, o, null, opts, { attempts, durationMs: Math.round(performance.now() - started), observedAt }, null);
+    return summarize(
+      url,
+      profile,
+      o,
+      null,
+      opts,
+      { attempts, durationMs: Math.round(performance.now() - started), observedAt },
+      null,
+    );
   }
 }
 
-const factsOf = (o: LiveObservation, requiresAuth: boolean): EntryFacts => ({ requiresAuth, flagged: o.findings.length > 0 });
+const factsOf = (o: LiveObservation, requiresAuth: boolean): EntryFacts => ({
+  requiresAuth,
+  flagged: o.findings.length > 0,
+});
 
 function emptyObservation(url: string, profile: ClientProfile, unprocessable: Unprocessable | null): LiveObservation {
-  return { url, deciding: emptyRun(profile.id), diagnosis: null, others: {}, legacySse: null, auth: null, uaBlocked: null, keyed: null, findings: [], unprocessable };
+  return {
+    url,
+    deciding: emptyRun(profile.id),
+    diagnosis: null,
+    others: {},
+    legacySse: null,
+    auth: null,
+    uaBlocked: null,
+    keyed: null,
+    findings: [],
+    unprocessable,
+  };
 }
 
 /** The run whose tool list the record keeps: the keyed session's when it listed tools, else the deciding client's. */
@@ -208,12 +267,21 @@ function processTools(o: LiveObservation): StoredSnapshot | null {
     const listed = toolListSnapshot(run.serverInfo, definitions);
     const snapshot = storedSnapshot(listed);
     // Fingerprinted (and, once the probe is over, counted) on the full list, before anything is clipped for storage.
-    o.toolSet = { tokens: null, tokensError: null, ...(toolSetDigests(listed.tools) ?? { nameBlind: null, descriptionBlind: null }) };
+    o.toolSet = {
+      tokens: null,
+      tokensError: null,
+      ...(toolSetDigests(listed.tools) ?? { nameBlind: null, descriptionBlind: null }),
+    };
     stage = 'screen';
     // Screened on the full text, before anything is clipped for storage.
     o.findings = screenTools(definitions);
     for (const d of duplicateNames(listed)) {
-      o.findings.push({ tool: d.name, field: 'name', rule: 'duplicate-name', excerpt: `${d.digests.length} definitions of one name (digests ${d.digests.join(', ')})` });
+      o.findings.push({
+        tool: d.name,
+        field: 'name',
+        rule: 'duplicate-name',
+        excerpt: `${d.digests.length} definitions of one name (digests ${d.digests.join(', ')})`,
+      });
     }
     return snapshot;
   } catch (err) {
@@ -224,12 +292,21 @@ function processTools(o: LiveObservation): StoredSnapshot | null {
 }
 
 /** One attempt: the deciding client, then the reads that explain a failure. */
-async function observe(url: string, profile: ClientProfile, opts: Resolved): Promise<[LiveObservation, StoredSnapshot | null]> {
+async function observe(
+  url: string,
+  profile: ClientProfile,
+  opts: Resolved,
+): Promise<[LiveObservation, StoredSnapshot | null]> {
   const o = emptyObservation(url, profile, null);
   o.deciding = await runProfile(url, profile, opts, opts.userAgent);
   // The keyless handshake decides (the policy); with the entry's keys, the same client lists what a user with a key sees.
   if (opts.keys && Object.keys(opts.keys).length && o.deciding.connected) {
-    o.keyed = await runProfile(url, profile, { ...opts, headers: { ...opts.headers, ...keyHeaders(opts.keys) } }, opts.userAgent);
+    o.keyed = await runProfile(
+      url,
+      profile,
+      { ...opts, headers: { ...opts.headers, ...keyHeaders(opts.keys) } },
+      opts.userAgent,
+    );
   }
   const snapshot = processTools(o);
   if (o.unprocessable) return [o, null];
@@ -246,7 +323,12 @@ async function widened(o: LiveObservation, url: string, profile: ClientProfile, 
   return { diagnosis, others };
 }
 
-async function explain(o: LiveObservation, url: string, profile: ClientProfile, opts: Resolved): Promise<LiveObservation> {
+async function explain(
+  o: LiveObservation,
+  url: string,
+  profile: ClientProfile,
+  opts: Resolved,
+): Promise<LiveObservation> {
   const deciding = o.deciding;
   const appUsable = deciding.works || ((opts.requiresAuth ?? false) && deciding.connected);
   if (appUsable) return o;
@@ -258,7 +340,12 @@ async function explain(o: LiveObservation, url: string, profile: ClientProfile, 
   // An answer over the cap is judged on its start alone (review/oversize or drop/not-mcp): no second read.
   const first = deciding.steps[0];
   const last = deciding.steps.at(-1);
-  if ((first && first.status === null && deciding.steps.length === 1) || isTransient(last) || last?.problem === 'oversize') return o;
+  if (
+    (first && first.status === null && deciding.steps.length === 1) ||
+    isTransient(last) ||
+    last?.problem === 'oversize'
+  )
+    return o;
   o.diagnosis = await runProfile(url, DIAGNOSIS, opts);
   if (o.diagnosis.works && isAppLike(profile) && (stepOf(deciding, 'initialize')?.status ?? 0) >= 400) {
     // Is it the app's agent? The same client with a browser's agent tells.
@@ -267,9 +354,22 @@ async function explain(o: LiveObservation, url: string, profile: ClientProfile, 
   if (!o.diagnosis.works) {
     const init = stepOf(o.diagnosis, 'initialize');
     if (init && (init.status === 400 || init.status === 404 || init.status === 405) && init.response === null) {
-      o.legacySse = (await firstSseEvent(url, { 'user-agent': opts.identity ?? BROWSER_USER_AGENT }, AbortSignal.timeout(Math.min(10_000, opts.timeoutMs ?? 10_000)), opts.dispatcher)) === 'endpoint';
+      o.legacySse =
+        (await firstSseEvent(
+          url,
+          { 'user-agent': opts.identity ?? BROWSER_USER_AGENT },
+          AbortSignal.timeout(Math.min(10_000, opts.timeoutMs ?? 10_000)),
+          opts.dispatcher,
+        )) === 'endpoint';
     }
-    const answered = init && init.status !== null && (init.status === 400 || init.status === 404 || init.status === 405 || init.status === 406 || !!init.response?.error);
+    const answered =
+      init &&
+      init.status !== null &&
+      (init.status === 400 ||
+        init.status === 404 ||
+        init.status === 405 ||
+        init.status === 406 ||
+        !!init.response?.error);
     if (answered && !o.legacySse) {
       // Another protocol era? The diagnosis tries the other profiles to tell an alive server from a 404 page.
       for (const era of [MCP_2025_11_25, MCP_2026_07_28]) {
@@ -289,7 +389,7 @@ async function runProfile(url: string, profile: ClientProfile, opts: Resolved, u
 function runClient(url: string, profile: ClientProfile, opts: Resolved, userAgent?: string): Promise<LiveRun> {
   const client: ClientOptions = {
     // The client's own headers, then the entry's (the app appends the user's headers after its own).
-    headers: profile.headers ? { ...profile.headers, ...opts.headers } : opts.headers ?? {},
+    headers: profile.headers ? { ...profile.headers, ...opts.headers } : (opts.headers ?? {}),
     requestTimeoutMs: Math.min(profile.requestTimeoutMs, opts.timeoutMs ?? Infinity),
     maxBodyBytes: opts.maxBodyBytes,
     dispatcher: opts.dispatcher,
@@ -297,10 +397,14 @@ function runClient(url: string, profile: ClientProfile, opts: Resolved, userAgen
     budget: opts.budget,
   };
   switch (profile.handshake) {
-    case 'app': return runAppClient(url, profile, client);
-    case 'app-fallback': return runAppFallbackClient(url, profile, client);
-    case 'spec': return runSpecClient(url, profile, client);
-    case 'stateless': return runStatelessClient(url, profile, client);
+    case 'app':
+      return runAppClient(url, profile, client);
+    case 'app-fallback':
+      return runAppFallbackClient(url, profile, client);
+    case 'spec':
+      return runSpecClient(url, profile, client);
+    case 'stateless':
+      return runStatelessClient(url, profile, client);
   }
 }
 
@@ -308,7 +412,7 @@ function runClient(url: string, profile: ClientProfile, opts: Resolved, userAgen
 function matrixOf(e: Evidence, live: LiveObservation, wide: Wide, entry: EntryFacts): Record<string, MatrixCell> {
   const cells: Record<string, MatrixCell> = {};
   for (const p of Object.values(CLIENT_PROFILES)) {
-    const run = p.id === live.deciding.profile ? live.deciding : live.others[p.id] ?? wide.others[p.id];
+    const run = p.id === live.deciding.profile ? live.deciding : (live.others[p.id] ?? wide.others[p.id]);
     const v = run && classifyAs(e, p.id, entry);
     if (!v) continue;
     cells[p.id] = { works: run.works, verdict: v.verdict, reason: v.reason, tools: run.tools && clipNames(run.tools) };
@@ -324,7 +428,15 @@ type Wide = { diagnosis: LiveRun | null; others: Record<string, LiveRun> };
  * record always gives the same verdict again; every top-level field outside `diagnosis` and `matrix` is the
  * deciding client's: adding --matrix (which runs the diagnosis too) does not change what the deciding client saw.
  */
-function summarize(url: string, profile: ClientProfile, o: LiveObservation, wide: Wide | null, opts: Resolved, when: { attempts: number; durationMs: number; observedAt: string }, snapshot: StoredSnapshot | null): ProbeResult {
+function summarize(
+  url: string,
+  profile: ClientProfile,
+  o: LiveObservation,
+  wide: Wide | null,
+  opts: Resolved,
+  when: { attempts: number; durationMs: number; observedAt: string },
+  snapshot: StoredSnapshot | null,
+): ProbeResult {
   const evidence = evidenceOf(o, wide);
   const entry = factsOf(o, opts.requiresAuth ?? false);
   const v = classify(evidence, entry);
@@ -346,15 +458,30 @@ function summarize(url: string, profile: ClientProfile, o: LiveObservation, wide
     observedAt: when.observedAt,
     profile: profile.id,
     probe: {
-      version: ONETAP_VERSION, profileDigest: profileDigest(profile), requiresAuth: opts.requiresAuth ?? false, timeoutMs: opts.timeoutMs ?? null,
-      matrix: opts.matrix ?? false, headers: Object.keys(opts.headers ?? {}).map((h) => h.toLowerCase()).sort(),
-      ...(opts.keys || opts.missingKeys?.length || opts.refusedKeys?.length ? {
-        keys: {
-          headers: Object.keys(opts.keys ?? {}).map((h) => h.toLowerCase()).sort(), missing: [...(opts.missingKeys ?? [])].sort(),
-          ...(opts.refusedKeys?.length ? { refused: [...opts.refusedKeys].sort() } : {}),
-          listed: !!o.keyed?.toolDefinitions, error: o.keyed && !o.keyed.toolDefinitions ? oneLineOrNull(o.keyed.error ?? firstProblem(o.keyed), L.errorChars) : null,
-        },
-      } : {}),
+      version: ONETAP_VERSION,
+      profileDigest: profileDigest(profile),
+      requiresAuth: opts.requiresAuth ?? false,
+      timeoutMs: opts.timeoutMs ?? null,
+      matrix: opts.matrix ?? false,
+      headers: Object.keys(opts.headers ?? {})
+        .map((h) => h.toLowerCase())
+        .sort(),
+      ...(opts.keys || opts.missingKeys?.length || opts.refusedKeys?.length
+        ? {
+            keys: {
+              headers: Object.keys(opts.keys ?? {})
+                .map((h) => h.toLowerCase())
+                .sort(),
+              missing: [...(opts.missingKeys ?? [])].sort(),
+              ...(opts.refusedKeys?.length ? { refused: [...opts.refusedKeys].sort() } : {}),
+              listed: !!o.keyed?.toolDefinitions,
+              error:
+                o.keyed && !o.keyed.toolDefinitions
+                  ? oneLineOrNull(o.keyed.error ?? firstProblem(o.keyed), L.errorChars)
+                  : null,
+            },
+          }
+        : {}),
     },
     verdict: v.verdict,
     reason: v.reason,
@@ -368,19 +495,39 @@ function summarize(url: string, profile: ClientProfile, o: LiveObservation, wide
     tools: toolsRun.tools && clipNames(toolsRun.tools),
     toolCount: toolsRun.tools?.length ?? null,
     sessionId: run.sessionId,
-    error: o.unprocessable ? oneLine(`${o.unprocessable.stage}: ${o.unprocessable.error}`, L.errorChars) : live && v.reason === 'ok' ? null : oneLineOrNull(errorText(o, v.reason), L.errorChars),
-    appError: oneLineOrNull(app && !app.works ? app.error ?? (app.tools?.length === 0 ? 'connected, but the app lists 0 tools' : null) : null, L.errorChars),
+    error: o.unprocessable
+      ? oneLine(`${o.unprocessable.stage}: ${o.unprocessable.error}`, L.errorChars)
+      : live && v.reason === 'ok'
+        ? null
+        : oneLineOrNull(errorText(o, v.reason), L.errorChars),
+    appError: oneLineOrNull(
+      app && !app.works
+        ? (app.error ?? (app.tools?.length === 0 ? 'connected, but the app lists 0 tools' : null))
+        : null,
+      L.errorChars,
+    ),
     quirks: recorded.quirks,
     excludedTools: recorded.excludedTools,
     cutShort: run.cutShort,
     auth: o.auth,
-    location: oneLineOrNull(init?.status !== null && init !== undefined && init.status >= 300 && init.status < 400 ? init.headers.location : null, L.locationChars),
-    diagnosis: diagnosis ? {
-      works: diagnosis.works, tools: diagnosis.tools && clipNames(diagnosis.tools), error: oneLineOrNull(diagnosis.error ?? (diagnosis.works ? null : firstProblem(diagnosis)), L.errorChars),
-      httpStatus: (stepOf(diagnosis, 'tools/list') ?? firstStep(diagnosis))?.status ?? null,
-      protocolVersion: oneLineOrNull(diagnosis.protocolVersion, L.nameChars), serverName: oneLineOrNull(diagnosis.serverInfo?.name, L.nameChars),
-      serverVersion: oneLineOrNull(diagnosis.serverInfo?.version, L.nameChars), quirks: [...new Set(diagnosis.quirks)],
-    } : null,
+    location: oneLineOrNull(
+      init?.status !== null && init !== undefined && init.status >= 300 && init.status < 400
+        ? init.headers.location
+        : null,
+      L.locationChars,
+    ),
+    diagnosis: diagnosis
+      ? {
+          works: diagnosis.works,
+          tools: diagnosis.tools && clipNames(diagnosis.tools),
+          error: oneLineOrNull(diagnosis.error ?? (diagnosis.works ? null : firstProblem(diagnosis)), L.errorChars),
+          httpStatus: (stepOf(diagnosis, 'tools/list') ?? firstStep(diagnosis))?.status ?? null,
+          protocolVersion: oneLineOrNull(diagnosis.protocolVersion, L.nameChars),
+          serverName: oneLineOrNull(diagnosis.serverInfo?.name, L.nameChars),
+          serverVersion: oneLineOrNull(diagnosis.serverInfo?.version, L.nameChars),
+          quirks: [...new Set(diagnosis.quirks)],
+        }
+      : null,
     // An answer that could not be processed ran no other profile: its matrix is the deciding profile's one cell.
     matrix: opts.matrix ? matrixOf(evidence, o, wide ?? { diagnosis: null, others: {} }, entry) : null,
     toolsHash: snapshot?.hash ?? null,
@@ -400,7 +547,14 @@ function summarize(url: string, profile: ClientProfile, o: LiveObservation, wide
 
 /** `redacted`: the texts redacted in every run the record holds (the keyed session's tools included); absent when none. */
 function redactedCount(o: LiveObservation, wide: Wide | null): { redacted?: number } {
-  const runs = [o.deciding, o.keyed, o.diagnosis, ...Object.values(o.others), wide?.diagnosis, ...Object.values(wide?.others ?? {})];
+  const runs = [
+    o.deciding,
+    o.keyed,
+    o.diagnosis,
+    ...Object.values(o.others),
+    wide?.diagnosis,
+    ...Object.values(wide?.others ?? {}),
+  ];
   const n = runs.reduce((sum, r) => sum + (r?.redacted ?? 0), 0);
   return n ? { redacted: n } : {};
 }
@@ -411,7 +565,12 @@ function clipNames(names: string[]): string[] {
   return names.some((n) => n.length > max) ? names.map((n) => clipText(n, max)) : names;
 }
 
-const boundedFinding = (f: Finding): Finding => ({ tool: clipText(f.tool, RECORD_LIMITS.nameChars), field: clipText(f.field, RECORD_LIMITS.fieldChars), rule: f.rule, excerpt: clipText(f.excerpt, RECORD_LIMITS.fieldChars) });
+const boundedFinding = (f: Finding): Finding => ({
+  tool: clipText(f.tool, RECORD_LIMITS.nameChars),
+  field: clipText(f.field, RECORD_LIMITS.fieldChars),
+  rule: f.rule,
+  excerpt: clipText(f.excerpt, RECORD_LIMITS.fieldChars),
+});
 
 const firstStep = (run: LiveRun) => stepOf(run, 'initialize') ?? stepOf(run, 'server/discover') ?? run.steps[0];
 

@@ -154,7 +154,12 @@ export function deriveProfile(id: string, base: ClientProfile, changes: ProfileC
     userAgent: changes.userAgent !== undefined ? changes.userAgent : base.userAgent,
     protocolVersion: changes.protocolVersion ?? base.protocolVersion,
     // The era's client asks for this version and accepts it back.
-    supportedVersions: changes.protocolVersion && base.supportedVersions.length && !base.supportedVersions.includes(changes.protocolVersion) ? [changes.protocolVersion, ...base.supportedVersions] : base.supportedVersions,
+    supportedVersions:
+      changes.protocolVersion &&
+      base.supportedVersions.length &&
+      !base.supportedVersions.includes(changes.protocolVersion)
+        ? [changes.protocolVersion, ...base.supportedVersions]
+        : base.supportedVersions,
     headers: { ...base.headers, ...changes.headers },
     requestTimeoutMs: changes.requestTimeoutMs ?? base.requestTimeoutMs,
   };
@@ -169,18 +174,27 @@ export function profileIds(policy: Pick<CatalogPolicy, 'profiles'>): string[] {
  * A catalog's deciding profile: `id` (a flag), else `policy.clientProfile`, else the Kai 9000 app's; a built-in
  * one, or one of `policy.profiles` derived from a built-in one. Throws naming the known ids when there is none.
  */
-export function catalogProfile(policy: Pick<CatalogPolicy, 'clientProfile' | 'profiles'>, id = policy.clientProfile ?? DEFAULT_PROFILE_ID): ClientProfile {
+export function catalogProfile(
+  policy: Pick<CatalogPolicy, 'clientProfile' | 'profiles'>,
+  id = policy.clientProfile ?? DEFAULT_PROFILE_ID,
+): ClientProfile {
   const builtIn = profileById(id);
   if (builtIn) return builtIn;
   const own = policy.profiles && Object.hasOwn(policy.profiles, id) ? policy.profiles[id]! : undefined;
   const base = own && profileById(own.extends);
   if (!own || !base) throw new Error(`unknown client profile "${id}" (known: ${profileIds(policy).join(', ')})`);
   return deriveProfile(id, base, {
-    clientInfo: own.clientInfo, userAgent: own.userAgent, protocolVersion: own.protocolVersion, headers: own.headers, requestTimeoutMs: own.timeoutMs,
+    clientInfo: own.clientInfo,
+    userAgent: own.userAgent,
+    protocolVersion: own.protocolVersion,
+    headers: own.headers,
+    requestTimeoutMs: own.timeoutMs,
   });
 }
 
 /** One line per server: "app ✓ · 2025-11-25 ✓ · 2026-07-28 ✗" (the mark and the word, never colour alone). */
 export function matrixLine(matrix: Readonly<Record<string, { works: boolean }>>): string {
-  return Object.entries(matrix).map(([id, cell]) => `${CLIENT_PROFILES[id]?.label ?? id} ${cell.works ? '✓' : '✗'}`).join(' · ');
+  return Object.entries(matrix)
+    .map(([id, cell]) => `${CLIENT_PROFILES[id]?.label ?? id} ${cell.works ? '✓' : '✗'}`)
+    .join(' · ');
 }

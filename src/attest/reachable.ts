@@ -8,8 +8,16 @@ import { request } from 'undici';
 import { checkUrl, guardedDispatcher } from '../net/fetcher.js';
 
 /** Any HTTP answer within the time limit means this machine reached the URL. */
-export async function isReachable(url: string, timeoutMs: number, policy: { allowPrivate?: boolean } = {}): Promise<boolean> {
-  try { checkUrl(url, { allowPrivate: policy.allowPrivate }); } catch { return false; }
+export async function isReachable(
+  url: string,
+  timeoutMs: number,
+  policy: { allowPrivate?: boolean } = {},
+): Promise<boolean> {
+  try {
+    checkUrl(url, { allowPrivate: policy.allowPrivate });
+  } catch {
+    return false;
+  }
   const dispatcher = guardedDispatcher({ allowPrivate: policy.allowPrivate, connectTimeoutMs: timeoutMs });
   try {
     const res = await request(url, { method: 'GET', signal: AbortSignal.timeout(timeoutMs), dispatcher });

@@ -17,7 +17,8 @@ const NOT_RECORDED = new Set(['mcp-session-id']);
 
 function recordHeaders(headers: Record<string, string>): Record<string, string> {
   const kept: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) if (!NOT_RECORDED.has(name)) kept[name] = oneLine(value, L.headerChars);
+  for (const [name, value] of Object.entries(headers))
+    if (!NOT_RECORDED.has(name)) kept[name] = oneLine(value, L.headerChars);
   return kept;
 }
 
@@ -29,15 +30,28 @@ function rpcReading(e: LiveExchange): RpcReading | null {
   return {
     id,
     result: typeof r.result === 'object' && r.result !== null,
-    error: err ? { code: typeof err.code === 'number' && Number.isFinite(err.code) ? err.code : null, message: oneLine(String(err.message), L.errorChars) } : null,
+    error: err
+      ? {
+          code: typeof err.code === 'number' && Number.isFinite(err.code) ? err.code : null,
+          message: oneLine(String(err.message), L.errorChars),
+        }
+      : null,
   };
 }
 
 export function recordExchange(e: LiveExchange): Exchange {
   const x: Exchange = {
-    step: e.step, status: e.status, contentType: oneLineOrNull(e.contentType, L.nameChars), headers: recordHeaders(e.headers), body: e.body,
-    bodySnippet: e.bodySnippet === null ? null : clipText(e.bodySnippet, L.snippetChars), rpc: rpcReading(e), problem: e.problem,
-    errorCode: oneLineOrNull(e.errorCode, L.nameChars), error: oneLineOrNull(e.error, L.errorChars), durationMs: Math.round(e.durationMs),
+    step: e.step,
+    status: e.status,
+    contentType: oneLineOrNull(e.contentType, L.nameChars),
+    headers: recordHeaders(e.headers),
+    body: e.body,
+    bodySnippet: e.bodySnippet === null ? null : clipText(e.bodySnippet, L.snippetChars),
+    rpc: rpcReading(e),
+    problem: e.problem,
+    errorCode: oneLineOrNull(e.errorCode, L.nameChars),
+    error: oneLineOrNull(e.error, L.errorChars),
+    durationMs: Math.round(e.durationMs),
   };
   if (e.app) x.app = { ...e.app };
   return x;
@@ -45,22 +59,46 @@ export function recordExchange(e: LiveExchange): Exchange {
 
 export function recordRun(r: LiveRun): ClientRun {
   return {
-    profile: r.profile, works: r.works, connected: r.connected, toolCount: r.tools?.length ?? null, error: oneLineOrNull(r.error, L.errorChars),
-    steps: r.steps.map(recordExchange), protocolVersion: oneLineOrNull(r.protocolVersion, L.nameChars),
-    serverInfo: r.serverInfo ? { name: oneLine(r.serverInfo.name, L.nameChars), version: oneLineOrNull(r.serverInfo.version, L.nameChars) } : null,
-    sessionId: r.sessionId, quirks: [...new Set(r.quirks)], cutShort: r.cutShort, durationMs: Math.round(r.durationMs),
-    excludedTools: r.excludedTools.map((e) => ({ name: clipText(e.name, L.nameChars), reason: oneLine(e.reason, L.errorChars) })),
+    profile: r.profile,
+    works: r.works,
+    connected: r.connected,
+    toolCount: r.tools?.length ?? null,
+    error: oneLineOrNull(r.error, L.errorChars),
+    steps: r.steps.map(recordExchange),
+    protocolVersion: oneLineOrNull(r.protocolVersion, L.nameChars),
+    serverInfo: r.serverInfo
+      ? { name: oneLine(r.serverInfo.name, L.nameChars), version: oneLineOrNull(r.serverInfo.version, L.nameChars) }
+      : null,
+    sessionId: r.sessionId,
+    quirks: [...new Set(r.quirks)],
+    cutShort: r.cutShort,
+    durationMs: Math.round(r.durationMs),
+    excludedTools: r.excludedTools.map((e) => ({
+      name: clipText(e.name, L.nameChars),
+      reason: oneLine(e.reason, L.errorChars),
+    })),
   };
 }
 
-const recordRuns = (runs: Record<string, LiveRun>) => Object.fromEntries(Object.entries(runs).map(([id, r]) => [id, recordRun(r)]));
+const recordRuns = (runs: Record<string, LiveRun>) =>
+  Object.fromEntries(Object.entries(runs).map(([id, r]) => [id, recordRun(r)]));
 
 /** The evidence of one attempt, with the runs `--matrix` added beside it (null without the matrix). */
-export function evidenceOf(o: LiveObservation, matrix: { diagnosis: LiveRun | null; others: Record<string, LiveRun> } | null = null): Evidence {
+export function evidenceOf(
+  o: LiveObservation,
+  matrix: { diagnosis: LiveRun | null; others: Record<string, LiveRun> } | null = null,
+): Evidence {
   return {
-    deciding: recordRun(o.deciding), diagnosis: o.diagnosis && recordRun(o.diagnosis), others: recordRuns(o.others),
-    legacySse: o.legacySse, auth: o.auth, uaBlocked: o.uaBlocked,
-    unprocessable: o.unprocessable && { stage: o.unprocessable.stage, error: oneLine(o.unprocessable.error, L.errorChars) },
+    deciding: recordRun(o.deciding),
+    diagnosis: o.diagnosis && recordRun(o.diagnosis),
+    others: recordRuns(o.others),
+    legacySse: o.legacySse,
+    auth: o.auth,
+    uaBlocked: o.uaBlocked,
+    unprocessable: o.unprocessable && {
+      stage: o.unprocessable.stage,
+      error: oneLine(o.unprocessable.error, L.errorChars),
+    },
     matrix: matrix && { diagnosis: matrix.diagnosis && recordRun(matrix.diagnosis), others: recordRuns(matrix.others) },
   };
 }
@@ -118,11 +156,17 @@ function base64Cores(key: string): string[] {
 }
 
 const lowerCode = (c: number) => (c >= 65 && c <= 90 ? c + 32 : c);
-const pairOf = (text: string, i: number) => ((lowerCode(text.charCodeAt(i)) & 0xff) << 8) | (lowerCode(text.charCodeAt(i + 1)) & 0xff);
+const pairOf = (text: string, i: number) =>
+  ((lowerCode(text.charCodeAt(i)) & 0xff) << 8) | (lowerCode(text.charCodeAt(i + 1)) & 0xff);
 const HEX = /^[0-9a-f]+$/i;
 
 /** A key's parts that count (`FRAGMENT_CHARS`, `HEX_FRAGMENT_CHARS`), lower-cased, with a filter on their first two characters. */
-interface Fragments { short: Set<string>; hex: Set<string>; pairs: Uint8Array; grow: RegExp }
+interface Fragments {
+  short: Set<string>;
+  hex: Set<string>;
+  pairs: Uint8Array;
+  grow: RegExp;
+}
 
 function fragmentsOf(key: string): Fragments {
   const lower = key.toLowerCase();
@@ -161,7 +205,14 @@ export interface Redactor {
 }
 
 /** No secret: nothing to redact. */
-const NO_SECRETS: Readonly<Redactor> = Object.freeze({ exact: null, caseless: null, base64: null, fragments: [], tails: [], count: 0 });
+const NO_SECRETS: Readonly<Redactor> = Object.freeze({
+  exact: null,
+  caseless: null,
+  base64: null,
+  fragments: [],
+  tails: [],
+  count: 0,
+});
 
 /**
  * What a probe redacts: the values of the headers it was given (and the credential of a `<scheme> <credential>`
@@ -169,7 +220,10 @@ const NO_SECRETS: Readonly<Redactor> = Object.freeze({ exact: null, caseless: nu
  * `MIN_SECRET_CHARS` or more. A key of `MIN_TRANSFORMED_CHARS` or more is also redacted in any case, as base64 or
  * base64url at any alignment, and in part (`FRAGMENT_CHARS`). docs/clients.md states the rule.
  */
-export function secretsOf(headers: Readonly<Record<string, string>> | undefined, keys: readonly string[] = []): Redactor {
+export function secretsOf(
+  headers: Readonly<Record<string, string>> | undefined,
+  keys: readonly string[] = [],
+): Redactor {
   const exact = new Set<string>();
   const tails = new Set<string>();
   for (const v of Object.values(headers ?? {})) {
@@ -181,7 +235,10 @@ export function secretsOf(headers: Readonly<Record<string, string>> | undefined,
     if (tail.length >= MIN_SECRET_CHARS) tails.add(tail);
   }
   const strong = keys.map((k) => k.trim()).filter((k) => k.length >= MIN_SECRET_CHARS);
-  for (const k of strong) { exact.add(k); tails.add(k); }
+  for (const k of strong) {
+    exact.add(k);
+    tails.add(k);
+  }
   const transformed = strong.filter((k) => k.length >= MIN_TRANSFORMED_CHARS);
   if (!exact.size) return { ...NO_SECRETS };
   return {
@@ -224,7 +281,12 @@ function fragmentRanges(text: string, f: Fragments, out: Range[]): void {
   for (let i = 0; i + FRAGMENT_CHARS <= text.length; i++) {
     if (!f.pairs[pairOf(text, i)]) continue;
     if (f.short.has(text.slice(i, i + FRAGMENT_CHARS).toLowerCase())) add(i, i + FRAGMENT_CHARS);
-    if (f.hex.size && i + HEX_FRAGMENT_CHARS <= text.length && f.hex.has(text.slice(i, i + HEX_FRAGMENT_CHARS).toLowerCase())) add(i, i + HEX_FRAGMENT_CHARS);
+    if (
+      f.hex.size &&
+      i + HEX_FRAGMENT_CHARS <= text.length &&
+      f.hex.has(text.slice(i, i + HEX_FRAGMENT_CHARS).toLowerCase())
+    )
+      add(i, i + HEX_FRAGMENT_CHARS);
   }
   for (const r of found) out.push(growOver(text, r, f.grow));
 }
@@ -254,7 +316,10 @@ export function redactText(text: string, secrets: Redactor): string {
   if (text.length >= FRAGMENT_CHARS) for (const f of secrets.fragments) fragmentRanges(text, f, ranges);
   for (const secret of secrets.tails) {
     for (let n = Math.min(secret.length - 1, text.length); n >= MIN_TAIL_CHARS; n--) {
-      if (text.endsWith(secret.slice(0, n))) { ranges.push([text.length - n, text.length]); break; }
+      if (text.endsWith(secret.slice(0, n))) {
+        ranges.push([text.length - n, text.length]);
+        break;
+      }
     }
   }
   if (!ranges.length) return text;
@@ -269,7 +334,13 @@ export function redactText(text: string, secrets: Redactor): string {
 }
 
 /** The canonical JSON of a value, or '' past the nesting canonical JSON allows (then the server's order stands). */
-const orderKey = (value: unknown) => { try { return canonicalJson(value); } catch { return ''; } };
+const orderKey = (value: unknown) => {
+  try {
+    return canonicalJson(value);
+  } catch {
+    return '';
+  }
+};
 
 /**
  * An object with `redactText` applied to its property names as well as to its values. Names that redaction makes
@@ -277,15 +348,22 @@ const orderKey = (value: unknown) => { try { return canonicalJson(value); } catc
  * JSON: neither is lost, and the result does not depend on the key nor on the order the server sent them in.
  */
 function redactObject(value: Record<string, unknown>, secrets: Redactor, depth: number): Record<string, unknown> {
-  const entries = Object.entries(value).map(([name, v]) => ({ name, redactedName: redactText(name, secrets), value: redactValue(v, secrets, depth + 1) }));
+  const entries = Object.entries(value).map(([name, v]) => ({
+    name,
+    redactedName: redactText(name, secrets),
+    value: redactValue(v, secrets, depth + 1),
+  }));
   const redacted = entries.filter((e) => e.redactedName !== e.name);
   if (!redacted.length) return Object.fromEntries(entries.map((e) => [e.name, e.value]));
   const used = new Set(entries.filter((e) => e.redactedName === e.name).map((e) => e.name));
   const keys = new Map(redacted.map((e) => [e, orderKey(e.value)]));
-  for (const e of [...redacted].sort((a, b) => (keys.get(a)! < keys.get(b)! ? -1 : keys.get(a)! > keys.get(b)! ? 1 : 0))) {
+  for (const e of [...redacted].sort((a, b) =>
+    keys.get(a)! < keys.get(b)! ? -1 : keys.get(a)! > keys.get(b)! ? 1 : 0,
+  )) {
     let name = e.redactedName;
     const at = name.lastIndexOf(REDACTED);
-    for (let n = 2; used.has(name); n++) name = `${e.redactedName.slice(0, at)}[redacted ${n}]${e.redactedName.slice(at + REDACTED.length)}`;
+    for (let n = 2; used.has(name); n++)
+      name = `${e.redactedName.slice(0, at)}[redacted ${n}]${e.redactedName.slice(at + REDACTED.length)}`;
     used.add(name);
     e.redactedName = name;
   }
@@ -317,18 +395,25 @@ export function redactRun(run: LiveRun, secrets: Redactor): LiveRun {
     if (e.bodySnippet !== null) e.bodySnippet = text(e.bodySnippet);
     if (e.error !== null) e.error = text(e.error);
     if (e.contentType !== null) e.contentType = text(e.contentType);
-    if (Object.keys(e.headers).length) e.headers = Object.fromEntries(Object.entries(e.headers).map(([k, v]) => [text(k), text(v)]));
+    if (Object.keys(e.headers).length)
+      e.headers = Object.fromEntries(Object.entries(e.headers).map(([k, v]) => [text(k), text(v)]));
     if (e.response) {
       if (typeof e.response.id === 'string') e.response.id = text(e.response.id);
-      if (e.response.error && typeof e.response.error.message === 'string') e.response.error.message = text(e.response.error.message);
+      if (e.response.error && typeof e.response.error.message === 'string')
+        e.response.error.message = text(e.response.error.message);
     }
   }
   if (run.error !== null) run.error = text(run.error);
   if (run.protocolVersion !== null) run.protocolVersion = text(run.protocolVersion);
-  if (run.serverInfo) run.serverInfo = { name: text(run.serverInfo.name), version: run.serverInfo.version === null ? null : text(run.serverInfo.version) };
+  if (run.serverInfo)
+    run.serverInfo = {
+      name: text(run.serverInfo.name),
+      version: run.serverInfo.version === null ? null : text(run.serverInfo.version),
+    };
   if (run.tools) run.tools = run.tools.map(text);
   if (run.toolDefinitions) run.toolDefinitions = run.toolDefinitions.map((t) => redactValue(t, secrets) as typeof t);
-  if (run.excludedTools.length) run.excludedTools = run.excludedTools.map((x) => ({ name: text(x.name), reason: text(x.reason) }));
+  if (run.excludedTools.length)
+    run.excludedTools = run.excludedTools.map((x) => ({ name: text(x.name), reason: text(x.reason) }));
   run.redacted = secrets.count - before;
   return run;
 }

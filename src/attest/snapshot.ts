@@ -24,7 +24,9 @@ import { MAX_NESTING } from '../util/json.js';
 
 /** A value nested deeper than MAX_NESTING: what a server sent is not processed. */
 export class NestingTooDeep extends Error {
-  constructor() { super(`nested deeper than ${MAX_NESTING} levels`); }
+  constructor() {
+    super(`nested deeper than ${MAX_NESTING} levels`);
+  }
 }
 
 /** What a stored snapshot keeps at most, and says it cut. */
@@ -33,7 +35,10 @@ export const SNAPSHOT_LIMITS = {
   bytes: 1024 * 1024,
   /** Of which the per-tool digest list. */
   digestBytes: 512 * 1024,
-  tools: 500, nameChars: 128, textChars: 2_000, schemaChars: 16_384,
+  tools: 500,
+  nameChars: 128,
+  textChars: 2_000,
+  schemaChars: 16_384,
 } as const;
 
 /** The stored snapshot's format (files without `format` are version 1: digests keyed by name). */
@@ -52,7 +57,8 @@ function sortKeys(value: unknown, depth: number): unknown {
   for (const k of Object.keys(value).sort()) {
     const v = sortKeys((value as Record<string, unknown>)[k], depth + 1);
     // A key named `__proto__` stays a key (assignment would set the prototype).
-    if (k === '__proto__') Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+    if (k === '__proto__')
+      Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
     else out[k] = v;
   }
   return out;
@@ -60,7 +66,10 @@ function sortKeys(value: unknown, depth: number): unknown {
 
 const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
-export function toolListSnapshot(serverInfo: { name: string; version: string | null } | null, tools: readonly ToolDefinition[]): ToolListSnapshot {
+export function toolListSnapshot(
+  serverInfo: { name: string; version: string | null } | null,
+  tools: readonly ToolDefinition[],
+): ToolListSnapshot {
   const canonical = tools.map((t) => {
     const d: ToolDefinition = { name: t.name };
     if (t.title !== undefined) d.title = t.title;
@@ -72,7 +81,10 @@ export function toolListSnapshot(serverInfo: { name: string; version: string | n
   });
   // By name, then by content: two copies of one name sort the same way whatever order they came in.
   canonical.sort((a, b) => byText(a.tool.name, b.tool.name) || byText(a.text, b.text));
-  return { serverInfo: { name: serverInfo?.name ?? null, version: serverInfo?.version ?? null }, tools: canonical.map((c) => c.tool) };
+  return {
+    serverInfo: { name: serverInfo?.name ?? null, version: serverInfo?.version ?? null },
+    tools: canonical.map((c) => c.tool),
+  };
 }
 
 /** The snapshot's keys are already sorted (toolListSnapshot builds it so): its JSON is canonical as it stands. */
@@ -89,7 +101,10 @@ const jsonBytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value));
 export function storedSnapshot(snapshot: ToolListSnapshot): StoredSnapshot {
   // One serialisation per tool, shared by the list's hash, the tool's digest and the size checks.
   const texts = snapshot.tools.map((t) => JSON.stringify(t));
-  const hash = sha256(`{"serverInfo":${JSON.stringify(snapshot.serverInfo)},"tools":[${texts.join(',')}]}`).slice(0, 16);
+  const hash = sha256(`{"serverInfo":${JSON.stringify(snapshot.serverInfo)},"tools":[${texts.join(',')}]}`).slice(
+    0,
+    16,
+  );
   const full = texts.map((t) => sha256(t));
   const L = SNAPSHOT_LIMITS;
   let clipped = false;
@@ -103,18 +118,35 @@ export function storedSnapshot(snapshot: ToolListSnapshot): StoredSnapshot {
   for (let i = 0; i < snapshot.tools.length; i++) {
     const d = { name: clip(snapshot.tools[i]!.name, L.nameChars), digest: full[i]!.slice(0, 16) };
     used += jsonBytes(d) + 1;
-    if (used > L.digestBytes) { clipped = true; break; }
+    if (used > L.digestBytes) {
+      clipped = true;
+      break;
+    }
     digests.push(d);
   }
   const out: StoredSnapshot = {
-    format: SNAPSHOT_FORMAT, hash, toolsDigest: toolsDigestOf(full), serverInfo: { name: clipOrNull(snapshot.serverInfo.name, clip), version: clipOrNull(snapshot.serverInfo.version, clip) },
-    toolsSeen: snapshot.tools.length, clipped, digests, tools: [],
+    format: SNAPSHOT_FORMAT,
+    hash,
+    toolsDigest: toolsDigestOf(full),
+    serverInfo: {
+      name: clipOrNull(snapshot.serverInfo.name, clip),
+      version: clipOrNull(snapshot.serverInfo.version, clip),
+    },
+    toolsSeen: snapshot.tools.length,
+    clipped,
+    digests,
+    tools: [],
   };
   // The rest of the file's budget is for the tools themselves, in order, as many as fit.
   let budget = L.bytes - jsonBytes(out) - 64;
   for (let i = 0; i < snapshot.tools.length && i < L.tools; i++) {
     const t = snapshot.tools[i]!;
-    const kept = texts[i]!.length <= L.textChars && t.name.length <= L.nameChars ? t : clipTool(t, clip, () => { clipped = true; });
+    const kept =
+      texts[i]!.length <= L.textChars && t.name.length <= L.nameChars
+        ? t
+        : clipTool(t, clip, () => {
+            clipped = true;
+          });
     const size = kept === t ? Buffer.byteLength(texts[i]!) + 1 : jsonBytes(kept) + 1;
     if (size > budget) break;
     budget -= size;
@@ -168,7 +200,8 @@ function withoutProse(value: unknown, names: boolean): unknown {
   for (const [k, v] of Object.entries(value)) {
     if (!names && (k === 'description' || k === 'title')) continue;
     const kept = withoutProse(v, !names && NAMED_SCHEMAS.has(k));
-    if (k === '__proto__') Object.defineProperty(out, k, { value: kept, enumerable: true, writable: true, configurable: true });
+    if (k === '__proto__')
+      Object.defineProperty(out, k, { value: kept, enumerable: true, writable: true, configurable: true });
     else out[k] = kept;
   }
   return out;
@@ -181,9 +214,17 @@ function withoutProse(value: unknown, names: boolean): unknown {
  *   reworded).
  * Null for an empty set: no tools matches nothing. `tools` are canonical (toolListSnapshot's).
  */
-export function toolSetDigests(tools: readonly ToolDefinition[]): { nameBlind: string; descriptionBlind: string } | null {
+export function toolSetDigests(
+  tools: readonly ToolDefinition[],
+): { nameBlind: string; descriptionBlind: string } | null {
   if (!tools.length) return null;
-  const setOf = (texts: string[]) => sha256(texts.map((t) => sha256(t)).sort().join('\n'));
+  const setOf = (texts: string[]) =>
+    sha256(
+      texts
+        .map((t) => sha256(t))
+        .sort()
+        .join('\n'),
+    );
   return {
     nameBlind: setOf(tools.map(({ name: _n, title: _t, ...rest }) => JSON.stringify(rest))),
     descriptionBlind: setOf(tools.map((t) => JSON.stringify(withoutProse(t, false)))),

@@ -36,9 +36,22 @@ function baseHeaders(profile: ClientProfile, opts: ClientOptions): Record<string
   };
 }
 
-async function post(url: string, s: Session, profile: ClientProfile, opts: ClientOptions, step: StepName, message: unknown, id: number | null, headers = s.headers): Promise<PostOutcome> {
+async function post(
+  url: string,
+  s: Session,
+  profile: ClientProfile,
+  opts: ClientOptions,
+  step: StepName,
+  message: unknown,
+  id: number | null,
+  headers = s.headers,
+): Promise<PostOutcome> {
   const out = await postJsonRpc(url, step, message, id, {
-    headers, timeoutMs: opts.requestTimeoutMs, maxBodyBytes: opts.maxBodyBytes, dispatcher: opts.dispatcher, budget: opts.budget,
+    headers,
+    timeoutMs: opts.requestTimeoutMs,
+    maxBodyBytes: opts.maxBodyBytes,
+    dispatcher: opts.dispatcher,
+    budget: opts.budget,
   });
   s.run.steps.push(out.exchange);
   for (const q of out.quirks) addQuirk(s.run, q);
@@ -56,8 +69,10 @@ function resultOf(e: LiveExchange): Record<string, unknown> | null {
 /** The failure as short text: transport error, JSON-RPC error, HTTP status, or body problem. */
 export function exchangeError(e: LiveExchange): string {
   if (e.error) return `${e.error} on ${e.step}`;
-  if (e.response?.error) return `JSON-RPC error ${e.response.error.code} on ${e.step}: ${String(e.response.error.message).slice(0, 160)}`;
-  if (e.status !== null && e.status >= 300) return `HTTP ${e.status} on ${e.step}${e.bodySnippet ? `: ${squeezed(e.bodySnippet, 120)}` : ''}`;
+  if (e.response?.error)
+    return `JSON-RPC error ${e.response.error.code} on ${e.step}: ${String(e.response.error.message).slice(0, 160)}`;
+  if (e.status !== null && e.status >= 300)
+    return `HTTP ${e.status} on ${e.step}${e.bodySnippet ? `: ${squeezed(e.bodySnippet, 120)}` : ''}`;
   if (e.problem) return `${e.problem} on ${e.step}${e.bodySnippet ? `: ${squeezed(e.bodySnippet, 120)}` : ''}`;
   return `no result on ${e.step}`;
 }
@@ -75,12 +90,29 @@ export async function runSpecClient(url: string, profile: ClientProfile, opts: C
   const { run } = s;
   let sessionId: string | null = null;
   try {
-    const init = await post(url, s, profile, opts, 'initialize', {
-      jsonrpc: '2.0', id: 1, method: 'initialize',
-      params: { protocolVersion: profile.protocolVersion, capabilities: profile.capabilities, clientInfo: profile.clientInfo },
-    }, 1);
+    const init = await post(
+      url,
+      s,
+      profile,
+      opts,
+      'initialize',
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: {
+          protocolVersion: profile.protocolVersion,
+          capabilities: profile.capabilities,
+          clientInfo: profile.clientInfo,
+        },
+      },
+      1,
+    );
     const result = resultOf(init.exchange);
-    if (!result) { run.error = exchangeError(init.exchange); return finish(run, started); }
+    if (!result) {
+      run.error = exchangeError(init.exchange);
+      return finish(run, started);
+    }
     const version = typeof result.protocolVersion === 'string' ? result.protocolVersion : null;
     run.protocolVersion = version;
     if (version === null) addQuirk(run, 'no-protocol-version');
@@ -89,34 +121,59 @@ export async function runSpecClient(url: string, profile: ClientProfile, opts: C
       return finish(run, started);
     }
     const info = result.serverInfo as { name?: unknown; version?: unknown } | undefined;
-    if (info && typeof info.name === 'string') run.serverInfo = { name: info.name, version: typeof info.version === 'string' ? info.version : null };
+    if (info && typeof info.name === 'string')
+      run.serverInfo = { name: info.name, version: typeof info.version === 'string' ? info.version : null };
     run.connected = true;
     sessionId = init.sessionId;
     run.sessionId = sessionId !== null;
     s.headers = {
       ...s.headers,
       ...(sessionId !== null ? { 'mcp-session-id': sessionId } : {}),
-      ...(profile.supportedVersions.length && version !== null && HEADER_VERSIONS.has(version) ? { 'mcp-protocol-version': version } : {}),
+      ...(profile.supportedVersions.length && version !== null && HEADER_VERSIONS.has(version)
+        ? { 'mcp-protocol-version': version }
+        : {}),
     };
-    const note = await post(url, s, profile, opts, 'notifications/initialized', { jsonrpc: '2.0', method: 'notifications/initialized' }, null);
+    const note = await post(
+      url,
+      s,
+      profile,
+      opts,
+      'notifications/initialized',
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      null,
+    );
     await listToolPages(url, s, profile, opts, 2, {});
     if ((note.exchange.status ?? 0) >= 400 && run.tools !== null) addQuirk(run, 'notification-rejected');
     return finish(run, started);
   } finally {
-    if (sessionId !== null) await deleteSession(url, s.headers, sessionId, Math.min(2_000, opts.requestTimeoutMs), opts.dispatcher);
+    if (sessionId !== null)
+      await deleteSession(url, s.headers, sessionId, Math.min(2_000, opts.requestTimeoutMs), opts.dispatcher);
   }
 }
 
 /** tools/list through nextCursor, up to the profile's page count. */
-async function listToolPages(url: string, s: Session, profile: ClientProfile, opts: ClientOptions, firstId: number, params: Record<string, unknown>, headers?: Record<string, string>): Promise<void> {
+async function listToolPages(
+  url: string,
+  s: Session,
+  profile: ClientProfile,
+  opts: ClientOptions,
+  firstId: number,
+  params: Record<string, unknown>,
+  headers?: Record<string, string>,
+): Promise<void> {
   const { run } = s;
   let cursor: string | undefined;
   for (let page = 0, id = firstId; page < profile.toolPages; page++, id++) {
     const p = cursor === undefined ? params : { ...params, cursor };
-    const message = Object.keys(p).length ? { jsonrpc: '2.0', id, method: 'tools/list', params: p } : { jsonrpc: '2.0', id, method: 'tools/list' };
+    const message = Object.keys(p).length
+      ? { jsonrpc: '2.0', id, method: 'tools/list', params: p }
+      : { jsonrpc: '2.0', id, method: 'tools/list' };
     const res = await post(url, s, profile, opts, 'tools/list', message, id, headers);
     const list = resultOf(res.exchange);
-    if (!list || !Array.isArray(list.tools)) { run.error = exchangeError(res.exchange); return; }
+    if (!list || !Array.isArray(list.tools)) {
+      run.error = exchangeError(res.exchange);
+      return;
+    }
     run.tools ??= [];
     run.toolDefinitions ??= [];
     for (const t of list.tools as Array<Record<string, unknown>>) {
@@ -124,7 +181,10 @@ async function listToolPages(url: string, s: Session, profile: ClientProfile, op
       run.tools.push(t.name);
       run.toolDefinitions.push(toolDefinition(t));
     }
-    const next = typeof list.nextCursor === 'string' && list.nextCursor !== '' && list.nextCursor !== cursor ? list.nextCursor : undefined;
+    const next =
+      typeof list.nextCursor === 'string' && list.nextCursor !== '' && list.nextCursor !== cursor
+        ? list.nextCursor
+        : undefined;
     if (next === undefined) return;
     cursor = next;
   }
@@ -142,16 +202,37 @@ export async function runStatelessClient(url: string, profile: ClientProfile, op
   const started = performance.now();
   const s: Session = { run: emptyRun(profile.id), headers: baseHeaders(profile, opts) };
   const { run } = s;
-  const metaFor = (version: string) => ({ _meta: { 'io.modelcontextprotocol/protocolVersion': version, 'io.modelcontextprotocol/clientInfo': profile.clientInfo, 'io.modelcontextprotocol/clientCapabilities': profile.capabilities } });
-  const headersFor = (version: string, method: string) => ({ ...s.headers, 'mcp-protocol-version': version, 'mcp-method': method });
+  const metaFor = (version: string) => ({
+    _meta: {
+      'io.modelcontextprotocol/protocolVersion': version,
+      'io.modelcontextprotocol/clientInfo': profile.clientInfo,
+      'io.modelcontextprotocol/clientCapabilities': profile.capabilities,
+    },
+  });
+  const headersFor = (version: string, method: string) => ({
+    ...s.headers,
+    'mcp-protocol-version': version,
+    'mcp-method': method,
+  });
   let version = profile.protocolVersion;
   let id = 1;
-  let discover = await post(url, s, profile, opts, 'server/discover', { jsonrpc: '2.0', id, method: 'server/discover', params: metaFor(version) }, id, headersFor(version, 'server/discover'));
+  let discover = await post(
+    url,
+    s,
+    profile,
+    opts,
+    'server/discover',
+    { jsonrpc: '2.0', id, method: 'server/discover', params: metaFor(version) },
+    id,
+    headersFor(version, 'server/discover'),
+  );
   const refusedStep = discover.exchange;
   const refused = refusedStep.response?.error;
   if (refused?.code === UNSUPPORTED_VERSION) {
     const data = refused.data as { supported?: unknown } | undefined;
-    const supported = Array.isArray(data?.supported) ? data.supported.filter((v): v is string => typeof v === 'string') : [];
+    const supported = Array.isArray(data?.supported)
+      ? data.supported.filter((v): v is string => typeof v === 'string')
+      : [];
     const mutual = profile.supportedVersions.find((v) => supported.includes(v));
     if (mutual === undefined) {
       run.error = `-32022 on server/discover: the server supports ${supported.join(', ') || 'no version it names'}, none of ours (${profile.supportedVersions.join(', ')})`;
@@ -159,7 +240,16 @@ export async function runStatelessClient(url: string, profile: ClientProfile, op
     }
     version = mutual;
     id++;
-    discover = await post(url, s, profile, opts, 'server/discover', { jsonrpc: '2.0', id, method: 'server/discover', params: metaFor(version) }, id, headersFor(version, 'server/discover'));
+    discover = await post(
+      url,
+      s,
+      profile,
+      opts,
+      'server/discover',
+      { jsonrpc: '2.0', id, method: 'server/discover', params: metaFor(version) },
+      id,
+      headersFor(version, 'server/discover'),
+    );
     // Corrected: the exchange that decides is the retry, not the refusal (kept as a quirk).
     if (resultOf(discover.exchange)) {
       run.steps.splice(run.steps.indexOf(refusedStep), 1);
@@ -167,15 +257,21 @@ export async function runStatelessClient(url: string, profile: ClientProfile, op
     }
   }
   const result = resultOf(discover.exchange);
-  if (!result) { run.error = exchangeError(discover.exchange); return finish(run, started); }
+  if (!result) {
+    run.error = exchangeError(discover.exchange);
+    return finish(run, started);
+  }
   const versions = Array.isArray(result.supportedVersions) ? result.supportedVersions : [];
   if (!versions.includes(version)) {
     run.error = `server/discover lists no supported version of ours (${versions.map(String).join(', ') || 'none'})`;
     return finish(run, started);
   }
   run.protocolVersion = version;
-  const info = (result._meta as Record<string, { name?: unknown; version?: unknown }> | undefined)?.['io.modelcontextprotocol/serverInfo'];
-  if (info && typeof info.name === 'string') run.serverInfo = { name: info.name, version: typeof info.version === 'string' ? info.version : null };
+  const info = (result._meta as Record<string, { name?: unknown; version?: unknown }> | undefined)?.[
+    'io.modelcontextprotocol/serverInfo'
+  ];
+  if (info && typeof info.name === 'string')
+    run.serverInfo = { name: info.name, version: typeof info.version === 'string' ? info.version : null };
   run.connected = true;
   await listToolPages(url, s, profile, opts, id + 1, metaFor(version), headersFor(version, 'tools/list'));
   excludeInvalidToolHeaders(run);

@@ -35,7 +35,9 @@ type Tools = readonly Pick<ToolDefinition, 'name' | 'description' | 'inputSchema
 
 /** The text that is counted. */
 export const contextText = (tools: Tools): string =>
-  JSON.stringify(tools.map((t) => ({ name: t.name, description: t.description ?? '', input_schema: t.inputSchema ?? {} })));
+  JSON.stringify(
+    tools.map((t) => ({ name: t.name, description: t.description ?? '', input_schema: t.inputSchema ?? {} })),
+  );
 
 const utf8Bytes = (codePoint: number) => (codePoint < 0x80 ? 1 : codePoint < 0x800 ? 2 : codePoint < 0x10000 ? 3 : 4);
 
@@ -107,7 +109,11 @@ export async function loadCounter(): Promise<Counter> {
 /** What the worker says: the tokenizer is loaded, a text's count, or why it could not count it. */
 export type WorkerAnswer = { ready: true } | { tokens: number } | { error: string };
 
-interface Job { text: string; budgetMs: number; settle: (count: TokenCount) => void }
+interface Job {
+  text: string;
+  budgetMs: number;
+  settle: (count: TokenCount) => void;
+}
 
 /** The counting worker: one text at a time, first come first counted, each within its own budget from when it is sent. */
 const counting = {
@@ -129,17 +135,25 @@ export const countsSent = () => counting.sent;
 export function countTokens(tools: Tools, budgetMs: number = TOKEN_LIMITS.countMs): Promise<TokenCount> {
   const text = contextText(tools);
   // Keyed by the counted text, not the tools digest: that ignores the tools' order, which moves a count by a token.
-  return remembered('tokens', digestOf('sha256', text, 'hex'), () => new Promise<TokenCount>((settle) => {
-    counting.queue.push({ text, budgetMs, settle });
-    next();
-  }));
+  return remembered(
+    'tokens',
+    digestOf('sha256', text, 'hex'),
+    () =>
+      new Promise<TokenCount>((settle) => {
+        counting.queue.push({ text, budgetMs, settle });
+        next();
+      }),
+  );
 }
 
 function next(): void {
   if (!counting.worker && counting.queue.length) start();
   if (!counting.current && counting.ready && counting.queue.length) {
     const job = counting.queue.shift()!;
-    const timer = setTimeout(() => stop(`not counted: counting took longer than its ${job.budgetMs} ms budget`), job.budgetMs);
+    const timer = setTimeout(
+      () => stop(`not counted: counting took longer than its ${job.budgetMs} ms budget`),
+      job.budgetMs,
+    );
     counting.current = { job, timer };
     counting.sent++;
     counting.worker!.postMessage(job.text);
@@ -162,12 +176,20 @@ function start(): void {
       const { job, timer } = counting.current;
       clearTimeout(timer);
       counting.current = null;
-      job.settle('tokens' in answer ? { tokens: answer.tokens, tokensError: null } : { tokens: null, tokensError: `not counted: ${answer.error}` });
+      job.settle(
+        'tokens' in answer
+          ? { tokens: answer.tokens, tokensError: null }
+          : { tokens: null, tokensError: `not counted: ${answer.error}` },
+      );
       next();
     }
   });
-  worker.on('error', (err) => { if (worker === counting.worker) stop(`not counted: ${err.message}`); });
-  worker.on('exit', (code) => { if (worker === counting.worker) stop(`not counted: the counting worker exited with code ${code}`); });
+  worker.on('error', (err) => {
+    if (worker === counting.worker) stop(`not counted: ${err.message}`);
+  });
+  worker.on('exit', (code) => {
+    if (worker === counting.worker) stop(`not counted: the counting worker exited with code ${code}`);
+  });
 }
 
 /**

@@ -12,8 +12,26 @@ const KEY = 'x-mcp-header';
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const PRIMITIVE = new Set(['string', 'integer', 'boolean']);
 /** Subschema keywords a declaration may not sit under (the official client's list). */
-const UNREACHABLE = ['items', 'prefixItems', 'contains', 'additionalProperties', 'unevaluatedProperties', 'unevaluatedItems', 'propertyNames',
-  'patternProperties', 'dependentSchemas', 'oneOf', 'anyOf', 'allOf', 'not', 'if', 'then', 'else', '$defs', 'definitions'] as const;
+const UNREACHABLE = [
+  'items',
+  'prefixItems',
+  'contains',
+  'additionalProperties',
+  'unevaluatedProperties',
+  'unevaluatedItems',
+  'propertyNames',
+  'patternProperties',
+  'dependentSchemas',
+  'oneOf',
+  'anyOf',
+  'allOf',
+  'not',
+  'if',
+  'then',
+  'else',
+  '$defs',
+  'definitions',
+] as const;
 /** Of those, the ones whose value is a name → subschema object. */
 const BY_NAME = new Set(['patternProperties', 'dependentSchemas', '$defs', 'definitions']);
 
@@ -26,7 +44,8 @@ export function invalidToolHeaders(inputSchema: unknown): string | null {
     const schema = node as Record<string, unknown>;
     const where = path.length ? path.join('.') : '<root>';
     if (Object.hasOwn(schema, KEY)) {
-      if (!reachable || path.length === 0) return `${where}: x-mcp-header is only permitted on properties reached through 'properties'`;
+      if (!reachable || path.length === 0)
+        return `${where}: x-mcp-header is only permitted on properties reached through 'properties'`;
       const name = schema[KEY];
       if (typeof name !== 'string' || name.length === 0) return `${where}: x-mcp-header must be a non-empty string`;
       if (!TOKEN.test(name)) return `${where}: x-mcp-header is not an RFC 9110 token`;
@@ -51,7 +70,11 @@ export function invalidToolHeaders(inputSchema: unknown): string | null {
     for (const k of UNREACHABLE) {
       const sub = schema[k];
       if (sub === undefined) continue;
-      const branches = Array.isArray(sub) ? sub : sub !== null && typeof sub === 'object' && BY_NAME.has(k) ? Object.values(sub) : [sub];
+      const branches = Array.isArray(sub)
+        ? sub
+        : sub !== null && typeof sub === 'object' && BY_NAME.has(k)
+          ? Object.values(sub)
+          : [sub];
       for (const branch of branches) {
         const fault = visit(branch, [...path, `<${k}>`], false);
         if (fault) return fault;

@@ -32,15 +32,34 @@ export interface PostOutcome {
 }
 
 /** Response headers worth keeping: auth answers, edge marks, retry hints, redirects, session. */
-const KEPT_HEADERS = ['www-authenticate', 'cf-mitigated', 'retry-after', 'location', 'server', 'content-encoding', 'mcp-session-id'];
+const KEPT_HEADERS = [
+  'www-authenticate',
+  'cf-mitigated',
+  'retry-after',
+  'location',
+  'server',
+  'content-encoding',
+  'mcp-session-id',
+];
 const SNIPPET_CHARS = 2048;
-const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
+const TIMEOUT_CODES = new Set([
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'ETIMEDOUT',
+]);
 
 /**
  * POST one JSON-RPC message. `id` is the request id whose response we wait for, or null for a
  * notification (whose answer is recorded but not read).
  */
-export async function postJsonRpc(url: string, step: StepName, message: unknown, id: number | null, opts: PostOptions): Promise<PostOutcome> {
+export async function postJsonRpc(
+  url: string,
+  step: StepName,
+  message: unknown,
+  id: number | null,
+  opts: PostOptions,
+): Promise<PostOutcome> {
   const started = performance.now();
   const exchange = newExchange(step);
   const quirks: Quirk[] = [];
@@ -50,11 +69,28 @@ export async function postJsonRpc(url: string, step: StepName, message: unknown,
     recordHead(exchange, head);
     sessionId = headerValue(head.headers['mcp-session-id']);
     if (id === null) {
-      try { await discard(body, exchange.contentType); } finally { deadline.clear(); }
+      try {
+        await discard(body, exchange.contentType);
+      } finally {
+        deadline.clear();
+      }
     } else {
       const held = new HeldBytes(opts.maxBodyBytes, opts.budget, deadline);
       let read: ReadResult;
-      try { read = await readResponse(body, exchange.contentType, exchange.headers['content-encoding'], id, opts.maxBodyBytes, quirks, held); } finally { held.release(); deadline.clear(); }
+      try {
+        read = await readResponse(
+          body,
+          exchange.contentType,
+          exchange.headers['content-encoding'],
+          id,
+          opts.maxBodyBytes,
+          quirks,
+          held,
+        );
+      } finally {
+        held.release();
+        deadline.clear();
+      }
       exchange.body = read.body;
       exchange.response = read.response;
       exchange.problem = read.problem;
@@ -74,10 +110,25 @@ export async function postJsonRpc(url: string, step: StepName, message: unknown,
  * deadline that ends the body (the app's `requestTimeoutMillis` covers both). No AbortSignal: a listener per
  * request was a tenth of the prober's CPU. Clear the deadline once the body is read.
  */
-async function timedPost(url: string, headers: PostOptions['headers'], message: unknown, timeoutMs: number, dispatcher?: Dispatcher): Promise<{ head: ResponseHead; body: BodyReader; deadline: Deadline }> {
+async function timedPost(
+  url: string,
+  headers: PostOptions['headers'],
+  message: unknown,
+  timeoutMs: number,
+  dispatcher?: Dispatcher,
+): Promise<{ head: ResponseHead; body: BodyReader; deadline: Deadline }> {
   const started = performance.now();
-  const { head, body } = await dispatchRequest(url, { method: 'POST', headers, body: JSON.stringify(message), dispatcher, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
-  const deadline = new Deadline(timeoutMs - (performance.now() - started), () => body.destroy(Object.assign(new Error('request timed out'), { code: 'TIMEOUT' })));
+  const { head, body } = await dispatchRequest(url, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify(message),
+    dispatcher,
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+  });
+  const deadline = new Deadline(timeoutMs - (performance.now() - started), () =>
+    body.destroy(Object.assign(new Error('request timed out'), { code: 'TIMEOUT' })),
+  );
   return { head, body, deadline };
 }
 
@@ -92,7 +143,10 @@ export class Deadline implements Clock {
   private left: number;
   private cleared = false;
 
-  constructor(ms: number, private readonly expire: () => void) {
+  constructor(
+    ms: number,
+    private readonly expire: () => void,
+  ) {
     this.left = Math.max(0, ms);
     this.resume();
   }
@@ -121,8 +175,17 @@ export class Deadline implements Clock {
 
 function newExchange(step: StepName): LiveExchange {
   return {
-    step, status: null, contentType: null, headers: NO_HEADERS, body: null, bodySnippet: null,
-    response: null, problem: null, errorCode: null, error: null, durationMs: 0,
+    step,
+    status: null,
+    contentType: null,
+    headers: NO_HEADERS,
+    body: null,
+    bodySnippet: null,
+    response: null,
+    problem: null,
+    errorCode: null,
+    error: null,
+    durationMs: 0,
     app: undefined, // set by the app's reads: declared here so every exchange has one shape, its fields in-object
   };
 }
@@ -163,7 +226,13 @@ export interface AppPostOutcome {
  * notification, whose answer the app reads and ignores. Bounded: the signal bounds time, `maxBodyBytes`
  * the body; an SSE body costs one line of memory, a JSON body up to the cap.
  */
-export async function appPost(url: string, step: StepName, message: unknown, expectAnswer: boolean, opts: AppPostOptions): Promise<AppPostOutcome> {
+export async function appPost(
+  url: string,
+  step: StepName,
+  message: unknown,
+  expectAnswer: boolean,
+  opts: AppPostOptions,
+): Promise<AppPostOutcome> {
   const started = performance.now();
   const exchange = newExchange(step);
   let decoded: Decoded<AppResponse> | null = null;
@@ -174,16 +243,26 @@ export async function appPost(url: string, step: StepName, message: unknown, exp
     const first = head.headers['mcp-session-id'];
     sessionId = (Array.isArray(first) ? first[0] : first) ?? null;
     const rawType = headerValue(head.headers['content-type']);
-    const source = opts.gunzip && GZIP.test(exchange.headers['content-encoding'] ?? '') ? decompress(body, 'gzip') : body;
+    const source =
+      opts.gunzip && GZIP.test(exchange.headers['content-encoding'] ?? '') ? decompress(body, 'gzip') : body;
     const sse = rawType !== null && rawType.includes('text/event-stream');
     const held = new HeldBytes(opts.maxBodyBytes, opts.budget, deadline);
     let read: AppRead;
-    try { read = await readForApp(source, sse, expectAnswer, opts.maxBodyBytes, held); } finally { held.release(); deadline.clear(); }
+    try {
+      read = await readForApp(source, sse, expectAnswer, opts.maxBodyBytes, held);
+    } finally {
+      held.release();
+      deadline.clear();
+    }
     exchange.app = sharedReading(read.reading);
     exchange.body = read.kind;
     // Keep the text of anything that is not a plain success (the policy and reports read it); a run of
     // thousands of probes keeps nothing for the rest.
-    const plain = read.decoded?.ok === true && read.decoded.value.kind === 'response' && read.decoded.value.error === null && head.statusCode < 300;
+    const plain =
+      read.decoded?.ok === true &&
+      read.decoded.value.kind === 'response' &&
+      read.decoded.value.error === null &&
+      head.statusCode < 300;
     const text = plain ? null : read.snippet();
     exchange.bodySnippet = text === null ? null : snippet(text);
     if (read.oversize) exchange.problem = 'oversize';
@@ -220,49 +299,95 @@ interface AppRead {
   failure: unknown;
 }
 
-async function readForApp(source: BodyReader, sse: boolean, expectAnswer: boolean, maxBytes: number, held: HeldBytes): Promise<AppRead> {
-  const reading: AppReading = { read: sse ? 'sse' : 'json', winner: null, winnerId: null, spacelessDataLines: 0, undecodedDataLines: 0, ended: false, stoppedEarly: false, validPrefix: false };
+async function readForApp(
+  source: BodyReader,
+  sse: boolean,
+  expectAnswer: boolean,
+  maxBytes: number,
+  held: HeldBytes,
+): Promise<AppRead> {
+  const reading: AppReading = {
+    read: sse ? 'sse' : 'json',
+    winner: null,
+    winnerId: null,
+    spacelessDataLines: 0,
+    undecodedDataLines: 0,
+    ended: false,
+    stoppedEarly: false,
+    validPrefix: false,
+  };
   let total = 0;
   let oversize = false;
   let failure: unknown = null;
-  const fail = (err: unknown) => { failure = err; return true; };
+  const fail = (err: unknown) => {
+    failure = err;
+    return true;
+  };
   if (sse) {
     // The start of the body, for a snippet when the answer is not a plain success (views of the first chunks).
     const head: Buffer[] = [];
     let headBytes = 0;
     const reader = new AppSseReader(held);
-    const stopped = await source.read((chunk) => {
-      total += chunk.length;
-      if (total > maxBytes) { oversize = true; return true; }
-      if (headBytes < SNIPPET_CHARS) { head.push(chunk); headBytes += chunk.length; }
-      return waitFor(reader.feed(chunk));
-    }).catch(fail);
+    const stopped = await source
+      .read((chunk) => {
+        total += chunk.length;
+        if (total > maxBytes) {
+          oversize = true;
+          return true;
+        }
+        if (headBytes < SNIPPET_CHARS) {
+          head.push(chunk);
+          headBytes += chunk.length;
+        }
+        return waitFor(reader.feed(chunk));
+      })
+      .catch(fail);
     // Over the cap the stream has not ended: its last line is unfinished, judged on its start only.
-    if (oversize) reading.validPrefix = reader.winner !== null || isValidJsonPrefix(reader.pendingData(PREFIX_CHECK_BYTES) ?? '');
+    if (oversize)
+      reading.validPrefix = reader.winner !== null || isValidJsonPrefix(reader.pendingData(PREFIX_CHECK_BYTES) ?? '');
     else reader.end();
     reading.ended = !stopped;
     reading.spacelessDataLines = reader.spacelessDataLines;
     reading.undecodedDataLines = reader.undecodedDataLines;
     reading.winner = reader.winner?.kind ?? null;
     reading.winnerId = reader.winner?.id ?? null;
-    const decoded: Decoded<AppResponse> = reader.winner ? { ok: true, value: reader.winner } : { ok: false, error: NO_SSE_RESPONSE };
-    return { kind: 'sse', reading, decoded: expectAnswer ? decoded : null, snippet: () => Buffer.concat(head).toString('utf8', 0, SNIPPET_CHARS) || null, oversize, failure };
+    const decoded: Decoded<AppResponse> = reader.winner
+      ? { ok: true, value: reader.winner }
+      : { ok: false, error: NO_SSE_RESPONSE };
+    return {
+      kind: 'sse',
+      reading,
+      decoded: expectAnswer ? decoded : null,
+      snippet: () => Buffer.concat(head).toString('utf8', 0, SNIPPET_CHARS) || null,
+      oversize,
+      failure,
+    };
   }
   let firstChar: string | null = null;
-  const stopped = await source.read((chunk) => {
-    total += chunk.length;
-    if (total > maxBytes) { oversize = true; return true; }
-    if (!expectAnswer) return false; // a notification's answer is waited for, never kept
-    if (firstChar === null) {
-      const at = chunk.findIndex((b) => b !== 0x20 && b !== 0x09 && b !== 0x0a && b !== 0x0d);
-      if (at >= 0) firstChar = String.fromCharCode(chunk[at]!);
-      // Not an object in its first bytes: the app cannot decode it whatever follows.
-      if (firstChar !== null && firstChar !== '{') { held.add(chunk); reading.stoppedEarly = true; return true; }
-    }
-    return waitFor(held.add(chunk));
-  }).catch(fail);
+  const stopped = await source
+    .read((chunk) => {
+      total += chunk.length;
+      if (total > maxBytes) {
+        oversize = true;
+        return true;
+      }
+      if (!expectAnswer) return false; // a notification's answer is waited for, never kept
+      if (firstChar === null) {
+        const at = chunk.findIndex((b) => b !== 0x20 && b !== 0x09 && b !== 0x0a && b !== 0x0d);
+        if (at >= 0) firstChar = String.fromCharCode(chunk[at]!);
+        // Not an object in its first bytes: the app cannot decode it whatever follows.
+        if (firstChar !== null && firstChar !== '{') {
+          held.add(chunk);
+          reading.stoppedEarly = true;
+          return true;
+        }
+      }
+      return waitFor(held.add(chunk));
+    })
+    .catch(fail);
   reading.ended = !stopped;
-  if (!expectAnswer) return { kind: total === 0 ? 'empty' : 'other', reading, decoded: null, snippet: () => null, oversize, failure };
+  if (!expectAnswer)
+    return { kind: total === 0 ? 'empty' : 'other', reading, decoded: null, snippet: () => null, oversize, failure };
   if (oversize) {
     // Over the cap the app's outcome cannot be known; whether the body is still valid JSON so far is judged on its
     // first bytes (decoding megabytes to learn what their start already says would cost every hostile probe).
@@ -272,7 +397,10 @@ async function readForApp(source: BodyReader, sse: boolean, expectAnswer: boolea
   }
   const text = held.bytes().toString('utf8');
   const decoded = decodeAppResponse(text);
-  if (decoded.ok) { reading.winner = decoded.value.kind; reading.winnerId = decoded.value.id; }
+  if (decoded.ok) {
+    reading.winner = decoded.value.kind;
+    reading.winnerId = decoded.value.id;
+  }
   const kind: BodyKind = text.trim() === '' ? 'empty' : firstChar === '{' || firstChar === '[' ? 'json' : 'other';
   return { kind, reading, decoded, snippet: () => text || null, oversize, failure };
 }
@@ -295,7 +423,13 @@ function isValidJsonPrefix(text: string): boolean {
 }
 
 /** Ends a session politely; failures are ignored (many servers answer 405). */
-export async function deleteSession(url: string, headers: Record<string, string>, sessionId: string, timeoutMs: number, dispatcher?: Dispatcher): Promise<void> {
+export async function deleteSession(
+  url: string,
+  headers: Record<string, string>,
+  sessionId: string,
+  timeoutMs: number,
+  dispatcher?: Dispatcher,
+): Promise<void> {
   try {
     const res = await request(url, {
       method: 'DELETE',
@@ -317,15 +451,29 @@ function withoutContentType(headers: Record<string, string>): Record<string, str
  * GET the URL as a legacy HTTP+SSE client would and return the type of the first SSE event, or null
  * (`endpoint` means the legacy transport). Reads at most 64 KiB; any failure is null.
  */
-export async function firstSseEvent(url: string, headers: Record<string, string>, signal: AbortSignal, dispatcher?: Dispatcher): Promise<string | null> {
+export async function firstSseEvent(
+  url: string,
+  headers: Record<string, string>,
+  signal: AbortSignal,
+  dispatcher?: Dispatcher,
+): Promise<string | null> {
   try {
-    const res = await request(url, { method: 'GET', headers: { ...withoutContentType(headers), accept: 'text/event-stream' }, signal, dispatcher });
+    const res = await request(url, {
+      method: 'GET',
+      headers: { ...withoutContentType(headers), accept: 'text/event-stream' },
+      signal,
+      dispatcher,
+    });
     if (mediaType(res.headers['content-type']) !== 'text/event-stream') {
       await res.body.dump({ limit: 64 * 1024 });
       return null;
     }
     let first: string | null = null;
-    const parser = createParser({ onEvent: (e) => { first ??= e.event ?? 'message'; } });
+    const parser = createParser({
+      onEvent: (e) => {
+        first ??= e.event ?? 'message';
+      },
+    });
     const decoder = new TextDecoder();
     let total = 0;
     for await (const chunk of res.body) {
@@ -348,7 +496,15 @@ interface ReadResult {
   text: string | null;
 }
 
-async function readResponse(body: BodyReader, contentType: string | null, encoding: string | undefined, id: number, maxBytes: number, quirks: Quirk[], held: HeldBytes): Promise<ReadResult> {
+async function readResponse(
+  body: BodyReader,
+  contentType: string | null,
+  encoding: string | undefined,
+  id: number,
+  maxBytes: number,
+  quirks: Quirk[],
+  held: HeldBytes,
+): Promise<ReadResult> {
   const source = decompress(body, encoding);
   if (contentType === 'text/event-stream') return readSse(source, id, maxBytes, quirks, held);
   let total = 0;
@@ -357,7 +513,13 @@ async function readResponse(body: BodyReader, contentType: string | null, encodi
     if (total > maxBytes) return true;
     return waitFor(held.add(chunk));
   });
-  if (oversize) return { body: 'other', response: null, problem: 'oversize', text: snippet(held.bytes().toString('utf8', 0, SNIPPET_CHARS)) };
+  if (oversize)
+    return {
+      body: 'other',
+      response: null,
+      problem: 'oversize',
+      text: snippet(held.bytes().toString('utf8', 0, SNIPPET_CHARS)),
+    };
   const text = held.bytes().toString('utf8');
   if (text.trim() === '') return { body: 'empty', response: null, problem: 'not-jsonrpc', text: null };
   const looksJson = contentType === 'application/json' || contentType?.endsWith('+json') || /^\s*[[{]/.test(text);
@@ -371,7 +533,13 @@ async function readResponse(body: BodyReader, contentType: string | null, encodi
   return { body: 'json', ...pickResponse(value, id, quirks), text: snippet(text) };
 }
 
-async function readSse(source: BodyReader, id: number, maxBytes: number, quirks: Quirk[], held: HeldBytes): Promise<ReadResult> {
+async function readSse(
+  source: BodyReader,
+  id: number,
+  maxBytes: number,
+  quirks: Quirk[],
+  held: HeldBytes,
+): Promise<ReadResult> {
   // What the parser may hold: the bytes since the last whole event.
   let sinceEvent = 0;
   let response: JsonRpcResponse | null = null;
@@ -384,11 +552,18 @@ async function readSse(source: BodyReader, id: number, maxBytes: number, quirks:
     onEvent(event) {
       sinceEvent = 0;
       if (response || problem) return;
-      if (event.event === 'endpoint') { problem = 'endpoint-event'; return; }
+      if (event.event === 'endpoint') {
+        problem = 'endpoint-event';
+        return;
+      }
       if (event.data.trim() === '') return; // priming event or keep-alive
       if (seen.length < 4) seen.push(snippet(event.data, 256));
       let value: unknown;
-      try { value = JSON.parse(event.data); } catch { return; }
+      try {
+        value = JSON.parse(event.data);
+      } catch {
+        return;
+      }
       const picked = pickResponse(value, id, quirks);
       if (picked.response) response = picked.response;
       else if (picked.problem === 'wrong-id') sawResponse = true;
@@ -400,7 +575,10 @@ async function readSse(source: BodyReader, id: number, maxBytes: number, quirks:
   // Stop as soon as the response arrives: some servers leave the stream open afterwards.
   await source.read((chunk) => {
     total += chunk.length;
-    if (total > maxBytes) { problem = 'oversize'; return true; }
+    if (total > maxBytes) {
+      problem = 'oversize';
+      return true;
+    }
     const text = decoder.decode(chunk, { stream: true });
     if (!dataWithoutSpace && /(?:^|[\r\n])data:[^ \r\n]/.test(text)) dataWithoutSpace = true;
     sinceEvent += chunk.length;
@@ -412,11 +590,20 @@ async function readSse(source: BodyReader, id: number, maxBytes: number, quirks:
   if (otherMessages > 0 && response) quirks.push('messages-before-response');
   const text = seen.length ? snippet(seen.join('\n')) : null;
   if (response) return { body: 'sse', response, problem: null, text };
-  return { body: 'sse', response: null, problem: problem ?? (sawResponse ? 'wrong-id' : 'no-response-in-stream'), text };
+  return {
+    body: 'sse',
+    response: null,
+    problem: problem ?? (sawResponse ? 'wrong-id' : 'no-response-in-stream'),
+    text,
+  };
 }
 
 /** Finds the response to request `id` in a parsed body (one message or a batch array). */
-function pickResponse(value: unknown, id: number, quirks: Quirk[]): { response: JsonRpcResponse | null; problem: BodyProblem | null } {
+function pickResponse(
+  value: unknown,
+  id: number,
+  quirks: Quirk[],
+): { response: JsonRpcResponse | null; problem: BodyProblem | null } {
   const messages = Array.isArray(value) ? value : [value];
   if (Array.isArray(value)) quirks.push('batch-response');
   let unmatchedError: JsonRpcResponse | null = null;
@@ -449,7 +636,10 @@ function waitFor(pending: Promise<void> | null): false | Promise<boolean> {
 
 /** A notification's answer is not read; drain small bodies so the connection can be reused. */
 async function discard(body: BodyReader, contentType: string | null): Promise<void> {
-  if (contentType === 'text/event-stream') { body.destroy(); return; }
+  if (contentType === 'text/event-stream') {
+    body.destroy();
+    return;
+  }
   let total = 0;
   await body.read((chunk) => (total += chunk.length) > 64 * 1024);
 }
@@ -457,15 +647,30 @@ async function discard(body: BodyReader, contentType: string | null): Promise<vo
 /** The body as its `Content-Encoding` decodes (the raw body when none that onetap decodes). */
 function decompress(body: BodyReader, encoding: string | undefined): BodyReader {
   const enc = encoding?.trim().toLowerCase();
-  const decoder = enc === 'gzip' || enc === 'x-gzip' ? createGunzip() : enc === 'deflate' ? createInflate() : enc === 'br' ? createBrotliDecompress() : null;
+  const decoder =
+    enc === 'gzip' || enc === 'x-gzip'
+      ? createGunzip()
+      : enc === 'deflate'
+        ? createInflate()
+        : enc === 'br'
+          ? createBrotliDecompress()
+          : null;
   if (!decoder) return body;
-  body.read((chunk) => decoder.write(chunk) ? false : new Promise((resolve) => decoder.once('drain', () => resolve(false))))
-    .then(() => decoder.end(), (err) => decoder.destroy(err));
+  body
+    .read((chunk) =>
+      decoder.write(chunk) ? false : new Promise((resolve) => decoder.once('drain', () => resolve(false))),
+    )
+    .then(
+      () => decoder.end(),
+      (err) => decoder.destroy(err),
+    );
   return streamReader(decoder, body);
 }
 
 /** The media types met every day, one string each however many answers carry them. */
-const COMMON_MEDIA_TYPES = new Map(['application/json', 'text/event-stream', 'text/html', 'text/plain'].map((t) => [t, t]));
+const COMMON_MEDIA_TYPES = new Map(
+  ['application/json', 'text/event-stream', 'text/html', 'text/plain'].map((t) => [t, t]),
+);
 
 export function mediaType(value: string | string[] | undefined): string | null {
   const v = headerValue(value);
@@ -494,14 +699,19 @@ function lowLevelCode(err: unknown): string {
   return TIMEOUT_CODES.has(code) ? 'TIMEOUT' : code;
 }
 
-
 function describeError(code: string, err: unknown): string {
   switch (code) {
-    case 'TIMEOUT': return 'timed out';
-    case 'ENOTFOUND': return 'DNS: host not found';
-    case 'EAI_AGAIN': return 'DNS: temporary resolver failure';
-    case 'ECONNREFUSED': return 'connection refused';
-    case 'ECONNRESET': case 'UND_ERR_SOCKET': return 'connection closed by the server';
+    case 'TIMEOUT':
+      return 'timed out';
+    case 'ENOTFOUND':
+      return 'DNS: host not found';
+    case 'EAI_AGAIN':
+      return 'DNS: temporary resolver failure';
+    case 'ECONNREFUSED':
+      return 'connection refused';
+    case 'ECONNRESET':
+    case 'UND_ERR_SOCKET':
+      return 'connection closed by the server';
   }
   if (isTlsCode(code)) return `TLS: ${code}`;
   const message = err instanceof Error ? err.message : String(err);

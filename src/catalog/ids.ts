@@ -8,7 +8,14 @@ import type { CatalogServer } from './model.js';
 
 /** Lower-case letters, digits and single dashes: a slug never contains `--`, so hashed ids never equal one. */
 export function slugify(text: string): string {
-  return text.toLowerCase().normalize('NFKD').replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 60) || 'server';
+  return (
+    text
+      .toLowerCase()
+      .normalize('NFKD')
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 60) || 'server'
+  );
 }
 
 /** A short hash of the server's URL: the same URL always gives the same suffix. */

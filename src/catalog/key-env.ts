@@ -24,7 +24,8 @@ export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 const ownPrefix = (name: string) => OWN_PREFIXES.find((p) => name.toUpperCase().startsWith(p));
 const credentialSuffix = (name: string) => CREDENTIAL_SUFFIXES.find((s) => name.toUpperCase().endsWith(s));
-const matches = (entry: string, name: string) => (entry.endsWith('_*') ? name.startsWith(entry.slice(0, -1)) : name === entry);
+const matches = (entry: string, name: string) =>
+  entry.endsWith('_*') ? name.startsWith(entry.slice(0, -1)) : name === entry;
 
 /** Rule 1 alone: why `name` is never a probe key, anywhere (a catalog's, a command line's), or null. */
 export function ownVariableRefusal(name: string): string | null {
@@ -34,12 +35,13 @@ export function ownVariableRefusal(name: string): string | null {
 
 /** Why a catalog may not name `name` as a probe key (`keyEnv`: the catalog's `policy.keyEnv`), or null when it may. */
 export function keyEnvRefusal(name: string, keyEnv: readonly string[] | undefined): string | null {
-  if (!ENV_NAME.test(name)) return 'not an environment variable\'s name (letters, digits and _)';
+  if (!ENV_NAME.test(name)) return "not an environment variable's name (letters, digits and _)";
   const own = ownVariableRefusal(name);
   if (own) return own;
   const listed = keyEnv?.some((e) => e === name);
   const suffix = credentialSuffix(name);
-  if (suffix && !listed) return `${name} ends in ${suffix}: a probe key only when policy.keyEnv lists it by its full name`;
+  if (suffix && !listed)
+    return `${name} ends in ${suffix}: a probe key only when policy.keyEnv lists it by its full name`;
   if (keyEnv && !listed && !keyEnv.some((e) => matches(e, name))) return `${name} is not in policy.keyEnv`;
   return null;
 }
@@ -47,5 +49,7 @@ export function keyEnvRefusal(name: string, keyEnv: readonly string[] | undefine
 /** Why a `policy.keyEnv` entry can never allow anything (a name or pattern of rule 1), or null. */
 export function keyEnvEntryProblem(entry: string): string | null {
   const own = ownPrefix(entry.replace(/\*$/, ''));
-  return own ? `${entry} names the store's or the CI's own variables (${own}…), refused always: listing it allows nothing` : null;
+  return own
+    ? `${entry} names the store's or the CI's own variables (${own}…), refused always: listing it allows nothing`
+    : null;
 }

@@ -111,11 +111,17 @@ export interface Catalog {
 }
 
 /** One problem in a catalog file: where (`servers[2] (Name).headers.X`, `policy.canaries[0]`) and what. */
-export interface CatalogProblem { where: string; message: string }
+export interface CatalogProblem {
+  where: string;
+  message: string;
+}
 
 /** The catalog cannot be used: unreadable, not JSON, or of the wrong structure (then `problems` lists each). */
 export class CatalogError extends Error {
-  constructor(message: string, readonly problems: CatalogProblem[] = []) {
+  constructor(
+    message: string,
+    readonly problems: CatalogProblem[] = [],
+  ) {
     super(message);
   }
 }
@@ -146,10 +152,16 @@ export function parseCatalog(text: string, path = 'catalog'): Catalog {
     throw new CatalogError(`${path}: not JSON (${(err as Error).message})`);
   }
   const problems = structureProblems(raw);
-  if (problems.length) throw new CatalogError(problems.map((p) => `${path}: ${p.where}: ${p.message}`).join('\n'), problems);
+  if (problems.length)
+    throw new CatalogError(problems.map((p) => `${path}: ${p.where}: ${p.message}`).join('\n'), problems);
   const catalog = raw as Record<string, unknown>;
   const policy = { ...DEFAULT_POLICY, ...(catalog.policy as Partial<CatalogPolicy> | undefined) };
-  return { ...catalog, policy, servers: catalog.servers as CatalogServer[], removed: (catalog.removed as RemovedEntry[] | undefined) ?? [] } as Catalog;
+  return {
+    ...catalog,
+    policy,
+    servers: catalog.servers as CatalogServer[],
+    removed: (catalog.removed as RemovedEntry[] | undefined) ?? [],
+  } as Catalog;
 }
 
 /** At most this many problems are listed; the rest are counted (a broken file must not flood the terminal). */
@@ -161,40 +173,76 @@ const MAX_PROBLEMS = 50;
  * schema), `$ref`, `required`, `minimum`, `maximum` and `minLength`. `lint` checks the whole schema with ajv.
  */
 interface SchemaNode {
-  type?: string | string[]; properties?: Record<string, SchemaNode>; items?: SchemaNode; additionalProperties?: boolean | SchemaNode;
-  $ref?: string; required?: string[]; minimum?: number; maximum?: number; minLength?: number;
+  type?: string | string[];
+  properties?: Record<string, SchemaNode>;
+  items?: SchemaNode;
+  additionalProperties?: boolean | SchemaNode;
+  $ref?: string;
+  required?: string[];
+  minimum?: number;
+  maximum?: number;
+  minLength?: number;
 }
 
 const structureSchema = once((): SchemaNode & { $defs: Record<string, SchemaNode> } => {
   const schema = readPackageJson<SchemaNode & { $defs: Record<string, SchemaNode> }>('catalog/servers.schema.json');
   // Required here: what every command reads. A partial decision record is lint's "no decision record".
-  return { ...schema, $defs: { ...schema.$defs, server: { ...schema.$defs.server, required: ['name', 'url', 'description', 'requiresAuth'] }, decision: { ...schema.$defs.decision, required: [] } } };
+  return {
+    ...schema,
+    $defs: {
+      ...schema.$defs,
+      server: { ...schema.$defs.server, required: ['name', 'url', 'description', 'requiresAuth'] },
+      decision: { ...schema.$defs.decision, required: [] },
+    },
+  };
 });
 
 const TYPE_CHECK: Record<string, (v: unknown) => boolean> = {
-  string: (v) => typeof v === 'string', boolean: (v) => typeof v === 'boolean', null: (v) => v === null,
-  number: (v) => typeof v === 'number' && Number.isFinite(v), integer: (v) => Number.isSafeInteger(v),
-  array: Array.isArray, object: (v) => isObject(v),
+  string: (v) => typeof v === 'string',
+  boolean: (v) => typeof v === 'boolean',
+  null: (v) => v === null,
+  number: (v) => typeof v === 'number' && Number.isFinite(v),
+  integer: (v) => Number.isSafeInteger(v),
+  array: Array.isArray,
+  object: (v) => isObject(v),
 };
 
-function checkNode(node: SchemaNode, value: unknown, segments: string[], out: Array<{ segments: string[]; message: string }>): void {
+function checkNode(
+  node: SchemaNode,
+  value: unknown,
+  segments: string[],
+  out: Array<{ segments: string[]; message: string }>,
+): void {
   const root = structureSchema();
   while (node.$ref) node = root.$defs[node.$ref.replace('#/$defs/', '')]!;
   const types = node.type === undefined ? [] : Array.isArray(node.type) ? node.type : [node.type];
   if (types.length && !types.some((t) => TYPE_CHECK[t]?.(value))) {
-    out.push({ segments, message: `must be ${types.map((t) => (/^[aeio]/.test(t) ? `an ${t}` : `a ${t}`)).join(' or ')} (got ${describe(value)})` });
+    out.push({
+      segments,
+      message: `must be ${types.map((t) => (/^[aeio]/.test(t) ? `an ${t}` : `a ${t}`)).join(' or ')} (got ${describe(value)})`,
+    });
     return;
   }
   if (typeof value === 'number') {
-    if (node.minimum !== undefined && value < node.minimum) out.push({ segments, message: `must be >= ${node.minimum} (got ${describe(value)})` });
-    if (node.maximum !== undefined && value > node.maximum) out.push({ segments, message: `must be <= ${node.maximum} (got ${describe(value)})` });
+    if (node.minimum !== undefined && value < node.minimum)
+      out.push({ segments, message: `must be >= ${node.minimum} (got ${describe(value)})` });
+    if (node.maximum !== undefined && value > node.maximum)
+      out.push({ segments, message: `must be <= ${node.maximum} (got ${describe(value)})` });
   }
-  if (typeof value === 'string' && node.minLength !== undefined && [...value].length < node.minLength) out.push({ segments, message: 'must not be empty' });
-  if (Array.isArray(value) && node.items) value.forEach((item, i) => checkNode(node.items!, item, [...segments, String(i)], out));
+  if (typeof value === 'string' && node.minLength !== undefined && [...value].length < node.minLength)
+    out.push({ segments, message: 'must not be empty' });
+  if (Array.isArray(value) && node.items)
+    value.forEach((item, i) => checkNode(node.items!, item, [...segments, String(i)], out));
   if (isObject(value)) {
-    for (const key of node.required ?? []) if (!Object.hasOwn(value, key)) out.push({ segments: [...segments, key], message: 'is required' });
+    for (const key of node.required ?? [])
+      if (!Object.hasOwn(value, key)) out.push({ segments: [...segments, key], message: 'is required' });
     for (const [key, child] of Object.entries(value)) {
-      const schema = node.properties && Object.hasOwn(node.properties, key) ? node.properties[key]! : typeof node.additionalProperties === 'object' ? node.additionalProperties : null;
+      const schema =
+        node.properties && Object.hasOwn(node.properties, key)
+          ? node.properties[key]!
+          : typeof node.additionalProperties === 'object'
+            ? node.additionalProperties
+            : null;
       if (schema) checkNode(schema, child, [...segments, key], out);
     }
   }
@@ -210,13 +258,18 @@ export function structureProblems(raw: unknown): CatalogProblem[] {
     raw.servers.forEach((s: unknown, i: number) => {
       if (!isObject(s)) return;
       for (const key of ['name', 'url', 'description'] as const) {
-        if (typeof s[key] === 'string' && (s[key] as string).trim() === '') problems.push({ where: placeOf(raw, ['servers', String(i), key]), message: 'must not be blank' });
+        if (typeof s[key] === 'string' && (s[key] as string).trim() === '')
+          problems.push({ where: placeOf(raw, ['servers', String(i), key]), message: 'must not be blank' });
       }
     });
   }
   const seen = new Set<string>();
-  const unique = problems.filter((p) => !seen.has(`${p.where}\0${p.message}`) && !!seen.add(`${p.where}\0${p.message}`));
-  return unique.length > MAX_PROBLEMS ? [...unique.slice(0, MAX_PROBLEMS), { where: '…', message: `and ${unique.length - MAX_PROBLEMS} more problems` }] : unique;
+  const unique = problems.filter(
+    (p) => !seen.has(`${p.where}\0${p.message}`) && !!seen.add(`${p.where}\0${p.message}`),
+  );
+  return unique.length > MAX_PROBLEMS
+    ? [...unique.slice(0, MAX_PROBLEMS), { where: '…', message: `and ${unique.length - MAX_PROBLEMS} more problems` }]
+    : unique;
 }
 
 /** A JSON location as a reader names it: `servers[2] (Name).headers.X`, `policy.canaries[0]`, `(root)`. */
@@ -230,7 +283,8 @@ export function placeOf(raw: unknown, segments: string[]): string {
     if (Array.isArray(parent)) {
       place += `[${seg}]`;
       // Entries are named as lint names them: servers[i] (name), removed[i] (name).
-      if (i === 1 && (segments[0] === 'servers' || segments[0] === 'removed')) place += ` (${isObject(node) && typeof node.name === 'string' ? clipText(node.name, 61) : '?'})`;
+      if (i === 1 && (segments[0] === 'servers' || segments[0] === 'removed'))
+        place += ` (${isObject(node) && typeof node.name === 'string' ? clipText(node.name, 61) : '?'})`;
     } else {
       place += /^[A-Za-z_$][\w$-]*$/.test(seg) ? `${place ? '.' : ''}${seg}` : `[${JSON.stringify(clipText(seg, 61))}]`;
     }
@@ -245,7 +299,6 @@ function describe(value: unknown): string {
   if (typeof value === 'string') return `the string ${JSON.stringify(clipText(value, 61))}`;
   return `${typeof value} ${String(value)}`;
 }
-
 
 /** The catalog as written to disk: stable key order, two-space indent, trailing newline, no raw bidi control. */
 export function serializeCatalog(catalog: Catalog): string {

@@ -37,18 +37,25 @@ export interface ResolvedOutputs {
 
 /** `--outputs json,ts,snapshot`: the names, checked (an unknown name throws, naming it). */
 export function parseOutputList(text: string): OutputName[] {
-  const names = text.split(',').map((n) => n.trim()).filter((n) => n !== '');
+  const names = text
+    .split(',')
+    .map((n) => n.trim())
+    .filter((n) => n !== '');
   const unknown = names.filter((n) => !(OUTPUT_NAMES as readonly string[]).includes(n));
-  if (unknown.length) throw new Error(`unknown output${unknown.length > 1 ? 's' : ''} ${unknown.map((n) => `"${n}"`).join(', ')} (known: ${OUTPUT_NAMES.join(', ')})`);
+  if (unknown.length)
+    throw new Error(
+      `unknown output${unknown.length > 1 ? 's' : ''} ${unknown.map((n) => `"${n}"`).join(', ')} (known: ${OUTPUT_NAMES.join(', ')})`,
+    );
   return [...new Set(names)] as OutputName[];
 }
 
 /** Why an output path would write outside the output directory, or null when it stays inside. */
 export function outputPathProblem(path: string): string | null {
   if (path.trim() === '' || path.includes('\0')) return 'must name a file';
-  if (isAbsolute(path)) return 'must be relative to the catalog\'s directory';
+  if (isAbsolute(path)) return "must be relative to the catalog's directory";
   const n = normalize(path);
-  if (n === '..' || n.startsWith('../') || n === '.' || n.endsWith('/')) return 'must name a file inside the catalog\'s directory';
+  if (n === '..' || n.startsWith('../') || n === '.' || n.endsWith('/'))
+    return "must name a file inside the catalog's directory";
   return null;
 }
 
@@ -69,13 +76,15 @@ export function outputsProblems(outputs: CatalogOutputs | undefined, catalogFile
       const problem = outputPathProblem(setting.path);
       if (problem) problems.push(`outputs.${name}.path: ${problem}`);
     }
-    if (name === 'kotlin' && typeof setting.package === 'string' && !KOTLIN_PACKAGE.test(setting.package)) problems.push(`outputs.kotlin.package: not a Kotlin package name: "${setting.package}"`);
+    if (name === 'kotlin' && typeof setting.package === 'string' && !KOTLIN_PACKAGE.test(setting.package))
+      problems.push(`outputs.kotlin.package: not a Kotlin package name: "${setting.package}"`);
   }
   for (const [name, path] of Object.entries(resolveOutputs(outputs))) {
     const file = normalize(typeof path === 'string' ? path : path.path);
     const other = seen.get(file);
     if (other) problems.push(`outputs.${name}: writes ${file}, as outputs.${other} does`);
-    if (file === catalogFile || KEPT_BESIDE.some((k) => file === k || file.startsWith(`${k}/`))) problems.push(`outputs.${name}: ${file} is the catalog's own (choose another path)`);
+    if (file === catalogFile || KEPT_BESIDE.some((k) => file === k || file.startsWith(`${k}/`)))
+      problems.push(`outputs.${name}: ${file} is the catalog's own (choose another path)`);
     seen.set(file, name as OutputName);
   }
   return problems;
@@ -85,7 +94,11 @@ export function outputsProblems(outputs: CatalogOutputs | undefined, catalogFile
  * The catalog's outputs, with `only` (from `--outputs`) deciding which are on when given, and `kotlinPackage`
  * (from `--kotlin-package`) over the catalog's package. Paths the catalog names are kept either way.
  */
-export function resolveOutputs(outputs: CatalogOutputs | undefined, only?: readonly OutputName[], kotlinPackage?: string): ResolvedOutputs {
+export function resolveOutputs(
+  outputs: CatalogOutputs | undefined,
+  only?: readonly OutputName[],
+  kotlinPackage?: string,
+): ResolvedOutputs {
   const resolved: ResolvedOutputs = {};
   for (const name of OUTPUT_NAMES) {
     const setting = outputs?.[name];

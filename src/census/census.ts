@@ -81,7 +81,11 @@ export interface CensusResult {
 /** The registry could not be read whole (exit 1): nothing was probed. */
 export class RegistryUnreadable extends Error {}
 
-interface Target { url: string; requiresAuth: boolean; host: HostKey }
+interface Target {
+  url: string;
+  requiresAuth: boolean;
+  host: HostKey;
+}
 
 /** Host names resolved at once, each name once per census and in at most `RESOLVE_MS`. */
 const RESOLVING = 8;
@@ -91,7 +95,11 @@ async function* eachLine(path: string): AsyncGenerator<unknown> {
   const input = createReadStream(path, 'utf8');
   try {
     for await (const line of createInterface({ input, crlfDelay: Infinity })) {
-      try { yield JSON.parse(line); } catch { /* a torn last line */ }
+      try {
+        yield JSON.parse(line);
+      } catch {
+        /* a torn last line */
+      }
     }
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
@@ -112,7 +120,11 @@ async function eachDone(path: string, take: (o: Observation) => Promise<void> | 
 }
 
 /** The registry as read, kept in the state: a header line, then one item (the latest version of a server) per line. */
-interface SnapshotHeader { source: string; readAt: string; servers: number }
+interface SnapshotHeader {
+  source: string;
+  readAt: string;
+  servers: number;
+}
 
 async function readAtOf(path: string): Promise<string> {
   for await (const header of eachLine(path)) {
@@ -120,7 +132,9 @@ async function readAtOf(path: string): Promise<string> {
     if (typeof readAt === 'string' && !Number.isNaN(Date.parse(readAt))) return readAt;
     break;
   }
-  throw new Error(`${path}: not the registry as a census read it (no header line with readAt); run without --resume to start over`);
+  throw new Error(
+    `${path}: not the registry as a census read it (no header line with readAt); run without --resume to start over`,
+  );
 }
 
 /** The snapshot's items, one at a time: never all of them held at once. */
@@ -156,8 +170,16 @@ export async function runCensus(opts: CensusOptions): Promise<CensusResult> {
       remotes++;
       if (r.kind !== 'streamable-http') continue;
       let host: HostKey;
-      try { host = hostKey(checkUrl(r.url, { allowPrivate: opts.allowPrivate, allowHttp: opts.allowHttp })); } catch (err) { skipped.set(r.url, `refused by the address rule: ${(err as Error).message}`); continue; }
-      if (optedOut(opts.optOut, host)) { skipped.set(r.url, 'its host opted out'); continue; }
+      try {
+        host = hostKey(checkUrl(r.url, { allowPrivate: opts.allowPrivate, allowHttp: opts.allowHttp }));
+      } catch (err) {
+        skipped.set(r.url, `refused by the address rule: ${(err as Error).message}`);
+        continue;
+      }
+      if (optedOut(opts.optOut, host)) {
+        skipped.set(r.url, 'its host opted out');
+        continue;
+      }
       const t = targets.get(r.url);
       targets.set(r.url, { url: r.url, requiresAuth: (t?.requiresAuth ?? false) || r.requiresAuth, host });
     }
@@ -165,7 +187,10 @@ export async function runCensus(opts: CensusOptions): Promise<CensusResult> {
 
   // Only the URLs are held while probing: the observations stay in the log until the records are made.
   const done = new Set<string>();
-  if (opts.resume) await eachDone(donePath, (o) => { done.add(o.url); });
+  if (opts.resume)
+    await eachDone(donePath, (o) => {
+      done.add(o.url);
+    });
   const todo = [...targets.values()].filter((t) => !done.has(t.url));
   const probedBefore = done.size;
   const log = await open(donePath, 'a');
@@ -178,24 +203,47 @@ export async function runCensus(opts: CensusOptions): Promise<CensusResult> {
     if (opts.vantages) {
       // Through the workers: one job per URL and vantage (the run id is the registry read's, so a resumed census
       // enqueues nothing twice), one probe per host over every worker, each host resting `gap` after a probe.
-      await acrossWorkers(todo, opts, opts.vantages, { id: `census-${readAt.replace(/[^0-9TZ]/g, '')}`, startedAt: readAt }, gap, async (o) => {
-        await log.write(`${JSON.stringify(boundedObservationLine(o as unknown as Record<string, unknown>))}\n`);
-        done.add(o.url);
-      });
-    } else await politely(todo, { concurrency: opts.concurrency, gapMs: gap, addressesOf: addressesBy(lookup), exempt: (a) => opts.allowPrivate && isLoopback(a) }, async (t) => {
-      const result = await probe(t.url, {
-        profile: opts.profile, matrix: opts.matrix, timeoutMs: opts.timeoutMs, requiresAuth: t.requiresAuth, identity: opts.userAgent,
-        allowPrivate: opts.allowPrivate, dispatcher, budget,
-      });
-      const { snapshot: _s, ...observation } = result;
-      const line = JSON.stringify(boundedObservationLine(observation as unknown as Record<string, unknown>));
-      // One write per line, in order: a kill leaves whole lines, or a last one cut short that does not read.
-      writing = writing.then(() => log.write(`${line}\n`));
-      await writing;
-      done.add(t.url);
-      opts.onProbed?.(t.url, observation, done.size, targets.size);
-      return observation.reason === 'rate-limited' ? retryAfterMs(observation) : 0;
-    });
+      await acrossWorkers(
+        todo,
+        opts,
+        opts.vantages,
+        { id: `census-${readAt.replace(/[^0-9TZ]/g, '')}`, startedAt: readAt },
+        gap,
+        async (o) => {
+          await log.write(`${JSON.stringify(boundedObservationLine(o as unknown as Record<string, unknown>))}\n`);
+          done.add(o.url);
+        },
+      );
+    } else
+      await politely(
+        todo,
+        {
+          concurrency: opts.concurrency,
+          gapMs: gap,
+          addressesOf: addressesBy(lookup),
+          exempt: (a) => opts.allowPrivate && isLoopback(a),
+        },
+        async (t) => {
+          const result = await probe(t.url, {
+            profile: opts.profile,
+            matrix: opts.matrix,
+            timeoutMs: opts.timeoutMs,
+            requiresAuth: t.requiresAuth,
+            identity: opts.userAgent,
+            allowPrivate: opts.allowPrivate,
+            dispatcher,
+            budget,
+          });
+          const { snapshot: _s, ...observation } = result;
+          const line = JSON.stringify(boundedObservationLine(observation as unknown as Record<string, unknown>));
+          // One write per line, in order: a kill leaves whole lines, or a last one cut short that does not read.
+          writing = writing.then(() => log.write(`${line}\n`));
+          await writing;
+          done.add(t.url);
+          opts.onProbed?.(t.url, observation, done.size, targets.size);
+          return observation.reason === 'rate-limited' ? retryAfterMs(observation) : 0;
+        },
+      );
   } finally {
     await log.close();
     dispatcher.destroy().catch(() => {});
@@ -223,7 +271,10 @@ export async function runCensus(opts: CensusOptions): Promise<CensusResult> {
     const { kept: k, json } = observed(o);
     kept.set(o.url, k);
     batch.push({ path: join(dir, `${k.evidence}.json`), content: json });
-    if (batch.length >= 1_000) { await writeAllAtomic(batch); batch = []; }
+    if (batch.length >= 1_000) {
+      await writeAllAtomic(batch);
+      batch = [];
+    }
   });
   await writeAllAtomic(batch);
   // Which servers serve the same set: every probed remote, known by its server's name.
@@ -231,17 +282,37 @@ export async function runCensus(opts: CensusOptions): Promise<CensusResult> {
   for await (const item of eachItem(snapshotPath)) prints.push(...printsOf(item, kept));
   const verifiedAt = now();
   const context: CensusContext = {
-    observed: kept, skipped, same: sameToolsIndex(prints), publisher: opts.publisher, version: ONETAP_VERSION,
-    verifiedAt: verifiedAt.toISOString(), expiresAt: new Date(verifiedAt.getTime() + opts.expiresAfterDays * 86_400_000).toISOString(),
+    observed: kept,
+    skipped,
+    same: sameToolsIndex(prints),
+    publisher: opts.publisher,
+    version: ONETAP_VERSION,
+    verifiedAt: verifiedAt.toISOString(),
+    expiresAt: new Date(verifiedAt.getTime() + opts.expiresAfterDays * 86_400_000).toISOString(),
     method: {
-      profile: opts.profile.id, protocolVersion: opts.profile.protocolVersion, vantages: opts.vantages?.names ?? ['local'], signed: false,
-      steps: ['initialize', 'notifications/initialized', 'tools/list', ...(opts.matrix ? ['every other client profile'] : []), 'the spec-correct diagnosis, only when the deciding client failed'],
+      profile: opts.profile.id,
+      protocolVersion: opts.profile.protocolVersion,
+      vantages: opts.vantages?.names ?? ['local'],
+      signed: false,
+      steps: [
+        'initialize',
+        'notifications/initialized',
+        'tools/list',
+        ...(opts.matrix ? ['every other client profile'] : []),
+        'the spec-correct diagnosis, only when the deciding client failed',
+      ],
     },
   };
   // The document one entry at a time, from the snapshot read once more.
-  await writeFileAtomic(opts.out, listText((async function* () {
-    for await (const item of eachItem(snapshotPath)) yield censusEntry(item, context);
-  })(), opts.publisher));
+  await writeFileAtomic(
+    opts.out,
+    listText(
+      (async function* () {
+        for await (const item of eachItem(snapshotPath)) yield censusEntry(item, context);
+      })(),
+      opts.publisher,
+    ),
+  );
   return { ...result, code: 0, outage: null };
 }
 
@@ -249,16 +320,40 @@ export async function runCensus(opts: CensusOptions): Promise<CensusResult> {
  * The targets through the workers, each URL's answers made one observation by the rules of a run across vantages and
  * handed to `take` as they are read back, a page at a time (never the whole run's observations at once).
  */
-async function acrossWorkers(targets: readonly Target[], opts: CensusOptions, v: NonNullable<CensusOptions['vantages']>, run: { id: string; startedAt: string }, gapMs: number, take: (o: Observation) => Promise<void>): Promise<void> {
-  const [{ openPgStore }, { awaitAcross }, { acrossVantages, unansweredAt }] = await Promise.all([import('../store/pg-store.js'), import('../refresh/across.js'), import('../decide/decide.js')]);
+async function acrossWorkers(
+  targets: readonly Target[],
+  opts: CensusOptions,
+  v: NonNullable<CensusOptions['vantages']>,
+  run: { id: string; startedAt: string },
+  gapMs: number,
+  take: (o: Observation) => Promise<void>,
+): Promise<void> {
+  const [{ openPgStore }, { awaitAcross }, { acrossVantages, unansweredAt }] = await Promise.all([
+    import('../store/pg-store.js'),
+    import('../refresh/across.js'),
+    import('../decide/decide.js'),
+  ]);
   const store = await openPgStore(v.storeUrl);
   try {
-    await awaitAcross(targets.map((t) => ({ url: t.url, name: t.url, requiresAuth: t.requiresAuth, headers: {} })), [], store, run,
-      { profile: opts.profile, timeoutMs: opts.timeoutMs, matrix: opts.matrix, allowHttp: opts.allowHttp, perHost: 1, census: { identity: opts.userAgent, gapMs } },
-      { vantages: v.names, queueUrl: v.storeUrl, deadlineMs: v.deadlineMs ?? 24 * 3_600_000 });
+    await awaitAcross(
+      targets.map((t) => ({ url: t.url, name: t.url, requiresAuth: t.requiresAuth, headers: {} })),
+      [],
+      store,
+      run,
+      {
+        profile: opts.profile,
+        timeoutMs: opts.timeoutMs,
+        matrix: opts.matrix,
+        allowHttp: opts.allowHttp,
+        perHost: 1,
+        census: { identity: opts.userAgent, gapMs },
+      },
+      { vantages: v.names, queueUrl: v.storeUrl, deadlineMs: v.deadlineMs ?? 24 * 3_600_000 },
+    );
     const quorum = majority(v.names.length);
     const wanted = new Set(targets.map((t) => t.url));
-    const combine = (url: string, answers: Observation[]) => take(acrossVantages(answers, v.names, quorum, () => unansweredAt(url, run, v.names[0]!)).observation);
+    const combine = (url: string, answers: Observation[]) =>
+      take(acrossVantages(answers, v.names, quorum, () => unansweredAt(url, run, v.names[0]!)).observation);
     // In URL order: a URL's answers are consecutive.
     for await (const [url, answers] of runsOf(store.observationPages(run.id), (o) => o.url)) {
       const asked = answers.filter((o) => v.names.includes(o.vantage));
@@ -293,7 +388,12 @@ function resolvedOnce(resolver: Resolver): Resolver {
  * limits: the record of why) in a spill file as it is read, so the registry is never held in memory whatever its
  * items' sizes, then written out in the registry's order with what the census made of each (`stateItem`).
  */
-async function readSnapshot(opts: CensusOptions, snapshotPath: string, readAt: string, donePath: string): Promise<void> {
+async function readSnapshot(
+  opts: CensusOptions,
+  snapshotPath: string,
+  readAt: string,
+  donePath: string,
+): Promise<void> {
   const spillPath = `${snapshotPath}.read`;
   const spill = await open(spillPath, 'w+');
   try {
@@ -318,17 +418,22 @@ async function readSnapshot(opts: CensusOptions, snapshotPath: string, readAt: s
         if (pendingBytes >= 1024 * 1024) await flush(spill);
       });
       await flush(spill);
-    } catch (err) { throw new RegistryUnreadable((err as Error).message); }
+    } catch (err) {
+      throw new RegistryUnreadable((err as Error).message);
+    }
     await rm(donePath, { force: true });
     const header: SnapshotHeader = { source: opts.registry, readAt, servers: latest.size };
-    await writeFileAtomic(snapshotPath, (async function* () {
-      yield `${JSON.stringify(header)}\n`;
-      for (const at of latest.kept()) {
-        const text = Buffer.alloc(at.len);
-        await spill.read(text, 0, at.len, at.pos);
-        yield `${JSON.stringify(stateItem(JSON.parse(text.toString('utf8'))))}\n`;
-      }
-    })());
+    await writeFileAtomic(
+      snapshotPath,
+      (async function* () {
+        yield `${JSON.stringify(header)}\n`;
+        for (const at of latest.kept()) {
+          const text = Buffer.alloc(at.len);
+          await spill.read(text, 0, at.len, at.pos);
+          yield `${JSON.stringify(stateItem(JSON.parse(text.toString('utf8'))))}\n`;
+        }
+      })(),
+    );
   } finally {
     await spill.close();
     await rm(spillPath, { force: true });
@@ -336,7 +441,11 @@ async function readSnapshot(opts: CensusOptions, snapshotPath: string, readAt: s
 }
 
 /** A host of the census and its targets, in order. */
-interface HostTargets extends ScheduledHost { name: string; targets: Target[]; next: number }
+interface HostTargets extends ScheduledHost {
+  name: string;
+  targets: Target[];
+  next: number;
+}
 
 interface Politeness {
   concurrency: number;
@@ -353,11 +462,24 @@ interface Politeness {
  * (`Schedule`). A host is scheduled once its name is resolved; names are resolved `RESOLVING` at a time while others
  * are probed.
  */
-async function politely(targets: readonly Target[], p: Politeness, work: (t: Target) => Promise<number>): Promise<void> {
+async function politely(
+  targets: readonly Target[],
+  p: Politeness,
+  work: (t: Target) => Promise<number>,
+): Promise<void> {
   const byHost = new Map<string, HostTargets>();
   for (const t of targets) {
     const held = byHost.get(t.host.key);
-    if (held) held.targets.push(t); else byHost.set(t.host.key, { key: t.host.key, port: t.host.port, name: t.host.name, addresses: [], targets: [t], next: 0 });
+    if (held) held.targets.push(t);
+    else
+      byHost.set(t.host.key, {
+        key: t.host.key,
+        port: t.host.port,
+        name: t.host.name,
+        addresses: [],
+        targets: [t],
+        next: 0,
+      });
   }
   const hosts = [...byHost.values()];
   const schedule = new Schedule<HostTargets>(p.concurrency, p.exempt);
@@ -380,14 +502,28 @@ async function politely(targets: readonly Target[], p: Politeness, work: (t: Tar
       }
       for (let host = schedule.next(); host; host = schedule.next()) {
         const h = host;
-        work(h.targets[h.next++]!).then((hold) => {
-          schedule.ended(h);
-          if (h.next < h.targets.length) {
-            waiting++;
-            setTimeout(() => { waiting--; schedule.offer(h); pump(); }, Math.max(p.gapMs, hold));
-          }
-          pump();
-        }, (err) => { failure = err; schedule.ended(h); pump(); });
+        work(h.targets[h.next++]!).then(
+          (hold) => {
+            schedule.ended(h);
+            if (h.next < h.targets.length) {
+              waiting++;
+              setTimeout(
+                () => {
+                  waiting--;
+                  schedule.offer(h);
+                  pump();
+                },
+                Math.max(p.gapMs, hold),
+              );
+            }
+            pump();
+          },
+          (err) => {
+            failure = err;
+            schedule.ended(h);
+            pump();
+          },
+        );
       }
       if (resolved === hosts.length && waiting === 0 && schedule.idle) resolve();
     };

@@ -11,7 +11,10 @@ import { isNetworkLevel, networkLooksDown } from '../policy/policy.js';
 export { canonicalAddress, hostKey, isLoopback, type HostKey } from '../net/host-key.js';
 
 /** The hosts a census never contacts: a name alone (every port of it), or a name and port. */
-export interface OptOut { names: ReadonlySet<string>; hosts: ReadonlySet<string> }
+export interface OptOut {
+  names: ReadonlySet<string>;
+  hosts: ReadonlySet<string>;
+}
 
 export const NO_OPT_OUT: OptOut = { names: new Set(), hosts: new Set() };
 
@@ -28,16 +31,23 @@ export function parseOptOut(text: string): OptOut {
     const bareV6 = isIP(entry) === 6;
     const m = bareV6 ? null : /^(\[[^\]]*\]|[^:[\]]+)(?::(\d{1,5}))?$/.exec(entry);
     let url: URL | null = null;
-    try { url = new URL(`http://${bareV6 ? `[${entry}]` : m?.[1] ?? ''}/`); } catch { /* not a host */ }
+    try {
+      url = new URL(`http://${bareV6 ? `[${entry}]` : (m?.[1] ?? '')}/`);
+    } catch {
+      /* not a host */
+    }
     const port = m?.[2] === undefined ? null : Number(m[2]);
-    if (!url || !url.hostname || (!bareV6 && !m) || (port !== null && (port < 1 || port > 65_535))) throw new Error(`line ${i + 1} is not a host or host:port: ${JSON.stringify(entry.slice(0, 80))}`);
+    if (!url || !url.hostname || (!bareV6 && !m) || (port !== null && (port < 1 || port > 65_535)))
+      throw new Error(`line ${i + 1} is not a host or host:port: ${JSON.stringify(entry.slice(0, 80))}`);
     const name = normalName(url.hostname);
-    if (port === null) names.add(name); else hosts.add(keyOf(name, port));
+    if (port === null) names.add(name);
+    else hosts.add(keyOf(name, port));
   });
   return { names, hosts };
 }
 
-export const optedOut = (optOut: OptOut, host: HostKey): boolean => optOut.names.has(host.name) || optOut.hosts.has(host.key);
+export const optedOut = (optOut: OptOut, host: HostKey): boolean =>
+  optOut.names.has(host.name) || optOut.hosts.has(host.key);
 
 /** The fewest hosts probed before the outage guard may stop a census. */
 export const OUTAGE_HOSTS = 20;
@@ -53,7 +63,11 @@ export class OutageGuard {
 
   add(url: string, reason: string): void {
     let key: string;
-    try { key = hostKey(new URL(url)).key; } catch { return; }
+    try {
+      key = hostKey(new URL(url)).key;
+    } catch {
+      return;
+    }
     this.failedAll.set(key, (this.failedAll.get(key) ?? true) && isNetworkLevel(reason));
   }
 

@@ -14,7 +14,10 @@ import { isObject } from '../util/json.js';
 import type { CensusEntry, RemoteRecord, Verification } from './records.js';
 
 /** The list document `onetap census --out` writes (`publisher`: whose records it holds; absent before 0.5). */
-export interface CensusDocument { servers: CensusEntry[]; metadata: { count: number; publisher?: string } }
+export interface CensusDocument {
+  servers: CensusEntry[];
+  metadata: { count: number; publisher?: string };
+}
 
 /** The publisher whose records the document holds, or null when it names none. */
 export function publisherOf(doc: CensusDocument): string | null {
@@ -29,18 +32,28 @@ export function isExpired(v: Pick<Verification, 'expiresAt'>, now: Date): boolea
 }
 
 /** What a reader takes of an item: the census's own record (or null), whether it expired, and who else claims one. */
-export interface ItemRecords { own: Verification | null; expired: boolean; claims: string[] }
+export interface ItemRecords {
+  own: Verification | null;
+  expired: boolean;
+  claims: string[];
+}
 
 export function recordsOf(item: CensusEntry, publisher: string | null, now: Date): ItemRecords {
   const ownKey = publisher === null ? null : `${publisher}/verification`;
   const meta = isObject(item._meta) ? item._meta : {};
   const value = ownKey === null ? undefined : meta[ownKey];
-  const own = isObject(value) && Array.isArray(value.remotes) ? value as unknown as Verification : null;
+  const own = isObject(value) && Array.isArray(value.remotes) ? (value as unknown as Verification) : null;
   const claims = Object.keys(meta).filter((k) => k.endsWith('/verification') && k !== ownKey);
   return { own, expired: own !== null && isExpired(own, now), claims };
 }
 
-interface Row { name: string; remote: RemoteRecord; host: string; expired: boolean; claims: string[] }
+interface Row {
+  name: string;
+  remote: RemoteRecord;
+  host: string;
+  expired: boolean;
+  claims: string[];
+}
 
 /** Every remote of the census's own records, with its server's name and host, whether the record expired, and the item's other claims. */
 export function censusRows(doc: CensusDocument, now: Date): Row[] {
@@ -49,7 +62,11 @@ export function censusRows(doc: CensusDocument, now: Date): Row[] {
     const { own, expired, claims } = recordsOf(item, publisher, now);
     return (own?.remotes ?? []).map((remote) => {
       let host = '';
-      try { host = new URL(remote.url).host; } catch { /* not a URL */ }
+      try {
+        host = new URL(remote.url).host;
+      } catch {
+        /* not a URL */
+      }
       return { name: String(item.server.name), remote, host, expired, claims };
     });
   });
@@ -87,7 +104,10 @@ export function censusChanges(now: Row[], before: Row[]): { newlyDead: Row[]; re
   return {
     newlyDead: now.filter((r) => live(was.get(r.remote.url)) && r.remote.verdict === 'drop'),
     recovered: now.filter((r) => was.has(r.remote.url) && !live(was.get(r.remote.url)) && live(r.remote)),
-    toolsChanged: now.filter((r) => { const w = was.get(r.remote.url); return !!w && !!w.toolsHash && !!r.remote.toolsHash && w.toolsHash !== r.remote.toolsHash; }),
+    toolsChanged: now.filter((r) => {
+      const w = was.get(r.remote.url);
+      return !!w && !!w.toolsHash && !!r.remote.toolsHash && w.toolsHash !== r.remote.toolsHash;
+    }),
   };
 }
 
@@ -96,8 +116,13 @@ export function censusPage(doc: CensusDocument, previous: CensusDocument | null,
   const rows = censusRows(doc, now);
   const counts = new Map<string, number>();
   for (const r of rows) counts.set(r.remote.verdict, (counts.get(r.remote.verdict) ?? 0) + 1);
-  const tokens = rows.flatMap((r) => (typeof r.remote.tokens === 'number' ? [r.remote.tokens] : [])).sort((a, b) => a - b);
-  const buckets = BUCKETS.map((top, i) => ({ label: top === Infinity ? `≥ ${n(BUCKETS[i - 1]!)}` : `< ${n(top)}`, count: tokens.filter((t) => t < top && (i === 0 || t >= BUCKETS[i - 1]!)).length }));
+  const tokens = rows
+    .flatMap((r) => (typeof r.remote.tokens === 'number' ? [r.remote.tokens] : []))
+    .sort((a, b) => a - b);
+  const buckets = BUCKETS.map((top, i) => ({
+    label: top === Infinity ? `≥ ${n(BUCKETS[i - 1]!)}` : `< ${n(top)}`,
+    count: tokens.filter((t) => t < top && (i === 0 || t >= BUCKETS[i - 1]!)).length,
+  }));
   const most = Math.max(1, ...buckets.map((b) => b.count));
   const byHost = new Map<string, { entries: number; live: number }>();
   for (const r of rows) {
@@ -114,19 +139,36 @@ export function censusPage(doc: CensusDocument, previous: CensusDocument | null,
   const expiredAt = first && isExpired(first, now) ? String(first.expiresAt ?? '') : null;
   const notVerified = records.filter((r) => typeof r.own?.skipped === 'string').length;
   const claimed = records.filter((r) => r.claims.length > 0).length;
-  const claimsOf = (claims: string[]) => [...claims.slice(0, 3).map((k) => `claimed by ${k}`), ...(claims.length > 3 ? [`and ${claims.length - 3} more`] : [])].join(', ');
-  const list = (title: string, items: Row[]) => html`<h3>${title} (${items.length})</h3><ul>${items.slice(0, 50).map((r) => html`<li>${r.name} <span class="meta">${r.remote.url}</span></li>`)}</ul>`;
+  const claimsOf = (claims: string[]) =>
+    [
+      ...claims.slice(0, 3).map((k) => `claimed by ${k}`),
+      ...(claims.length > 3 ? [`and ${claims.length - 3} more`] : []),
+    ].join(', ');
+  const list = (title: string, items: Row[]) =>
+    html`<h3>${title} (${items.length})</h3><ul>${items.slice(0, 50).map((r) => html`<li>${r.name} <span class="meta">${r.remote.url}</span></li>`)}</ul>`;
   const body = html`<h1>MCP Registry census</h1>
 <p class="meta">${n(doc.servers.length)} servers, ${n(rows.length)} remotes${verifiedAt ? html`, verified <time datetime="${verifiedAt}">${verifiedAt.slice(0, 16).replace('T', ' ')} UTC</time>` : ''}${publisher ? html` by ${publisher}` : ''}. The records are unsigned.</p>
 ${publisher ? '' : html`<p class="expired">This document names no publisher: none of its records is shown as the census's own.</p>`}${expiredAt !== null ? html`<p class="expired">These records expired at <time datetime="${expiredAt}">${expiredAt}</time>: they say nothing now.</p>` : ''}${notVerified ? html`<p class="meta">${n(notVerified)} servers not verified (over the limits, or invalid against the registry's schema).</p>` : ''}${claimed ? html`<p class="meta">${n(claimed)} servers carry a verification claimed by another key: shown as claimed by it, never as this census's verdict.</p>` : ''}
 <section id="verdicts"><h2>Verdicts</h2><ul class="counts">${[...counts].sort((a, b) => b[1] - a[1]).map(([v, c]) => html`<li><strong>${n(c)}</strong> ${v}</li>`)}</ul></section>
 <section id="tokens"><h2>What tool lists cost</h2>
-${tokens.length ? html`<p>${n(tokens.length)} counted: median ${n(quantile(tokens, 0.5))}, p90 ${n(quantile(tokens, 0.9))}, p99 ${n(quantile(tokens, 0.99))}, largest ${n(tokens.at(-1)!)} tokens (o200k).</p>
-<div class="hist" role="img" aria-label="remotes per token range">${buckets.map((b) => html`<div><i style="height:${Math.round((b.count / most) * 100)}%" title="${b.count} remotes"></i><span>${b.label}</span></div>`)}</div>` : html`<p>No tool list counted.</p>`}</section>
+${
+  tokens.length
+    ? html`<p>${n(tokens.length)} counted: median ${n(quantile(tokens, 0.5))}, p90 ${n(quantile(tokens, 0.9))}, p99 ${n(quantile(tokens, 0.99))}, largest ${n(tokens.at(-1)!)} tokens (o200k).</p>
+<div class="hist" role="img" aria-label="remotes per token range">${buckets.map((b) => html`<div><i style="height:${Math.round((b.count / most) * 100)}%" title="${b.count} remotes"></i><span>${b.label}</span></div>`)}</div>`
+    : html`<p>No tool list counted.</p>`
+}</section>
 <section id="hosts"><h2>Hosts with the most entries</h2><table><thead><tr><th>Host</th><th>Entries</th><th>Live</th></tr></thead><tbody>${hosts.map(([h, c]) => html`<tr><td>${h}</td><td>${n(c.entries)}</td><td>${n(c.live)}</td></tr>`)}</tbody></table></section>
 ${changes ? html`<section id="changes"><h2>Since the previous census</h2>${list('Newly dead', changes.newlyDead)}${list('Recovered', changes.recovered)}${list('Changed tools', changes.toolsChanged)}</section>` : ''}
 <section><h2>Every remote</h2><input id="q" type="search" placeholder="filter by name, URL or verdict" aria-label="filter">
-<table id="remotes"><thead><tr><th>Server</th><th>Remote</th><th>Verdict</th><th>Tokens</th><th>Same tools as</th><th>Other claims</th></tr></thead><tbody>${rows.map((r) => html`<tr data-s="${`${r.name} ${r.remote.url} ${r.remote.verdict}/${r.remote.reason}${r.expired ? ' expired' : ''}`.toLowerCase()}"><td>${r.name}</td><td>${r.remote.url}</td><td>${r.remote.verdict}/${r.remote.reason}${r.expired ? html` <span class="expired">(expired)</span>` : ''}</td><td>${typeof r.remote.tokens === 'number' ? n(r.remote.tokens) : '—'}</td><td>${(r.remote.sameToolsAs ?? []).slice(0, 3).map((s) => s.name).join(', ')}</td><td>${claimsOf(r.claims)}</td></tr>`)}</tbody></table></section>`;
+<table id="remotes"><thead><tr><th>Server</th><th>Remote</th><th>Verdict</th><th>Tokens</th><th>Same tools as</th><th>Other claims</th></tr></thead><tbody>${rows.map(
+    (r) =>
+      html`<tr data-s="${`${r.name} ${r.remote.url} ${r.remote.verdict}/${r.remote.reason}${r.expired ? ' expired' : ''}`.toLowerCase()}"><td>${r.name}</td><td>${r.remote.url}</td><td>${r.remote.verdict}/${r.remote.reason}${r.expired ? html` <span class="expired">(expired)</span>` : ''}</td><td>${typeof r.remote.tokens === 'number' ? n(r.remote.tokens) : '—'}</td><td>${(
+        r.remote.sameToolsAs ?? []
+      )
+        .slice(0, 3)
+        .map((s) => s.name)
+        .join(', ')}</td><td>${claimsOf(r.claims)}</td></tr>`,
+  )}</tbody></table></section>`;
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <meta http-equiv="Content-Security-Policy" content="${CENSUS_CSP}"><title>MCP Registry census</title><style>${CSS}</style></head><body>${body}<script>${trusted(SEARCH)}</script></body></html>`;
 }
@@ -140,7 +182,12 @@ const CSS = `body{font:15px/1.45 system-ui,sans-serif;margin:24px auto;max-width
  * A page of the document as the registry's list API answers (`cursor`: where the page starts; `limit` at most 100),
  * each census record past its `expiresAt` at `now` marked `expired: true` (the v0.1 shape otherwise as written).
  */
-export function censusListPage(doc: CensusDocument, cursor: string | null, limit: number, now: Date): { servers: CensusDocument['servers']; metadata: { count: number; nextCursor?: string } } | null {
+export function censusListPage(
+  doc: CensusDocument,
+  cursor: string | null,
+  limit: number,
+  now: Date,
+): { servers: CensusDocument['servers']; metadata: { count: number; nextCursor?: string } } | null {
   const start = cursor === null ? 0 : /^o:\d{1,9}$/.test(cursor) ? Number(cursor.slice(2)) : -1;
   if (start < 0 || start > doc.servers.length) return null;
   const publisher = publisherOf(doc);
@@ -155,5 +202,8 @@ export function censusSite(text: string, previous: CensusDocument | null, now: D
   const publisher = publisherOf(doc);
   const servers = doc.servers.map((item) => asRead(item, publisher, now));
   const marked = servers.some((item, i) => item !== doc.servers[i]);
-  return { page: censusPage(doc, previous, now), list: marked ? `${JSON.stringify({ ...doc, servers }, null, 2)}\n` : text };
+  return {
+    page: censusPage(doc, previous, now),
+    list: marked ? `${JSON.stringify({ ...doc, servers }, null, 2)}\n` : text,
+  };
 }

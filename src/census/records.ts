@@ -14,7 +14,13 @@ import { remotesOf, type Assessment, type CensusItem } from './registry.js';
 export type CheckResult = 'passed' | 'failed' | 'not run';
 
 /** What was checked of a remote, each passed, failed or not run. */
-export interface Checks { reachable: CheckResult; mcp: CheckResult; tools: CheckResult; auth: CheckResult; 'one-tap': CheckResult }
+export interface Checks {
+  reachable: CheckResult;
+  mcp: CheckResult;
+  tools: CheckResult;
+  auth: CheckResult;
+  'one-tap': CheckResult;
+}
 
 export interface RemoteRecord {
   url: string;
@@ -47,7 +53,21 @@ export interface Verification {
 
 /** Failures before any HTTP answer: the server could not be reached at all (the network-level ones, or its origin's). */
 const UNREACHED: ReadonlySet<string> = new Set([...NETWORK_LEVEL, 'origin-dns', 'origin-tls']);
-const NOT_MCP = new Set(['http-404', 'http-410', 'not-mcp', 'not-streamable-http', 'non-retryable-5xx', 'retryable-5xx', 'edge-blocked', 'rate-limited', 'redirected', 'handshake-error', 'era-incompatible', 'oversize', 'unprocessable']);
+const NOT_MCP = new Set([
+  'http-404',
+  'http-410',
+  'not-mcp',
+  'not-streamable-http',
+  'non-retryable-5xx',
+  'retryable-5xx',
+  'edge-blocked',
+  'rate-limited',
+  'redirected',
+  'handshake-error',
+  'era-incompatible',
+  'oversize',
+  'unprocessable',
+]);
 const AUTH = new Set(['auth-required', 'payment-required']);
 
 /** The checks an observation passed, each one a result that could have gone the other way. */
@@ -55,16 +75,40 @@ export function checksOf(o: Pick<Observation, 'verdict' | 'reason' | 'httpStatus
   const reached = !UNREACHED.has(o.reason) || o.httpStatus !== null;
   const auth: CheckResult = !reached ? 'not run' : AUTH.has(o.reason) ? 'failed' : 'passed';
   const mcp: CheckResult = !reached || auth === 'failed' ? 'not run' : NOT_MCP.has(o.reason) ? 'failed' : 'passed';
-  const tools: CheckResult = mcp !== 'passed' ? 'not run' : (o.toolCount ?? 0) > 0 || o.reason === 'auth-optional' ? 'passed' : 'failed';
-  return { reachable: reached ? 'passed' : 'failed', mcp, tools, auth, 'one-tap': o.verdict === 'live' ? 'passed' : 'failed' };
+  const tools: CheckResult =
+    mcp !== 'passed' ? 'not run' : (o.toolCount ?? 0) > 0 || o.reason === 'auth-optional' ? 'passed' : 'failed';
+  return {
+    reachable: reached ? 'passed' : 'failed',
+    mcp,
+    tools,
+    auth,
+    'one-tap': o.verdict === 'live' ? 'passed' : 'failed',
+  };
 }
 
-const NOT_RUN: Checks = { reachable: 'not run', mcp: 'not run', tools: 'not run', auth: 'not run', 'one-tap': 'not run' };
+const NOT_RUN: Checks = {
+  reachable: 'not run',
+  mcp: 'not run',
+  tools: 'not run',
+  auth: 'not run',
+  'one-tap': 'not run',
+};
 
 export const evidenceDigest = (json: string) => createHash('sha256').update(json).digest('hex');
 
 /** What a record keeps of a remote's observation (the whole one is its evidence file). */
-export type Observed = Pick<Observation, 'verdict' | 'reason' | 'httpStatus' | 'toolCount' | 'toolsHash' | 'toolsDigest' | 'nameBlindDigest' | 'descriptionBlindDigest' | 'tokens'> & {
+export type Observed = Pick<
+  Observation,
+  | 'verdict'
+  | 'reason'
+  | 'httpStatus'
+  | 'toolCount'
+  | 'toolsHash'
+  | 'toolsDigest'
+  | 'nameBlindDigest'
+  | 'descriptionBlindDigest'
+  | 'tokens'
+> & {
   /** SHA-256 of the observation's JSON: its evidence file's name. */
   evidence: string;
 };
@@ -73,7 +117,18 @@ export type Observed = Pick<Observation, 'verdict' | 'reason' | 'httpStatus' | '
 export function observed(o: Observation): { kept: Observed; json: string } {
   const json = JSON.stringify(o);
   return {
-    kept: { verdict: o.verdict, reason: o.reason, httpStatus: o.httpStatus, toolCount: o.toolCount, toolsHash: o.toolsHash, toolsDigest: o.toolsDigest, nameBlindDigest: o.nameBlindDigest ?? null, descriptionBlindDigest: o.descriptionBlindDigest ?? null, tokens: o.tokens ?? null, evidence: evidenceDigest(json) },
+    kept: {
+      verdict: o.verdict,
+      reason: o.reason,
+      httpStatus: o.httpStatus,
+      toolCount: o.toolCount,
+      toolsHash: o.toolsHash,
+      toolsDigest: o.toolsDigest,
+      nameBlindDigest: o.nameBlindDigest ?? null,
+      descriptionBlindDigest: o.descriptionBlindDigest ?? null,
+      tokens: o.tokens ?? null,
+      evidence: evidenceDigest(json),
+    },
     json,
   };
 }
@@ -93,9 +148,19 @@ export interface CensusContext {
   method: Verification['method'];
 }
 
-export interface CensusEntry { server: Record<string, unknown>; _meta: Record<string, unknown> }
+export interface CensusEntry {
+  server: Record<string, unknown>;
+  _meta: Record<string, unknown>;
+}
 
-const printOf = (name: string, url: string, o: Observed): ToolSetPrint => ({ name, url, toolCount: o.toolCount, toolsDigest: o.toolsDigest, nameBlindDigest: o.nameBlindDigest ?? null, descriptionBlindDigest: o.descriptionBlindDigest ?? null });
+const printOf = (name: string, url: string, o: Observed): ToolSetPrint => ({
+  name,
+  url,
+  toolCount: o.toolCount,
+  toolsDigest: o.toolsDigest,
+  nameBlindDigest: o.nameBlindDigest ?? null,
+  descriptionBlindDigest: o.descriptionBlindDigest ?? null,
+});
 
 /** The tool sets an item's probed remotes serve, known by the server's name. */
 export function printsOf(item: CensusItem, observed: ReadonlyMap<string, Observed>): ToolSetPrint[] {
@@ -112,16 +177,38 @@ export function censusEntry(item: CensusItem, ctx: CensusContext): CensusEntry {
     const o = ctx.observed.get(r.url);
     if (!o) {
       const why = r.why ?? ctx.skipped.get(r.url) ?? 'not probed';
-      return { url: r.url, verdict: 'not probed', reason: why, checks: NOT_RUN, toolsHash: null, toolCount: null, tokens: null, sameToolsAs: [], evidence: null };
+      return {
+        url: r.url,
+        verdict: 'not probed',
+        reason: why,
+        checks: NOT_RUN,
+        toolsHash: null,
+        toolCount: null,
+        tokens: null,
+        sameToolsAs: [],
+        evidence: null,
+      };
     }
     return {
-      url: r.url, verdict: o.verdict, reason: o.reason, checks: checksOf(o), toolsHash: o.toolsHash, toolCount: o.toolCount, tokens: o.tokens ?? null,
-      sameToolsAs: ctx.same(printOf(name, r.url, o)).filter((s) => s.name !== name), evidence: o.evidence,
+      url: r.url,
+      verdict: o.verdict,
+      reason: o.reason,
+      checks: checksOf(o),
+      toolsHash: o.toolsHash,
+      toolCount: o.toolCount,
+      tokens: o.tokens ?? null,
+      sameToolsAs: ctx.same(printOf(name, r.url, o)).filter((s) => s.name !== name),
+      evidence: o.evidence,
     };
   });
   const verification: Verification = {
     verifier: { publisher: ctx.publisher, tool: 'onetap', version: ctx.version },
-    verifiedAt: ctx.verifiedAt, expiresAt: ctx.expiresAt, method: ctx.method, remotes, serverJson: item.census.serverJson, skipped: item.census.skipped,
+    verifiedAt: ctx.verifiedAt,
+    expiresAt: ctx.expiresAt,
+    method: ctx.method,
+    remotes,
+    serverJson: item.census.serverJson,
+    skipped: item.census.skipped,
   };
   return { server: item.server, _meta: { ...item._meta, [`${ctx.publisher}/verification`]: verification } };
 }
@@ -131,7 +218,10 @@ export function censusEntry(item: CensusItem, ctx: CensusContext): CensusEntry {
  * 2)` writes it, one entry at a time: a census of the whole registry is never held as one document. `publisher` says
  * whose records it holds: a reader shows the records under its key as the census's, any other as a claim.
  */
-export async function* listText(entries: Iterable<CensusEntry> | AsyncIterable<CensusEntry>, publisher: string): AsyncGenerator<string> {
+export async function* listText(
+  entries: Iterable<CensusEntry> | AsyncIterable<CensusEntry>,
+  publisher: string,
+): AsyncGenerator<string> {
   let count = 0;
   for await (const entry of entries) {
     // JSON text has no raw line breaks inside strings, so every one is between values: indent each by two levels.
@@ -139,5 +229,7 @@ export async function* listText(entries: Iterable<CensusEntry> | AsyncIterable<C
     count++;
   }
   const metadata = JSON.stringify({ count, publisher }, null, 2).replaceAll('\n', '\n  ');
-  yield count ? `\n  ],\n  "metadata": ${metadata}\n}\n` : `${JSON.stringify({ servers: [], metadata: { count: 0, publisher } }, null, 2)}\n`;
+  yield count
+    ? `\n  ],\n  "metadata": ${metadata}\n}\n`
+    : `${JSON.stringify({ servers: [], metadata: { count: 0, publisher } }, null, 2)}\n`;
 }

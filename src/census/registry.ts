@@ -11,10 +11,22 @@ import { validateRegistryServer } from '../discover/card.js';
 import { isObject } from '../util/json.js';
 
 /** What a census reads at most. */
-export const REGISTRY_LIMITS = { pages: 2_000, pageBytes: 8 * 1024 * 1024, servers: 200_000, serverJsonBytes: 64 * 1024, metaBytes: 64 * 1024, remotesPerServer: 20, urlChars: 2_048, perPage: 100 } as const;
+export const REGISTRY_LIMITS = {
+  pages: 2_000,
+  pageBytes: 8 * 1024 * 1024,
+  servers: 200_000,
+  serverJsonBytes: 64 * 1024,
+  metaBytes: 64 * 1024,
+  remotesPerServer: 20,
+  urlChars: 2_048,
+  perPage: 100,
+} as const;
 
 /** One item of the registry's list: the server.json and the registry's own `_meta`. */
-export interface RegistryItem { server: Record<string, unknown>; _meta: Record<string, unknown> }
+export interface RegistryItem {
+  server: Record<string, unknown>;
+  _meta: Record<string, unknown>;
+}
 
 /** What the census made of a server before probing: why its remotes are not probed, and its schema check. */
 export interface Assessment {
@@ -25,7 +37,9 @@ export interface Assessment {
 }
 
 /** An item as the census's state holds it: with what the census made of it. */
-export interface CensusItem extends RegistryItem { census: Assessment }
+export interface CensusItem extends RegistryItem {
+  census: Assessment;
+}
 
 const OFFICIAL = 'io.modelcontextprotocol.registry/official';
 
@@ -41,8 +55,13 @@ const NAME_CHARS = 200;
 
 /** One item of a list page, or null when it is not of the item's shape (a server with a name). */
 export function registryItem(value: unknown): RegistryItem | null {
-  return isObject(value) && isObject(value.server) && typeof value.server.name === 'string' && value.server.name.length > 0 && value.server.name.length <= NAME_CHARS
-    ? { server: value.server, _meta: isObject(value._meta) ? value._meta : {} } : null;
+  return isObject(value) &&
+    isObject(value.server) &&
+    typeof value.server.name === 'string' &&
+    value.server.name.length > 0 &&
+    value.server.name.length <= NAME_CHARS
+    ? { server: value.server, _meta: isObject(value._meta) ? value._meta : {} }
+    : null;
 }
 
 /** One line of the state's registry: the item and what the census made of it (assessed now when a state predates it). */
@@ -50,27 +69,43 @@ export function stateItem(value: unknown): CensusItem | null {
   const item = registryItem(value);
   if (!item) return null;
   const census = (value as { census?: unknown }).census;
-  return { ...item, census: isObject(census) && isObject(census.serverJson) && (census.skipped === null || typeof census.skipped === 'string') ? census as unknown as Assessment : assess(item) };
+  return {
+    ...item,
+    census:
+      isObject(census) && isObject(census.serverJson) && (census.skipped === null || typeof census.skipped === 'string')
+        ? (census as unknown as Assessment)
+        : assess(item),
+  };
 }
 
 /** The items of one list page, and its next cursor (null: the last page). */
 export function readPage(value: unknown): { items: RegistryItem[]; skipped: number; next: string | null } {
-  if (!isObject(value) || !Array.isArray(value.servers)) throw new Error('not a registry list page: expected {servers: [...]}');
+  if (!isObject(value) || !Array.isArray(value.servers))
+    throw new Error('not a registry list page: expected {servers: [...]}');
   const items: RegistryItem[] = [];
   let skipped = 0;
   for (const s of value.servers) {
     const item = registryItem(s);
-    if (item) items.push(item); else skipped++;
+    if (item) items.push(item);
+    else skipped++;
   }
   const cursor = isObject(value.metadata) ? value.metadata.nextCursor : undefined;
-  return { items, skipped, next: typeof cursor === 'string' && cursor.length > 0 && cursor.length <= 1_000 ? cursor : null };
+  return {
+    items,
+    skipped,
+    next: typeof cursor === 'string' && cursor.length > 0 && cursor.length <= 1_000 ? cursor : null,
+  };
 }
 
 /**
  * Every item of a registry (URL: every page, cursor by cursor) or of a dump file of the list's shape, handed to
  * `take` page by page, so that the caller keeps only what it needs of them.
  */
-export async function readRegistry(source: string, policy: FetchPolicy & { userAgent?: string }, take: (item: RegistryItem) => void | Promise<void>): Promise<{ items: number; skipped: number; pages: number }> {
+export async function readRegistry(
+  source: string,
+  policy: FetchPolicy & { userAgent?: string },
+  take: (item: RegistryItem) => void | Promise<void>,
+): Promise<{ items: number; skipped: number; pages: number }> {
   if (!/^https?:\/\//i.test(source)) {
     const page = readPage(JSON.parse(await readFile(source, 'utf8')));
     for (const item of page.items) await take(item);
@@ -92,14 +127,17 @@ export async function readRegistry(source: string, policy: FetchPolicy & { userA
     skipped += page.skipped;
     if (page.next === null) return { items, skipped, pages };
     // A cursor seen before would loop forever; past the limits, the registry is not read whole.
-    if (seen.has(page.next)) throw new Error(`${url.href}: the cursor ${JSON.stringify(page.next).slice(0, 80)} came back a second time`);
-    if (pages >= REGISTRY_LIMITS.pages || items >= REGISTRY_LIMITS.servers) throw new Error(`more than ${REGISTRY_LIMITS.pages} pages or ${REGISTRY_LIMITS.servers} servers: not read whole`);
+    if (seen.has(page.next))
+      throw new Error(`${url.href}: the cursor ${JSON.stringify(page.next).slice(0, 80)} came back a second time`);
+    if (pages >= REGISTRY_LIMITS.pages || items >= REGISTRY_LIMITS.servers)
+      throw new Error(`more than ${REGISTRY_LIMITS.pages} pages or ${REGISTRY_LIMITS.servers} servers: not read whole`);
     seen.add(page.next);
     cursor = page.next;
   }
 }
 
-const officialOf = (item: RegistryItem): Record<string, unknown> => (isObject(item._meta[OFFICIAL]) ? item._meta[OFFICIAL] : {});
+const officialOf = (item: RegistryItem): Record<string, unknown> =>
+  isObject(item._meta[OFFICIAL]) ? item._meta[OFFICIAL] : {};
 
 /** An instant: whole seconds since the epoch, and nanoseconds. */
 export type Instant = readonly [seconds: number, nanos: number];
@@ -148,7 +186,9 @@ export class LatestOnly<T> {
     return true;
   }
 
-  get size(): number { return this.best.size; }
+  get size(): number {
+    return this.best.size;
+  }
 
   /** What was kept of each server's latest version, in the registry's order. */
   *kept(): Generator<T> {
@@ -173,19 +213,43 @@ export function assess(item: RegistryItem): Assessment {
   const $schema = server.$schema;
   const dated = typeof $schema === 'string' ? DATED_SCHEMA.exec($schema) : null;
   let serverJson: Assessment['serverJson'];
-  if (!dated) serverJson = { schema: null, valid: null, why: typeof $schema === 'string' ? 'not validated: $schema is not a registry server.json schema' : 'not validated: no $schema' };
-  else if ($schema !== VENDORED_SCHEMA) serverJson = { schema: dated[1]!, valid: null, why: `not validated: schema ${dated[1]} not vendored` };
+  if (!dated)
+    serverJson = {
+      schema: null,
+      valid: null,
+      why:
+        typeof $schema === 'string'
+          ? 'not validated: $schema is not a registry server.json schema'
+          : 'not validated: no $schema',
+    };
+  else if ($schema !== VENDORED_SCHEMA)
+    serverJson = { schema: dated[1]!, valid: null, why: `not validated: schema ${dated[1]} not vendored` };
   else {
     const v = validateRegistryServer(server, { budgetMs: VALIDATE_BUDGET_MS });
-    serverJson = { schema: dated[1]!, valid: v.valid, why: v.valid ? null : v.errors.slice(0, 3).map((e) => `${e.pointer}: ${e.message}`).join('; ').slice(0, 300) };
+    serverJson = {
+      schema: dated[1]!,
+      valid: v.valid,
+      why: v.valid
+        ? null
+        : v.errors
+            .slice(0, 3)
+            .map((e) => `${e.pointer}: ${e.message}`)
+            .join('; ')
+            .slice(0, 300),
+    };
   }
   const remotes = Array.isArray(server.remotes) ? server.remotes.length : 0;
-  const skipped = remotes > REGISTRY_LIMITS.remotesPerServer ? `it lists ${remotes.toLocaleString('en')} remotes, over the limit of ${REGISTRY_LIMITS.remotesPerServer}: none probed`
-    : serverJson.valid === false ? `its server.json is invalid against the registry's schema ${serverJson.schema}: none probed` : null;
+  const skipped =
+    remotes > REGISTRY_LIMITS.remotesPerServer
+      ? `it lists ${remotes.toLocaleString('en')} remotes, over the limit of ${REGISTRY_LIMITS.remotesPerServer}: none probed`
+      : serverJson.valid === false
+        ? `its server.json is invalid against the registry's schema ${serverJson.schema}: none probed`
+        : null;
   return { skipped, serverJson };
 }
 
-const short = (value: unknown, chars: number) => (typeof value === 'string' && value.length <= chars ? value : undefined);
+const short = (value: unknown, chars: number) =>
+  typeof value === 'string' && value.length <= chars ? value : undefined;
 
 /**
  * The item as the census keeps it, as JSON text: whole, or, when its server.json or the registry's `_meta` for it
@@ -194,14 +258,32 @@ const short = (value: unknown, chars: number) => (typeof value === 'string' && v
 export function limited(item: RegistryItem): string {
   const serverBytes = Buffer.byteLength(JSON.stringify(item.server));
   const metaBytes = Buffer.byteLength(JSON.stringify(item._meta));
-  const why = serverBytes > REGISTRY_LIMITS.serverJsonBytes ? `its server.json is ${kib(serverBytes)}, over the limit of ${kib(REGISTRY_LIMITS.serverJsonBytes)}: not read`
-    : metaBytes > REGISTRY_LIMITS.metaBytes ? `the registry's _meta for it is ${kib(metaBytes)}, over the limit of ${kib(REGISTRY_LIMITS.metaBytes)}: not read` : null;
+  const why =
+    serverBytes > REGISTRY_LIMITS.serverJsonBytes
+      ? `its server.json is ${kib(serverBytes)}, over the limit of ${kib(REGISTRY_LIMITS.serverJsonBytes)}: not read`
+      : metaBytes > REGISTRY_LIMITS.metaBytes
+        ? `the registry's _meta for it is ${kib(metaBytes)}, over the limit of ${kib(REGISTRY_LIMITS.metaBytes)}: not read`
+        : null;
   if (!why) return JSON.stringify(item);
   const s = item.server;
   const o = officialOf(item);
-  const server = { $schema: short(s.$schema, 200), name: s.name, description: short(s.description, 100), title: short(s.title, 100), version: short(s.version, 255) };
-  const official = { status: short(o.status, 40), publishedAt: short(o.publishedAt, 64), updatedAt: short(o.updatedAt, 64), isLatest: typeof o.isLatest === 'boolean' ? o.isLatest : undefined };
-  const census: Assessment = { skipped: why, serverJson: { schema: null, valid: null, why: 'not validated: not read' } };
+  const server = {
+    $schema: short(s.$schema, 200),
+    name: s.name,
+    description: short(s.description, 100),
+    title: short(s.title, 100),
+    version: short(s.version, 255),
+  };
+  const official = {
+    status: short(o.status, 40),
+    publishedAt: short(o.publishedAt, 64),
+    updatedAt: short(o.updatedAt, 64),
+    isLatest: typeof o.isLatest === 'boolean' ? o.isLatest : undefined,
+  };
+  const census: Assessment = {
+    skipped: why,
+    serverJson: { schema: null, valid: null, why: 'not validated: not read' },
+  };
   return JSON.stringify({ server, _meta: { [OFFICIAL]: official }, census });
 }
 
@@ -223,13 +305,23 @@ export function remotesOf(item: CensusItem): Remote[] {
   return remotes.map((r): Remote => {
     const url = isObject(r) && typeof r.url === 'string' ? r.url : '';
     const type = isObject(r) ? r.type : undefined;
-    const requiresAuth = isObject(r) && Array.isArray(r.headers) && r.headers.some((h) => isObject(h) && h.isRequired === true);
+    const requiresAuth =
+      isObject(r) && Array.isArray(r.headers) && r.headers.some((h) => isObject(h) && h.isRequired === true);
     if (!url) return { url, kind: 'unusable', requiresAuth, why: 'no url' };
     // Refused whole, never cut: a cut URL is another URL (a {placeholder} past the cut would go unseen).
-    if (url.length > REGISTRY_LIMITS.urlChars) return { url, kind: 'unusable', requiresAuth, why: `the URL is ${url.length.toLocaleString('en')} characters, over the limit of ${REGISTRY_LIMITS.urlChars.toLocaleString('en')}: not probed` };
-    if (/\{[^}]*\}/.test(url)) return { url, kind: 'templated', requiresAuth, why: 'the URL has a {placeholder} a user fills in' };
-    if (type === 'sse') return { url, kind: 'sse-only', requiresAuth, why: 'an SSE remote (the legacy transport): not probed' };
-    if (type !== 'streamable-http') return { url, kind: 'unusable', requiresAuth, why: `transport ${JSON.stringify(type).slice(0, 40)}` };
+    if (url.length > REGISTRY_LIMITS.urlChars)
+      return {
+        url,
+        kind: 'unusable',
+        requiresAuth,
+        why: `the URL is ${url.length.toLocaleString('en')} characters, over the limit of ${REGISTRY_LIMITS.urlChars.toLocaleString('en')}: not probed`,
+      };
+    if (/\{[^}]*\}/.test(url))
+      return { url, kind: 'templated', requiresAuth, why: 'the URL has a {placeholder} a user fills in' };
+    if (type === 'sse')
+      return { url, kind: 'sse-only', requiresAuth, why: 'an SSE remote (the legacy transport): not probed' };
+    if (type !== 'streamable-http')
+      return { url, kind: 'unusable', requiresAuth, why: `transport ${JSON.stringify(type).slice(0, 40)}` };
     return { url, kind: 'streamable-http', requiresAuth, why: null };
   });
 }

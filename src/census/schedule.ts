@@ -13,25 +13,42 @@ import { PER_ADDRESS } from '../net/host-key.js';
 export { PER_ADDRESS } from '../net/host-key.js';
 
 /** A host as the schedule sees it: its key, the port it is asked on, the addresses its name resolved to. */
-export interface ScheduledHost { key: string; port: number; addresses: readonly string[] }
+export interface ScheduledHost {
+  key: string;
+  port: number;
+  addresses: readonly string[];
+}
 
 /** A first-in, first-out queue with O(1) take. */
 class Queue<T> {
   private items: T[] = [];
   private head = 0;
-  get length(): number { return this.items.length - this.head; }
-  push(item: T): void { this.items.push(item); }
-  peek(): T | undefined { return this.items[this.head]; }
+  get length(): number {
+    return this.items.length - this.head;
+  }
+  push(item: T): void {
+    this.items.push(item);
+  }
+  peek(): T | undefined {
+    return this.items[this.head];
+  }
   shift(): T | undefined {
     if (this.length === 0) return undefined;
     const item = this.items[this.head++];
-    if (this.head > 1_024 && this.head * 2 > this.items.length) { this.items = this.items.slice(this.head); this.head = 0; }
+    if (this.head > 1_024 && this.head * 2 > this.items.length) {
+      this.items = this.items.slice(this.head);
+      this.head = 0;
+    }
     return item;
   }
 }
 
 /** One address in use: the port it is asked on, how many probes ask it, and the hosts waiting for it. */
-interface InUse<H> { port: number; inFlight: number; line: Queue<H> }
+interface InUse<H> {
+  port: number;
+  inFlight: number;
+  line: Queue<H>;
+}
 
 export class Schedule<H extends ScheduledHost> {
   private running = 0;
@@ -41,16 +58,26 @@ export class Schedule<H extends ScheduledHost> {
   private readonly freed = new Queue<string>();
   private readonly freedSet = new Set<string>();
 
-  constructor(private readonly concurrency: number, private readonly exempt: (address: string) => boolean = () => false, private readonly perAddress = PER_ADDRESS) {}
+  constructor(
+    private readonly concurrency: number,
+    private readonly exempt: (address: string) => boolean = () => false,
+    private readonly perAddress = PER_ADDRESS,
+  ) {}
 
   /** Probes in flight. */
-  get inFlight(): number { return this.running; }
+  get inFlight(): number {
+    return this.running;
+  }
 
   /** Nothing in flight and nothing waiting. */
-  get idle(): boolean { return this.running === 0 && this.due.length === 0 && this.used.size === 0; }
+  get idle(): boolean {
+    return this.running === 0 && this.due.length === 0 && this.used.size === 0;
+  }
 
   /** A host whose turn is due (once at a time: offered again only after its probe ended). */
-  offer(host: H): void { this.due.push(host); }
+  offer(host: H): void {
+    this.due.push(host);
+  }
 
   /** The next host to probe now (counted as started), or null: wait for a probe to end or a host to be offered. */
   next(): H | null {
@@ -66,11 +93,18 @@ export class Schedule<H extends ScheduledHost> {
     for (const a of this.counted(host)) {
       const u = this.used.get(a)!;
       u.inFlight--;
-      if (u.line.length === 0) { if (u.inFlight === 0) this.used.delete(a); } else if (!this.freedSet.has(a)) { this.freedSet.add(a); this.freed.push(a); }
+      if (u.line.length === 0) {
+        if (u.inFlight === 0) this.used.delete(a);
+      } else if (!this.freedSet.has(a)) {
+        this.freedSet.add(a);
+        this.freed.push(a);
+      }
     }
   }
 
-  private counted(host: H): string[] { return host.addresses.filter((a) => !this.exempt(a)); }
+  private counted(host: H): string[] {
+    return host.addresses.filter((a) => !this.exempt(a));
+  }
 
   /** The address may take one more probe of `host` (its line aside). */
   private fits(address: string, host: H): boolean {
@@ -109,7 +143,10 @@ export class Schedule<H extends ScheduledHost> {
       }
       u.line.shift();
       const holder = this.holder(first, a);
-      if (holder) { this.wait(first, holder); continue; }
+      if (holder) {
+        this.wait(first, holder);
+        continue;
+      }
       return first;
     }
     return null;
@@ -118,7 +155,10 @@ export class Schedule<H extends ScheduledHost> {
   private fromDue(): H | null {
     for (let host = this.due.shift(); host; host = this.due.shift()) {
       const holder = this.holder(host, null);
-      if (holder) { this.wait(host, holder); continue; }
+      if (holder) {
+        this.wait(host, holder);
+        continue;
+      }
       return host;
     }
     return null;

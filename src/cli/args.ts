@@ -22,26 +22,30 @@ export const MAX_TIMER_MS = 2_147_483_647;
 
 export function positiveInt(value: string): number {
   const n = Number(value);
-  if (!/^\s*\d+\s*$/.test(value) || !Number.isSafeInteger(n) || n <= 0) throw new InvalidArgumentError(`expected a positive whole number, got "${value}"`);
+  if (!/^\s*\d+\s*$/.test(value) || !Number.isSafeInteger(n) || n <= 0)
+    throw new InvalidArgumentError(`expected a positive whole number, got "${value}"`);
   return n;
 }
 
 /** A time limit in ms: a positive whole number no larger than Node's largest timer. */
 export function timeoutMs(value: string): number {
   const n = positiveInt(value);
-  if (n > MAX_TIMER_MS) throw new InvalidArgumentError(`at most ${MAX_TIMER_MS} ms (the largest timer Node allows), got "${value}"`);
+  if (n > MAX_TIMER_MS)
+    throw new InvalidArgumentError(`at most ${MAX_TIMER_MS} ms (the largest timer Node allows), got "${value}"`);
   return n;
 }
 
 /** A built-in client profile's id. */
 export function profileId(value: string): string {
-  if (!Object.hasOwn(CLIENT_PROFILES, value)) throw new InvalidArgumentError(`unknown profile "${value}" (known: ${Object.keys(CLIENT_PROFILES).join(', ')})`);
+  if (!Object.hasOwn(CLIENT_PROFILES, value))
+    throw new InvalidArgumentError(`unknown profile "${value}" (known: ${Object.keys(CLIENT_PROFILES).join(', ')})`);
   return value;
 }
 
 /** A profile id a catalog may define (checked against the catalog once it is read: `knownProfile`). */
 export function profileName(value: string): string {
-  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(value)) throw new InvalidArgumentError(`expected a profile id (letters, digits, '.', '_', '-'), got "${value}"`);
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(value))
+    throw new InvalidArgumentError(`expected a profile id (letters, digits, '.', '_', '-'), got "${value}"`);
   return value;
 }
 
@@ -57,33 +61,40 @@ export function knownProfile(id: string, policy: { profiles?: Record<string, unk
  */
 export function probeHeaderFlag(line: string, previous: Record<string, ProbeHeader> = {}): Record<string, ProbeHeader> {
   const parsed = parseProbeHeader(line);
-  if (typeof parsed === 'string') throw new InvalidArgumentError(`${parsed} (the value given is not shown: it may hold a key)`);
+  if (typeof parsed === 'string')
+    throw new InvalidArgumentError(`${parsed} (the value given is not shown: it may hold a key)`);
   return { ...previous, [parsed.name]: parsed.source };
 }
 
 export function parseHeader(line: string, previous: Record<string, string> = {}): Record<string, string> {
   const at = line.indexOf(':');
   const name = at > 0 ? line.slice(0, at).trim() : '';
-  if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) throw new InvalidArgumentError(`a header is "Name: value", got "${line}"`);
+  if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name))
+    throw new InvalidArgumentError(`a header is "Name: value", got "${line}"`);
   return { ...previous, [name]: line.slice(at + 1).trim() };
 }
 
 /** A TCP port to listen on: 0 (any free port) to 65535. */
 export function portNumber(value: string): number {
   const n = Number(value);
-  if (!/^\s*\d+\s*$/.test(value) || n > 65_535) throw new InvalidArgumentError(`expected a port number from 0 to 65535, got "${value}"`);
+  if (!/^\s*\d+\s*$/.test(value) || n > 65_535)
+    throw new InvalidArgumentError(`expected a port number from 0 to 65535, got "${value}"`);
   return n;
 }
 
 /** A vantage's name (`--vantage`, and each of `--vantages`): what a queue name and a record may carry. */
 export function vantageName(value: string): string {
-  if (!VANTAGE_NAME.test(value)) throw new InvalidArgumentError(`a vantage is a name of a-z, digits, _ and - (up to 63), got "${value}"`);
+  if (!VANTAGE_NAME.test(value))
+    throw new InvalidArgumentError(`a vantage is a name of a-z, digits, _ and - (up to 63), got "${value}"`);
   return value;
 }
 
 /** `--run-id`: what a job id, a record and a log line carry safely (a start time, or a CI run's id). */
 export function runIdFlag(value: string): string {
-  if (!/^[A-Za-z0-9][A-Za-z0-9._:+-]{0,199}$/.test(value)) throw new InvalidArgumentError(`a run id is letters, digits and . _ : + - (up to 200), got "${value.slice(0, 220)}"`);
+  if (!/^[A-Za-z0-9][A-Za-z0-9._:+-]{0,199}$/.test(value))
+    throw new InvalidArgumentError(
+      `a run id is letters, digits and . _ : + - (up to 200), got "${value.slice(0, 220)}"`,
+    );
   return value;
 }
 

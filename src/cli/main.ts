@@ -56,15 +56,21 @@ export function buildProgram(): Command {
   registerCensus(program);
   program
     .command('demo')
-    .description('refresh the shipped catalog against a loopback fleet that plays it, in a temporary workspace (offline)')
-    .action(async () => { process.exitCode = await runDemo(); });
+    .description(
+      'refresh the shipped catalog against a loopback fleet that plays it, in a temporary workspace (offline)',
+    )
+    .action(async () => {
+      process.exitCode = await runDemo();
+    });
   return program;
 }
 
 export async function main(argv: string[]): Promise<number> {
   const program = buildProgram();
   if (argv.length === 0) {
-    process.stderr.write(program.helpInformation() + '\n' + errorLines('a command is needed (onetap --help lists them)'));
+    process.stderr.write(
+      program.helpInformation() + '\n' + errorLines('a command is needed (onetap --help lists them)'),
+    );
     return 2;
   }
   try {
@@ -86,7 +92,11 @@ export async function main(argv: string[]): Promise<number> {
       return 2;
     }
     // CatalogError, LockBusyError and anything unexpected: an error, exit 1.
-    process.stderr.write(errorLines(err instanceof CatalogError || err instanceof LockBusyError || err instanceof Error ? err.message : String(err)));
+    process.stderr.write(
+      errorLines(
+        err instanceof CatalogError || err instanceof LockBusyError || err instanceof Error ? err.message : String(err),
+      ),
+    );
     return 1;
   }
 }

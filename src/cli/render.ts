@@ -9,7 +9,14 @@ export function useColor(stream: NodeJS.WriteStream): boolean {
   return !!stream.isTTY && !('NO_COLOR' in process.env && process.env.NO_COLOR !== '') && process.env.TERM !== 'dumb';
 }
 
-const VERDICT_COLOR: Record<string, number> = { live: 32, keep: 32, review: 33, failed: 35, 'keep-failed': 35, drop: 31 };
+const VERDICT_COLOR: Record<string, number> = {
+  live: 32,
+  keep: 32,
+  review: 33,
+  failed: 35,
+  'keep-failed': 35,
+  drop: 31,
+};
 
 export function paint(text: string, verdict: VerdictName | string, color: boolean): string {
   const code = VERDICT_COLOR[verdict];
@@ -17,13 +24,20 @@ export function paint(text: string, verdict: VerdictName | string, color: boolea
 }
 
 /** A plain text table; widths count code points of the text before colouring. */
-export function table(header: string[], rows: string[][], paintCell?: (text: string, row: number, col: number) => string): string {
+export function table(
+  header: string[],
+  rows: string[][],
+  paintCell?: (text: string, row: number, col: number) => string,
+): string {
   const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => [...(r[c] ?? '')].length)));
   const line = (cells: string[], row: number) =>
-    cells.map((cell, c) => {
-      const padded = c === cells.length - 1 ? cell : cell + ' '.repeat(widths[c]! - [...cell].length);
-      return row >= 0 && paintCell ? paintCell(padded, row, c) : padded;
-    }).join('  ').trimEnd();
+    cells
+      .map((cell, c) => {
+        const padded = c === cells.length - 1 ? cell : cell + ' '.repeat(widths[c]! - [...cell].length);
+        return row >= 0 && paintCell ? paintCell(padded, row, c) : padded;
+      })
+      .join('  ')
+      .trimEnd();
   return [line(header, -1), ...rows.map((r, i) => line(r, i))].join('\n');
 }
 
@@ -34,7 +48,13 @@ export function printJson(value: unknown): void {
 
 /** An error for stderr: every line `onetap: …`, control characters made inert. */
 export function errorLines(message: string): string {
-  return message.split('\n').filter((l) => l !== '').map((l) => `onetap: ${inert(l)}`).join('\n') + '\n';
+  return (
+    message
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => `onetap: ${inert(l)}`)
+      .join('\n') + '\n'
+  );
 }
 
 /**
@@ -46,14 +66,20 @@ export class OrderedJsonArray {
   private next = 0;
 
   /** `escape` applies to each item's JSON text (for example `jsonInvisibleEscaped`). */
-  constructor(private readonly write: (text: string | Uint8Array) => void, private readonly escape: (json: string) => string = (json) => json) {}
+  constructor(
+    private readonly write: (text: string | Uint8Array) => void,
+    private readonly escape: (json: string) => string = (json) => json,
+  ) {}
 
   put(index: number, item: unknown): void {
     // Stringified inside a one-item array, it comes out indented as an array item (no second pass to indent).
     const text = this.escape(JSON.stringify([item], null, 2).slice(2, -2));
     // An item that must wait for earlier ones (thousands behind one hanging server) waits as UTF-8 bytes, outside
     // V8's heap: held there, they would be promoted and would grow the old generation they then leave as garbage.
-    if (index !== this.next) { this.waiting.set(index, Buffer.from(text)); return; }
+    if (index !== this.next) {
+      this.waiting.set(index, Buffer.from(text));
+      return;
+    }
     this.emit(text);
     for (let held = this.waiting.get(this.next); held !== undefined; held = this.waiting.get(this.next)) {
       this.waiting.delete(this.next);
@@ -78,7 +104,11 @@ export class Progress {
   private finished = 0;
   private last = 0;
 
-  constructor(private readonly labels: readonly string[], private readonly on: boolean, private readonly stream: NodeJS.WriteStream = process.stderr) {}
+  constructor(
+    private readonly labels: readonly string[],
+    private readonly on: boolean,
+    private readonly stream: NodeJS.WriteStream = process.stderr,
+  ) {}
 
   start(i: number): void {
     this.started.set(i, Date.now());
@@ -97,7 +127,9 @@ export class Progress {
     this.last = now;
     let slowest: [number, number] | null = null;
     for (const [i, t] of this.started) if (slowest === null || t < slowest[1]) slowest = [i, t];
-    const pending = slowest ? ` · slowest pending ${Math.round((now - slowest[1]) / 1000)} s: ${inert(this.labels[slowest[0]]!).slice(0, 60)}` : '';
+    const pending = slowest
+      ? ` · slowest pending ${Math.round((now - slowest[1]) / 1000)} s: ${inert(this.labels[slowest[0]]!).slice(0, 60)}`
+      : '';
     this.stream.write(`\r\x1b[K${this.finished}/${this.labels.length} done${pending}`);
   }
 
@@ -108,25 +140,36 @@ export class Progress {
 
 /** Screening findings, one indented line each (tool, field, rule, the words that fired it), at most `max` then a count. */
 export function findingLines(findings: readonly Finding[], indent = '    ', max = 5): string[] {
-  const lines = findings.slice(0, max).map((f) => `${indent}${inert(f.tool)} ${inert(f.field)} [${f.rule}]: ${inert(f.excerpt)}`);
+  const lines = findings
+    .slice(0, max)
+    .map((f) => `${indent}${inert(f.tool)} ${inert(f.field)} [${f.rule}]: ${inert(f.excerpt)}`);
   if (findings.length > max) lines.push(`${indent}… ${findings.length - max} more (--json lists them all)`);
   return lines;
 }
 
 /** Where a Server Card disagrees with the live server: `field: card says "x", the server "y"`, joined by `; `. */
 export function mismatchText(mismatches: readonly Mismatch[]): string {
-  return mismatches.map((m) => `${m.field}: card says ${inert(JSON.stringify(m.card) ?? 'nothing')}, the server ${inert(JSON.stringify(m.live) ?? 'nothing')}`).join('; ');
+  return mismatches
+    .map(
+      (m) =>
+        `${m.field}: card says ${inert(JSON.stringify(m.card) ?? 'nothing')}, the server ${inert(JSON.stringify(m.live) ?? 'nothing')}`,
+    )
+    .join('; ');
 }
 
 /** Why a row was probed without its key: `A not set; B refused (…)`. */
 export function withoutKeyText(keys: { missing: readonly string[]; refused?: readonly string[] }): string {
   const parts = keys.missing.length ? [`${keys.missing.map(inert).join(', ')} not set`] : [];
-  if (keys.refused?.length) parts.push(`${keys.refused.map(inert).join(', ')} refused, never read: not a variable a catalog may name (onetap lint says why)`);
+  if (keys.refused?.length)
+    parts.push(
+      `${keys.refused.map(inert).join(', ')} refused, never read: not a variable a catalog may name (onetap lint says why)`,
+    );
   return parts.join('; ');
 }
 
 /** A token count for a table cell ("-": none counted). */
-export const tokensCell = (tokens: number | null | undefined) => (typeof tokens === 'number' ? tokens.toLocaleString('en') : '-');
+export const tokensCell = (tokens: number | null | undefined) =>
+  typeof tokens === 'number' ? tokens.toLocaleString('en') : '-';
 
 /** Entries that serve the same tool set: `A (the same tools, https://…); B (…)`. */
 export function sameToolsText(same: readonly SameTools[]): string {

@@ -42,7 +42,16 @@ export interface Collected {
 const CANARY_TIMEOUT_MS = 15_000;
 
 export async function collect(targets: readonly ProbeTarget[], opts: CollectOptions): Promise<Collected> {
-  const { run, cards = true, allowPrivateCard, canaries = [], canaryTimeoutMs, onObservation, onStart, ...probeOptions } = opts;
+  const {
+    run,
+    cards = true,
+    allowPrivateCard,
+    canaries = [],
+    canaryTimeoutMs,
+    onObservation,
+    onStart,
+    ...probeOptions
+  } = opts;
   const pendingCards: Array<Promise<unknown | null>> = [];
   const snapshots = new Map<string, StoredSnapshot>();
   const observations: Observation[] = new Array(targets.length);
@@ -53,28 +62,48 @@ export async function collect(targets: readonly ProbeTarget[], opts: CollectOpti
       retain: false,
       onStart: (i) => {
         const url = targets[i]!.url;
-        if (cards) pendingCards[i] = curatedCard(url, { allowPrivate: allowPrivateCard?.(url) ?? false, fence: probeOptions.fence }).catch(() => null);
+        if (cards)
+          pendingCards[i] = curatedCard(url, {
+            allowPrivate: allowPrivateCard?.(url) ?? false,
+            fence: probeOptions.fence,
+          }).catch(() => null);
         onStart?.(i);
       },
       onResult: (r, i) => {
-        done.push(observed(r, run, pendingCards[i] ?? Promise.resolve(null)).then(({ observation, snapshot }) => {
-          if (snapshot) snapshots.set(snapshot.hash, snapshot);
-          observations[i] = observation;
-          onObservation?.(observation, i);
-        }));
+        done.push(
+          observed(r, run, pendingCards[i] ?? Promise.resolve(null)).then(({ observation, snapshot }) => {
+            if (snapshot) snapshots.set(snapshot.hash, snapshot);
+            observations[i] = observation;
+            onObservation?.(observation, i);
+          }),
+        );
       },
     }),
-    Promise.all(canaries.map((u) => isReachable(u, Math.min(canaryTimeoutMs ?? CANARY_TIMEOUT_MS, CANARY_TIMEOUT_MS), { allowPrivate: allowPrivateCard?.(u) ?? false }))),
+    Promise.all(
+      canaries.map((u) =>
+        isReachable(u, Math.min(canaryTimeoutMs ?? CANARY_TIMEOUT_MS, CANARY_TIMEOUT_MS), {
+          allowPrivate: allowPrivateCard?.(u) ?? false,
+        }),
+      ),
+    ),
   ]);
   await Promise.all(done);
-  return { observations, snapshots, canaries: { configured: canaries.length, reachable: reached.filter(Boolean).length } };
+  return {
+    observations,
+    snapshots,
+    canaries: { configured: canaries.length, reachable: reached.filter(Boolean).length },
+  };
 }
 
 /**
  * One probe's record in the run, with its card check. Whatever goes wrong here is this row's verdict
  * (review/unprocessable), never the run's: the other rows are decided, written and recorded.
  */
-async function observed(r: ProbeResult, run: CollectOptions['run'], card: Promise<unknown | null>): Promise<{ observation: Observation; snapshot: StoredSnapshot | null }> {
+async function observed(
+  r: ProbeResult,
+  run: CollectOptions['run'],
+  card: Promise<unknown | null>,
+): Promise<{ observation: Observation; snapshot: StoredSnapshot | null }> {
   const { snapshot, ...probed } = r;
   let o: Observation = { ...probed, run: run.id, vantage: run.vantage ?? LOCAL_VANTAGE, observedAt: run.startedAt };
   try {
@@ -94,10 +123,17 @@ async function observed(r: ProbeResult, run: CollectOptions['run'], card: Promis
 /** The server's own card (`<url>/server-card`) against what answered; null without a card. */
 function cardCheck(o: Observation, card: unknown | null): Mismatch[] | null {
   if (card === null || o.verdict === 'drop' || o.verdict === 'failed') return null;
-  const eras = Object.fromEntries(Object.entries(o.matrix ?? {}).flatMap(([id, cell]) => {
-    const p = profileById(id);
-    return p && p.handshake !== 'app-fallback' ? [[p.protocolVersion, cell.works]] : [];
-  }));
+  const eras = Object.fromEntries(
+    Object.entries(o.matrix ?? {}).flatMap(([id, cell]) => {
+      const p = profileById(id);
+      return p && p.handshake !== 'app-fallback' ? [[p.protocolVersion, cell.works]] : [];
+    }),
+  );
   // The deciding client's reading first; when it never got past initialize, the diagnosis's.
-  return cardMismatches(card, { url: o.url, serverVersion: o.serverVersion ?? o.diagnosis?.serverVersion ?? null, protocolVersion: o.protocolVersion ?? o.diagnosis?.protocolVersion ?? null, eras });
+  return cardMismatches(card, {
+    url: o.url,
+    serverVersion: o.serverVersion ?? o.diagnosis?.serverVersion ?? null,
+    protocolVersion: o.protocolVersion ?? o.diagnosis?.protocolVersion ?? null,
+    eras,
+  });
 }

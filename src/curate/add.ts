@@ -32,11 +32,19 @@ export interface AddOptions {
 }
 
 /** What `add` found of the candidate's tool set among the list's entries (the description-blind digest alone is only reported). */
-export interface Added { entry: CatalogServer; probe: ProbeResult; sameToolsAs: SameTools[] }
+export interface Added {
+  entry: CatalogServer;
+  probe: ProbeResult;
+  sameToolsAs: SameTools[];
+}
 
 /** The entry was refused; `problems` says why (lint rules, or the probe's verdict). */
 export class AddRefused extends Error {
-  constructor(readonly problems: string[], readonly probeResult: ProbeResult | null = null, readonly sameToolsAs: SameTools[] = []) {
+  constructor(
+    readonly problems: string[],
+    readonly probeResult: ProbeResult | null = null,
+    readonly sameToolsAs: SameTools[] = [],
+  ) {
     super(problems.join('\n'));
   }
 }
@@ -54,11 +62,18 @@ export async function restoreServer(opts: RestoreOptions): Promise<Added> {
   const { catalog } = await loadCatalog(opts.catalogPath);
   const wanted = opts.name.trim().toLowerCase();
   const index = catalog.removed.findIndex((r) => r.name.trim().toLowerCase() === wanted);
-  if (index === -1) throw new AddRefused([`no removed entry is named "${opts.name}" (removed: ${catalog.removed.map((r) => r.name).join(', ') || 'none'})`]);
+  if (index === -1)
+    throw new AddRefused([
+      `no removed entry is named "${opts.name}" (removed: ${catalog.removed.map((r) => r.name).join(', ') || 'none'})`,
+    ]);
   const removed = catalog.removed[index]!;
-  if (removed.permanent === true) throw new AddRefused([`removed[${index}] (${removed.name}) is marked permanent: it is never added back (${removed.reason}${removed.note ? `; ${removed.note}` : ''})`]);
+  if (removed.permanent === true)
+    throw new AddRefused([
+      `removed[${index}] (${removed.name}) is marked permanent: it is never added back (${removed.reason}${removed.note ? `; ${removed.note}` : ''})`,
+    ]);
   const description = opts.description ?? removed.description;
-  if (!description?.trim()) throw new AddRefused([`removed[${index}] (${removed.name}) kept no description: give one with --description`]);
+  if (!description?.trim())
+    throw new AddRefused([`removed[${index}] (${removed.name}) kept no description: give one with --description`]);
   return addServer({ ...opts, name: removed.name, url: removed.url, description }, index);
 }
 
@@ -66,7 +81,10 @@ export async function addServer(opts: AddOptions, restoring?: number): Promise<A
   const loaded = await loadCatalog(opts.catalogPath);
   const text = loaded.text;
   // A restored entry leaves the removed list in the same write that puts it back.
-  const catalog = restoring === undefined ? loaded.catalog : { ...loaded.catalog, removed: loaded.catalog.removed.filter((_, i) => i !== restoring) };
+  const catalog =
+    restoring === undefined
+      ? loaded.catalog
+      : { ...loaded.catalog, removed: loaded.catalog.removed.filter((_, i) => i !== restoring) };
   const at = /^\s*([^:]+?)\s*:\s*(.+?)\s*$/.exec(opts.decision);
   const entry: CatalogServer = {
     name: opts.name.trim(),
@@ -79,20 +97,38 @@ export async function addServer(opts: AddOptions, restoring?: number): Promise<A
   };
   const candidate = { ...catalog, servers: [...catalog.servers, entry] };
   const mine = where('servers', catalog.servers.length, entry.name);
-  const problems = lintCatalog(candidate, { allowHttp: opts.allowHttp }).filter((p) => p.where === mine).map((p) => p.message);
+  const problems = lintCatalog(candidate, { allowHttp: opts.allowHttp })
+    .filter((p) => p.where === mine)
+    .map((p) => p.message);
   if (!at) problems.push('--decision must read "who: why"');
   if (problems.length) throw new AddRefused(problems);
 
   // Decided as refresh decides: the catalog's profile and time limit unless the caller overrides them.
   let profile;
-  try { profile = catalogProfile(catalog.policy); } catch (err) { throw new CatalogError(`${opts.catalogPath}: ${(err as Error).message}`); }
+  try {
+    profile = catalogProfile(catalog.policy);
+  } catch (err) {
+    throw new CatalogError(`${opts.catalogPath}: ${(err as Error).message}`);
+  }
   const { keys, missingKeys, refusedKeys } = targetOf(entry, opts.env, catalog.policy.keyEnv);
   const result = await probe(entry.url, {
-    profile, timeoutMs: catalog.policy.timeoutMs, ...opts.probe, requiresAuth: entry.requiresAuth, keys, missingKeys, refusedKeys,
+    profile,
+    timeoutMs: catalog.policy.timeoutMs,
+    ...opts.probe,
+    requiresAuth: entry.requiresAuth,
+    keys,
+    missingKeys,
+    refusedKeys,
   });
   if (result.verdict !== 'live') {
     const d = describe(result);
-    const evidence = [d.error, d.appSays ? `${APP_SAYS}: ${d.appSays}` : null, d.auth ? `auth: ${d.auth}${d.auth === 'oauth' ? ' (OAuth-only servers stay out)' : ''}` : null].filter(Boolean).join('; ');
+    const evidence = [
+      d.error,
+      d.appSays ? `${APP_SAYS}: ${d.appSays}` : null,
+      d.auth ? `auth: ${d.auth}${d.auth === 'oauth' ? ' (OAuth-only servers stay out)' : ''}` : null,
+    ]
+      .filter(Boolean)
+      .join('; ');
     throw new AddRefused([`not attested live: ${d.outcome}${evidence ? ` (${evidence})` : ''}`], result);
   }
   // The same tool set as another entry (curated, or removed): a copy under another host is a duplicate too.
@@ -104,13 +140,24 @@ export async function addServer(opts: AddOptions, restoring?: number): Promise<A
     return i >= 0 ? where('servers', i, s.name) : r >= 0 ? where('removed', r, s.name) : s.name;
   };
   if (copies.length && !opts.allowSameTools) {
-    throw new AddRefused(copies.map((s) => `serves the same tool set as ${placeOf(s)}: ${SAME_TOOLS_WORDS[s.digest]} (its ${s.digest} digest matched); --allow-same-tools adds it anyway and says so in its decision record`), result, sameToolsAs);
+    throw new AddRefused(
+      copies.map(
+        (s) =>
+          `serves the same tool set as ${placeOf(s)}: ${SAME_TOOLS_WORDS[s.digest]} (its ${s.digest} digest matched); --allow-same-tools adds it anyway and says so in its decision record`,
+      ),
+      result,
+      sameToolsAs,
+    );
   }
-  if (copies.length) entry.decision!.why += `; serves the same tool set as ${copies.map((s) => `${placeOf(s)} (${s.digest})`).join(', ')}: added with --allow-same-tools`;
+  if (copies.length)
+    entry.decision!.why += `; serves the same tool set as ${copies.map((s) => `${placeOf(s)} (${s.digest})`).join(', ')}: added with --allow-same-tools`;
 
   const release = await acquireLock(opts.catalogPath, 10_000);
   try {
-    if ((await readFile(opts.catalogPath, 'utf8')) !== text) throw new CatalogError(`${opts.catalogPath} changed while the server was probed; nothing was written, run it again`);
+    if ((await readFile(opts.catalogPath, 'utf8')) !== text)
+      throw new CatalogError(
+        `${opts.catalogPath} changed while the server was probed; nothing was written, run it again`,
+      );
     await writeFileAtomic(opts.catalogPath, serializeCatalog(candidate));
   } finally {
     await release();

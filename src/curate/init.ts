@@ -30,7 +30,10 @@ export const IGNORED = ['.onetap/', 'node_modules/'];
 
 /** A file `init` would write is already there, or would be written through a symbolic link (nothing was written). */
 export class InitRefused extends Error {
-  constructor(readonly path: string, why = 'exists: init never overwrites a file') {
+  constructor(
+    readonly path: string,
+    why = 'exists: init never overwrites a file',
+  ) {
     super(`${path} ${why} (nothing was written)`);
   }
 }
@@ -45,15 +48,25 @@ function linkOnTheWay(dir: string, path: string): string | null {
   return null;
 }
 
-export interface Initialized { written: string[]; catalogPath: string }
+export interface Initialized {
+  written: string[];
+  catalogPath: string;
+}
 
 export async function initList(opts: InitOptions): Promise<Initialized> {
   const catalogPath = join(opts.dir, 'catalog', 'servers.json');
-  const outputs: CatalogOutputs = Object.fromEntries(OUTPUT_NAMES.map((name) => [
-    name, !opts.outputs.includes(name) ? false : name === 'kotlin' ? { package: opts.kotlinPackage ?? DEFAULT_KOTLIN_PACKAGE } : true,
-  ]));
+  const outputs: CatalogOutputs = Object.fromEntries(
+    OUTPUT_NAMES.map((name) => [
+      name,
+      !opts.outputs.includes(name)
+        ? false
+        : name === 'kotlin'
+          ? { package: opts.kotlinPackage ?? DEFAULT_KOTLIN_PACKAGE }
+          : true,
+    ]),
+  );
   const catalog: Catalog = {
-    about: 'This list\'s one-tap remote MCP servers, curated. Add with onetap add; refresh with onetap refresh.',
+    about: "This list's one-tap remote MCP servers, curated. Add with onetap add; refresh with onetap refresh.",
     policy: { authOptionalHosts: [], sharedGatewayHosts: [], clientProfile: opts.profile, confirmDrops: 2 },
     outputs,
     servers: [],
@@ -62,7 +75,10 @@ export async function initList(opts: InitOptions): Promise<Initialized> {
   const fresh: FileWrite[] = [
     { path: catalogPath, content: serializeCatalog(catalog) },
     { path: lockPath(catalogPath), content: serializeLock({ version: 1, servers: {} }) },
-    { path: join(opts.dir, '.github', 'workflows', 'onetap-weekly.yml'), content: await readFile(packagePath('examples/github/onetap-weekly.yml'), 'utf8') },
+    {
+      path: join(opts.dir, '.github', 'workflows', 'onetap-weekly.yml'),
+      content: await readFile(packagePath('examples/github/onetap-weekly.yml'), 'utf8'),
+    },
   ];
   const gitignore = join(opts.dir, '.gitignore');
   // A link would make init copy or write over whatever it points to, outside the list's own files.
@@ -75,7 +91,15 @@ export async function initList(opts: InitOptions): Promise<Initialized> {
   const existing = await readFile(gitignore, 'utf8').catch(() => '');
   const have = new Set(existing.split('\n').map((l) => l.trim()));
   const missing = IGNORED.filter((l) => !have.has(l) && !have.has(l.replace(/\/$/, '')));
-  const files = missing.length ? [...fresh, { path: gitignore, content: `${existing}${existing && !existing.endsWith('\n') ? '\n' : ''}${missing.join('\n')}\n` }] : fresh;
+  const files = missing.length
+    ? [
+        ...fresh,
+        {
+          path: gitignore,
+          content: `${existing}${existing && !existing.endsWith('\n') ? '\n' : ''}${missing.join('\n')}\n`,
+        },
+      ]
+    : fresh;
   await writeAllAtomic(files);
   return { written: files.map((f) => f.path), catalogPath };
 }

@@ -17,7 +17,8 @@ function byName(digests: readonly ToolDigest[]): Map<string, string[]> {
   const m = new Map<string, string[]>();
   for (const d of digests) {
     const list = m.get(d.name);
-    if (list) list.push(d.digest); else m.set(d.name, [d.digest]);
+    if (list) list.push(d.digest);
+    else m.set(d.name, [d.digest]);
   }
   for (const list of m.values()) list.sort();
   return m;
@@ -25,13 +26,18 @@ function byName(digests: readonly ToolDigest[]): Map<string, string[]> {
 
 /** Format-1 files kept 12 hex digits per tool, today's 16: compared on what both have. */
 const sameDigest = (a: string, b: string) => (a.length <= b.length ? b.startsWith(a) : a.startsWith(b));
-const sameCopies = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((d, i) => sameDigest(d, b[i]!));
+const sameCopies = (a: readonly string[], b: readonly string[]) =>
+  a.length === b.length && a.every((d, i) => sameDigest(d, b[i]!));
 
 /** Which tools were added, removed or changed (a name whose copies differ in number or content is changed). */
 export function toolChanges(accepted: Digests, latest: Digests): ToolChanges {
   const before = byName(accepted.digests);
   const after = byName(latest.digests);
-  const names = (m: Map<string, string[]>, keep: (n: string, d: string[]) => boolean) => [...m].filter(([n, d]) => keep(n, d)).map(([n]) => n).sort();
+  const names = (m: Map<string, string[]>, keep: (n: string, d: string[]) => boolean) =>
+    [...m]
+      .filter(([n, d]) => keep(n, d))
+      .map(([n]) => n)
+      .sort();
   return {
     added: names(after, (n) => !before.has(n)),
     removed: names(before, (n) => !after.has(n)),
@@ -43,14 +49,25 @@ export function toolChanges(accepted: Digests, latest: Digests): ToolChanges {
  * Whether the tools differ from the accepted ones: the tools digests when both have one (every tool counted,
  * duplicates included); for a format-1 accepted file, its complete per-tool digests and its count.
  */
-export function toolsDiffer(accepted: Pick<StoredSnapshot, 'toolsDigest' | 'digests' | 'toolsSeen'>, latest: Pick<StoredSnapshot, 'toolsDigest' | 'digests' | 'toolsSeen'>): boolean {
+export function toolsDiffer(
+  accepted: Pick<StoredSnapshot, 'toolsDigest' | 'digests' | 'toolsSeen'>,
+  latest: Pick<StoredSnapshot, 'toolsDigest' | 'digests' | 'toolsSeen'>,
+): boolean {
   if (accepted.toolsDigest && latest.toolsDigest) return accepted.toolsDigest !== latest.toolsDigest;
-  if (accepted.toolsSeen !== latest.toolsSeen || accepted.digests.length < accepted.toolsSeen || latest.digests.length < latest.toolsSeen) return true;
+  if (
+    accepted.toolsSeen !== latest.toolsSeen ||
+    accepted.digests.length < accepted.toolsSeen ||
+    latest.digests.length < latest.toolsSeen
+  )
+    return true;
   const c = toolChanges(accepted, latest);
   return c.added.length > 0 || c.removed.length > 0 || c.changed.length > 0;
 }
 
-export function identityChanged(accepted: Pick<StoredSnapshot, 'serverInfo' | 'digests'>, latest: Pick<StoredSnapshot, 'serverInfo' | 'digests'>): boolean {
+export function identityChanged(
+  accepted: Pick<StoredSnapshot, 'serverInfo' | 'digests'>,
+  latest: Pick<StoredSnapshot, 'serverInfo' | 'digests'>,
+): boolean {
   if (accepted.serverInfo.name === latest.serverInfo.name) return false;
   const names = new Set(accepted.digests.map((d) => d.name));
   const present = new Set(latest.digests.map((d) => d.name));
@@ -78,7 +95,11 @@ export function reviewAgainst(accepted: Acceptance | null, latest: StoredSnapsho
   const a = accepted.snapshot;
   if (!a) {
     const differ = accepted.toolsDigest && latest.toolsDigest ? accepted.toolsDigest !== latest.toolsDigest : true;
-    return { ...base, toolsChanged: differ, changes: differ ? { added: [], removed: [], changed: [], unlisted: true } : null };
+    return {
+      ...base,
+      toolsChanged: differ,
+      changes: differ ? { added: [], removed: [], changed: [], unlisted: true } : null,
+    };
   }
   const differ = toolsDiffer(a, latest);
   const changes = toolChanges(a, latest);
@@ -87,7 +108,8 @@ export function reviewAgainst(accepted: Acceptance | null, latest: StoredSnapsho
     ...base,
     toolsChanged: differ,
     changes: differ && !named ? { ...changes, unlisted: true } : changes,
-    serverInfoChanged: a.serverInfo.name !== latest.serverInfo.name || a.serverInfo.version !== latest.serverInfo.version,
+    serverInfoChanged:
+      a.serverInfo.name !== latest.serverInfo.name || a.serverInfo.version !== latest.serverInfo.version,
     identityChanged: identityChanged(a, latest),
   };
 }
@@ -107,23 +129,37 @@ export interface ToolReview {
   firstUse: boolean;
 }
 
-export const NO_TOOL_REVIEW: ToolReview = { acceptedHash: null, changes: null, toolsChanged: false, serverInfoChanged: false, identityChanged: false, firstUse: false };
+export const NO_TOOL_REVIEW: ToolReview = {
+  acceptedHash: null,
+  changes: null,
+  toolsChanged: false,
+  serverInfoChanged: false,
+  identityChanged: false,
+  firstUse: false,
+};
 
 /**
  * The row's verdict after tool review, for a row that is otherwise live (policy DRIFT_RULES): identity-changed,
  * then suspicious-tools, then tools-changed; every one in `reasons`. A list whose tools a maintainer accepted
  * keeps its findings accepted too (a version bump alone does not undo that).
  */
-export function reviewTools(o: Pick<Observation, 'verdict' | 'reason' | 'reasons' | 'toolsHash'>, t: ToolReview): Pick<Observation, 'verdict' | 'reason' | 'reasons'> {
+export function reviewTools(
+  o: Pick<Observation, 'verdict' | 'reason' | 'reasons' | 'toolsHash'>,
+  t: ToolReview,
+): Pick<Observation, 'verdict' | 'reason' | 'reasons'> {
   const suspicious = o.reason === 'suspicious-tools';
   if (o.verdict !== 'live' && !suspicious) return o;
-  const accepted = t.acceptedHash !== null && o.toolsHash !== null && (t.acceptedHash === o.toolsHash || !t.toolsChanged);
+  const accepted =
+    t.acceptedHash !== null && o.toolsHash !== null && (t.acceptedHash === o.toolsHash || !t.toolsChanged);
   const underlying = suspicious ? o.reasons.filter((r) => r !== 'suspicious-tools') : o.reasons;
   const drift: Reason[] = [];
   if (t.identityChanged) drift.push('identity-changed');
   if (suspicious && !accepted) drift.push('suspicious-tools');
   if (t.toolsChanged) drift.push('tools-changed');
-  if (drift.length === 0) return suspicious ? { verdict: 'live', reason: underlying[0] ?? 'ok', reasons: underlying.length ? underlying : ['ok'] } : o;
+  if (drift.length === 0)
+    return suspicious
+      ? { verdict: 'live', reason: underlying[0] ?? 'ok', reasons: underlying.length ? underlying : ['ok'] }
+      : o;
   return { verdict: 'review', reason: drift[0]!, reasons: [...drift, ...underlying] };
 }
 
@@ -132,7 +168,10 @@ export function reviewTools(o: Pick<Observation, 'verdict' | 'reason' | 'reasons
  * BUDGET_RULES), and so does one whose count ran out of its time (`tokensError`: no count, and no way under a budget
  * by being too costly to count). A row recorded before tokens were counted is never judged by a guess.
  */
-export function reviewBudget<T extends Pick<Observation, 'verdict' | 'reason' | 'reasons' | 'tokens' | 'tokensError'>>(o: T, maxToolTokens: number | undefined): Pick<Observation, 'verdict' | 'reason' | 'reasons'> {
+export function reviewBudget<T extends Pick<Observation, 'verdict' | 'reason' | 'reasons' | 'tokens' | 'tokensError'>>(
+  o: T,
+  maxToolTokens: number | undefined,
+): Pick<Observation, 'verdict' | 'reason' | 'reasons'> {
   if (maxToolTokens === undefined || o.verdict !== 'live') return o;
   const over = typeof o.tokens === 'number' ? o.tokens > maxToolTokens : typeof o.tokensError === 'string';
   if (!over) return o;
@@ -142,21 +181,40 @@ export function reviewBudget<T extends Pick<Observation, 'verdict' | 'reason' | 
 /** "added: a, b; changed: c; removed: d" (empty when nothing changed). */
 export function describeToolChanges(c: ToolChanges | null | undefined): string {
   if (!c) return '';
-  const parts = (['added', 'changed', 'removed'] as const).filter((k) => c[k].length).map((k) => `${k}: ${c[k].join(', ')}`);
+  const parts = (['added', 'changed', 'removed'] as const)
+    .filter((k) => c[k].length)
+    .map((k) => `${k}: ${c[k].join(', ')}`);
   if (c.unlisted) parts.push('the tool list changed beyond what the stored digests name');
   return parts.join('; ');
 }
 
 /** What a maintainer reads about a row's tools, one line; null when there is nothing to say. */
-export function toolReviewLine(r: { reason: string; toolsHash?: string | null; acceptedHash?: string | null; toolChanges?: ToolChanges | null; firstUse?: boolean; heldOut?: boolean; findingsSeen?: number }, applied = true): string | null {
+export function toolReviewLine(
+  r: {
+    reason: string;
+    toolsHash?: string | null;
+    acceptedHash?: string | null;
+    toolChanges?: ToolChanges | null;
+    firstUse?: boolean;
+    heldOut?: boolean;
+    findingsSeen?: number;
+  },
+  applied = true,
+): string | null {
   const parts: string[] = [];
   const diff = describeToolChanges(r.toolChanges);
   if (diff) parts.push(diff);
   if (r.findingsSeen) parts.push(`${r.findingsSeen} screening finding${r.findingsSeen === 1 ? '' : 's'}`);
   // Only a --write run accepts anything; a plan says what one would.
-  if (r.firstUse) parts.push(applied ? `tools ${r.toolsHash} accepted on first use` : `tools ${r.toolsHash} would be accepted on first use by a --write run`);
+  if (r.firstUse)
+    parts.push(
+      applied
+        ? `tools ${r.toolsHash} accepted on first use`
+        : `tools ${r.toolsHash} would be accepted on first use by a --write run`,
+    );
   if (!parts.length && r.reason !== 'suspicious-tools') return null;
-  if (r.toolsHash && r.acceptedHash !== r.toolsHash && !r.firstUse) parts.push(`snapshot ${r.toolsHash}${r.acceptedHash ? ` (accepted: ${r.acceptedHash})` : ''}`);
+  if (r.toolsHash && r.acceptedHash !== r.toolsHash && !r.firstUse)
+    parts.push(`snapshot ${r.toolsHash}${r.acceptedHash ? ` (accepted: ${r.acceptedHash})` : ''}`);
   if (r.heldOut) parts.push('held out of the runtime lists until accepted');
   return parts.join('; ');
 }

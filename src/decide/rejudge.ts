@@ -20,7 +20,10 @@ export interface RejudgeOptions {
   maxToolTokens?: number;
 }
 
-export interface Judgement { verdict: VerdictName; reason: Reason }
+export interface Judgement {
+  verdict: VerdictName;
+  reason: Reason;
+}
 
 export interface RejudgedRow {
   name: string;
@@ -32,7 +35,12 @@ export interface RejudgedRow {
   differs: boolean;
 }
 
-export interface RejudgedRun { id: string; startedAt: string; aborted: boolean; rows: RejudgedRow[] }
+export interface RejudgedRun {
+  id: string;
+  startedAt: string;
+  aborted: boolean;
+  rows: RejudgedRow[];
+}
 
 export interface Rejudged {
   runs: RejudgedRun[];
@@ -44,8 +52,12 @@ export interface Rejudged {
 
 /** The tool review a row was decided with: the acceptance of that day, as the row recorded it. */
 const reviewOf = (r: PlanRow): ToolReview => ({
-  acceptedHash: r.acceptedHash, changes: r.toolChanges, toolsChanged: r.toolsChanged, serverInfoChanged: r.serverInfoChanged,
-  identityChanged: r.identityChanged, firstUse: r.firstUse,
+  acceptedHash: r.acceptedHash,
+  changes: r.toolChanges,
+  toolsChanged: r.toolsChanged,
+  serverInfoChanged: r.serverInfoChanged,
+  identityChanged: r.identityChanged,
+  firstUse: r.firstUse,
 });
 
 /**
@@ -55,7 +67,10 @@ const reviewOf = (r: PlanRow): ToolReview => ({
  */
 export function rejudgeRow(r: PlanRow, opts: RejudgeOptions, quorum?: number): Judgement | null {
   if (!r.evidence) return null;
-  const facts: EntryFacts = { requiresAuth: opts.requiresAuth(r.url) ?? r.probe?.requiresAuth ?? false, flagged: r.findingsSeen > 0 };
+  const facts: EntryFacts = {
+    requiresAuth: opts.requiresAuth(r.url) ?? r.probe?.requiresAuth ?? false,
+    flagged: r.findingsSeen > 0,
+  };
   let v: Classification | null;
   try {
     v = opts.profile === r.profile ? classify(r.evidence, facts) : classifyAs(r.evidence, opts.profile, facts);
@@ -66,9 +81,18 @@ export function rejudgeRow(r: PlanRow, opts: RejudgeOptions, quorum?: number): J
   const own = v;
   if (r.vantages && r.vantages.length > 1 && quorum !== undefined) {
     const asked = r.vantages.filter((e) => e.left === null);
-    const readings = asked.flatMap((e) => (e.vantage === r.vantage ? [{ vantage: e.vantage, verdict: own.verdict, reason: own.reason }]
-      : e.verdict !== null && e.reason !== null ? [{ vantage: e.vantage, verdict: e.verdict, reason: e.reason }] : []));
-    const c = combineVantages(readings, asked.map((e) => e.vantage), quorum);
+    const readings = asked.flatMap((e) =>
+      e.vantage === r.vantage
+        ? [{ vantage: e.vantage, verdict: own.verdict, reason: own.reason }]
+        : e.verdict !== null && e.reason !== null
+          ? [{ vantage: e.vantage, verdict: e.verdict, reason: e.reason }]
+          : [],
+    );
+    const c = combineVantages(
+      readings,
+      asked.map((e) => e.vantage),
+      quorum,
+    );
     v = { ...own, verdict: c.verdict, reason: c.reason };
   }
   const toolsReviewed = { ...reviewTools({ ...v, toolsHash: r.toolsHash }, reviewOf(r)), tokens: r.tokens };
@@ -80,13 +104,22 @@ export function rejudge(runs: readonly RecordedRun[], opts: RejudgeOptions): Rej
   let differences = 0;
   let noEvidence = 0;
   const out = runs.map(({ run, rows }) => ({
-    id: run.id, startedAt: run.startedAt, aborted: run.aborted !== null,
+    id: run.id,
+    startedAt: run.startedAt,
+    aborted: run.aborted !== null,
     rows: rows.map((r): RejudgedRow => {
       const today = rejudgeRow(r, opts, run.quorum);
       const differs = today !== null && (today.verdict !== r.verdict || today.reason !== r.reason);
       if (today === null) noEvidence++;
       if (differs) differences++;
-      return { name: r.name, url: r.url, vantage: r.vantage, recorded: { verdict: r.verdict, reason: r.reason }, today, differs };
+      return {
+        name: r.name,
+        url: r.url,
+        vantage: r.vantage,
+        recorded: { verdict: r.verdict, reason: r.reason },
+        today,
+        differs,
+      };
     }),
   }));
   return { runs: out, differences, noEvidence };

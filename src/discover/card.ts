@@ -12,7 +12,10 @@ import { ajv as loadAjv } from '../util/lazy.js';
 import { readPackageJson } from '../util/package-file.js';
 import { once } from '../util/once.js';
 
-export interface ValidationError { pointer: string; message: string }
+export interface ValidationError {
+  pointer: string;
+  message: string;
+}
 
 export interface Validation {
   kind: 'server-card' | 'registry-server';
@@ -47,23 +50,35 @@ export const MAX_ERRORS = 100;
 export const ERROR_SEARCH_NODES = 2_000;
 export const CURRENT_CARD_SCHEMA_URI = 'https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json';
 
-const withFormats = <T extends object>(ajv: T) => { loadAjv().addFormats(ajv); return ajv; };
+const withFormats = <T extends object>(ajv: T) => {
+  loadAjv().addFormats(ajv);
+  return ajv;
+};
 
 /** Stop-at-first and all-errors validators of one schema, each compiled on first use. */
-interface Validators { first: () => ValidateFunction; all: () => ValidateFunction }
+interface Validators {
+  first: () => ValidateFunction;
+  all: () => ValidateFunction;
+}
 
 function cardValidators(file: string): Validators {
-  const compile = (allErrors: boolean) => once(() => {
-    const ajv = withFormats(new (loadAjv().Ajv2020)({ allErrors, strict: false }));
-    ajv.addSchema(readPackageJson(file) as object, 'card');
-    return ajv.getSchema('card#/$defs/ServerCard')!;
-  });
+  const compile = (allErrors: boolean) =>
+    once(() => {
+      const ajv = withFormats(new (loadAjv().Ajv2020)({ allErrors, strict: false }));
+      ajv.addSchema(readPackageJson(file) as object, 'card');
+      return ajv.getSchema('card#/$defs/ServerCard')!;
+    });
   return { first: compile(false), all: compile(true) };
 }
 const currentCard = cardValidators('schemas/server-card.schema.json');
 const legacyCard = cardValidators('schemas/server-card.schema.seed-era.json');
 const registryServer: Validators = (() => {
-  const compile = (allErrors: boolean) => once(() => withFormats(new (loadAjv().Ajv)({ allErrors, strict: false })).compile(readPackageJson('schemas/registry-server.schema.2025-12-11.json') as object));
+  const compile = (allErrors: boolean) =>
+    once(() =>
+      withFormats(new (loadAjv().Ajv)({ allErrors, strict: false })).compile(
+        readPackageJson('schemas/registry-server.schema.2025-12-11.json') as object,
+      ),
+    );
   return { first: compile(false), all: compile(true) };
 })();
 
@@ -71,14 +86,22 @@ const registryServer: Validators = (() => {
 const requiredNames = once(() => {
   const names = new Set<string>();
   const visit = (node: unknown) => {
-    if (Array.isArray(node)) { node.forEach(visit); return; }
+    if (Array.isArray(node)) {
+      node.forEach(visit);
+      return;
+    }
     if (typeof node !== 'object' || node === null) return;
     for (const [k, v] of Object.entries(node)) {
       if (k === 'required' && Array.isArray(v)) v.forEach((n) => typeof n === 'string' && names.add(n));
       else visit(v);
     }
   };
-  for (const f of ['schemas/server-card.schema.json', 'schemas/server-card.schema.seed-era.json', 'schemas/registry-server.schema.2025-12-11.json']) visit(readPackageJson(f));
+  for (const f of [
+    'schemas/server-card.schema.json',
+    'schemas/server-card.schema.seed-era.json',
+    'schemas/registry-server.schema.2025-12-11.json',
+  ])
+    visit(readPackageJson(f));
   return names;
 });
 
@@ -95,11 +118,17 @@ export function pruneForErrors(value: unknown, budget = ERROR_SEARCH_NODES): { v
   const copy = (v: unknown, depth: number): unknown => {
     left--;
     if (typeof v !== 'object' || v === null) return v;
-    if (depth > 64) { pruned = true; return Array.isArray(v) ? [] : {}; }
+    if (depth > 64) {
+      pruned = true;
+      return Array.isArray(v) ? [] : {};
+    }
     if (Array.isArray(v)) {
       const out: unknown[] = [];
       for (const item of v) {
-        if (left <= 0) { pruned = true; break; }
+        if (left <= 0) {
+          pruned = true;
+          break;
+        }
         out.push(copy(item, depth + 1));
       }
       return out;
@@ -114,7 +143,12 @@ export function pruneForErrors(value: unknown, budget = ERROR_SEARCH_NODES): { v
   return { value: copy(value, 0), pruned };
 }
 
-interface Pass { valid: boolean; errors: ValidationError[]; errorCount: number; errorsComplete: boolean }
+interface Pass {
+  valid: boolean;
+  errors: ValidationError[];
+  errorCount: number;
+  errorsComplete: boolean;
+}
 
 /** The verdict on the whole document, then (when invalid and time is left) a bounded error list. */
 function run(validators: Validators, value: unknown, deadline: number): Pass {
@@ -127,13 +161,32 @@ function run(validators: Validators, value: unknown, deadline: number): Pass {
   all(small);
   const found = toErrors(all.errors);
   // The first error may sit past the pruned part: it is listed all the same.
-  if (!found.some((e) => e.pointer === firstError.pointer && e.message === firstError.message)) found.unshift(firstError);
+  if (!found.some((e) => e.pointer === firstError.pointer && e.message === firstError.message))
+    found.unshift(firstError);
   return { valid: false, errors: found.slice(0, MAX_ERRORS), errorCount: found.length, errorsComplete: !pruned };
 }
 
-function finish(kind: Validation['kind'], pass: Pass, schema: Validation['schema'], warnings: string[], start: number): Validation {
-  if (!pass.errorsComplete && !pass.valid) warnings.push(`the error list covers the first ${ERROR_SEARCH_NODES} values of a large document: there may be more errors`);
-  return { kind, valid: pass.valid, schema, errors: pass.errors, errorCount: pass.errorCount, errorsComplete: pass.errorsComplete, warnings, elapsedMs: performance.now() - start };
+function finish(
+  kind: Validation['kind'],
+  pass: Pass,
+  schema: Validation['schema'],
+  warnings: string[],
+  start: number,
+): Validation {
+  if (!pass.errorsComplete && !pass.valid)
+    warnings.push(
+      `the error list covers the first ${ERROR_SEARCH_NODES} values of a large document: there may be more errors`,
+    );
+  return {
+    kind,
+    valid: pass.valid,
+    schema,
+    errors: pass.errors,
+    errorCount: pass.errorCount,
+    errorsComplete: pass.errorsComplete,
+    warnings,
+    elapsedMs: performance.now() - start,
+  };
 }
 
 /** A registry server.json names a dated `…/<date>/server.schema.json` as its `$schema` (not `/v1/`). */
@@ -154,7 +207,14 @@ export function validateCard(value: unknown, opts: ValidateOptions = {}): Valida
   if (current.valid) return finish('server-card', current, 'current', [], start);
   if (!legacyCard.first()(value)) return finish('server-card', current, null, [], start);
   const why = `passes only the earlier (seed-era) Server Card schema; the current one (card-only since 2026-06-18) says: ${current.errors.map((e) => `${e.pointer}: ${e.message}`).join('; ')}`;
-  if (opts.legacy) return finish('server-card', { valid: true, errors: [], errorCount: 0, errorsComplete: true }, 'legacy', [why], start);
+  if (opts.legacy)
+    return finish(
+      'server-card',
+      { valid: true, errors: [], errorCount: 0, errorsComplete: true },
+      'legacy',
+      [why],
+      start,
+    );
   return finish('server-card', current, 'legacy', [why], start);
 }
 
@@ -172,7 +232,10 @@ export function validateDocument(value: unknown, opts: ValidateOptions = {}): Va
 function toErrors(errors: ErrorObject[] | null | undefined): ValidationError[] {
   const out: ValidationError[] = [];
   for (const e of errors ?? []) {
-    const extra = e.keyword === 'additionalProperties' ? `: "${(e.params as { additionalProperty: string }).additionalProperty}"` : '';
+    const extra =
+      e.keyword === 'additionalProperties'
+        ? `: "${(e.params as { additionalProperty: string }).additionalProperty}"`
+        : '';
     out.push({ pointer: e.instancePath || '/', message: `${e.message ?? 'is invalid'}${extra}` });
   }
   return out;

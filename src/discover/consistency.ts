@@ -16,7 +16,16 @@ export type { Mismatch };
 function claim(value: unknown): unknown {
   if (typeof value === 'string') return clipText(value, 256);
   if (value === null || typeof value === 'number' || typeof value === 'boolean') return value;
-  if (Array.isArray(value)) return value.slice(0, 20).map((v) => (typeof v === 'string' ? clipText(v, 256) : typeof v === 'number' || typeof v === 'boolean' ? v : `(${v === null ? 'null' : Array.isArray(v) ? 'a list' : typeof v})`));
+  if (Array.isArray(value))
+    return value
+      .slice(0, 20)
+      .map((v) =>
+        typeof v === 'string'
+          ? clipText(v, 256)
+          : typeof v === 'number' || typeof v === 'boolean'
+            ? v
+            : `(${v === null ? 'null' : Array.isArray(v) ? 'a list' : typeof v})`,
+      );
   return `(${typeof value === 'object' ? 'an object' : typeof value})`;
 }
 
@@ -30,7 +39,11 @@ export interface LiveFacts {
   eras: Record<string, boolean>;
 }
 
-interface CardRemote { type?: unknown; url?: unknown; supportedProtocolVersions?: unknown }
+interface CardRemote {
+  type?: unknown;
+  url?: unknown;
+  supportedProtocolVersions?: unknown;
+}
 
 export function cardMismatches(card: unknown, live: LiveFacts): Mismatch[] {
   const c = (card ?? {}) as { version?: unknown; remotes?: unknown };
@@ -41,18 +54,28 @@ export function cardMismatches(card: unknown, live: LiveFacts): Mismatch[] {
   const remotes = Array.isArray(c.remotes) ? (c.remotes as CardRemote[]) : [];
   const at = remotes.findIndex((r) => typeof r?.url === 'string' && normalizeUrl(r.url) === normalizeUrl(live.url));
   if (at < 0) {
-    out.push({ field: 'remotes[].url', card: claim(remotes.map((r) => r?.url).filter((u) => typeof u === 'string')), live: live.url });
+    out.push({
+      field: 'remotes[].url',
+      card: claim(remotes.map((r) => r?.url).filter((u) => typeof u === 'string')),
+      live: live.url,
+    });
     return out;
   }
   const remote = remotes[at]!;
-  if (remote.type !== 'streamable-http') out.push({ field: `remotes[${at}].type`, card: claim(remote.type ?? null), live: 'streamable-http' });
+  if (remote.type !== 'streamable-http')
+    out.push({ field: `remotes[${at}].type`, card: claim(remote.type ?? null), live: 'streamable-http' });
   if (Array.isArray(remote.supportedProtocolVersions)) {
     const claimed = remote.supportedProtocolVersions.filter((v): v is string => typeof v === 'string');
     if (live.protocolVersion !== null && !claimed.includes(live.protocolVersion)) {
       out.push({ field: `remotes[${at}].supportedProtocolVersions`, card: claim(claimed), live: live.protocolVersion });
     }
     for (const [version, works] of Object.entries(live.eras)) {
-      if (claimed.includes(version) && !works) out.push({ field: `remotes[${at}].supportedProtocolVersions`, card: claim(version), live: `a ${version} client could not list tools` });
+      if (claimed.includes(version) && !works)
+        out.push({
+          field: `remotes[${at}].supportedProtocolVersions`,
+          card: claim(version),
+          live: `a ${version} client could not list tools`,
+        });
     }
   }
   return out;

@@ -15,7 +15,16 @@ import { sameToolsIndex, type ToolSetPrint } from '../policy/same-tools.js';
 import type { Reason, VerdictName } from '../policy/policy.js';
 import { mapConcurrent } from '../util/pool.js';
 import { validateDocument, type Validation } from './card.js';
-import { DocumentError, identifierTail, looksLikeCard, looksLikeCatalog, MEDIA, readCatalog, WELL_KNOWN, type CatalogEntry } from './documents.js';
+import {
+  DocumentError,
+  identifierTail,
+  looksLikeCard,
+  looksLikeCatalog,
+  MEDIA,
+  readCatalog,
+  WELL_KNOWN,
+  type CatalogEntry,
+} from './documents.js';
 import { addCommand, judgeCard } from './eligibility.js';
 import { checkUrl, FetchRefused, guardedGet, guardedLookup, type FetchPolicy } from '../net/fetcher.js';
 import type { Fence } from '../net/fence.js';
@@ -42,7 +51,10 @@ export const DISCOVERY_LIMITS = { maxDocuments: 500, maxPerOrigin: 100, maxDepth
 export const NO_CARD_READ = 'no Server Card could be read';
 
 /** A document discovery knew of but did not read, and why (a limit, depth). */
-export interface UnreadDocument { url: string; why: string }
+export interface UnreadDocument {
+  url: string;
+  why: string;
+}
 
 export interface CatalogReport {
   url: string;
@@ -102,13 +114,21 @@ const MAX_DEPTH = DISCOVERY_LIMITS.maxDepth;
 const CATALOG_ACCEPT = `${MEDIA.aiCatalog}, application/json`;
 const CARD_ACCEPT = MEDIA.serverCard;
 
-interface CardRef { entry: CatalogEntry | null; url: string | null; data: unknown }
+interface CardRef {
+  entry: CatalogEntry | null;
+  url: string | null;
+  data: unknown;
+}
 
 /** `example.com`, `https://example.com[:port]` (an origin), or a URL with a path. */
 export function parseSource(input: string): { origin: string | null; url: string } {
   const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(input) ? input : `https://${input}`;
   let u: URL;
-  try { u = new URL(withScheme); } catch { throw new FetchRefused('bad-url', `not a domain or URL: ${input}`); }
+  try {
+    u = new URL(withScheme);
+  } catch {
+    throw new FetchRefused('bad-url', `not a domain or URL: ${input}`);
+  }
   const isOrigin = (u.pathname === '/' || u.pathname === '') && !u.search && !u.hash;
   return { origin: isOrigin ? u.origin : null, url: u.href };
 }
@@ -125,21 +145,41 @@ export function serverCardUrl(endpoint: string): string {
 const isCardLocation = (url: string) => new URL(url).pathname.replace(/\/$/, '').endsWith('/server-card');
 
 export async function discover(input: string, opts: DiscoverOptions): Promise<DiscoverResult> {
-  const policy: FetchPolicy = { allowPrivate: opts.allowPrivate, trustedAddresses: opts.trustedAddresses, resolver: opts.resolver, timeoutMs: opts.timeoutMs, maxBytes: opts.maxBytes };
+  const policy: FetchPolicy = {
+    allowPrivate: opts.allowPrivate,
+    trustedAddresses: opts.trustedAddresses,
+    resolver: opts.resolver,
+    timeoutMs: opts.timeoutMs,
+    maxBytes: opts.maxBytes,
+  };
   const { origin, url } = parseSource(input);
   checkUrl(url, policy); // a refused source is refused as a whole
   const catalogs: CatalogReport[] = [];
   const cards: CardRef[] = [];
   const visited = new Set<string>();
   const cardUrls = new Set<string>();
-  const budget = documentBudget(opts.maxDocuments ?? DISCOVERY_LIMITS.maxDocuments, opts.maxPerOrigin ?? DISCOVERY_LIMITS.maxPerOrigin);
-  const result = (candidates: Candidate[]): DiscoverResult => ({ source: input, catalogs, candidates, unread: budget.unread, unreadCount: budget.unreadCount() });
+  const budget = documentBudget(
+    opts.maxDocuments ?? DISCOVERY_LIMITS.maxDocuments,
+    opts.maxPerOrigin ?? DISCOVERY_LIMITS.maxPerOrigin,
+  );
+  const result = (candidates: Candidate[]): DiscoverResult => ({
+    source: input,
+    catalogs,
+    candidates,
+    unread: budget.unread,
+    unreadCount: budget.unreadCount(),
+  });
 
   const walk = async (catalogUrl: string, value: unknown, depth: number, kind: CatalogReport['kind']) => {
     const report: CatalogReport = { url: catalogUrl, kind, specVersion: null, entries: 0, depth, error: null };
     catalogs.push(report);
     let doc;
-    try { doc = readCatalog(value, catalogUrl); } catch (err) { report.error = (err as Error).message; return; }
+    try {
+      doc = readCatalog(value, catalogUrl);
+    } catch (err) {
+      report.error = (err as Error).message;
+      return;
+    }
     report.specVersion = doc.specVersion;
     report.entries = doc.entries.length;
     for (const entry of doc.entries) {
@@ -150,7 +190,10 @@ export async function discover(input: string, opts: DiscoverOptions): Promise<Di
         if (entry.url) cardUrls.add(entry.url);
         cards.push({ entry, url: entry.url, data: entry.data });
       } else if (entry.kind === 'catalog') {
-        if (depth + 1 > MAX_DEPTH) { budget.skip(entry.url ?? inlineUrl, `nested deeper than ${MAX_DEPTH} levels`); continue; }
+        if (depth + 1 > MAX_DEPTH) {
+          budget.skip(entry.url ?? inlineUrl, `nested deeper than ${MAX_DEPTH} levels`);
+          continue;
+        }
         if (entry.data !== undefined) {
           if (budget.take(inlineUrl, false)) await walk(inlineUrl, entry.data, depth + 1, 'catalog');
         } else if (entry.url && !visited.has(entry.url)) {
@@ -177,7 +220,9 @@ export async function discover(input: string, opts: DiscoverOptions): Promise<Di
 
   if (origin) {
     // The AI Catalog first; the older MCP Catalog only when there is none.
-    const found = await fetchCatalog(origin + WELL_KNOWN.aiCatalog, 0, 'ai-catalog') || await fetchCatalog(origin + WELL_KNOWN.mcpCatalog, 0, 'mcp-catalog');
+    const found =
+      (await fetchCatalog(origin + WELL_KNOWN.aiCatalog, 0, 'ai-catalog')) ||
+      (await fetchCatalog(origin + WELL_KNOWN.mcpCatalog, 0, 'mcp-catalog'));
     if (!found) return result([]);
   } else {
     // A URL with a path: a catalog, a card, or else an MCP endpoint whose card sits at <url>/server-card.
@@ -190,8 +235,10 @@ export async function discover(input: string, opts: DiscoverOptions): Promise<Di
       return result([]);
     }
     const value = got.status === 200 ? tryJson(got.text) : undefined;
-    if (looksLikeCatalog(value)) { visited.add(got.url); await walk(got.url, value, 0, 'catalog'); }
-    else if (looksLikeCard(value)) cards.push({ entry: null, url: got.url, data: value });
+    if (looksLikeCatalog(value)) {
+      visited.add(got.url);
+      await walk(got.url, value, 0, 'catalog');
+    } else if (looksLikeCard(value)) cards.push({ entry: null, url: got.url, data: value });
     else {
       const cardUrl = isCardLocation(url) ? url : serverCardUrl(url);
       if (budget.take(cardUrl, true)) cards.push({ entry: null, url: cardUrl, data: undefined });
@@ -208,12 +255,19 @@ export async function discover(input: string, opts: DiscoverOptions): Promise<Di
     // Decided as refresh decides: the curated catalog's profile and time limit unless told otherwise.
     // A candidate the catalog already holds is probed as refresh probes it, with its probe-only keys.
     const curated = new Map(opts.catalog.servers.map((s) => [normalizeUrl(s.url), s]));
-    const results = await probeMany(eligible.map((c) => {
-      const entry = curated.get(normalizeUrl(c.url!));
-      return entry ? targetOf(entry, opts.env, opts.catalog.policy.keyEnv) : { url: c.url!, requiresAuth: c.requiresAuth };
-    }), {
-      profile: catalogProfile(opts.catalog.policy), timeoutMs: opts.probeTimeoutMs ?? opts.catalog.policy.timeoutMs, lookup: guardedLookup(opts.trustedAddresses, opts.resolver, { allowPrivate: opts.allowPrivate }),
-    });
+    const results = await probeMany(
+      eligible.map((c) => {
+        const entry = curated.get(normalizeUrl(c.url!));
+        return entry
+          ? targetOf(entry, opts.env, opts.catalog.policy.keyEnv)
+          : { url: c.url!, requiresAuth: c.requiresAuth };
+      }),
+      {
+        profile: catalogProfile(opts.catalog.policy),
+        timeoutMs: opts.probeTimeoutMs ?? opts.catalog.policy.timeoutMs,
+        lookup: guardedLookup(opts.trustedAddresses, opts.resolver, { allowPrivate: opts.allowPrivate }),
+      },
+    );
     const same = sameToolsIndex(opts.known ?? []);
     eligible.forEach((c, i) => {
       const r = results[i]!;
@@ -222,9 +276,17 @@ export async function discover(input: string, opts: DiscoverOptions): Promise<Di
       c.findings = r.findings;
       c.tokens = r.tokens ?? null;
       c.sameToolsAs = same({ ...r, name: c.name ?? c.url! });
-      c.mismatches = cardMismatches(cardOf.get(c), { url: c.url!, serverVersion: r.serverVersion, protocolVersion: r.protocolVersion, eras: {} });
+      c.mismatches = cardMismatches(cardOf.get(c), {
+        url: c.url!,
+        serverVersion: r.serverVersion,
+        protocolVersion: r.protocolVersion,
+        eras: {},
+      });
       // A card is a claim; only a live answer makes it a one-tap candidate.
-      if (c.verdict !== 'live') { c.eligible = false; c.why = `not attested live: ${c.verdict}/${c.reason} (${detailOf(r)})`; }
+      if (c.verdict !== 'live') {
+        c.eligible = false;
+        c.why = `not attested live: ${c.verdict}/${c.reason} (${detailOf(r)})`;
+      }
     });
   }
   for (const c of candidates) c.addCommand = c.eligible && !c.curated && c.url ? addCommand(c) : null;
@@ -257,12 +319,22 @@ function documentBudget(maxDocuments: number, maxPerOrigin: number): DocumentBud
     unreadCount: () => unreadCount,
     skip,
     take(url, fetched) {
-      if (read >= maxDocuments) { skip(url, `over the limit of ${maxDocuments} documents per run (--max-documents)`); return false; }
+      if (read >= maxDocuments) {
+        skip(url, `over the limit of ${maxDocuments} documents per run (--max-documents)`);
+        return false;
+      }
       let origin: string | null = null;
       if (fetched) {
-        try { origin = new URL(url).origin; } catch { origin = null; }
-        const n = origin ? perOrigin.get(origin) ?? 0 : 0;
-        if (origin && n >= maxPerOrigin) { skip(url, `over the limit of ${maxPerOrigin} documents from ${origin} (--max-per-origin)`); return false; }
+        try {
+          origin = new URL(url).origin;
+        } catch {
+          origin = null;
+        }
+        const n = origin ? (perOrigin.get(origin) ?? 0) : 0;
+        if (origin && n >= maxPerOrigin) {
+          skip(url, `over the limit of ${maxPerOrigin} documents from ${origin} (--max-per-origin)`);
+          return false;
+        }
         if (origin) perOrigin.set(origin, n + 1);
       }
       read++;
@@ -273,20 +345,48 @@ function documentBudget(maxDocuments: number, maxPerOrigin: number): DocumentBud
 
 /** Refuses a remote the address rule forbids: not eligible, not probed, and says why. */
 function refusedRemote(c: Candidate, policy: FetchPolicy): boolean {
-  try { checkUrl(c.url!, policy); return false; } catch (err) {
+  try {
+    checkUrl(c.url!, policy);
+    return false;
+  } catch (err) {
     c.eligible = false;
     c.why = `remote refused: ${(err as Error).message}`;
     return true;
   }
 }
 
-async function readCandidate(ref: CardRef, opts: DiscoverOptions, policy: FetchPolicy, budget: DocumentBudget, cardOf: Map<Candidate, unknown>): Promise<Candidate> {
+async function readCandidate(
+  ref: CardRef,
+  opts: DiscoverOptions,
+  policy: FetchPolicy,
+  budget: DocumentBudget,
+  cardOf: Map<Candidate, unknown>,
+): Promise<Candidate> {
   const entry = ref.entry;
   const started = performance.now();
   const candidate: Candidate = {
-    name: null, title: entry?.displayName ?? identifierTail(entry?.identifier ?? null), identifier: entry?.identifier ?? null,
-    url: null, cardUrl: ref.url, description: null, valid: false, schema: null, errors: [], errorCount: 0, warnings: [], eligible: false, why: '',
-    requiresAuth: false, curated: false, verdict: null, reason: null, addCommand: null, mismatches: [], findings: [], sameToolsAs: [], tokens: null,
+    name: null,
+    title: entry?.displayName ?? identifierTail(entry?.identifier ?? null),
+    identifier: entry?.identifier ?? null,
+    url: null,
+    cardUrl: ref.url,
+    description: null,
+    valid: false,
+    schema: null,
+    errors: [],
+    errorCount: 0,
+    warnings: [],
+    eligible: false,
+    why: '',
+    requiresAuth: false,
+    curated: false,
+    verdict: null,
+    reason: null,
+    addCommand: null,
+    mismatches: [],
+    findings: [],
+    sameToolsAs: [],
+    tokens: null,
   };
   let card = ref.data;
   if (card === undefined && ref.url) {
@@ -297,13 +397,23 @@ async function readCandidate(ref: CardRef, opts: DiscoverOptions, policy: FetchP
       // (only when the answer was not a card; a refused, oversized or silent URL is not tried again).
       const fallback = serverCardUrl(ref.url);
       if (err instanceof DocumentError && !isCardLocation(ref.url)) {
-        if (!budget.take(fallback, true)) candidate.errors.push((err as Error).message, `${fallback}: not read (a document limit)`);
-        else try { card = await fetchCard(fallback, policy); candidate.cardUrl = fallback; } catch (err2) { candidate.errors.push((err as Error).message, (err2 as Error).message); }
+        if (!budget.take(fallback, true))
+          candidate.errors.push((err as Error).message, `${fallback}: not read (a document limit)`);
+        else
+          try {
+            card = await fetchCard(fallback, policy);
+            candidate.cardUrl = fallback;
+          } catch (err2) {
+            candidate.errors.push((err as Error).message, (err2 as Error).message);
+          }
       } else candidate.errors.push((err as Error).message);
     }
   }
   candidate.errorCount = candidate.errors.length;
-  if (card === undefined) { candidate.why = NO_CARD_READ; return candidate; }
+  if (card === undefined) {
+    candidate.why = NO_CARD_READ;
+    return candidate;
+  }
   cardOf.set(candidate, card);
   const c = card as { name?: unknown; title?: unknown; description?: unknown; remotes?: unknown };
   candidate.name = typeof c.name === 'string' ? c.name : null;
@@ -311,18 +421,24 @@ async function readCandidate(ref: CardRef, opts: DiscoverOptions, policy: FetchP
   candidate.title ??= candidate.name;
   if (typeof c.description === 'string') candidate.description = c.description;
   // Validation time counts against the document's time budget, after what fetching it took.
-  const validation = validateDocument(card, { legacy: true, budgetMs: Math.max(0, (opts.timeoutMs ?? 10_000) - (performance.now() - started)) });
+  const validation = validateDocument(card, {
+    legacy: true,
+    budgetMs: Math.max(0, (opts.timeoutMs ?? 10_000) - (performance.now() - started)),
+  });
   candidate.valid = validation.valid;
   candidate.schema = validation.schema;
   candidate.warnings = validation.warnings;
   for (const e of validation.errors) candidate.errors.push(`${e.pointer}: ${e.message}`);
   candidate.errorCount += validation.errorCount;
-  const judged = judgeCard(card as never, opts.catalog, { allowHttp: opts.allowPrivate || !!opts.trustedAddresses?.length });
+  const judged = judgeCard(card as never, opts.catalog, {
+    allowHttp: opts.allowPrivate || !!opts.trustedAddresses?.length,
+  });
   candidate.url = judged.remoteUrl;
   candidate.requiresAuth = judged.requiresAuth;
   candidate.curated = judged.curated;
   candidate.eligible = judged.eligible && validation.valid;
-  candidate.why = validation.valid ? `${judged.why}${validation.schema === 'legacy' ? ' (card read by the earlier seed-era schema)' : ''}`
+  candidate.why = validation.valid
+    ? `${judged.why}${validation.schema === 'legacy' ? ' (card read by the earlier seed-era schema)' : ''}`
     : `invalid ${validation.kind === 'server-card' ? 'Server Card' : 'server.json'}${judged.eligible ? '' : `; also ${judged.why}`}`;
   return candidate;
 }
@@ -332,9 +448,17 @@ async function readCandidate(ref: CardRef, opts: DiscoverOptions, policy: FetchP
  * maintainer's (the curated URL); a redirect elsewhere passes the address rule unless the curated URL itself is
  * private (a local fixture).
  */
-export async function curatedCard(url: string, opts: { timeoutMs?: number; allowPrivate?: boolean; fence?: Fence } = {}): Promise<unknown | null> {
+export async function curatedCard(
+  url: string,
+  opts: { timeoutMs?: number; allowPrivate?: boolean; fence?: Fence } = {},
+): Promise<unknown | null> {
   try {
-    return await fetchCard(serverCardUrl(url), { timeoutMs: opts.timeoutMs ?? 10_000, allowPrivate: opts.allowPrivate, maxRedirects: 3, fence: opts.fence });
+    return await fetchCard(serverCardUrl(url), {
+      timeoutMs: opts.timeoutMs ?? 10_000,
+      allowPrivate: opts.allowPrivate,
+      maxRedirects: 3,
+      fence: opts.fence,
+    });
   } catch (err) {
     if (err instanceof DocumentError || err instanceof FetchRefused) return null;
     throw err;
@@ -342,7 +466,10 @@ export async function curatedCard(url: string, opts: { timeoutMs?: number; allow
 }
 
 async function fetchCard(url: string, policy: FetchPolicy): Promise<unknown> {
-  const got = await guardedGet(url, CARD_ACCEPT, { ...policy, maxBytes: Math.min(policy.maxBytes ?? 256 * 1024, 256 * 1024) });
+  const got = await guardedGet(url, CARD_ACCEPT, {
+    ...policy,
+    maxBytes: Math.min(policy.maxBytes ?? 256 * 1024, 256 * 1024),
+  });
   if (got.status !== 200) throw new DocumentError(`HTTP ${got.status} for ${url}`);
   const value = parseJson(got.text);
   if (!looksLikeCard(value)) throw new DocumentError(`not a Server Card: ${url}`);
@@ -350,9 +477,17 @@ async function fetchCard(url: string, policy: FetchPolicy): Promise<unknown> {
 }
 
 function parseJson(text: string): unknown {
-  try { return JSON.parse(text); } catch { throw new DocumentError('not JSON'); }
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new DocumentError('not JSON');
+  }
 }
 
 function tryJson(text: string): unknown {
-  try { return JSON.parse(text); } catch { return undefined; }
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }

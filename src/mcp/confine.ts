@@ -16,10 +16,16 @@ const inside = (root: string, path: string) => {
 export async function confinedPath(root: string, input: string): Promise<string> {
   if (input.includes('\0')) throw new PathRefused('a path with a NUL byte is refused');
   const wanted = resolve(root, input);
-  if (!inside(root, wanted)) throw new PathRefused(`${input} is outside the directory this server was started in (${root})`);
+  if (!inside(root, wanted))
+    throw new PathRefused(`${input} is outside the directory this server was started in (${root})`);
   let real: string;
-  try { real = await realpath(wanted); } catch (err) { throw new PathRefused(`${input}: cannot read (${(err as NodeJS.ErrnoException).code ?? 'error'})`); }
-  if (!inside(root, real)) throw new PathRefused(`${input} leads outside the directory this server was started in (a symlink to ${real})`);
+  try {
+    real = await realpath(wanted);
+  } catch (err) {
+    throw new PathRefused(`${input}: cannot read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  if (!inside(root, real))
+    throw new PathRefused(`${input} leads outside the directory this server was started in (a symlink to ${real})`);
   if (!(await stat(real)).isFile()) throw new PathRefused(`${input} is not a file`);
   return real;
 }

@@ -44,13 +44,17 @@ export class ProgressCounter {
     return this.done + 1 - 1 / (this.beats + 1);
   }
 
-  get finished(): number { return this.done; }
+  get finished(): number {
+    return this.done;
+  }
 }
 
 /** Waits for `work` at most `ms`; the work itself is not stopped (its own time limits end it). */
 export async function withinTime<T>(work: Promise<T>, ms: number): Promise<{ done: true; value: T } | { done: false }> {
   let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<{ done: false }>((resolve) => { timer = setTimeout(() => resolve({ done: false }), ms); });
+  const late = new Promise<{ done: false }>((resolve) => {
+    timer = setTimeout(() => resolve({ done: false }), ms);
+  });
   try {
     return await Promise.race([work.then((value) => ({ done: true as const, value })), late]);
   } finally {

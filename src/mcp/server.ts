@@ -8,7 +8,13 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
-import type { CallToolResult, McpHandlerRequestOptions, McpHttpHandler, Server, ServerContext } from '@modelcontextprotocol/server';
+import type {
+  CallToolResult,
+  McpHandlerRequestOptions,
+  McpHttpHandler,
+  Server,
+  ServerContext,
+} from '@modelcontextprotocol/server';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import { ajv as loadAjv } from '../util/lazy.js';
 import { CatalogError } from '../catalog/model.js';
@@ -28,7 +34,7 @@ export interface McpServeOptions {
 }
 
 const INSTRUCTIONS = [
-  'onetap keeps a curated list of one-tap remote MCP servers honest. These tools attest servers the way the app\'s client',
+  "onetap keeps a curated list of one-tap remote MCP servers honest. These tools attest servers the way the app's client",
   'connects (probe), check a catalog (lint), plan a refresh (plan_refresh), find candidates (discover) and explain verdict',
   'reasons (explain). Every tool is read-only: nothing is added, applied, written or recorded through this server.',
 ].join(' ');
@@ -41,7 +47,9 @@ const INSTRUCTIONS = [
  */
 const load = once(() => createRequire(import.meta.url));
 const sdk = once(() => load()('@modelcontextprotocol/server') as typeof import('@modelcontextprotocol/server'));
-const sdkStdio = once(() => load()('@modelcontextprotocol/server/stdio') as typeof import('@modelcontextprotocol/server/stdio'));
+const sdkStdio = once(
+  () => load()('@modelcontextprotocol/server/stdio') as typeof import('@modelcontextprotocol/server/stdio'),
+);
 const sdkNode = once(() => load()('@modelcontextprotocol/node') as typeof import('@modelcontextprotocol/node'));
 
 const validators = once(() => {
@@ -61,19 +69,36 @@ const failure = (text: string): CallToolResult => ({ isError: true, content: [{ 
 export function createMcpServer(opts: McpServeOptions): Server {
   const limits: McpLimits = { ...MCP_LIMITS, ...opts.limits };
   const { Server, ProtocolError, ProtocolErrorCode } = sdk();
-  const server = new Server({ name: 'onetap', title: 'onetap', version: version() }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
+  const server = new Server(
+    { name: 'onetap', title: 'onetap', version: version() },
+    { capabilities: { tools: {} }, instructions: INSTRUCTIONS },
+  );
 
   server.setRequestHandler('tools/list', () => ({
-    tools: TOOLS.map((t) => ({ name: t.name, title: t.title, description: t.description, inputSchema: t.inputSchema as never, outputSchema: t.outputSchema as never, annotations: t.annotations })),
+    tools: TOOLS.map((t) => ({
+      name: t.name,
+      title: t.title,
+      description: t.description,
+      inputSchema: t.inputSchema as never,
+      outputSchema: t.outputSchema as never,
+      annotations: t.annotations,
+    })),
   }));
 
   server.setRequestHandler('tools/call', async (request, ctx: ServerContext): Promise<CallToolResult> => {
     const tool = TOOLS.find((t) => t.name === request.params.name);
     // An unknown tool is a protocol error (-32602, as the 2025-11-25 revision lists it), not a tool result.
-    if (!tool) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${JSON.stringify(request.params.name)}; tools: ${TOOLS.map((t) => t.name).join(', ')}`);
+    if (!tool)
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
+        `Unknown tool: ${JSON.stringify(request.params.name)}; tools: ${TOOLS.map((t) => t.name).join(', ')}`,
+      );
     const args = request.params.arguments ?? {};
     const validate = validators().get(tool.name)!;
-    if (!validate(args)) return failure(`invalid arguments for ${tool.name}: ${validate.errors!.map((e) => `${e.instancePath || '(arguments)'} ${e.message}`).join('; ')}`);
+    if (!validate(args))
+      return failure(
+        `invalid arguments for ${tool.name}: ${validate.errors!.map((e) => `${e.instancePath || '(arguments)'} ${e.message}`).join('; ')}`,
+      );
     const token = ctx.mcpReq._meta?.progressToken;
     const { signal } = ctx.mcpReq;
     // Progress is sent before the result: a client stops listening for it once the result arrives.
@@ -84,8 +109,13 @@ export function createMcpServer(opts: McpServeOptions): Server {
       limits,
       progress: (progress, total, message) => {
         if (token === undefined || signal.aborted) return;
-        const sent = ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: token, progress, ...(total !== undefined ? { total } : {}), message } })
-          .catch(() => {}).finally(() => sending.delete(sent));
+        const sent = ctx.mcpReq
+          .notify({
+            method: 'notifications/progress',
+            params: { progressToken: token, progress, ...(total !== undefined ? { total } : {}), message },
+          })
+          .catch(() => {})
+          .finally(() => sending.delete(sent));
         sending.add(sent);
       },
     };
@@ -93,11 +123,15 @@ export function createMcpServer(opts: McpServeOptions): Server {
     try {
       const out = await tool.run(args, toolCtx).finally(() => Promise.all(sending));
       result = {
-        content: [{ type: 'text', text: out.summary }, { type: 'text', text: JSON.stringify(out.structured) }],
+        content: [
+          { type: 'text', text: out.summary },
+          { type: 'text', text: JSON.stringify(out.structured) },
+        ],
         structuredContent: out.structured,
       };
     } catch (err) {
-      if (err instanceof ToolRefused || err instanceof PathRefused || err instanceof CatalogError) return failure(err.message);
+      if (err instanceof ToolRefused || err instanceof PathRefused || err instanceof CatalogError)
+        return failure(err.message);
       return failure(`${tool.name} failed: ${err instanceof Error ? err.message : String(err)}`);
     }
     // The era's projection of a result (identity for object-shaped structuredContent under an object schema).
@@ -122,16 +156,28 @@ export async function serveStdio(opts: McpServeOptions): Promise<RunningMcp> {
   const { serveStdio: serve, StdioServerTransport } = sdkStdio();
   const transport = new StdioServerTransport();
   let ended!: () => void;
-  const closed = new Promise<void>((resolve) => { ended = resolve; });
+  const closed = new Promise<void>((resolve) => {
+    ended = resolve;
+  });
   const handle = serve(() => createMcpServer(opts), { transport });
   // The entry owns the transport's callbacks; the end of stdin (the client went away) closes it, and so this.
   const entryClose = transport.onclose;
-  transport.onclose = () => { entryClose?.(); ended(); };
-  return { closed, close: async () => { await handle.close(); ended(); } };
+  transport.onclose = () => {
+    entryClose?.();
+    ended();
+  };
+  return {
+    closed,
+    close: async () => {
+      await handle.close();
+      ended();
+    },
+  };
 }
 
 const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
-const isLoopbackName = (hostname: string) => LOOPBACK_NAMES.has(hostname.toLowerCase()) || /^127(\.\d{1,3}){3}$/.test(hostname);
+const isLoopbackName = (hostname: string) =>
+  LOOPBACK_NAMES.has(hostname.toLowerCase()) || /^127(\.\d{1,3}){3}$/.test(hostname);
 
 /**
  * The DNS-rebinding rule: a present Origin must be this server's own or a loopback origin (a page on a name that
@@ -140,17 +186,29 @@ const isLoopbackName = (hostname: string) => LOOPBACK_NAMES.has(hostname.toLower
  * (Not the SDK's localhostOriginValidation()/localhostHostValidation(): those allow only three loopback names,
  * any scheme, never the server's own origin when bound elsewhere, and check Host whatever the address.)
  */
-export function requestRefusal(headers: { origin?: string; host?: string }, own: { host: string; port: number }): string | null {
+export function requestRefusal(
+  headers: { origin?: string; host?: string },
+  own: { host: string; port: number },
+): string | null {
   const ownHost = own.host.includes(':') && !own.host.startsWith('[') ? `[${own.host}]` : own.host;
   if (headers.origin !== undefined) {
     let o: URL | null = null;
-    try { o = new URL(headers.origin); } catch { /* refused below */ }
+    try {
+      o = new URL(headers.origin);
+    } catch {
+      /* refused below */
+    }
     const same = o !== null && o.origin === new URL(`http://${ownHost}:${own.port}`).origin;
-    if (!o || !(same || ((o.protocol === 'http:' || o.protocol === 'https:') && isLoopbackName(o.hostname)))) return `Origin not allowed: ${headers.origin}`;
+    if (!o || !(same || ((o.protocol === 'http:' || o.protocol === 'https:') && isLoopbackName(o.hostname))))
+      return `Origin not allowed: ${headers.origin}`;
   }
   if (isLoopbackName(ownHost)) {
     let hostname: string | null = null;
-    try { hostname = new URL(`http://${headers.host ?? ''}`).hostname; } catch { /* refused below */ }
+    try {
+      hostname = new URL(`http://${headers.host ?? ''}`).hostname;
+    } catch {
+      /* refused below */
+    }
     if (!hostname || !isLoopbackName(hostname)) return `Host not allowed: ${headers.host ?? '(none)'}`;
   }
   return null;
@@ -160,7 +218,13 @@ export function requestRefusal(headers: { origin?: string; host?: string }, own:
  * An answer given before the request body is read, so without the request's id: the wire schema's error response
  * has `id` optional and, when present, a string or a number (`null` is not one), so it is left out.
  */
-function jsonRpcError(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}, code = -32000): void {
+function jsonRpcError(
+  res: ServerResponse,
+  status: number,
+  message: string,
+  headers: Record<string, string> = {},
+  code = -32000,
+): void {
   res.writeHead(status, { 'content-type': 'application/json', ...headers });
   res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message } }));
 }
@@ -178,7 +242,8 @@ function requestIdOf(msg: unknown): string | number | undefined {
  * not JSON. Nesting is checked on the bytes first: megabytes of `[[[[` are refused in milliseconds, not parsed.
  */
 export function parsedBodyOf(body: Buffer): { value: unknown } | { refusal: string } {
-  if (textNestsDeeperThan(body, MAX_NESTING)) return { refusal: `Parse error: nested deeper than ${MAX_NESTING} levels` };
+  if (textNestsDeeperThan(body, MAX_NESTING))
+    return { refusal: `Parse error: nested deeper than ${MAX_NESTING} levels` };
   try {
     return { value: JSON.parse(body.toString('utf8')) as unknown };
   } catch {
@@ -192,21 +257,38 @@ export function parsedBodyOf(body: Buffer): { value: unknown } | { refusal: stri
  * request's id, or none when the request had none (`null` is not a valid id in the wire schema); every other
  * response passes through untouched, streams included.
  */
-function withRequestId(handler: McpHttpHandler, idOf: () => string | number | undefined): { fetch: (request: Request, options?: McpHandlerRequestOptions) => Promise<Response> } {
+function withRequestId(
+  handler: McpHttpHandler,
+  idOf: () => string | number | undefined,
+): { fetch: (request: Request, options?: McpHandlerRequestOptions) => Promise<Response> } {
   return {
     fetch: async (request, options) => {
       const response = await handler.fetch(request, options);
-      if (response.status < 400 || !/^application\/json/i.test(response.headers.get('content-type') ?? '')) return response;
+      if (response.status < 400 || !/^application\/json/i.test(response.headers.get('content-type') ?? ''))
+        return response;
       const text = await response.text();
       let body: unknown;
-      try { body = JSON.parse(text); } catch { body = undefined; }
+      try {
+        body = JSON.parse(text);
+      } catch {
+        body = undefined;
+      }
       const headers = new Headers(response.headers);
       headers.delete('content-length');
-      const nullId = body !== null && typeof body === 'object' && !Array.isArray(body) && 'error' in body && (body as { id?: unknown }).id === null;
+      const nullId =
+        body !== null &&
+        typeof body === 'object' &&
+        !Array.isArray(body) &&
+        'error' in body &&
+        (body as { id?: unknown }).id === null;
       if (!nullId) return new Response(text, { status: response.status, statusText: response.statusText, headers });
       const { id: _null, ...rest } = body as Record<string, unknown>;
       const id = idOf();
-      return new Response(JSON.stringify(id === undefined ? rest : { ...rest, id }), { status: response.status, statusText: response.statusText, headers });
+      return new Response(JSON.stringify(id === undefined ? rest : { ...rest, id }), {
+        status: response.status,
+        statusText: response.statusText,
+        headers,
+      });
     },
   };
 }
@@ -222,7 +304,10 @@ function readBody(req: IncomingMessage, max: number): Promise<Buffer | null> {
     let size = 0;
     const onData = (chunk: Buffer) => {
       size += chunk.length;
-      if (size <= max) { chunks.push(chunk); return; }
+      if (size <= max) {
+        chunks.push(chunk);
+        return;
+      }
       req.off('data', onData);
       req.pause();
       resolve(null);
@@ -248,18 +333,35 @@ export async function serveHttp(opts: McpServeOptions & { host: string; port: nu
     const refusal = requestRefusal({ origin: req.headers.origin, host: req.headers.host }, { host: opts.host, port });
     if (refusal) return jsonRpcError(res, 403, `Forbidden: ${refusal}`);
     // Stateless in both eras: no standalone GET stream and no session to DELETE.
-    if (req.method !== 'POST') return jsonRpcError(res, 405, 'Method not allowed: POST only (stateless server)', { allow: 'POST' });
-    if (inFlight >= MAX_IN_FLIGHT) return jsonRpcError(res, 503, `Service Unavailable: ${MAX_IN_FLIGHT} requests are being served; retry shortly`, { 'retry-after': '1' });
+    if (req.method !== 'POST')
+      return jsonRpcError(res, 405, 'Method not allowed: POST only (stateless server)', { allow: 'POST' });
+    if (inFlight >= MAX_IN_FLIGHT)
+      return jsonRpcError(res, 503, `Service Unavailable: ${MAX_IN_FLIGHT} requests are being served; retry shortly`, {
+        'retry-after': '1',
+      });
     inFlight++;
     try {
       const { createMcpHandler, DEFAULT_MAX_REQUEST_BODY_SIZE } = sdk();
       // The body is read here (the SDK's bound) so that an answer the SDK gives without the request's id can get it.
       const body = await readBody(req, DEFAULT_MAX_REQUEST_BODY_SIZE);
-      if (!body) return jsonRpcError(res, 413, `Payload Too Large: Request body must not exceed ${DEFAULT_MAX_REQUEST_BODY_SIZE} bytes`, { connection: 'close' });
+      if (!body)
+        return jsonRpcError(
+          res,
+          413,
+          `Payload Too Large: Request body must not exceed ${DEFAULT_MAX_REQUEST_BODY_SIZE} bytes`,
+          { connection: 'close' },
+        );
       handler ??= createMcpHandler(() => createMcpServer(opts), { legacy: 'stateless' });
       // The path as the SDK builds its URL from (an absolute-form request target would make that URL invalid).
       const target = new URL(req.url ?? '/', 'http://x');
-      const buffered = { method: req.method, url: target.pathname + target.search, headers: req.headers, async *[Symbol.asyncIterator]() { if (body.length) yield body; } };
+      const buffered = {
+        method: req.method,
+        url: target.pathname + target.search,
+        headers: req.headers,
+        async *[Symbol.asyncIterator]() {
+          if (body.length) yield body;
+        },
+      };
       // Only a JSON body is parsed here: any other media type is the SDK's to refuse (415), unread.
       const parsed = /^application\/json/i.test(req.headers['content-type'] ?? '') ? parsedBodyOf(body) : null;
       if (parsed && 'refusal' in parsed) return jsonRpcError(res, 400, parsed.refusal, {}, -32700);
@@ -271,18 +373,24 @@ export async function serveHttp(opts: McpServeOptions & { host: string; port: nu
   };
   const http = createServer((req, res) => {
     handle(req, res).catch((err: unknown) => {
-      if (!res.headersSent) jsonRpcError(res, 500, `internal error: ${err instanceof Error ? err.message : String(err)}`);
+      if (!res.headersSent)
+        jsonRpcError(res, 500, `internal error: ${err instanceof Error ? err.message : String(err)}`);
       else res.destroy();
     });
   });
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject);
-    http.listen(opts.port, opts.host, () => { http.off('error', reject); resolve(); });
+    http.listen(opts.port, opts.host, () => {
+      http.off('error', reject);
+      resolve();
+    });
   });
   port = (http.address() as AddressInfo).port;
   const shown = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
   let ended!: () => void;
-  const closed = new Promise<void>((resolve) => { ended = resolve; });
+  const closed = new Promise<void>((resolve) => {
+    ended = resolve;
+  });
   return {
     url: `http://${shown}:${port}${MCP_PATH}`,
     closed,

@@ -39,7 +39,10 @@ export interface ToolContext {
   progress: (progress: number, total: number | undefined, message: string) => void;
 }
 
-export interface ToolOutcome { summary: string; structured: Record<string, unknown> }
+export interface ToolOutcome {
+  summary: string;
+  structured: Record<string, unknown>;
+}
 
 export interface ToolSpec {
   name: string;
@@ -64,7 +67,11 @@ function viewSchema(schema: z.ZodType): Record<string, unknown> {
 /** The per-URL object of `probe --json`. */
 const probeResultSchema = viewSchema(probeJsonSchema);
 
-const catalogPathSchema = { type: 'string', minLength: 1, description: `Path of a catalog file inside the directory the server was started in (default ${DEFAULT_CATALOG}).` };
+const catalogPathSchema = {
+  type: 'string',
+  minLength: 1,
+  description: `Path of a catalog file inside the directory the server was started in (default ${DEFAULT_CATALOG}).`,
+};
 
 /** Runs `work` under the call's time limit with a progress heartbeat. */
 async function timed<T>(ctx: ToolContext, counter: ProgressCounter, label: () => string, work: Promise<T>) {
@@ -85,12 +92,17 @@ async function timed<T>(ctx: ToolContext, counter: ProgressCounter, label: () =>
  * nothing; the probes' own lookups check again on every connection (a name may answer differently later).
  */
 async function refuseTargets(urls: string[], ctx: ToolContext, what: string): Promise<void> {
-  const refusals = await Promise.all(urls.map((u) => assertPublicTarget(u, { allowPrivate: ctx.allowPrivate }).then(
-    () => null,
-    (err: unknown) => `${inert(u)}: ${err instanceof Error ? err.message : String(err)}`,
-  )));
+  const refusals = await Promise.all(
+    urls.map((u) =>
+      assertPublicTarget(u, { allowPrivate: ctx.allowPrivate }).then(
+        () => null,
+        (err: unknown) => `${inert(u)}: ${err instanceof Error ? err.message : String(err)}`,
+      ),
+    ),
+  );
   const refused = refusals.filter((r) => r !== null);
-  if (refused.length) throw new ToolRefused(`refused, nothing was contacted (${what}):\n${refused.map((r) => `- ${r}`).join('\n')}`);
+  if (refused.length)
+    throw new ToolRefused(`refused, nothing was contacted (${what}):\n${refused.map((r) => `- ${r}`).join('\n')}`);
 }
 
 const lookupFor = (ctx: ToolContext) => (ctx.allowPrivate ? undefined : guardedLookup());
@@ -112,7 +124,7 @@ const probeTool: ToolSpec = {
   name: 'probe',
   title: 'Attest MCP servers the way the app connects',
   description: [
-    'Use to check whether remote MCP servers (Streamable HTTP URLs) work for the app: it runs the app\'s own client handshake',
+    "Use to check whether remote MCP servers (Streamable HTTP URLs) work for the app: it runs the app's own client handshake",
     '(initialize, notifications/initialized, tools/list) against each URL and returns the verdict (live, review, drop, failed),',
     'the reason, the tools the app would see, and the evidence (HTTP status, steps, quirks). Use `explain` on a reason for its meaning.',
     'Slow: each URL may take up to minutes (the app waits 60 s per request); progress is reported while it runs.',
@@ -123,10 +135,33 @@ const probeTool: ToolSpec = {
     type: 'object',
     required: ['urls'],
     properties: {
-      urls: { type: 'array', minItems: 1, items: { type: 'string', minLength: 1 }, description: 'MCP endpoint URLs, e.g. https://mcp.example.com/mcp.' },
-      profile: { type: 'string', enum: Object.keys(CLIENT_PROFILES), default: DEFAULT_PROFILE_ID, description: `Client profile that decides the verdict (default ${DEFAULT_PROFILE_ID}, the app's own client): ${Object.values(CLIENT_PROFILES).map((p) => `${p.id} (${p.label})`).join(', ')}.` },
-      requiresAuth: { type: 'boolean', default: false, description: 'Treat every URL as auth-optional: initialize without a key is enough.' },
-      matrix: { type: 'boolean', default: false, description: 'Also run every client profile per URL: each result gets matrix {profileId: {works, verdict, reason, tools}} (which clients would work, e.g. after an app upgrade). Slower.' },
+      urls: {
+        type: 'array',
+        minItems: 1,
+        items: { type: 'string', minLength: 1 },
+        description: 'MCP endpoint URLs, e.g. https://mcp.example.com/mcp.',
+      },
+      profile: {
+        type: 'string',
+        enum: Object.keys(CLIENT_PROFILES),
+        default: DEFAULT_PROFILE_ID,
+        description: `Client profile that decides the verdict (default ${DEFAULT_PROFILE_ID}, the app's own client): ${Object.values(
+          CLIENT_PROFILES,
+        )
+          .map((p) => `${p.id} (${p.label})`)
+          .join(', ')}.`,
+      },
+      requiresAuth: {
+        type: 'boolean',
+        default: false,
+        description: 'Treat every URL as auth-optional: initialize without a key is enough.',
+      },
+      matrix: {
+        type: 'boolean',
+        default: false,
+        description:
+          'Also run every client profile per URL: each result gets matrix {profileId: {works, verdict, reason, tools}} (which clients would work, e.g. after an app upgrade). Slower.',
+      },
     },
     additionalProperties: false,
   },
@@ -134,30 +169,48 @@ const probeTool: ToolSpec = {
     type: 'object',
     required: ['results'],
     properties: {
-      results: { type: 'array', items: probeResultSchema, description: 'One object per finished URL, in input order: what `onetap probe --json` prints.' },
-      unfinished: { type: 'array', items: str, description: 'URLs still probing when the per-call time limit ran out.' },
+      results: {
+        type: 'array',
+        items: probeResultSchema,
+        description: 'One object per finished URL, in input order: what `onetap probe --json` prints.',
+      },
+      unfinished: {
+        type: 'array',
+        items: str,
+        description: 'URLs still probing when the per-call time limit ran out.',
+      },
     },
   },
   annotations: { title: 'Attest MCP servers', readOnlyHint: true, openWorldHint: true },
   async run(args, ctx) {
     const urls = args.urls as string[];
-    if (urls.length > ctx.limits.maxUrls) throw new ToolRefused(`at most ${ctx.limits.maxUrls} URLs per call, got ${urls.length}: split them over several calls`);
+    if (urls.length > ctx.limits.maxUrls)
+      throw new ToolRefused(
+        `at most ${ctx.limits.maxUrls} URLs per call, got ${urls.length}: split them over several calls`,
+      );
     await refuseTargets(urls, ctx, 'probe');
     const counter = new ProgressCounter(urls.length);
     const finished: (ProbeResult | undefined)[] = new Array(urls.length);
     // The options `onetap probe` uses when given no flags, so the JSON is the CLI's.
-    const work = probeMany(urls.map((url) => ({ url, requiresAuth: args.requiresAuth === true })), {
-      profile: (args.profile as string | undefined) ?? DEFAULT_PROFILE_ID,
-      matrix: args.matrix === true,
-      headers: {},
-      concurrency: 16,
-      allowPrivate: ctx.allowPrivate,
-      lookup: lookupFor(ctx),
-      onResult: (r, i) => {
-        finished[i] = r;
-        ctx.progress(counter.complete(), urls.length, `${counter.finished}/${urls.length} probed; ${inert(r.url)}: ${r.verdict}/${r.reason}`);
+    const work = probeMany(
+      urls.map((url) => ({ url, requiresAuth: args.requiresAuth === true })),
+      {
+        profile: (args.profile as string | undefined) ?? DEFAULT_PROFILE_ID,
+        matrix: args.matrix === true,
+        headers: {},
+        concurrency: 16,
+        allowPrivate: ctx.allowPrivate,
+        lookup: lookupFor(ctx),
+        onResult: (r, i) => {
+          finished[i] = r;
+          ctx.progress(
+            counter.complete(),
+            urls.length,
+            `${counter.finished}/${urls.length} probed; ${inert(r.url)}: ${r.verdict}/${r.reason}`,
+          );
+        },
       },
-    });
+    );
     const outcome = await timed(ctx, counter, () => `${counter.finished}/${urls.length} probed`, work);
     const results = outcome.done ? outcome.value : finished.filter((r): r is ProbeResult => r !== undefined);
     const unfinished = outcome.done ? [] : urls.filter((_, i) => finished[i] === undefined);
@@ -165,22 +218,40 @@ const probeTool: ToolSpec = {
     const summary = [
       `${live}/${urls.length} live.`,
       ...results.map(probeLine),
-      ...(unfinished.length ? [`Not finished within the per-call limit of ${seconds(ctx.limits.callTimeMs)} (probe them in a smaller call): ${unfinished.map(inert).join(', ')}`] : []),
+      ...(unfinished.length
+        ? [
+            `Not finished within the per-call limit of ${seconds(ctx.limits.callTimeMs)} (probe them in a smaller call): ${unfinished.map(inert).join(', ')}`,
+          ]
+        : []),
     ].join('\n');
-    return { summary, structured: { results: results.map((r) => probeJson(r)), ...(unfinished.length ? { unfinished } : {}) } };
+    return {
+      summary,
+      structured: { results: results.map((r) => probeJson(r)), ...(unfinished.length ? { unfinished } : {}) },
+    };
   },
 };
 
 /** The curated and removed entries' last tool sets, from the text history beside the catalog. */
 async function knownOf(path: string, catalog: Catalog) {
   const store = new TextStore(path);
-  try { return await toolSetPrints(store, [...catalog.servers, ...catalog.removed]); } finally { await store.close(); }
+  try {
+    return await toolSetPrints(store, [...catalog.servers, ...catalog.removed]);
+  } finally {
+    await store.close();
+  }
 }
 
-async function readCatalogArg(args: Record<string, unknown>, ctx: ToolContext): Promise<{ catalog: Catalog; label: string; path: string | null }> {
+async function readCatalogArg(
+  args: Record<string, unknown>,
+  ctx: ToolContext,
+): Promise<{ catalog: Catalog; label: string; path: string | null }> {
   if (args.catalog !== undefined) {
     if (args.catalogPath !== undefined) throw new ToolRefused('give either catalogPath or catalog, not both');
-    return { catalog: parseCatalog(JSON.stringify(args.catalog), 'inline catalog'), label: 'inline catalog', path: null };
+    return {
+      catalog: parseCatalog(JSON.stringify(args.catalog), 'inline catalog'),
+      label: 'inline catalog',
+      path: null,
+    };
   }
   const label = (args.catalogPath as string | undefined) ?? DEFAULT_CATALOG;
   const path = await confinedPath(ctx.root, label);
@@ -201,7 +272,11 @@ const lintTool: ToolSpec = {
     properties: {
       catalogPath: catalogPathSchema,
       catalog: { type: 'object', description: 'An inline catalog ({policy, servers, removed}) instead of a file.' },
-      allowHttp: { type: 'boolean', default: false, description: 'Permit http:// URLs on loopback addresses (local fixtures only).' },
+      allowHttp: {
+        type: 'boolean',
+        default: false,
+        description: 'Permit http:// URLs on loopback addresses (local fixtures only).',
+      },
     },
     additionalProperties: false,
   },
@@ -209,7 +284,11 @@ const lintTool: ToolSpec = {
     type: 'object',
     required: ['results', 'servers', 'removed'],
     properties: {
-      results: { type: 'array', items: { type: 'object', required: ['where', 'message'], properties: { where: str, message: str } }, description: 'The findings `onetap lint` prints, one per problem.' },
+      results: {
+        type: 'array',
+        items: { type: 'object', required: ['where', 'message'], properties: { where: str, message: str } },
+        description: 'The findings `onetap lint` prints, one per problem.',
+      },
       catalog: str,
       servers: { type: 'integer' },
       removed: { type: 'integer' },
@@ -222,7 +301,12 @@ const lintTool: ToolSpec = {
     const head = `${inert(label)}: ${catalog.servers.length} servers, ${catalog.removed.length} removed, ${problems.length ? `${problems.length} problem(s)` : 'no problems'}`;
     return {
       summary: [head, ...problems.map((p) => `- ${inert(p.where)}: ${inert(p.message)}`)].join('\n'),
-      structured: { results: problems, catalog: label, servers: catalog.servers.length, removed: catalog.removed.length },
+      structured: {
+        results: problems,
+        catalog: label,
+        servers: catalog.servers.length,
+        removed: catalog.removed.length,
+      },
     };
   },
 };
@@ -241,8 +325,17 @@ const planTool: ToolSpec = {
     type: 'object',
     properties: {
       catalogPath: catalogPathSchema,
-      profile: { type: 'string', maxLength: 64, description: `The deciding client profile: ${Object.keys(CLIENT_PROFILES).join(', ')}, or one of the catalog's policy.profiles (default: the catalog's policy.clientProfile, else ${DEFAULT_PROFILE_ID}).` },
-      matrix: { type: 'boolean', default: false, description: 'Also run every client profile per server: each row gets matrix {profileId: {works, verdict, reason, tools}}, to see which servers survive an app upgrade. Informational: only the deciding profile decides. Slower.' },
+      profile: {
+        type: 'string',
+        maxLength: 64,
+        description: `The deciding client profile: ${Object.keys(CLIENT_PROFILES).join(', ')}, or one of the catalog's policy.profiles (default: the catalog's policy.clientProfile, else ${DEFAULT_PROFILE_ID}).`,
+      },
+      matrix: {
+        type: 'boolean',
+        default: false,
+        description:
+          'Also run every client profile per server: each row gets matrix {profileId: {works, verdict, reason, tools}}, to see which servers survive an app upgrade. Informational: only the deciding profile decides. Slower.',
+      },
     },
     additionalProperties: false,
   },
@@ -250,13 +343,21 @@ const planTool: ToolSpec = {
     type: 'object',
     required: ['plan', 'summary', 'aborted'],
     properties: {
-      plan: { type: 'array', description: 'One row per catalog server: what `onetap refresh --json` prints.', items: viewSchema(planRowJsonSchema) },
+      plan: {
+        type: 'array',
+        description: 'One row per catalog server: what `onetap refresh --json` prints.',
+        items: viewSchema(planRowJsonSchema),
+      },
       summary: viewSchema(planSummarySchema),
       aborted: strOrNull,
       warnings: { type: 'array', items: str },
       probedAt: str,
       written: { type: 'array', items: str, maxItems: 0 },
-      quiet: { type: 'boolean', const: false, description: 'A --write that changed nothing (never: this tool writes nothing).' },
+      quiet: {
+        type: 'boolean',
+        const: false,
+        description: 'A --write that changed nothing (never: this tool writes nothing).',
+      },
       datesOnly: { type: 'boolean', const: false },
     },
   },
@@ -265,23 +366,52 @@ const planTool: ToolSpec = {
     const label = (args.catalogPath as string | undefined) ?? DEFAULT_CATALOG;
     const path = await confinedPath(ctx.root, label);
     const { catalog } = await loadCatalog(path);
-    if (catalog.servers.length > ctx.limits.maxCatalogServers) throw new ToolRefused(`at most ${ctx.limits.maxCatalogServers} servers per catalog, ${label} has ${catalog.servers.length}`);
-    await refuseTargets([...catalog.servers.map((s) => s.url), ...(catalog.policy.canaries ?? [])], ctx, `servers and canaries of ${inert(label)}`);
+    if (catalog.servers.length > ctx.limits.maxCatalogServers)
+      throw new ToolRefused(
+        `at most ${ctx.limits.maxCatalogServers} servers per catalog, ${label} has ${catalog.servers.length}`,
+      );
+    await refuseTargets(
+      [...catalog.servers.map((s) => s.url), ...(catalog.policy.canaries ?? [])],
+      ctx,
+      `servers and canaries of ${inert(label)}`,
+    );
     if (typeof args.profile === 'string') {
-      try { catalogProfile(catalog.policy, args.profile); } catch (err) { throw new ToolRefused((err as Error).message); }
+      try {
+        catalogProfile(catalog.policy, args.profile);
+      } catch (err) {
+        throw new ToolRefused((err as Error).message);
+      }
     }
     const counter = new ProgressCounter();
     // refresh() hands its `probe` options to probeMany, which takes the address-checking lookup.
     const probe = { lookup: lookupFor(ctx) } as NonNullable<Parameters<typeof refresh>[0]['probe']>;
-    const outcome = await timed(ctx, counter, () => `probing ${catalog.servers.length} servers`,
-      refresh({ catalogPath: path, write: false, record: false, allowHttp: ctx.allowPrivate, probe, profile: args.profile as string | undefined, matrix: args.matrix === true }));
-    if (!outcome.done) throw new ToolRefused(`the plan did not finish within the per-call limit of ${seconds(ctx.limits.callTimeMs)}; nothing was written`);
+    const outcome = await timed(
+      ctx,
+      counter,
+      () => `probing ${catalog.servers.length} servers`,
+      refresh({
+        catalogPath: path,
+        write: false,
+        record: false,
+        allowHttp: ctx.allowPrivate,
+        probe,
+        profile: args.profile as string | undefined,
+        matrix: args.matrix === true,
+      }),
+    );
+    if (!outcome.done)
+      throw new ToolRefused(
+        `the plan did not finish within the per-call limit of ${seconds(ctx.limits.callTimeMs)}; nothing was written`,
+      );
     const { plan, probedAt } = outcome.value;
     const s = plan.summary;
     const summary = [
       `Refresh plan for ${inert(label)} (not applied, nothing written): ${s.keep} keep, ${s.keepFailed} keep-failed, ${s.review} review, ${s.drop} drop.`,
       ...(plan.aborted ? [`OUTAGE GUARD: ${inert(plan.aborted)} (a real refresh would change nothing)`] : []),
-      ...plan.rows.map((r) => `- ${inert(r.name)} (${inert(r.url)}): ${r.decision}, ${r.verdict}/${r.reason}${r.note ? `; ${inert(r.note)}` : ''}${r.error ? `; ${inert(r.error)}` : ''}${r.matrix ? `; ${matrixLine(r.matrix)}` : ''}`),
+      ...plan.rows.map(
+        (r) =>
+          `- ${inert(r.name)} (${inert(r.url)}): ${r.decision}, ${r.verdict}/${r.reason}${r.note ? `; ${inert(r.note)}` : ''}${r.error ? `; ${inert(r.error)}` : ''}${r.matrix ? `; ${matrixLine(r.matrix)}` : ''}`,
+      ),
     ].join('\n');
     return { summary, structured: { ...planJson(plan), probedAt, written: [], quiet: false, datesOnly: false } };
   },
@@ -301,9 +431,20 @@ const discoverTool: ToolSpec = {
     type: 'object',
     required: ['source'],
     properties: {
-      source: { type: 'string', minLength: 1, description: 'A domain (example.com), an origin (https://host[:port]) or a URL.' },
-      probe: { type: 'boolean', default: false, description: 'Attest each eligible remote as the app would connect (slower).' },
-      catalogPath: { ...catalogPathSchema, description: `The curated catalog to judge against (default ${DEFAULT_CATALOG} when it exists, else none).` },
+      source: {
+        type: 'string',
+        minLength: 1,
+        description: 'A domain (example.com), an origin (https://host[:port]) or a URL.',
+      },
+      probe: {
+        type: 'boolean',
+        default: false,
+        description: 'Attest each eligible remote as the app would connect (slower).',
+      },
+      catalogPath: {
+        ...catalogPathSchema,
+        description: `The curated catalog to judge against (default ${DEFAULT_CATALOG} when it exists, else none).`,
+      },
     },
     additionalProperties: false,
   },
@@ -313,12 +454,29 @@ const discoverTool: ToolSpec = {
     properties: {
       source: str,
       catalogs: { type: 'array', items: { type: 'object' }, description: 'Documents read, with errors.' },
-      unread: { type: 'array', items: { type: 'object' }, description: 'Documents known but not read (limits, depth), with why.' },
+      unread: {
+        type: 'array',
+        items: { type: 'object' },
+        description: 'Documents known but not read (limits, depth), with why.',
+      },
       unreadCount: { type: 'integer' },
       candidates: {
         type: 'array',
-        description: 'What `onetap discover --json` prints per Server Card; addCommand is a suggestion for a human, never run here.',
-        items: { type: 'object', required: ['url', 'valid', 'eligible', 'why'], properties: { url: strOrNull, valid: { type: 'boolean' }, eligible: { type: 'boolean' }, curated: { type: 'boolean' }, why: str, verdict: strOrNull, reason: strOrNull } },
+        description:
+          'What `onetap discover --json` prints per Server Card; addCommand is a suggestion for a human, never run here.',
+        items: {
+          type: 'object',
+          required: ['url', 'valid', 'eligible', 'why'],
+          properties: {
+            url: strOrNull,
+            valid: { type: 'boolean' },
+            eligible: { type: 'boolean' },
+            curated: { type: 'boolean' },
+            why: str,
+            verdict: strOrNull,
+            reason: strOrNull,
+          },
+        },
       },
     },
   },
@@ -335,25 +493,52 @@ const discoverTool: ToolSpec = {
     try {
       // The options `onetap discover` uses; with probing, every document read may become a probe, so the
       // per-call URL limit caps the documents.
-      outcome = await timed(ctx, counter, () => `discovering from ${inert(source)}`, discover(source, {
-        catalog, probe: args.probe === true, allowPrivate: ctx.allowPrivate, timeoutMs: 10_000,
-        maxDocuments: args.probe === true ? Math.min(ctx.limits.maxUrls, DISCOVERY_LIMITS.maxDocuments) : DISCOVERY_LIMITS.maxDocuments,
-        maxPerOrigin: DISCOVERY_LIMITS.maxPerOrigin, known,
-      }));
+      outcome = await timed(
+        ctx,
+        counter,
+        () => `discovering from ${inert(source)}`,
+        discover(source, {
+          catalog,
+          probe: args.probe === true,
+          allowPrivate: ctx.allowPrivate,
+          timeoutMs: 10_000,
+          maxDocuments:
+            args.probe === true
+              ? Math.min(ctx.limits.maxUrls, DISCOVERY_LIMITS.maxDocuments)
+              : DISCOVERY_LIMITS.maxDocuments,
+          maxPerOrigin: DISCOVERY_LIMITS.maxPerOrigin,
+          known,
+        }),
+      );
     } catch (err) {
       if (err instanceof FetchRefused) throw new ToolRefused(`refused, nothing was contacted: ${err.message}`);
       throw err;
     }
-    if (!outcome.done) throw new ToolRefused(`discovery did not finish within the per-call limit of ${seconds(ctx.limits.callTimeMs)}`);
+    if (!outcome.done)
+      throw new ToolRefused(`discovery did not finish within the per-call limit of ${seconds(ctx.limits.callTimeMs)}`);
     // The proposed `onetap add` adds to the catalog discovery judged against, as the CLI's does.
-    if (curated && curated.label !== DEFAULT_CATALOG) for (const c of outcome.value.candidates) if (c.addCommand) c.addCommand = addCommand(c, ['--catalog', curated.label]);
+    if (curated && curated.label !== DEFAULT_CATALOG)
+      for (const c of outcome.value.candidates)
+        if (c.addCommand) c.addCommand = addCommand(c, ['--catalog', curated.label]);
     const r = outcome.value;
     const fresh = r.candidates.filter((c) => c.eligible && !c.curated).length;
     const summary = [
       `Discovery from ${inert(r.source)}: ${r.candidates.length} candidates, ${fresh} new and eligible (nothing was added).`,
-      ...r.catalogs.map((c) => `- read ${inert(c.url)} (${c.kind}, ${c.entries} entries)${c.error ? `: ${inert(c.error)}` : ''}`),
-      ...r.candidates.map((c) => `- ${inert(c.title ?? c.name ?? '?')} ${inert(c.url ?? c.cardUrl ?? '-')}: ${c.valid ? 'valid' : 'invalid'} card, ${c.eligible ? (c.curated ? 'already curated' : 'eligible') : 'not eligible'}; ${inert(c.why)}${c.verdict ? `; probe ${c.verdict}/${c.reason}` : ''}${c.mismatches.length ? `; ${c.mismatches.length} card/server mismatch(es)` : ''}`),
-      ...(r.unreadCount ? [`${r.unreadCount} document(s) known but not read, e.g. ${r.unread.slice(0, 3).map((u) => `${inert(u.url)} (${inert(u.why)})`).join(', ')}`] : []),
+      ...r.catalogs.map(
+        (c) => `- read ${inert(c.url)} (${c.kind}, ${c.entries} entries)${c.error ? `: ${inert(c.error)}` : ''}`,
+      ),
+      ...r.candidates.map(
+        (c) =>
+          `- ${inert(c.title ?? c.name ?? '?')} ${inert(c.url ?? c.cardUrl ?? '-')}: ${c.valid ? 'valid' : 'invalid'} card, ${c.eligible ? (c.curated ? 'already curated' : 'eligible') : 'not eligible'}; ${inert(c.why)}${c.verdict ? `; probe ${c.verdict}/${c.reason}` : ''}${c.mismatches.length ? `; ${c.mismatches.length} card/server mismatch(es)` : ''}`,
+      ),
+      ...(r.unreadCount
+        ? [
+            `${r.unreadCount} document(s) known but not read, e.g. ${r.unread
+              .slice(0, 3)
+              .map((u) => `${inert(u.url)} (${inert(u.why)})`)
+              .join(', ')}`,
+          ]
+        : []),
     ].join('\n');
     return { summary, structured: r as unknown as Record<string, unknown> };
   },
@@ -370,7 +555,13 @@ const explainTool: ToolSpec = {
   inputSchema: {
     type: 'object',
     required: ['reason'],
-    properties: { reason: { type: 'string', minLength: 1, description: `A reason, optionally as verdict/reason: ${Object.keys(REASON_TEXT).join(', ')}.` } },
+    properties: {
+      reason: {
+        type: 'string',
+        minLength: 1,
+        description: `A reason, optionally as verdict/reason: ${Object.keys(REASON_TEXT).join(', ')}.`,
+      },
+    },
     additionalProperties: false,
   },
   outputSchema: {
@@ -382,7 +573,19 @@ const explainTool: ToolSpec = {
       rules: {
         type: 'array',
         description: 'Every policy rule that gives this reason, in the order the policy tries them.',
-        items: { type: 'object', required: ['verdict', 'stage', 'policy'], properties: { verdict: str, stage: { type: 'string', description: 'Where the policy applies it: live (the deciding client lists tools), app-trip (alive, but the app trips), review, initialize or tools/list.' }, policy: str } },
+        items: {
+          type: 'object',
+          required: ['verdict', 'stage', 'policy'],
+          properties: {
+            verdict: str,
+            stage: {
+              type: 'string',
+              description:
+                'Where the policy applies it: live (the deciding client lists tools), app-trip (alive, but the app trips), review, initialize or tools/list.',
+            },
+            policy: str,
+          },
+        },
       },
     },
   },
@@ -390,10 +593,18 @@ const explainTool: ToolSpec = {
   async run(args) {
     const given = (args.reason as string).trim();
     const reason = given.includes('/') ? given.slice(given.indexOf('/') + 1) : given;
-    if (!Object.hasOwn(REASON_TEXT, reason)) throw new ToolRefused(`unknown reason "${inert(given)}"; known reasons: ${Object.keys(REASON_TEXT).join(', ')}`);
+    if (!Object.hasOwn(REASON_TEXT, reason))
+      throw new ToolRefused(`unknown reason "${inert(given)}"; known reasons: ${Object.keys(REASON_TEXT).join(', ')}`);
     const meaning = REASON_TEXT[reason as Reason];
-    const rules = POLICY_TABLE.filter((r) => r.reason === reason).map((r) => ({ verdict: r.verdict, stage: r.stage, policy: r.policy }));
-    const summary = [`${reason}: ${meaning}.`, ...rules.map((r) => `- ${r.verdict} (stage ${r.stage}): ${r.policy}`)].join('\n');
+    const rules = POLICY_TABLE.filter((r) => r.reason === reason).map((r) => ({
+      verdict: r.verdict,
+      stage: r.stage,
+      policy: r.policy,
+    }));
+    const summary = [
+      `${reason}: ${meaning}.`,
+      ...rules.map((r) => `- ${r.verdict} (stage ${r.stage}): ${r.policy}`),
+    ].join('\n');
     return { summary, structured: { reason, meaning, rules } };
   },
 };

@@ -25,4 +25,7 @@ export const toolsLockSchema = z.object({ version: z.literal(1), servers: z.reco
 export type LockEntry = z.infer<typeof lockEntrySchema>;
 export type ToolsLock = z.infer<typeof toolsLockSchema>;
 
-export const EMPTY_LOCK: ToolsLock = Object.freeze({ version: 1, servers: Object.freeze({}) as ToolsLock['servers'] }) as ToolsLock;
+export const EMPTY_LOCK: ToolsLock = Object.freeze({
+  version: 1,
+  servers: Object.freeze({}) as ToolsLock['servers'],
+}) as ToolsLock;

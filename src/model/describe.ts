@@ -13,10 +13,11 @@ export const APP_WOULD_SAY = 'the app would say';
 export const APP_SAYS = 'the app says';
 
 /** An observation, a plan row or a server's status: whatever records a verdict and its errors (`verdict` null: none yet). */
-export type Describable = Pick<Observation, 'error' | 'appError'> & Partial<Pick<Observation, 'location' | 'auth'>> & {
-  verdict: VerdictName | null;
-  reason: Reason | null;
-};
+export type Describable = Pick<Observation, 'error' | 'appError'> &
+  Partial<Pick<Observation, 'location' | 'auth'>> & {
+    verdict: VerdictName | null;
+    reason: Reason | null;
+  };
 
 export interface Description {
   /** `verdict/reason`, or null when nothing was observed yet. */

@@ -4,7 +4,13 @@
  */
 import { z } from 'zod';
 import { clientRunSchema, evidenceSchema, exchangeSchema } from './evidence.js';
-import { diagnosisSummarySchema, findingSchema, matrixCellSchema, observationSchema, probeSettingsSchema } from './observation.js';
+import {
+  diagnosisSummarySchema,
+  findingSchema,
+  matrixCellSchema,
+  observationSchema,
+  probeSettingsSchema,
+} from './observation.js';
 import { planRowSchema, runRecordSchema, toolChangesSchema } from './plan.js';
 import { lockEntrySchema, toolsLockSchema } from './acceptance.js';
 import { storedSnapshotSchema } from './snapshot.js';
@@ -15,8 +21,18 @@ export const RECORD_SCHEMAS = [
   { name: 'Evidence', schema: evidenceSchema, file: 'src/model/evidence.ts', declared: ['evidenceSchema'] },
   { name: 'ClientRun', schema: clientRunSchema, file: 'src/model/evidence.ts', declared: ['clientRunSchema'] },
   { name: 'Exchange', schema: exchangeSchema, file: 'src/model/evidence.ts', declared: ['exchangeSchema'] },
-  { name: 'ProbeSettings', schema: probeSettingsSchema, file: 'src/model/observation.ts', declared: ['probeSettingsSchema'] },
-  { name: 'DiagnosisSummary', schema: diagnosisSummarySchema, file: 'src/model/observation.ts', declared: ['diagnosisSummarySchema'] },
+  {
+    name: 'ProbeSettings',
+    schema: probeSettingsSchema,
+    file: 'src/model/observation.ts',
+    declared: ['probeSettingsSchema'],
+  },
+  {
+    name: 'DiagnosisSummary',
+    schema: diagnosisSummarySchema,
+    file: 'src/model/observation.ts',
+    declared: ['diagnosisSummarySchema'],
+  },
   { name: 'MatrixCell', schema: matrixCellSchema, file: 'src/model/observation.ts', declared: ['matrixCellSchema'] },
   { name: 'Finding', schema: findingSchema, file: 'src/model/observation.ts', declared: ['findingSchema'] },
   { name: 'PlanRow', schema: planRowSchema, file: 'src/model/plan.ts', declared: ['planRowSchema'] },
@@ -24,7 +40,12 @@ export const RECORD_SCHEMAS = [
   { name: 'RunRecord', schema: runRecordSchema, file: 'src/model/plan.ts', declared: ['runRecordSchema'] },
   { name: 'ToolsLock', schema: toolsLockSchema, file: 'src/model/acceptance.ts', declared: ['toolsLockSchema'] },
   { name: 'LockEntry', schema: lockEntrySchema, file: 'src/model/acceptance.ts', declared: ['lockEntrySchema'] },
-  { name: 'StoredSnapshot', schema: storedSnapshotSchema, file: 'src/model/snapshot.ts', declared: ['storedSnapshotSchema'] },
+  {
+    name: 'StoredSnapshot',
+    schema: storedSnapshotSchema,
+    file: 'src/model/snapshot.ts',
+    declared: ['storedSnapshotSchema'],
+  },
 ] as const;
 
 export type JsonSchema = Record<string, unknown>;

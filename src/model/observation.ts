@@ -25,7 +25,12 @@ export const reasonSchema = z.enum(REASONS);
 export const findingSchema = z.object({ tool: z.string(), field: z.string(), rule: z.string(), excerpt: z.string() });
 
 /** One client profile's outcome in the matrix (`works`: it would connect and list at least one tool). */
-export const matrixCellSchema = z.object({ works: z.boolean(), verdict: verdictNameSchema, reason: reasonSchema, tools: z.array(z.string()).nullable() });
+export const matrixCellSchema = z.object({
+  works: z.boolean(),
+  verdict: verdictNameSchema,
+  reason: reasonSchema,
+  tools: z.array(z.string()).nullable(),
+});
 
 /** The spec-correct reading, when it ran, with its own evidence (the top-level fields are the deciding client's). */
 export const diagnosisSummarySchema = z.object({
@@ -62,7 +67,15 @@ export const probeSettingsSchema = z.object({
    * listed tools (then the tool list, its snapshot and screening are the keyed session's), and its error. `refused`:
    * the variables the key rule refused (`policy.keyEnv`; never read, the row was probed without them), absent when none.
    */
-  keys: z.object({ headers: z.array(z.string()), missing: z.array(z.string()), refused: z.array(z.string()).optional(), listed: z.boolean(), error: z.string().nullable() }).optional(),
+  keys: z
+    .object({
+      headers: z.array(z.string()),
+      missing: z.array(z.string()),
+      refused: z.array(z.string()).optional(),
+      listed: z.boolean(),
+      error: z.string().nullable(),
+    })
+    .optional(),
 });
 
 export const observationSchema = z.object({

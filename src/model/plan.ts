@@ -10,7 +10,9 @@ import { count, isoTime, sha256Hex, snapshotHash } from './scalars.js';
 
 /** Which tools changed against the accepted list. */
 export const toolChangesSchema = z.object({
-  added: z.array(z.string()), removed: z.array(z.string()), changed: z.array(z.string()),
+  added: z.array(z.string()),
+  removed: z.array(z.string()),
+  changed: z.array(z.string()),
   /** The tools digest differs but no stored per-tool digest names the change (a list cut for storage, or no readable accepted snapshot). */
   unlisted: z.boolean().optional(),
 });
@@ -70,7 +72,12 @@ export const planRowSchema = observationSchema.extend({
 });
 
 export const planSummarySchema = z.object({
-  total: count, keep: count, keepFailed: count, review: count, drop: count, changed: count,
+  total: count,
+  keep: count,
+  keepFailed: count,
+  review: count,
+  drop: count,
+  changed: count,
 });
 
 export const planSchema = z.object({
@@ -112,11 +119,24 @@ export type RunRecord = z.infer<typeof runRecordSchema>;
 /** One observation of a URL as bars and uptime read it: when, and what it came to. */
 export type VerdictPoint = Pick<PlanRow, 'observedAt' | 'verdict' | 'reason'>;
 /** What a run's (or a vantage's) outage canaries came to: how many were asked, how many answered. */
-export interface CanaryCheck { configured: number; reachable: number }
+export interface CanaryCheck {
+  configured: number;
+  reachable: number;
+}
 /** A run as the history holds it: the run and its rows (an aborted run's rows are its plan, never observations). */
-export interface RecordedRun { run: RunRecord; rows: PlanRow[] }
+export interface RecordedRun {
+  run: RunRecord;
+  rows: PlanRow[];
+}
 
 /** A skipped line of the history: `file` relative to the catalog's directory (`history/2026-11.jsonl`), `line` 1-based. */
-export interface HistoryProblem { file: string; line: number; problem: string }
+export interface HistoryProblem {
+  file: string;
+  line: number;
+  problem: string;
+}
 /** How many lines the history had that could not be used, and the first of them. */
-export interface HistoryProblems { count: number; first: HistoryProblem[] }
+export interface HistoryProblems {
+  count: number;
+  first: HistoryProblem[];
+}

@@ -14,7 +14,10 @@ export const toolDefinitionSchema = z.object({
   annotations: z.unknown().optional(),
 });
 
-export const toolDigestSchema = z.object({ name: z.string(), digest: z.string().regex(/^[0-9a-f]{16}$/, 'a tool digest (16 hex digits)') });
+export const toolDigestSchema = z.object({
+  name: z.string(),
+  digest: z.string().regex(/^[0-9a-f]{16}$/, 'a tool digest (16 hex digits)'),
+});
 
 /** Format 2 (format-1 files, digests keyed by name, are read into this shape by the store). */
 export const storedSnapshotSchema = z.object({

@@ -9,8 +9,17 @@ import { REASONS } from './words.js';
 export type Checked<T> = { ok: true; value: T } | { ok: false; problem: string };
 
 const TYPE_WORDS: Record<string, string> = {
-  string: 'a string', number: 'a number', int: 'a whole number', boolean: 'true or false', array: 'a list', object: 'an object',
-  record: 'an object', null: 'null', nan: 'a number', bigint: 'a number', literal: 'a fixed value',
+  string: 'a string',
+  number: 'a number',
+  int: 'a whole number',
+  boolean: 'true or false',
+  array: 'a list',
+  object: 'an object',
+  record: 'an object',
+  null: 'null',
+  nan: 'a number',
+  bigint: 'a number',
+  literal: 'a fixed value',
 };
 
 /** `servers.*.hash`, `steps[2].status`: the path as onetap's messages write it (object keys of records are untrusted: `*`). */
@@ -25,18 +34,30 @@ function where(path: ReadonlyArray<PropertyKey>, recordKeys: ReadonlySet<string>
 
 function expected(issue: z.core.$ZodIssue, at: z.ZodType | null): string {
   switch (issue.code) {
-    case 'invalid_type': return TYPE_WORDS[issue.expected] ?? `a ${issue.expected}`;
+    case 'invalid_type':
+      return TYPE_WORDS[issue.expected] ?? `a ${issue.expected}`;
     case 'invalid_value': {
       const values = issue.values as unknown[];
-      if (values.length === REASONS.length && values.every((v) => (REASONS as readonly unknown[]).includes(v))) return 'a known reason';
+      if (values.length === REASONS.length && values.every((v) => (REASONS as readonly unknown[]).includes(v)))
+        return 'a known reason';
       return values.length === 1 ? JSON.stringify(values[0]) : `one of ${values.map(String).join(', ')}`;
     }
-    case 'too_small': return issue.origin === 'number' ? `a ${isWhole(at) ? 'whole number' : 'number'} >= ${String(issue.minimum)}` : `at least ${String(issue.minimum)} item(s)`;
-    case 'too_big': return issue.origin === 'number' ? `a number <= ${String(issue.maximum)}` : `at most ${String(issue.maximum)} item(s)`;
+    case 'too_small':
+      return issue.origin === 'number'
+        ? `a ${isWhole(at) ? 'whole number' : 'number'} >= ${String(issue.minimum)}`
+        : `at least ${String(issue.minimum)} item(s)`;
+    case 'too_big':
+      return issue.origin === 'number'
+        ? `a number <= ${String(issue.maximum)}`
+        : `at most ${String(issue.maximum)} item(s)`;
     // The schemas name what a format means (`an ISO time (UTC)`); the pattern itself says little to a reader.
-    case 'invalid_format': case 'custom': return issue.message;
-    case 'invalid_union': return 'one of the allowed forms';
-    default: return 'a valid value';
+    case 'invalid_format':
+    case 'custom':
+      return issue.message;
+    case 'invalid_union':
+      return 'one of the allowed forms';
+    default:
+      return 'a valid value';
   }
 }
 
@@ -47,7 +68,10 @@ export function check<S extends z.ZodType>(schema: S, value: unknown): Checked<z
   const issue = r.error.issues[0]!;
   const at = where(issue.path, recordPaths(schema, issue.path));
   // A value that is only null where something else belongs: say what belongs there.
-  return { ok: false, problem: `${at ? `${at}: ` : ''}expected ${expected(issue, schemaAt(schema, issue.path))}${isNullable(schema, issue.path) && issue.code === 'invalid_type' ? ', or null' : ''}` };
+  return {
+    ok: false,
+    problem: `${at ? `${at}: ` : ''}expected ${expected(issue, schemaAt(schema, issue.path))}${isNullable(schema, issue.path) && issue.code === 'invalid_type' ? ', or null' : ''}`,
+  };
 }
 
 /** The schema at a path (through objects, arrays, records, nullable and optional wrappers), or null. */
@@ -64,7 +88,10 @@ function schemaAt(schema: z.ZodType, path: ReadonlyArray<PropertyKey>): z.ZodTyp
   return s;
 }
 
-const isWhole = (s: z.ZodType | null) => { const x = s && unwrap(s); return x instanceof z.ZodNumber && x.format === 'safeint'; };
+const isWhole = (s: z.ZodType | null) => {
+  const x = s && unwrap(s);
+  return x instanceof z.ZodNumber && x.format === 'safeint';
+};
 
 function unwrap(s: z.ZodType): z.ZodType {
   let x = s;

@@ -10,36 +10,112 @@ import { matrixCellSchema, observationSchema } from './observation.js';
 import { planRowSchema, planSummarySchema, vantageEntrySchema } from './plan.js';
 
 /** One URL of `probe --json`: the deciding client's outcome, `detail`, and a summary of its exchanges. */
-export const probeJsonSchema = observationSchema.pick({
-  url: true, verdict: true, reason: true, attempts: true, httpStatus: true, protocolVersion: true, serverName: true, tools: true, sessionId: true,
-  durationMs: true, error: true, profile: true, reasons: true, appError: true, diagnosis: true, cutShort: true, serverVersion: true, quirks: true,
-  excludedTools: true, auth: true, location: true, findings: true, toolsHash: true, toolsDigest: true, findingsSeen: true, observedAt: true,
-  tokens: true, tokensError: true, nameBlindDigest: true, descriptionBlindDigest: true, redacted: true,
-}).extend({
-  /** The reason in plain language (and where onetap could not process the answer). */
-  detail: z.string(),
-  /** Per profile, with `--matrix` (absent without it). */
-  matrix: z.record(z.string(), matrixCellSchema).optional(),
-  /** The deciding client's exchanges, in order. */
-  steps: z.array(exchangeSchema.pick({ step: true, status: true, contentType: true, body: true, problem: true, errorCode: true, durationMs: true })),
-  /** One entry per vantage asked: the machine that ran `probe` (`local`), or each of `--vantages` (the fields above are then the standing vantage's, with the combined verdict). */
-  vantages: z.array(vantageEntrySchema),
-  /** With `--vantages`: why the verdict is not simply the standing vantage's (null when it is). */
-  note: z.string().nullable().optional(),
-});
+export const probeJsonSchema = observationSchema
+  .pick({
+    url: true,
+    verdict: true,
+    reason: true,
+    attempts: true,
+    httpStatus: true,
+    protocolVersion: true,
+    serverName: true,
+    tools: true,
+    sessionId: true,
+    durationMs: true,
+    error: true,
+    profile: true,
+    reasons: true,
+    appError: true,
+    diagnosis: true,
+    cutShort: true,
+    serverVersion: true,
+    quirks: true,
+    excludedTools: true,
+    auth: true,
+    location: true,
+    findings: true,
+    toolsHash: true,
+    toolsDigest: true,
+    findingsSeen: true,
+    observedAt: true,
+    tokens: true,
+    tokensError: true,
+    nameBlindDigest: true,
+    descriptionBlindDigest: true,
+    redacted: true,
+  })
+  .extend({
+    /** The reason in plain language (and where onetap could not process the answer). */
+    detail: z.string(),
+    /** Per profile, with `--matrix` (absent without it). */
+    matrix: z.record(z.string(), matrixCellSchema).optional(),
+    /** The deciding client's exchanges, in order. */
+    steps: z.array(
+      exchangeSchema.pick({
+        step: true,
+        status: true,
+        contentType: true,
+        body: true,
+        problem: true,
+        errorCode: true,
+        durationMs: true,
+      }),
+    ),
+    /** One entry per vantage asked: the machine that ran `probe` (`local`), or each of `--vantages` (the fields above are then the standing vantage's, with the combined verdict). */
+    vantages: z.array(vantageEntrySchema),
+    /** With `--vantages`: why the verdict is not simply the standing vantage's (null when it is). */
+    note: z.string().nullable().optional(),
+  });
 
 /** One row of `refresh --json`. */
-export const planRowJsonSchema = planRowSchema.pick({
-  name: true, url: true, decision: true, verdict: true, reason: true, attempts: true, previous: true, changed: true, dropStreak: true, note: true,
-  httpStatus: true, tools: true, error: true, durationMs: true, profile: true, reasons: true, appError: true, location: true, toolsHash: true,
-  acceptedHash: true, toolChanges: true, firstUse: true, heldOut: true, findings: true, findingsSeen: true, cardMismatches: true,
-  serverInfoChanged: true, snapshotSha256: true, toolCount: true, toolsDigest: true, toolsChanged: true, identityChanged: true,
-  run: true, vantage: true, observedAt: true, vantages: true, tokens: true, nameBlindDigest: true, descriptionBlindDigest: true, sameToolsAs: true,
-  redacted: true,
-}).extend({
-  /** Per profile, with `--matrix` (absent without it). */
-  matrix: z.record(z.string(), matrixCellSchema).optional(),
-});
+export const planRowJsonSchema = planRowSchema
+  .pick({
+    name: true,
+    url: true,
+    decision: true,
+    verdict: true,
+    reason: true,
+    attempts: true,
+    previous: true,
+    changed: true,
+    dropStreak: true,
+    note: true,
+    httpStatus: true,
+    tools: true,
+    error: true,
+    durationMs: true,
+    profile: true,
+    reasons: true,
+    appError: true,
+    location: true,
+    toolsHash: true,
+    acceptedHash: true,
+    toolChanges: true,
+    firstUse: true,
+    heldOut: true,
+    findings: true,
+    findingsSeen: true,
+    cardMismatches: true,
+    serverInfoChanged: true,
+    snapshotSha256: true,
+    toolCount: true,
+    toolsDigest: true,
+    toolsChanged: true,
+    identityChanged: true,
+    run: true,
+    vantage: true,
+    observedAt: true,
+    vantages: true,
+    tokens: true,
+    nameBlindDigest: true,
+    descriptionBlindDigest: true,
+    sameToolsAs: true,
+    redacted: true,
+  })
+  .extend({
+    /** Per profile, with `--matrix` (absent without it). */
+    matrix: z.record(z.string(), matrixCellSchema).optional(),
+  });
 
 /** `refresh --json`: the plan (`probedAt` and `written` are added by the command). */
 export const planJsonSchema = z.object({

@@ -10,18 +10,51 @@ export type VerdictName = (typeof VERDICTS)[number];
 /** Every reason a verdict can give; `src/policy/policy.ts` says when each applies and what it means. */
 export const REASONS = [
   // live
-  'ok', 'auth-optional',
+  'ok',
+  'auth-optional',
   // review: alive, but the app cannot use it
-  'app-sse-format', 'app-stream-open', 'app-wrong-message', 'app-notification-rejected', 'app-ua-blocked',
-  'app-batch-response', 'app-encoding', 'app-tool-list', 'app-incompatible', 'era-incompatible',
+  'app-sse-format',
+  'app-stream-open',
+  'app-wrong-message',
+  'app-notification-rejected',
+  'app-ua-blocked',
+  'app-batch-response',
+  'app-encoding',
+  'app-tool-list',
+  'app-incompatible',
+  'era-incompatible',
   // review: other
-  'suspicious-tools', 'tools-changed', 'identity-changed', 'unprocessable', 'vantage-split', 'context-budget',
-  'zero-tools', 'auth-required', 'payment-required', 'redirected', 'handshake-error', 'tools-error', 'oversize',
+  'suspicious-tools',
+  'tools-changed',
+  'identity-changed',
+  'unprocessable',
+  'vantage-split',
+  'context-budget',
+  'zero-tools',
+  'auth-required',
+  'payment-required',
+  'redirected',
+  'handshake-error',
+  'tools-error',
+  'oversize',
   // drop
-  'dns', 'refused', 'http-404', 'http-410', 'not-mcp', 'not-streamable-http',
-  'origin-tls', 'origin-dns', 'non-retryable-5xx',
+  'dns',
+  'refused',
+  'http-404',
+  'http-410',
+  'not-mcp',
+  'not-streamable-http',
+  'origin-tls',
+  'origin-dns',
+  'non-retryable-5xx',
   // failed (keep the row)
-  'timeout', 'retryable-5xx', 'network', 'rate-limited', 'edge-blocked', 'tls', 'vantage-incomplete',
+  'timeout',
+  'retryable-5xx',
+  'network',
+  'rate-limited',
+  'edge-blocked',
+  'tls',
+  'vantage-incomplete',
 ] as const;
 export type Reason = (typeof REASONS)[number];
 
@@ -45,7 +78,14 @@ export type BodyKind = (typeof BODY_KINDS)[number];
  * - endpoint-event: an SSE `endpoint` event, the legacy HTTP+SSE transport's greeting
  * - oversize: the body passed the size cap and was cut off
  */
-export const BODY_PROBLEMS = ['invalid-json', 'not-jsonrpc', 'wrong-id', 'no-response-in-stream', 'endpoint-event', 'oversize'] as const;
+export const BODY_PROBLEMS = [
+  'invalid-json',
+  'not-jsonrpc',
+  'wrong-id',
+  'no-response-in-stream',
+  'endpoint-event',
+  'oversize',
+] as const;
 export type BodyProblem = (typeof BODY_PROBLEMS)[number];
 
 /** Behaviour that does not change the verdict but that a server author should know about. */

@@ -14,10 +14,22 @@ import { lookup as dnsLookup } from 'node:dns/promises';
 import type { LookupAddress } from 'node:dns';
 import { BlockList, isIP } from 'node:net';
 
-export type RefusalCode = 'bad-url' | 'scheme' | 'private-address' | 'redirects' | 'too-large' | 'timeout' | 'network' | 'http';
+export type RefusalCode =
+  | 'bad-url'
+  | 'scheme'
+  | 'private-address'
+  | 'redirects'
+  | 'too-large'
+  | 'timeout'
+  | 'network'
+  | 'http';
 
 export class FetchRefused extends Error {
-  constructor(readonly code: RefusalCode, message: string, readonly status: number | null = null) {
+  constructor(
+    readonly code: RefusalCode,
+    message: string,
+    readonly status: number | null = null,
+  ) {
     super(message);
   }
 }
@@ -41,10 +53,23 @@ export interface AddressPolicy {
 /** IPv4 ranges that are not on the public internet (IANA special-purpose registry, "globally reachable: false"). */
 const FORBIDDEN_V4 = new BlockList();
 for (const [net, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24],
-  ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) FORBIDDEN_V4.addSubnet(net, prefix, 'ipv4');
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.88.99.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const)
+  FORBIDDEN_V4.addSubnet(net, prefix, 'ipv4');
 /** Registry entries marked "globally reachable: true" inside a refused block (PCP and TURN anycast in 192.0.0.0/24). */
 const REACHABLE_V4 = new BlockList();
 for (const address of ['192.0.0.9', '192.0.0.10']) REACHABLE_V4.addAddress(address, 'ipv4');
@@ -64,15 +89,19 @@ for (const [net, prefix] of [
   ['2001:db8::', 32], // documentation
   ['2002::', 16], // 6to4
   ['3fff::', 20], // documentation (RFC 9637)
-] as const) FORBIDDEN_V6_UNICAST.addSubnet(net, prefix, 'ipv6');
+] as const)
+  FORBIDDEN_V6_UNICAST.addSubnet(net, prefix, 'ipv6');
 const REACHABLE_V6 = new BlockList();
 for (const [net, prefix] of [
-  ['2001:1::1', 128], ['2001:1::2', 128], ['2001:1::3', 128], // PCP, TURN and DNS-SD SRP anycast
+  ['2001:1::1', 128],
+  ['2001:1::2', 128],
+  ['2001:1::3', 128], // PCP, TURN and DNS-SD SRP anycast
   ['2001:3::', 32], // AMT
   ['2001:4:112::', 48], // AS112-v6
   ['2001:20::', 28], // ORCHIDv2
   ['2001:30::', 28], // drone remote ID
-] as const) REACHABLE_V6.addSubnet(net, prefix, 'ipv6');
+] as const)
+  REACHABLE_V6.addSubnet(net, prefix, 'ipv6');
 
 /** The eight 16-bit groups of an IPv6 address (a trailing dotted IPv4 part included), or null. */
 function ipv6Groups(address: string): number[] | null {
@@ -87,7 +116,8 @@ function ipv6Groups(address: string): number[] | null {
   const parse = (part: string | undefined) => (part ? part.split(':').map((h) => parseInt(h, 16)) : []);
   const left = parse(head);
   const right = parse(tail);
-  const groups = tail === undefined ? left : [...left, ...new Array<number>(8 - left.length - right.length).fill(0), ...right];
+  const groups =
+    tail === undefined ? left : [...left, ...new Array<number>(8 - left.length - right.length).fill(0), ...right];
   return groups.length === 8 ? groups : null;
 }
 
@@ -126,20 +156,35 @@ export function hostOfUrl(u: URL): string {
  */
 export function checkUrl(url: string, policy: AddressPolicy = {}): URL {
   let u: URL;
-  try { u = new URL(url); } catch { throw new FetchRefused('bad-url', `not a URL: ${url}`); }
+  try {
+    u = new URL(url);
+  } catch {
+    throw new FetchRefused('bad-url', `not a URL: ${url}`);
+  }
   const host = hostOfUrl(u);
   const trusted = policy.trustedAddresses?.includes(host) ?? false;
   const open = policy.allowPrivate || trusted;
   if (!open && (isForbiddenAddress(host) || isLocalName(host))) {
-    throw new FetchRefused('private-address', `${host} is a private or reserved address (use --allow-private for local testing)`);
+    throw new FetchRefused(
+      'private-address',
+      `${host} is a private or reserved address (use --allow-private for local testing)`,
+    );
   }
-  if (u.protocol !== 'https:' && !((open || policy.allowHttp) && u.protocol === 'http:')) throw new FetchRefused('scheme', `${u.protocol.replace(':', '')} is refused: https only${open ? '' : ' (http only with --allow-private)'}: ${url}`);
+  if (u.protocol !== 'https:' && !((open || policy.allowHttp) && u.protocol === 'http:'))
+    throw new FetchRefused(
+      'scheme',
+      `${u.protocol.replace(':', '')} is refused: https only${open ? '' : ' (http only with --allow-private)'}: ${url}`,
+    );
   if (u.username || u.password) throw new FetchRefused('bad-url', `credentials in a URL are refused: ${u.host}`);
   return u;
 }
 
 type LookupCallback = (err: NodeJS.ErrnoException | null, address?: string | LookupAddress[], family?: number) => void;
-export type Lookup = (hostname: string, options: { all?: boolean; family?: number | string }, callback: LookupCallback) => void;
+export type Lookup = (
+  hostname: string,
+  options: { all?: boolean; family?: number | string },
+  callback: LookupCallback,
+) => void;
 
 function privateRefusal(hostname: string, address: string): FetchRefused {
   return new FetchRefused('private-address', `${hostname} resolves to ${address}, a private or reserved address`);
@@ -150,17 +195,29 @@ function privateRefusal(hostname: string, address: string): FetchRefused {
  * refuses the connection when any answer is forbidden and not trusted: the check happens where the
  * connection is made, on every connection. With `allowPrivate`, nothing is refused (the resolver still serves).
  */
-export function guardedLookup(trusted: readonly string[] = [], resolver: Resolver = systemResolver, opts: { allowPrivate?: boolean } = {}): Lookup {
+export function guardedLookup(
+  trusted: readonly string[] = [],
+  resolver: Resolver = systemResolver,
+  opts: { allowPrivate?: boolean } = {},
+): Lookup {
   return (hostname, options, callback) => {
-    resolver(hostname).then((answers) => {
-      const family = options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : Number(options.family ?? 0);
-      const addresses = answers.filter((a) => !family || a.family === family).map((a) => ({ address: a.address, family: a.family }));
-      if (!addresses.length) return callback(Object.assign(new Error(`no address for ${hostname}`), { code: 'ENOTFOUND' }));
-      const bad = opts.allowPrivate ? undefined : addresses.find((a) => (isForbiddenAddress(a.address) || !isIP(a.address)) && !trusted.includes(a.address));
-      if (bad) return callback(privateRefusal(hostname, bad.address));
-      if (options.all) callback(null, addresses);
-      else callback(null, addresses[0]!.address, addresses[0]!.family);
-    }, (err: NodeJS.ErrnoException) => callback(err));
+    resolver(hostname).then(
+      (answers) => {
+        const family = options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : Number(options.family ?? 0);
+        const addresses = answers
+          .filter((a) => !family || a.family === family)
+          .map((a) => ({ address: a.address, family: a.family }));
+        if (!addresses.length)
+          return callback(Object.assign(new Error(`no address for ${hostname}`), { code: 'ENOTFOUND' }));
+        const bad = opts.allowPrivate
+          ? undefined
+          : addresses.find((a) => (isForbiddenAddress(a.address) || !isIP(a.address)) && !trusted.includes(a.address));
+        if (bad) return callback(privateRefusal(hostname, bad.address));
+        if (options.all) callback(null, addresses);
+        else callback(null, addresses[0]!.address, addresses[0]!.family);
+      },
+      (err: NodeJS.ErrnoException) => callback(err),
+    );
   };
 }
 
@@ -174,7 +231,13 @@ export async function assertPublicTarget(url: string, opts: AddressPolicy = {}):
   const host = hostOfUrl(u);
   if (opts.allowPrivate || isIP(host)) return;
   let answers: ReadonlyArray<{ address: string }>;
-  try { answers = await (opts.resolver ?? systemResolver)(host); } catch { return; }
-  const bad = answers.find((a) => (isForbiddenAddress(a.address) || !isIP(a.address)) && !(opts.trustedAddresses ?? []).includes(a.address));
+  try {
+    answers = await (opts.resolver ?? systemResolver)(host);
+  } catch {
+    return;
+  }
+  const bad = answers.find(
+    (a) => (isForbiddenAddress(a.address) || !isIP(a.address)) && !(opts.trustedAddresses ?? []).includes(a.address),
+  );
   if (bad) throw privateRefusal(host, bad.address);
 }

@@ -22,8 +22,11 @@ export class LeaseLost extends Error {
  * the fence's abort destroys the dispatcher, ending every request in flight on it.
  */
 export function fencedDispatcher(dispatcher: Dispatcher, fence: Fence): Dispatcher {
-  const end = () => { dispatcher.destroy(fence.signal.reason as Error).catch(() => {}); };
-  if (fence.signal.aborted) end(); else fence.signal.addEventListener('abort', end, { once: true });
+  const end = () => {
+    dispatcher.destroy(fence.signal.reason as Error).catch(() => {});
+  };
+  if (fence.signal.aborted) end();
+  else fence.signal.addEventListener('abort', end, { once: true });
   return dispatcher.compose((dispatch) => (opts, handler) => {
     fence.check();
     return dispatch(opts, handler);

@@ -7,10 +7,28 @@
 import { isIP } from 'node:net';
 import { Agent, buildConnector, request, type Dispatcher } from 'undici';
 import { withDefaults } from '../util/defaults.js';
-import { checkUrl, FetchRefused, guardedLookup, isForbiddenAddress, type AddressPolicy, type Resolver } from './address.js';
+import {
+  checkUrl,
+  FetchRefused,
+  guardedLookup,
+  isForbiddenAddress,
+  type AddressPolicy,
+  type Resolver,
+} from './address.js';
 import type { Fence } from './fence.js';
 
-export { assertPublicTarget, checkUrl, FetchRefused, guardedLookup, isForbiddenAddress, systemResolver, type AddressPolicy, type Lookup, type RefusalCode, type Resolver } from './address.js';
+export {
+  assertPublicTarget,
+  checkUrl,
+  FetchRefused,
+  guardedLookup,
+  isForbiddenAddress,
+  systemResolver,
+  type AddressPolicy,
+  type Lookup,
+  type RefusalCode,
+  type Resolver,
+} from './address.js';
 
 export interface FetchPolicy extends AddressPolicy {
   timeoutMs?: number;
@@ -37,7 +55,9 @@ export interface Fetched {
  * connection to a URL a document or a server supplied (discovery, authorization metadata, tool arguments).
  * The caller owns it (close it when done).
  */
-export function guardedDispatcher(policy: AddressPolicy & { connectTimeoutMs?: number; keepAliveTimeoutMs?: number } = {}): Agent {
+export function guardedDispatcher(
+  policy: AddressPolicy & { connectTimeoutMs?: number; keepAliveTimeoutMs?: number } = {},
+): Agent {
   const trusted = policy.trustedAddresses ?? [];
   const connector = buildConnector({
     timeout: policy.connectTimeoutMs ?? 10_000,
@@ -97,14 +117,22 @@ async function read(url: string, accept: string, policy: FetchPolicy, signal: Ab
     let res: Dispatcher.ResponseData;
     policy.fence?.check();
     try {
-      res = await request(current, { method: 'GET', headers: { accept, 'user-agent': policy.userAgent ?? 'onetap-discovery/0.1' }, signal, dispatcher: discoveryDispatcher(policy) });
+      res = await request(current, {
+        method: 'GET',
+        headers: { accept, 'user-agent': policy.userAgent ?? 'onetap-discovery/0.1' },
+        signal,
+        dispatcher: discoveryDispatcher(policy),
+      });
     } catch (err) {
       if (err instanceof FetchRefused) throw err;
       if (policy.fence?.signal.aborted) throw policy.fence.signal.reason;
       const cause = (err as { cause?: unknown }).cause;
       if (cause instanceof FetchRefused) throw cause;
       if (signal.aborted) throw new FetchRefused('timeout', `timed out after ${timeoutMs} ms: ${current.href}`);
-      throw new FetchRefused('network', `${(err as NodeJS.ErrnoException).code ?? 'error'}: ${(err as Error).message} (${current.href})`);
+      throw new FetchRefused(
+        'network',
+        `${(err as NodeJS.ErrnoException).code ?? 'error'}: ${(err as Error).message} (${current.href})`,
+      );
     }
     if (res.statusCode >= 300 && res.statusCode < 400 && res.headers.location) {
       await res.body.dump({ limit: 16 * 1024 }).catch(() => {});
@@ -133,10 +161,22 @@ async function read(url: string, accept: string, policy: FetchPolicy, signal: Ab
     } catch (err) {
       if (err instanceof FetchRefused) throw err;
       if (policy.fence?.signal.aborted) throw policy.fence.signal.reason;
-      throw new FetchRefused(signal.aborted ? 'timeout' : 'network', `${signal.aborted ? `timed out after ${timeoutMs} ms` : (err as Error).message}: ${current.href}`);
+      throw new FetchRefused(
+        signal.aborted ? 'timeout' : 'network',
+        `${signal.aborted ? `timed out after ${timeoutMs} ms` : (err as Error).message}: ${current.href}`,
+      );
     }
-    const contentType = typeof res.headers['content-type'] === 'string' ? res.headers['content-type'].split(';')[0]!.trim().toLowerCase() : null;
+    const contentType =
+      typeof res.headers['content-type'] === 'string'
+        ? res.headers['content-type'].split(';')[0]!.trim().toLowerCase()
+        : null;
     const etag = typeof res.headers.etag === 'string' ? res.headers.etag : null;
-    return { url: current.href, status: res.statusCode, contentType, etag, text: Buffer.concat(chunks).toString('utf8') };
+    return {
+      url: current.href,
+      status: res.statusCode,
+      contentType,
+      etag,
+      text: Buffer.concat(chunks).toString('utf8'),
+    };
   }
 }

@@ -10,7 +10,11 @@ import { isIP } from 'node:net';
 import type { Lookup, Resolver } from './address.js';
 
 /** One host as politeness counts it: the normalised name (IPv6 without brackets) and the port it is asked on. */
-export interface HostKey { name: string; port: number; key: string }
+export interface HostKey {
+  name: string;
+  port: number;
+  key: string;
+}
 
 /** The most probes in flight on one address (on its one port): a shared CDN address serves many servers. */
 export const PER_ADDRESS = 4;
@@ -49,7 +53,7 @@ export const keyOf = (name: string, port: number): string => `${isIP(name) === 6
 /** The host a URL asks: its normalised name and its port, the scheme's default when none is written. */
 export function hostKey(url: URL): HostKey {
   const name = normalName(url.hostname);
-  const port = url.port ? Number(url.port) : DEFAULT_PORTS[url.protocol] ?? 0;
+  const port = url.port ? Number(url.port) : (DEFAULT_PORTS[url.protocol] ?? 0);
   return { name, port, key: keyOf(name, port) };
 }
 
@@ -60,7 +64,12 @@ export const isLoopback = (address: string): boolean => address === '::1' || /^1
 export function resolverWithin(resolver: Resolver, ms: number): Resolver {
   return (name) => {
     let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(Object.assign(new Error(`no DNS answer for ${name} in ${ms} ms`), { code: 'EAI_AGAIN' })), ms); });
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(Object.assign(new Error(`no DNS answer for ${name} in ${ms} ms`), { code: 'EAI_AGAIN' })),
+        ms,
+      );
+    });
     return Promise.race([resolver(name), late]).finally(() => clearTimeout(timer));
   };
 }
@@ -71,8 +80,16 @@ export function resolverWithin(resolver: Resolver, ms: number): Resolver {
  * own. None when the lookup fails or refuses the name: the probe then fails on its own.
  */
 export function addressesBy(lookup: Lookup): (name: string) => Promise<string[]> {
-  return (name) => (isIP(name) ? Promise.resolve([name]) : new Promise((resolve) => lookup(name, { all: true }, (err, answers) => {
-    const addresses = err || !Array.isArray(answers) ? [] : (answers as LookupAddress[]).map((a) => canonicalAddress(a.address));
-    resolve([...new Set(addresses.filter((a): a is string => a !== null))].slice(0, ADDRESSES_PER_HOST).sort());
-  })));
+  return (name) =>
+    isIP(name)
+      ? Promise.resolve([name])
+      : new Promise((resolve) =>
+          lookup(name, { all: true }, (err, answers) => {
+            const addresses =
+              err || !Array.isArray(answers)
+                ? []
+                : (answers as LookupAddress[]).map((a) => canonicalAddress(a.address));
+            resolve([...new Set(addresses.filter((a): a is string => a !== null))].slice(0, ADDRESSES_PER_HOST).sort());
+          }),
+        );
 }

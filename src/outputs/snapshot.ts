@@ -13,10 +13,16 @@ export interface RefreshModel {
   staleAfter: string;
 }
 
-const MARK: Record<PlanRow['decision'], string> = { keep: '✅ kept', 'keep-failed': '⚠️ kept, probe failed', review: '🔎 review', drop: '❌ dropped' };
+const MARK: Record<PlanRow['decision'], string> = {
+  keep: '✅ kept',
+  'keep-failed': '⚠️ kept, probe failed',
+  review: '🔎 review',
+  drop: '❌ dropped',
+};
 
 /** The decision's mark and words; anything unknown (a history store is untrusted) as escaped text. */
-const mark = (decision: string) => (Object.hasOwn(MARK, decision) ? mdTrusted(MARK[decision as PlanRow['decision']]) : md`${decision}`);
+const mark = (decision: string) =>
+  Object.hasOwn(MARK, decision) ? mdTrusted(MARK[decision as PlanRow['decision']]) : md`${decision}`;
 const verdictReason = (verdict: string, reason: string) => md`${verdict}/${reason}`;
 
 function probeCell(r: PlanRow): Md {
@@ -39,15 +45,29 @@ export function snapshotMarkdown(m: RefreshModel): string {
   ];
   for (const server of m.catalog.servers) {
     const r = byUrl.get(server.url);
-    lines.push(md`| ${server.name} | ${server.url} | ${server.requiresAuth ? 'optional key' : 'none'} | ${r ? probeCell(r) : 'not probed'} | ${r?.tools ? mdToolList(r.tools) : '—'} |`);
+    lines.push(
+      md`| ${server.name} | ${server.url} | ${server.requiresAuth ? 'optional key' : 'none'} | ${r ? probeCell(r) : 'not probed'} | ${r?.tools ? mdToolList(r.tools) : '—'} |`,
+    );
   }
   const dropped = m.plan.rows.filter((r) => r.decision === 'drop');
   lines.push(md``, md`## Dropped this run`, md``);
-  lines.push(...(dropped.length ? dropped.map((r) => md`- ${r.name} (${r.url}): ${r.reason}, ${REASON_TEXT[r.reason] ?? ''}${r.error ? md`; ${r.error}` : ''}`) : [md`None.`]));
+  lines.push(
+    ...(dropped.length
+      ? dropped.map(
+          (r) =>
+            md`- ${r.name} (${r.url}): ${r.reason}, ${REASON_TEXT[r.reason] ?? ''}${r.error ? md`; ${r.error}` : ''}`,
+        )
+      : [md`None.`]),
+  );
   const attention = m.plan.rows.filter((r) => r.decision === 'keep-failed' || r.decision === 'review');
   if (attention.length) {
     lines.push(md``, md`## Needs attention (kept)`, md``);
-    lines.push(...attention.map((r) => md`- ${r.name}: ${r.decision}, ${verdictReason(r.verdict, r.reason)}${r.note ? md` (${r.note})` : ''}${r.error ? md`; ${r.error}` : ''}`));
+    lines.push(
+      ...attention.map(
+        (r) =>
+          md`- ${r.name}: ${r.decision}, ${verdictReason(r.verdict, r.reason)}${r.note ? md` (${r.note})` : ''}${r.error ? md`; ${r.error}` : ''}`,
+      ),
+    );
   }
   return lines.join('\n') + '\n';
 }
@@ -69,7 +89,12 @@ export function logMarkdown(m: RefreshModel, existing: string | null): string {
     md`${s.total} probed: ${s.keep} kept, ${s.keepFailed} probe failed (kept), ${s.review} review, ${s.drop} dropped; ${s.changed} changed since the last run.`,
     ...m.plan.rows.filter((r) => r.decision === 'drop').map((r) => md`- dropped ${r.name} (${r.url}): ${r.reason}`),
     // `previous` comes from the history store: escaped like any other text.
-    ...m.plan.rows.filter((r) => r.changed && r.decision !== 'drop').map((r) => md`- ${r.name}: ${r.previous ? verdictReason(r.previous.verdict, r.previous.reason) : 'first probe'} → ${verdictReason(r.verdict, r.reason)}`),
+    ...m.plan.rows
+      .filter((r) => r.changed && r.decision !== 'drop')
+      .map(
+        (r) =>
+          md`- ${r.name}: ${r.previous ? verdictReason(r.previous.verdict, r.previous.reason) : 'first probe'} → ${verdictReason(r.verdict, r.reason)}`,
+      ),
     md``,
   ].join('\n');
   const header = [LOG_HEADER, OLD_LOG_HEADER].find((h) => existing?.startsWith(h));
@@ -85,7 +110,9 @@ export function snapshotWithDates(existing: string, probedAt: string, staleAfter
   const generated = /^- generated: .*$/m;
   const stale = /^- stale_after: .*$/m;
   if (!generated.test(existing) || !stale.test(existing)) return null;
-  return existing.replace(generated, () => md`- generated: ${probedAt}`.toString()).replace(stale, () => md`- stale_after: ${staleAfter}`.toString());
+  return existing
+    .replace(generated, () => md`- generated: ${probedAt}`.toString())
+    .replace(stale, () => md`- stale_after: ${staleAfter}`.toString());
 }
 
 /** The `stale_after` day a snapshot states, or null. */

@@ -17,7 +17,10 @@ import type { Reason, UnprocessableStage, VerdictName } from '../model/words.js'
 
 export type { Reason, VerdictName };
 
-export interface Verdict { verdict: VerdictName; reason: Reason }
+export interface Verdict {
+  verdict: VerdictName;
+  reason: Reason;
+}
 
 /** What the policy knows besides the evidence: how the entry is curated, and whether screening flagged its tools. */
 export interface EntryFacts {
@@ -28,47 +31,59 @@ export interface EntryFacts {
 
 /** Plain-language meaning of each reason, for tables, snapshots, the status page and `explain`. */
 export const REASON_TEXT: Record<Reason, string> = {
-  'ok': 'the app\'s client connects and lists tools',
+  ok: "the app's client connects and lists tools",
   'auth-optional': 'initialize succeeded without a key; tools need the optional key',
-  'app-sse-format': 'the server works, but its SSE `data:` lines are not what the app reads (no space after `data:`, or JSON split over several lines)',
-  'app-stream-open': 'the server answers, but keeps the response stream open: the app waits for its end and gives up after 60 s',
-  'app-wrong-message': 'the server works, but sends another message first; the app takes that as the answer (ids are not matched)',
-  'app-notification-rejected': 'the server refuses the app\'s notifications/initialized (sent with Accept: */*) and then refuses tools/list',
-  'app-ua-blocked': 'an edge blocks the app\'s User-Agent (Ktor client) but lets a browser through',
+  'app-sse-format':
+    'the server works, but its SSE `data:` lines are not what the app reads (no space after `data:`, or JSON split over several lines)',
+  'app-stream-open':
+    'the server answers, but keeps the response stream open: the app waits for its end and gives up after 60 s',
+  'app-wrong-message':
+    'the server works, but sends another message first; the app takes that as the answer (ids are not matched)',
+  'app-notification-rejected':
+    "the server refuses the app's notifications/initialized (sent with Accept: */*) and then refuses tools/list",
+  'app-ua-blocked': "an edge blocks the app's User-Agent (Ktor client) but lets a browser through",
   'app-batch-response': 'the server answers with a JSON array; the app decodes one object only',
-  'app-encoding': 'the server compresses its answer in a way the app\'s engine does not decode',
-  'app-tool-list': 'the server lists tools, but the app cannot decode the list (a tool without a name, an inputSchema that is not an object)',
-  'app-incompatible': 'the server works for a spec-correct client, but not for the app\'s',
-  'era-incompatible': 'an alive server of another protocol revision: it refuses the app\'s 2024-11-05 handshake',
-  'suspicious-tools': 'a tool\'s text carries what screening flags as an attack on the model (hidden instructions, secrets, exfiltration, invisible text): a human decides',
-  'tools-changed': 'the server\'s tools changed since a maintainer accepted them (added or changed tools): review the diff, then `onetap accept`',
-  'identity-changed': 'the server turned into another one (another serverInfo.name and fewer than half of the accepted tools): held out until accepted',
-  'unprocessable': 'onetap could not process the server\'s answer (nested too deep, or an error while reading, hashing, screening or storing it): a human looks; never live',
+  'app-encoding': "the server compresses its answer in a way the app's engine does not decode",
+  'app-tool-list':
+    'the server lists tools, but the app cannot decode the list (a tool without a name, an inputSchema that is not an object)',
+  'app-incompatible': "the server works for a spec-correct client, but not for the app's",
+  'era-incompatible': "an alive server of another protocol revision: it refuses the app's 2024-11-05 handshake",
+  'suspicious-tools':
+    "a tool's text carries what screening flags as an attack on the model (hidden instructions, secrets, exfiltration, invisible text): a human decides",
+  'tools-changed':
+    "the server's tools changed since a maintainer accepted them (added or changed tools): review the diff, then `onetap accept`",
+  'identity-changed':
+    'the server turned into another one (another serverInfo.name and fewer than half of the accepted tools): held out until accepted',
+  unprocessable:
+    "onetap could not process the server's answer (nested too deep, or an error while reading, hashing, screening or storing it): a human looks; never live",
   'zero-tools': 'the server works but lists no tools',
   'auth-required': '401/403 on initialize: the server wants credentials',
   'payment-required': 'HTTP 402 on initialize: the server wants payment',
-  'redirected': 'initialize was redirected; the URL should be updated (the app does not follow POST redirects)',
-  'handshake-error': 'the server speaks JSON-RPC but refused the app\'s handshake',
+  redirected: 'initialize was redirected; the URL should be updated (the app does not follow POST redirects)',
+  'handshake-error': "the server speaks JSON-RPC but refused the app's handshake",
   'tools-error': 'initialize succeeded but tools/list did not return a result',
-  'oversize': 'the answer is larger than onetap reads (4 MiB) and still valid so far: a human decides',
-  'dns': 'the host does not exist (DNS)',
-  'refused': 'connection refused',
+  oversize: 'the answer is larger than onetap reads (4 MiB) and still valid so far: a human decides',
+  dns: 'the host does not exist (DNS)',
+  refused: 'connection refused',
   'http-404': 'HTTP 404 on initialize',
   'http-410': 'HTTP 410 Gone on initialize',
   'not-mcp': 'the answer is not JSON-RPC MCP',
   'not-streamable-http': 'the server does not speak Streamable HTTP',
-  'origin-tls': 'edge 526: the origin\'s TLS certificate is invalid',
+  'origin-tls': "edge 526: the origin's TLS certificate is invalid",
   'origin-dns': 'edge 530: the origin cannot be resolved',
   'non-retryable-5xx': 'a server error that says it will not recover without the owner',
-  'timeout': 'timed out, also on the retry',
+  timeout: 'timed out, also on the retry',
   'retryable-5xx': 'a server error, also on the retry',
-  'network': 'a network error, also on the retry',
+  network: 'a network error, also on the retry',
   'rate-limited': 'HTTP 429 rate limited, also on the retry',
   'edge-blocked': 'a 403 bot wall or challenge at the edge (not proof of auth)',
-  'tls': 'the TLS handshake with the server failed',
-  'vantage-split': 'reachable from some vantages, drop-class from others: one network\'s view is not the internet\'s, a human decides (the note names each side)',
-  'vantage-incomplete': 'fewer vantages than the quorum answered by the deadline: kept and marked; neither extends nor resets a drop streak',
-  'context-budget': 'its tool list costs more tokens than the catalog\'s policy.maxToolTokens allows: every conversation of every user who adds it pays that',
+  tls: 'the TLS handshake with the server failed',
+  'vantage-split':
+    "reachable from some vantages, drop-class from others: one network's view is not the internet's, a human decides (the note names each side)",
+  'vantage-incomplete':
+    'fewer vantages than the quorum answered by the deadline: kept and marked; neither extends nor resets a drop streak',
+  'context-budget':
+    "its tool list costs more tokens than the catalog's policy.maxToolTokens allows: every conversation of every user who adds it pays that",
 };
 
 /** The plain-language reason of a record: its reason's text, and where onetap could not process the answer. */
@@ -84,8 +99,21 @@ export function detailOf(r: { reason: Reason; evidence: Pick<Evidence, 'unproces
 export function asUnprocessable(o: Observation, stage: UnprocessableStage, err: unknown): Observation {
   const error = oneLine(String((err as Error)?.message ?? err), RECORD_LIMITS.errorChars);
   return {
-    ...o, verdict: 'review', reason: 'unprocessable', reasons: ['unprocessable'], tools: null, toolCount: null, error: oneLine(`${stage}: ${error}`, RECORD_LIMITS.errorChars),
-    appError: null, location: null, matrix: null, toolsHash: null, toolsDigest: null, findings: [], findingsSeen: 0, cardMismatches: null,
+    ...o,
+    verdict: 'review',
+    reason: 'unprocessable',
+    reasons: ['unprocessable'],
+    tools: null,
+    toolCount: null,
+    error: oneLine(`${stage}: ${error}`, RECORD_LIMITS.errorChars),
+    appError: null,
+    location: null,
+    matrix: null,
+    toolsHash: null,
+    toolsDigest: null,
+    findings: [],
+    findingsSeen: 0,
+    cardMismatches: null,
     evidence: o.evidence && { ...o.evidence, unprocessable: { stage, error } },
   };
 }
@@ -132,7 +160,8 @@ const status = (e: Pick<Exchange, 'status'> | undefined) => e?.status ?? null;
 const is5xx = (e: Pick<Exchange, 'status'> | undefined) => (status(e) ?? 0) >= 500;
 const isAuthStatus = (e: Exchange) => e.status === 401 || e.status === 403;
 const code = (e: Exchange | undefined) => e?.errorCode ?? null;
-const rpcOk = (e: Exchange | undefined) => !!e && (e.status ?? 0) < 300 && e.rpc !== null && e.rpc.error === null && e.rpc.result;
+const rpcOk = (e: Exchange | undefined) =>
+  !!e && (e.status ?? 0) < 300 && e.rpc !== null && e.rpc.error === null && e.rpc.result;
 const rpcError = (e: Exchange | undefined) => !!e?.rpc?.error;
 const body = (e: Exchange | undefined) => e?.bodySnippet ?? '';
 const appStep = (f: Facts, step: Exchange['step']) => stepOf(f.app, step);
@@ -147,7 +176,8 @@ const CHALLENGE_BODY = /cf-chl|challenge-platform|just a moment|attention requir
 const ERA_MESSAGE = /protocol version|unsupported.*version|version mismatch/i;
 
 const isEdgeChallenge = (e: Exchange) =>
-  e.status === 403 && (e.headers['cf-mitigated'] !== undefined || CHALLENGE_BODY.test(body(e)) || e.contentType === 'text/html');
+  e.status === 403 &&
+  (e.headers['cf-mitigated'] !== undefined || CHALLENGE_BODY.test(body(e)) || e.contentType === 'text/html');
 /** An auth answer: 401, or 403 with WWW-Authenticate or a JSON error body. */
 const isAuthAnswer = (e: Exchange) =>
   e.status === 401 || (e.status === 403 && (e.headers['www-authenticate'] !== undefined || e.body === 'json'));
@@ -156,30 +186,110 @@ const isEraError = (e: Exchange | undefined) =>
 
 // ---- 0. what onetap could not process is never live, and stops nothing else (the row's own verdict)
 const unprocessableRules: Rule[] = [
-  { verdict: 'review', reason: 'unprocessable', policy: 'nothing a server sends can stop the run: an answer onetap cannot process (deeper than 256 levels, or one that fails reading, hashing, screening or storing) is that row\'s verdict, for a human', when: ({ o }) => o.unprocessable !== null },
+  {
+    verdict: 'review',
+    reason: 'unprocessable',
+    policy:
+      "nothing a server sends can stop the run: an answer onetap cannot process (deeper than 256 levels, or one that fails reading, hashing, screening or storing) is that row's verdict, for a human",
+    when: ({ o }) => o.unprocessable !== null,
+  },
 ];
 
 // ---- 1. live: the deciding client's outcome (a tool list that screening flags goes to a human first)
 const screenRules: Rule[] = [
-  { verdict: 'review', reason: 'suspicious-tools', policy: 'a one-tap row is a promise that the server is safe to connect to: flagged tool text is never dropped automatically, a human decides', when: ({ app, entry }) => app.connected && entry.flagged === true },
+  {
+    verdict: 'review',
+    reason: 'suspicious-tools',
+    policy:
+      'a one-tap row is a promise that the server is safe to connect to: flagged tool text is never dropped automatically, a human decides',
+    when: ({ app, entry }) => app.connected && entry.flagged === true,
+  },
 ];
 const liveRules: Rule[] = [
-  { verdict: 'live', reason: 'ok', policy: 'Attested live: a probe matching the app client succeeds (tools/list returns a JSON-RPC result with tools)', when: ({ app }) => app.works },
-  { verdict: 'live', reason: 'auth-optional', policy: 'Auth-optional hosts: initialize without a key is enough; tools/list may be empty or return an auth error', when: ({ app, entry }) => entry.requiresAuth && app.connected },
+  {
+    verdict: 'live',
+    reason: 'ok',
+    policy: 'Attested live: a probe matching the app client succeeds (tools/list returns a JSON-RPC result with tools)',
+    when: ({ app }) => app.works,
+  },
+  {
+    verdict: 'live',
+    reason: 'auth-optional',
+    policy: 'Auth-optional hosts: initialize without a key is enough; tools/list may be empty or return an auth error',
+    when: ({ app, entry }) => entry.requiresAuth && app.connected,
+  },
 ];
 
 // ---- 2. review: the diagnosis finds a working server; what the app trips on, first match by this order
 const appTripRules: Rule[] = [
-  { verdict: 'review', reason: 'oversize', policy: 'the app has no size cap: an answer still valid at onetap\'s cap is a human\'s call', when: (f) => f.appLast?.problem === 'oversize' && f.appLast.app?.validPrefix === true },
-  { verdict: 'review', reason: 'app-ua-blocked', policy: 'the verdict follows the app: an edge that blocks its User-Agent blocks its users', when: ({ o }) => o.uaBlocked === true },
-  { verdict: 'review', reason: 'app-sse-format', policy: 'the app reads only lines starting with `data: ` (space required), each line alone', when: (f) => f.app.steps.some((s) => s.app?.read === 'sse' && s.app.winner === null && (s.app.spacelessDataLines > 0 || s.app.undecodedDataLines > 0)) },
-  { verdict: 'review', reason: 'app-stream-open', policy: 'the app reads the whole body: a stream left open ends in its 60 s timeout', when: (f) => code(f.appLast) === 'TIMEOUT' && f.appLast?.status !== null },
-  { verdict: 'review', reason: 'app-notification-rejected', policy: 'the app sends notifications/initialized with Accept: */*; a server that refuses it may refuse tools/list', when: (f) => (status(appStep(f, 'notifications/initialized')) ?? 0) >= 400 && rpcErrorApp(f, 'tools/list') },
-  { verdict: 'review', reason: 'app-batch-response', policy: 'the app decodes one JSON object per answer; an array fails', when: (f) => f.appLast?.app?.read === 'json' && /^\s*\[/.test(body(f.appLast)) },
-  { verdict: 'review', reason: 'app-encoding', policy: 'the app\'s engine asks for gzip and decodes nothing else', when: (f) => /br|deflate|zstd/i.test(f.appLast?.headers['content-encoding'] ?? '') },
-  { verdict: 'review', reason: 'app-wrong-message', policy: 'the app takes the first object it can decode as the answer; ids are not matched', when: (f) => f.app.steps.some((s) => s.app !== undefined && s.app.winner !== null && s.app.winner !== 'response') || f.app.quirks.includes('id-not-matching') },
-  { verdict: 'review', reason: 'app-tool-list', policy: 'the app decodes every tool (name required, inputSchema an object); one bad tool fails the list', when: (f) => f.appLast?.step === 'tools/list' && /McpToolDefinition|\$\.tools/.test(f.app.error ?? '') },
-  { verdict: 'review', reason: 'app-incompatible', policy: 'the verdict follows the app: alive for a spec-correct client, unusable in the app', when: () => true },
+  {
+    verdict: 'review',
+    reason: 'oversize',
+    policy: "the app has no size cap: an answer still valid at onetap's cap is a human's call",
+    when: (f) => f.appLast?.problem === 'oversize' && f.appLast.app?.validPrefix === true,
+  },
+  {
+    verdict: 'review',
+    reason: 'app-ua-blocked',
+    policy: 'the verdict follows the app: an edge that blocks its User-Agent blocks its users',
+    when: ({ o }) => o.uaBlocked === true,
+  },
+  {
+    verdict: 'review',
+    reason: 'app-sse-format',
+    policy: 'the app reads only lines starting with `data: ` (space required), each line alone',
+    when: (f) =>
+      f.app.steps.some(
+        (s) =>
+          s.app?.read === 'sse' &&
+          s.app.winner === null &&
+          (s.app.spacelessDataLines > 0 || s.app.undecodedDataLines > 0),
+      ),
+  },
+  {
+    verdict: 'review',
+    reason: 'app-stream-open',
+    policy: 'the app reads the whole body: a stream left open ends in its 60 s timeout',
+    when: (f) => code(f.appLast) === 'TIMEOUT' && f.appLast?.status !== null,
+  },
+  {
+    verdict: 'review',
+    reason: 'app-notification-rejected',
+    policy: 'the app sends notifications/initialized with Accept: */*; a server that refuses it may refuse tools/list',
+    when: (f) => (status(appStep(f, 'notifications/initialized')) ?? 0) >= 400 && rpcErrorApp(f, 'tools/list'),
+  },
+  {
+    verdict: 'review',
+    reason: 'app-batch-response',
+    policy: 'the app decodes one JSON object per answer; an array fails',
+    when: (f) => f.appLast?.app?.read === 'json' && /^\s*\[/.test(body(f.appLast)),
+  },
+  {
+    verdict: 'review',
+    reason: 'app-encoding',
+    policy: "the app's engine asks for gzip and decodes nothing else",
+    when: (f) => /br|deflate|zstd/i.test(f.appLast?.headers['content-encoding'] ?? ''),
+  },
+  {
+    verdict: 'review',
+    reason: 'app-wrong-message',
+    policy: 'the app takes the first object it can decode as the answer; ids are not matched',
+    when: (f) =>
+      f.app.steps.some((s) => s.app !== undefined && s.app.winner !== null && s.app.winner !== 'response') ||
+      f.app.quirks.includes('id-not-matching'),
+  },
+  {
+    verdict: 'review',
+    reason: 'app-tool-list',
+    policy: 'the app decodes every tool (name required, inputSchema an object); one bad tool fails the list',
+    when: (f) => f.appLast?.step === 'tools/list' && /McpToolDefinition|\$\.tools/.test(f.app.error ?? ''),
+  },
+  {
+    verdict: 'review',
+    reason: 'app-incompatible',
+    policy: 'the verdict follows the app: alive for a spec-correct client, unusable in the app',
+    when: () => true,
+  },
 ];
 
 /** A working server for some client: the diagnosis, or another profile. */
@@ -187,44 +297,198 @@ const diagnosisWorks = (f: Facts) => f.o.diagnosis?.works === true;
 const otherProfileWorks = (f: Facts) => Object.values(f.o.others).some((r) => r.works);
 
 const reviewRules: Rule[] = [
-  { verdict: 'review', reason: 'era-incompatible', policy: 'alive under a newer revision, or a JSON-RPC error that names the protocol version: not a dead host', when: (f) => !diagnosisWorks(f) && (otherProfileWorks(f) || isEraError(stepOf(f.app, 'initialize')) || isEraError(f.init)) },
-  { verdict: 'review', reason: 'zero-tools', policy: 'zero tools is unusual: treat as review, not an automatic drop', when: (f) => f.evidence.connected && f.evidence.toolCount === 0 },
+  {
+    verdict: 'review',
+    reason: 'era-incompatible',
+    policy: 'alive under a newer revision, or a JSON-RPC error that names the protocol version: not a dead host',
+    when: (f) =>
+      !diagnosisWorks(f) && (otherProfileWorks(f) || isEraError(stepOf(f.app, 'initialize')) || isEraError(f.init)),
+  },
+  {
+    verdict: 'review',
+    reason: 'zero-tools',
+    policy: 'zero tools is unusual: treat as review, not an automatic drop',
+    when: (f) => f.evidence.connected && f.evidence.toolCount === 0,
+  },
 ];
 
 // ---- 3. the seed's taxonomy, from the evidence of the reads (initialize, then tools/list)
 const initRules: Rule[] = [
   { verdict: 'drop', reason: 'dns', policy: 'Must drop: DNS failure', when: ({ init }) => code(init) === 'ENOTFOUND' },
-  { verdict: 'drop', reason: 'refused', policy: 'Must drop: connection refused', when: ({ init }) => code(init) === 'ECONNREFUSED' },
-  { verdict: 'failed', reason: 'timeout', policy: 'Must not drop on one flake: timeouts, retry once', when: ({ init }) => code(init) === 'TIMEOUT' },
-  { verdict: 'failed', reason: 'tls', policy: 'not named by the policy: a TLS failure may be this machine\'s network, so keep and mark', when: ({ init }) => isTlsCode(code(init) ?? '') },
-  { verdict: 'failed', reason: 'network', policy: 'Do not remove a previously live server because this machine had a bad network moment', when: ({ init }) => code(init) !== null },
-  { verdict: 'drop', reason: 'origin-tls', policy: 'Must drop: Cloudflare/edge 526 (invalid origin TLS)', when: ({ init }) => init.status === 526 },
-  { verdict: 'drop', reason: 'origin-dns', policy: 'Must drop: Cloudflare/edge 530 (origin DNS)', when: ({ init }) => init.status === 530 },
-  { verdict: 'drop', reason: 'non-retryable-5xx', policy: 'Must drop: a 5xx body that says retryable: false / owner_action_required', when: ({ init }) => is5xx(init) && NON_RETRYABLE_BODY.test(body(init)) },
-  { verdict: 'failed', reason: 'retryable-5xx', policy: 'Must not drop on one flake: retryable 5xx, retry once', when: ({ init }) => is5xx(init) },
-  { verdict: 'failed', reason: 'rate-limited', policy: '429 is not an observation of the server: retry once, then keep', when: ({ init }) => init.status === 429 },
-  { verdict: 'review', reason: 'payment-required', policy: 'Paid-only hosts stay out; an auth-optional entry that now wants payment is a human\'s call', when: ({ init, entry }) => init.status === 402 && entry.requiresAuth },
-  { verdict: 'drop', reason: 'payment-required', policy: 'Must hold: free to add. Paid-only hosts stay out (HTTP 402, as x402-style paid servers answer)', when: ({ init }) => init.status === 402 },
-  { verdict: 'drop', reason: 'not-streamable-http', policy: 'Must drop: anything that is not Streamable HTTP (legacy HTTP+SSE answers GET with an endpoint event)', when: ({ o, init }) => o.legacySse === true || init.problem === 'endpoint-event' || (init.status === 405 && init.rpc === null) },
-  { verdict: 'drop', reason: 'http-404', policy: 'Must drop: 404', when: ({ init }) => init.status === 404 && init.rpc === null },
-  { verdict: 'drop', reason: 'http-410', policy: 'Must drop: 410', when: ({ init }) => init.status === 410 && init.rpc === null },
-  { verdict: 'review', reason: 'redirected', policy: 'not named by the policy: the app does not follow a redirected POST, a human updates the URL', when: ({ init }) => (status(init) ?? 0) >= 300 && (status(init) ?? 0) < 400 },
-  { verdict: 'failed', reason: 'edge-blocked', policy: 'A 403 alone is not proof of auth-gating (edges 403 non-browser agents)', when: ({ init }) => isEdgeChallenge(init) },
-  { verdict: 'review', reason: 'auth-required', policy: 'Auth-optional hosts: initialize without a key is enough; a 401/403 there means the key is no longer optional', when: ({ init, entry }) => entry.requiresAuth && isAuthStatus(init) },
-  { verdict: 'drop', reason: 'auth-required', policy: 'Must drop: 401/403 on initialize for a previously no-auth entry', when: ({ init }) => isAuthAnswer(init) },
-  { verdict: 'failed', reason: 'edge-blocked', policy: 'A 403 alone is not proof of auth-gating', when: ({ init }) => init.status === 403 },
-  { verdict: 'review', reason: 'handshake-error', policy: 'not named by the policy: alive and speaking JSON-RPC, but refusing the app\'s handshake', when: ({ init }) => rpcError(init) },
-  { verdict: 'review', reason: 'oversize', policy: 'the app has no size cap: an answer still valid at onetap\'s cap is a human\'s call', when: (f) => f.appLast?.problem === 'oversize' && f.appLast.app?.validPrefix === true },
-  { verdict: 'drop', reason: 'not-mcp', policy: 'Must drop: a response that is not JSON-RPC MCP (over the cap and not JSON-RPC in its first bytes included)', when: (f) => f.appLast?.problem === 'oversize' || !rpcOk(f.init) },
+  {
+    verdict: 'drop',
+    reason: 'refused',
+    policy: 'Must drop: connection refused',
+    when: ({ init }) => code(init) === 'ECONNREFUSED',
+  },
+  {
+    verdict: 'failed',
+    reason: 'timeout',
+    policy: 'Must not drop on one flake: timeouts, retry once',
+    when: ({ init }) => code(init) === 'TIMEOUT',
+  },
+  {
+    verdict: 'failed',
+    reason: 'tls',
+    policy: "not named by the policy: a TLS failure may be this machine's network, so keep and mark",
+    when: ({ init }) => isTlsCode(code(init) ?? ''),
+  },
+  {
+    verdict: 'failed',
+    reason: 'network',
+    policy: 'Do not remove a previously live server because this machine had a bad network moment',
+    when: ({ init }) => code(init) !== null,
+  },
+  {
+    verdict: 'drop',
+    reason: 'origin-tls',
+    policy: 'Must drop: Cloudflare/edge 526 (invalid origin TLS)',
+    when: ({ init }) => init.status === 526,
+  },
+  {
+    verdict: 'drop',
+    reason: 'origin-dns',
+    policy: 'Must drop: Cloudflare/edge 530 (origin DNS)',
+    when: ({ init }) => init.status === 530,
+  },
+  {
+    verdict: 'drop',
+    reason: 'non-retryable-5xx',
+    policy: 'Must drop: a 5xx body that says retryable: false / owner_action_required',
+    when: ({ init }) => is5xx(init) && NON_RETRYABLE_BODY.test(body(init)),
+  },
+  {
+    verdict: 'failed',
+    reason: 'retryable-5xx',
+    policy: 'Must not drop on one flake: retryable 5xx, retry once',
+    when: ({ init }) => is5xx(init),
+  },
+  {
+    verdict: 'failed',
+    reason: 'rate-limited',
+    policy: '429 is not an observation of the server: retry once, then keep',
+    when: ({ init }) => init.status === 429,
+  },
+  {
+    verdict: 'review',
+    reason: 'payment-required',
+    policy: "Paid-only hosts stay out; an auth-optional entry that now wants payment is a human's call",
+    when: ({ init, entry }) => init.status === 402 && entry.requiresAuth,
+  },
+  {
+    verdict: 'drop',
+    reason: 'payment-required',
+    policy: 'Must hold: free to add. Paid-only hosts stay out (HTTP 402, as x402-style paid servers answer)',
+    when: ({ init }) => init.status === 402,
+  },
+  {
+    verdict: 'drop',
+    reason: 'not-streamable-http',
+    policy: 'Must drop: anything that is not Streamable HTTP (legacy HTTP+SSE answers GET with an endpoint event)',
+    when: ({ o, init }) =>
+      o.legacySse === true || init.problem === 'endpoint-event' || (init.status === 405 && init.rpc === null),
+  },
+  {
+    verdict: 'drop',
+    reason: 'http-404',
+    policy: 'Must drop: 404',
+    when: ({ init }) => init.status === 404 && init.rpc === null,
+  },
+  {
+    verdict: 'drop',
+    reason: 'http-410',
+    policy: 'Must drop: 410',
+    when: ({ init }) => init.status === 410 && init.rpc === null,
+  },
+  {
+    verdict: 'review',
+    reason: 'redirected',
+    policy: 'not named by the policy: the app does not follow a redirected POST, a human updates the URL',
+    when: ({ init }) => (status(init) ?? 0) >= 300 && (status(init) ?? 0) < 400,
+  },
+  {
+    verdict: 'failed',
+    reason: 'edge-blocked',
+    policy: 'A 403 alone is not proof of auth-gating (edges 403 non-browser agents)',
+    when: ({ init }) => isEdgeChallenge(init),
+  },
+  {
+    verdict: 'review',
+    reason: 'auth-required',
+    policy:
+      'Auth-optional hosts: initialize without a key is enough; a 401/403 there means the key is no longer optional',
+    when: ({ init, entry }) => entry.requiresAuth && isAuthStatus(init),
+  },
+  {
+    verdict: 'drop',
+    reason: 'auth-required',
+    policy: 'Must drop: 401/403 on initialize for a previously no-auth entry',
+    when: ({ init }) => isAuthAnswer(init),
+  },
+  {
+    verdict: 'failed',
+    reason: 'edge-blocked',
+    policy: 'A 403 alone is not proof of auth-gating',
+    when: ({ init }) => init.status === 403,
+  },
+  {
+    verdict: 'review',
+    reason: 'handshake-error',
+    policy: "not named by the policy: alive and speaking JSON-RPC, but refusing the app's handshake",
+    when: ({ init }) => rpcError(init),
+  },
+  {
+    verdict: 'review',
+    reason: 'oversize',
+    policy: "the app has no size cap: an answer still valid at onetap's cap is a human's call",
+    when: (f) => f.appLast?.problem === 'oversize' && f.appLast.app?.validPrefix === true,
+  },
+  {
+    verdict: 'drop',
+    reason: 'not-mcp',
+    policy:
+      'Must drop: a response that is not JSON-RPC MCP (over the cap and not JSON-RPC in its first bytes included)',
+    when: (f) => f.appLast?.problem === 'oversize' || !rpcOk(f.init),
+  },
 ];
 
 const toolsRules: Rule[] = [
-  { verdict: 'failed', reason: 'timeout', policy: 'Must not drop on one flake: timeouts, retry once', when: ({ tools }) => code(tools) === 'TIMEOUT' },
-  { verdict: 'failed', reason: 'network', policy: 'Do not remove a previously live server because this machine had a bad network moment', when: ({ tools }) => code(tools) !== null },
-  { verdict: 'drop', reason: 'non-retryable-5xx', policy: 'Must drop: a 5xx body that says retryable: false / owner_action_required', when: ({ tools }) => is5xx(tools) && NON_RETRYABLE_BODY.test(body(tools)) },
-  { verdict: 'failed', reason: 'retryable-5xx', policy: 'Must not drop on one flake: retryable 5xx, retry once', when: ({ tools }) => is5xx(tools) },
-  { verdict: 'failed', reason: 'rate-limited', policy: '429: retry once, then keep', when: ({ tools }) => status(tools) === 429 },
-  { verdict: 'review', reason: 'tools-error', policy: 'Attested live needs tools/list to return a JSON-RPC result', when: () => true },
+  {
+    verdict: 'failed',
+    reason: 'timeout',
+    policy: 'Must not drop on one flake: timeouts, retry once',
+    when: ({ tools }) => code(tools) === 'TIMEOUT',
+  },
+  {
+    verdict: 'failed',
+    reason: 'network',
+    policy: 'Do not remove a previously live server because this machine had a bad network moment',
+    when: ({ tools }) => code(tools) !== null,
+  },
+  {
+    verdict: 'drop',
+    reason: 'non-retryable-5xx',
+    policy: 'Must drop: a 5xx body that says retryable: false / owner_action_required',
+    when: ({ tools }) => is5xx(tools) && NON_RETRYABLE_BODY.test(body(tools)),
+  },
+  {
+    verdict: 'failed',
+    reason: 'retryable-5xx',
+    policy: 'Must not drop on one flake: retryable 5xx, retry once',
+    when: ({ tools }) => is5xx(tools),
+  },
+  {
+    verdict: 'failed',
+    reason: 'rate-limited',
+    policy: '429: retry once, then keep',
+    when: ({ tools }) => status(tools) === 429,
+  },
+  {
+    verdict: 'review',
+    reason: 'tools-error',
+    policy: 'Attested live needs tools/list to return a JSON-RPC result',
+    when: () => true,
+  },
 ];
 
 export interface Classification extends Verdict {
@@ -243,9 +507,21 @@ export function isTransient(e: Pick<Exchange, 'errorCode' | 'status'> | undefine
 
 function facts(o: Evidence, entry: EntryFacts): Facts {
   const evidence = o.diagnosis ?? o.deciding;
-  const init = stepOf(evidence, 'initialize') ?? stepOf(evidence, 'server/discover') ?? stepOf(o.deciding, 'initialize') ?? evidence.steps[0];
+  const init =
+    stepOf(evidence, 'initialize') ??
+    stepOf(evidence, 'server/discover') ??
+    stepOf(o.deciding, 'initialize') ??
+    evidence.steps[0];
   if (!init) throw new Error('observation has no first step');
-  return { o, entry, app: o.deciding, evidence, init, tools: stepOf(evidence, 'tools/list'), appLast: o.deciding.steps.at(-1) };
+  return {
+    o,
+    entry,
+    app: o.deciding,
+    evidence,
+    init,
+    tools: stepOf(evidence, 'tools/list'),
+    appLast: o.deciding.steps.at(-1),
+  };
 }
 
 function decide(rules: Rule[], f: Facts): Classification | null {
@@ -259,7 +535,10 @@ function decide(rules: Rule[], f: Facts): Classification | null {
 /** The policy: the evidence + entry facts → verdict, reason, every reason that applies. */
 export function classify(o: Evidence, entry: EntryFacts): Classification {
   // Before the facts: an answer that could not be processed may have no steps to read.
-  if (o.unprocessable) { const r = unprocessableRules[0]!; return { verdict: r.verdict, reason: r.reason, reasons: [r.reason], policy: r.policy }; }
+  if (o.unprocessable) {
+    const r = unprocessableRules[0]!;
+    return { verdict: r.verdict, reason: r.reason, reasons: [r.reason], policy: r.policy };
+  }
   const f = facts(o, entry);
   const screened = decide(screenRules, f);
   const live = decide(liveRules, f);
@@ -293,7 +572,16 @@ export function classifyAs(e: Evidence, profile: string, entry: EntryFacts): Cla
   const run = own ? e.deciding : others[profile];
   if (!run) return null;
   delete others[profile];
-  return classify({ ...e, deciding: run, diagnosis: e.diagnosis ?? e.matrix?.diagnosis ?? null, others, uaBlocked: own ? e.uaBlocked : null }, entry);
+  return classify(
+    {
+      ...e,
+      deciding: run,
+      diagnosis: e.diagnosis ?? e.matrix?.diagnosis ?? null,
+      others,
+      uaBlocked: own ? e.uaBlocked : null,
+    },
+    entry,
+  );
 }
 
 /** Every rule, in order, for documentation, `explain` and tests. */
@@ -302,9 +590,23 @@ export function classifyAs(e: Evidence, profile: string, entry: EntryFacts): Cla
  * when several apply: identity-changed, then suspicious-tools, then tools-changed; all of them in `reasons`.
  */
 export const DRIFT_RULES: ReadonlyArray<Verdict & { policy: string }> = [
-  { verdict: 'review', reason: 'identity-changed', policy: 'a host whose domain lapsed and now serves something else: held out of the runtime lists until a maintainer accepts it' },
-  { verdict: 'review', reason: 'suspicious-tools', policy: 'flagged tool text: held out of the runtime lists until a maintainer accepts it' },
-  { verdict: 'review', reason: 'tools-changed', policy: 'a server that changes its tools after it was vetted ("rug pull"): review the diff; the row stays in the runtime lists' },
+  {
+    verdict: 'review',
+    reason: 'identity-changed',
+    policy:
+      'a host whose domain lapsed and now serves something else: held out of the runtime lists until a maintainer accepts it',
+  },
+  {
+    verdict: 'review',
+    reason: 'suspicious-tools',
+    policy: 'flagged tool text: held out of the runtime lists until a maintainer accepts it',
+  },
+  {
+    verdict: 'review',
+    reason: 'tools-changed',
+    policy:
+      'a server that changes its tools after it was vetted ("rug pull"): review the diff; the row stays in the runtime lists',
+  },
 ];
 
 /**
@@ -312,7 +614,10 @@ export const DRIFT_RULES: ReadonlyArray<Verdict & { policy: string }> = [
  * only for what those tools say or cost (drift and budget rules); an `app-*` review or any failure is not usable. Uptime counts these.
  */
 export function usable(v: { verdict: string; reason: string }): boolean {
-  return v.verdict === 'live' || (v.verdict === 'review' && [...DRIFT_RULES, ...BUDGET_RULES].some((r) => r.reason === v.reason));
+  return (
+    v.verdict === 'live' ||
+    (v.verdict === 'review' && [...DRIFT_RULES, ...BUDGET_RULES].some((r) => r.reason === v.reason))
+  );
 }
 
 /**
@@ -321,16 +626,36 @@ export function usable(v: { verdict: string; reason: string }): boolean {
  * vantages and none that reached the server; reachable in some and only failed in others keeps the row, with a note.
  */
 export const VANTAGE_RULES: ReadonlyArray<Verdict & { policy: string }> = [
-  { verdict: 'failed', reason: 'vantage-incomplete', policy: 'a drop needs the quorum: fewer answers than it by the deadline keep the row, and the run counts for no streak' },
-  { verdict: 'review', reason: 'vantage-split', policy: 'one machine is not one view of the internet: reachable from some vantages and drop-class from others is never an automatic drop' },
+  {
+    verdict: 'failed',
+    reason: 'vantage-incomplete',
+    policy:
+      'a drop needs the quorum: fewer answers than it by the deadline keep the row, and the run counts for no streak',
+  },
+  {
+    verdict: 'review',
+    reason: 'vantage-split',
+    policy:
+      'one machine is not one view of the internet: reachable from some vantages and drop-class from others is never an automatic drop',
+  },
 ];
 
 /** What a live server's tools cost every conversation, against the catalog's `policy.maxToolTokens` (off without it). */
 export const BUDGET_RULES: ReadonlyArray<Verdict & { policy: string }> = [
-  { verdict: 'review', reason: 'context-budget', policy: 'a tool list above policy.maxToolTokens (o200k tokens of its compact form), or too costly to count within its time, goes to a human: the server works, and stays in the runtime lists' },
+  {
+    verdict: 'review',
+    reason: 'context-budget',
+    policy:
+      'a tool list above policy.maxToolTokens (o200k tokens of its compact form), or too costly to count within its time, goes to a human: the server works, and stays in the runtime lists',
+  },
 ];
 
-export const POLICY_TABLE: ReadonlyArray<Verdict & { stage: 'vantages' | 'budget' | 'live' | 'drift' | 'app-trip' | 'review' | 'initialize' | 'tools/list'; policy: string }> = [
+export const POLICY_TABLE: ReadonlyArray<
+  Verdict & {
+    stage: 'vantages' | 'budget' | 'live' | 'drift' | 'app-trip' | 'review' | 'initialize' | 'tools/list';
+    policy: string;
+  }
+> = [
   ...unprocessableRules.map(({ verdict, reason, policy }) => ({ stage: 'live' as const, verdict, reason, policy })),
   ...screenRules.map(({ verdict, reason, policy }) => ({ stage: 'live' as const, verdict, reason, policy })),
   ...liveRules.map(({ verdict, reason, policy }) => ({ stage: 'live' as const, verdict, reason, policy })),

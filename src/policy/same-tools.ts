@@ -20,7 +20,11 @@ export interface ToolSetPrint {
 }
 
 /** Each fingerprint in words. */
-export const SAME_TOOLS_WORDS: Record<SameToolsDigest, string> = { 'tools': 'the same tools', 'name-blind': 'the same tools, renamed', 'description-blind': 'the same interface, reworded' };
+export const SAME_TOOLS_WORDS: Record<SameToolsDigest, string> = {
+  tools: 'the same tools',
+  'name-blind': 'the same tools, renamed',
+  'description-blind': 'the same interface, reworded',
+};
 
 /** A match that refuses an addition (`add` without `--allow-same-tools`): any but the description-blind one alone. */
 export const refuses = (digest: SameToolsDigest) => digest !== 'description-blind';
@@ -34,14 +38,25 @@ export const SAME_TOOLS_LISTED = 10;
  * The entries of `known` that share a fingerprint with a candidate (another URL), strongest first, each once, at most
  * `limit`: an index over `known` by each digest, so a list of thousands is matched in one pass.
  */
-export function sameToolsIndex(known: readonly ToolSetPrint[], limit = SAME_TOOLS_LISTED): (candidate: ToolSetPrint) => Array<{ name: string; url: string; digest: SameToolsDigest }> {
+export function sameToolsIndex(
+  known: readonly ToolSetPrint[],
+  limit = SAME_TOOLS_LISTED,
+): (candidate: ToolSetPrint) => Array<{ name: string; url: string; digest: SameToolsDigest }> {
   const by = new Map<string, ToolSetPrint[]>();
-  const keysOf = (p: ToolSetPrint) => (p.toolCount ? [p.toolsDigest && `tools ${p.toolsDigest}`, p.nameBlindDigest && `name-blind ${p.nameBlindDigest}`, p.descriptionBlindDigest && `description-blind ${p.descriptionBlindDigest}`] : []);
+  const keysOf = (p: ToolSetPrint) =>
+    p.toolCount
+      ? [
+          p.toolsDigest && `tools ${p.toolsDigest}`,
+          p.nameBlindDigest && `name-blind ${p.nameBlindDigest}`,
+          p.descriptionBlindDigest && `description-blind ${p.descriptionBlindDigest}`,
+        ]
+      : [];
   for (const k of known) {
     for (const key of keysOf(k)) {
       if (!key) continue;
       const group = by.get(key);
-      if (group) group.push(k); else by.set(key, [k]);
+      if (group) group.push(k);
+      else by.set(key, [k]);
     }
   }
   return (candidate) => {

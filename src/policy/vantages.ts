@@ -13,7 +13,11 @@
 import type { Reason, VerdictName } from '../model/words.js';
 
 /** What one vantage saw of a URL. */
-export interface VantageVerdict { vantage: string; verdict: VerdictName; reason: Reason }
+export interface VantageVerdict {
+  vantage: string;
+  verdict: VerdictName;
+  reason: Reason;
+}
 
 /** The URL's one verdict, and which vantage's reading stands for the row (its evidence, tools and timing). */
 export interface Combined {
@@ -35,12 +39,19 @@ const list = (vs: readonly VantageVerdict[]) => vs.map((v) => `${v.vantage} (${v
  * One verdict from the readings of the vantages that answered (`asked`: every vantage the run asked, in order;
  * `unanswered`: why a vantage that did not answer did not, when that is known).
  */
-export function combineVantages(readings: readonly VantageVerdict[], asked: readonly string[], quorum: number, unanswered: ReadonlyMap<string, string> = new Map()): Combined {
+export function combineVantages(
+  readings: readonly VantageVerdict[],
+  asked: readonly string[],
+  quorum: number,
+  unanswered: ReadonlyMap<string, string> = new Map(),
+): Combined {
   const missing = asked.filter((a) => !readings.some((r) => r.vantage === a));
   const named = (v: string) => (unanswered.has(v) ? `${v} (${unanswered.get(v)})` : v);
   if (readings.length < quorum) {
     return {
-      verdict: 'failed', reason: 'vantage-incomplete', from: index(readings, readings.find(reachable) ?? readings[0]),
+      verdict: 'failed',
+      reason: 'vantage-incomplete',
+      from: index(readings, readings.find(reachable) ?? readings[0]),
       note: `${readings.length} of ${asked.length} vantages answered, the quorum is ${quorum}${missing.length ? `: no answer from ${missing.map(named).join(', ')}` : ''}`,
     };
   }
@@ -48,10 +59,11 @@ export function combineVantages(readings: readonly VantageVerdict[], asked: read
   const why = missing.filter((v) => unanswered.has(v));
   const c = combineAnswers(readings, quorum);
   const also = why.length ? `no answer from ${why.map(named).join(', ')}` : null;
-  return { ...c, note: c.note && also ? `${c.note}; ${also}` : c.note ?? also };
+  return { ...c, note: c.note && also ? `${c.note}; ${also}` : (c.note ?? also) };
 }
 
-const index = (readings: readonly VantageVerdict[], v: VantageVerdict | undefined) => (v === undefined ? null : readings.indexOf(v));
+const index = (readings: readonly VantageVerdict[], v: VantageVerdict | undefined) =>
+  v === undefined ? null : readings.indexOf(v);
 
 /** Rules 2 to 5: at least `quorum` vantages answered. */
 function combineAnswers(readings: readonly VantageVerdict[], quorum: number): Combined {
@@ -59,18 +71,35 @@ function combineAnswers(readings: readonly VantageVerdict[], quorum: number): Co
   const dropped = readings.filter((r) => r.verdict === 'drop');
   const failed = readings.filter((r) => r.verdict === 'failed');
   if (up.length && dropped.length) {
-    return { verdict: 'review', reason: 'vantage-split', from: index(readings, up[0]), note: `reachable from ${list(up)}; drop-class from ${list(dropped)}` };
+    return {
+      verdict: 'review',
+      reason: 'vantage-split',
+      from: index(readings, up[0]),
+      note: `reachable from ${list(up)}; drop-class from ${list(dropped)}`,
+    };
   }
   if (up.length) {
     const standing = up.find((r) => r.verdict === 'review') ?? up[0]!;
-    return { verdict: standing.verdict, reason: standing.reason, from: index(readings, standing), note: failed.length ? `failed from ${list(failed)}` : null };
+    return {
+      verdict: standing.verdict,
+      reason: standing.reason,
+      from: index(readings, standing),
+      note: failed.length ? `failed from ${list(failed)}` : null,
+    };
   }
   if (dropped.length >= quorum) {
-    return { verdict: 'drop', reason: dropped[0]!.reason, from: index(readings, dropped[0]), note: failed.length ? `drop-class from ${list(dropped)}; failed from ${list(failed)}` : null };
+    return {
+      verdict: 'drop',
+      reason: dropped[0]!.reason,
+      from: index(readings, dropped[0]),
+      note: failed.length ? `drop-class from ${list(dropped)}; failed from ${list(failed)}` : null,
+    };
   }
   // Reachable from none and drop-class short of the quorum: with at least `quorum` answers, some vantage failed.
   return {
-    verdict: 'failed', reason: failed[0]!.reason, from: index(readings, failed[0]),
+    verdict: 'failed',
+    reason: failed[0]!.reason,
+    from: index(readings, failed[0]),
     note: dropped.length ? `drop-class from ${list(dropped)} only, the quorum is ${quorum}` : null,
   };
 }

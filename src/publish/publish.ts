@@ -22,7 +22,11 @@ export interface PublishOptions {
   publisher?: string;
 }
 
-export interface PublishedCard { slug: string; path: string; card: Record<string, unknown> }
+export interface PublishedCard {
+  slug: string;
+  path: string;
+  card: Record<string, unknown>;
+}
 
 export interface Publication {
   aiCatalog: Record<string, unknown>;
@@ -33,21 +37,29 @@ export interface Publication {
 /** `mcp.context7.com` → `com.context7.mcp`: the reverse-DNS namespace a card name starts with. */
 function namespaceOf(url: string): string {
   const host = (hostOf(url) ?? 'unknown').replace(/:\d+$/, '').replace(/^\[|\]$/g, '');
-  return host.split('.').reverse().join('.').replace(/[^a-zA-Z0-9.-]/g, '-');
+  return host
+    .split('.')
+    .reverse()
+    .join('.')
+    .replace(/[^a-zA-Z0-9.-]/g, '-');
 }
-
 
 /** A valid Server Card for one curated server. */
 export function serverCard(s: CatalogServer, slug: string): Record<string, unknown> {
   const headers: Record<string, unknown>[] = Object.entries(s.headers ?? {}).map(([name, value]) => ({ name, value }));
   if (s.requiresAuth) {
     headers.push({
-      name: 'Authorization', description: 'Optional free API key: initialize works without it, some tools need it.',
-      isRequired: false, isSecret: true, value: 'Bearer {api_key}',
+      name: 'Authorization',
+      description: 'Optional free API key: initialize works without it, some tools need it.',
+      isRequired: false,
+      isSecret: true,
+      value: 'Bearer {api_key}',
       variables: { api_key: { description: 'Your API key', isRequired: false, isSecret: true } },
     });
   }
-  const decided = /^\d{4}-\d{2}-\d{2}/.test(s.decision?.at ?? '') ? s.decision!.at.slice(0, 10).split('-').map(Number).join('.') : '1.0.0';
+  const decided = /^\d{4}-\d{2}-\d{2}/.test(s.decision?.at ?? '')
+    ? s.decision!.at.slice(0, 10).split('-').map(Number).join('.')
+    : '1.0.0';
   return {
     $schema: CARD_SCHEMA,
     name: `${namespaceOf(s.url)}/${slug}`,
@@ -61,7 +73,9 @@ export function serverCard(s: CatalogServer, slug: string): Record<string, unkno
 /** A catalog that must not be published: the findings say why. Commands print them and exit 1. */
 export class UnpublishableCatalog extends Error {
   constructor(readonly problems: LintProblem[]) {
-    super(`the catalog fails lint (${problems.length} problem${problems.length === 1 ? '' : 's'}): nothing is published`);
+    super(
+      `the catalog fails lint (${problems.length} problem${problems.length === 1 ? '' : 's'}): nothing is published`,
+    );
   }
 }
 
@@ -73,20 +87,28 @@ export class UnpublishableCatalog extends Error {
 function leaks(s: CatalogServer): string[] {
   const out: string[] = [];
   let url: URL | null = null;
-  try { url = new URL(s.url); } catch { out.push('not a URL'); }
+  try {
+    url = new URL(s.url);
+  } catch {
+    out.push('not a URL');
+  }
   if (url) {
     if (url.protocol !== 'https:' && url.protocol !== 'http:') out.push(`a ${url.protocol} URL is never published`);
     if (url.username || url.password) out.push('credentials in the URL are never published');
-    if ([...url.searchParams.keys()].some((k) => SECRET_HEADER.test(k))) out.push('a secret-looking query parameter is never published');
+    if ([...url.searchParams.keys()].some((k) => SECRET_HEADER.test(k)))
+      out.push('a secret-looking query parameter is never published');
   }
   for (const [name, value] of Object.entries(s.headers ?? {})) {
-    if (SECRET_HEADER.test(name) && String(value).trim() !== '') out.push(`a value for the secret-looking header "${name}" is never published`);
+    if (SECRET_HEADER.test(name) && String(value).trim() !== '')
+      out.push(`a value for the secret-looking header "${name}" is never published`);
   }
   return out;
 }
 
 export function leakProblems(catalog: Catalog): LintProblem[] {
-  return catalog.servers.flatMap((s, i) => leaks(s).map((message) => ({ where: where('servers', i, s.name), message })));
+  return catalog.servers.flatMap((s, i) =>
+    leaks(s).map((message) => ({ where: where('servers', i, s.name), message })),
+  );
 }
 
 /**
@@ -111,10 +133,22 @@ export function publication(catalog: Catalog, opts: PublishOptions = {}): Public
   const base = opts.baseUrl?.replace(/\/+$/, '') ?? '';
   const publisher = opts.publisher ?? (base ? new URL(base).hostname : 'onetap.local');
   const ids = serverIds(catalog.servers);
-  const cards = catalog.servers.map((s, i) => ({ slug: ids[i]!, path: `/cards/${ids[i]}.json`, card: serverCard(s, ids[i]!) }));
-  const entries = cards.map((c) => ({ identifier: `urn:air:${publisher}:mcp:${c.slug}`, type: MEDIA.serverCard, url: `${base}${c.path}` }));
+  const cards = catalog.servers.map((s, i) => ({
+    slug: ids[i]!,
+    path: `/cards/${ids[i]}.json`,
+    card: serverCard(s, ids[i]!),
+  }));
+  const entries = cards.map((c) => ({
+    identifier: `urn:air:${publisher}:mcp:${c.slug}`,
+    type: MEDIA.serverCard,
+    url: `${base}${c.path}`,
+  }));
   return {
-    aiCatalog: { specVersion: '1.0', host: { displayName: 'One-tap remote MCP servers (curated, attested)', identifier: publisher }, entries },
+    aiCatalog: {
+      specVersion: '1.0',
+      host: { displayName: 'One-tap remote MCP servers (curated, attested)', identifier: publisher },
+      entries,
+    },
     mcpCatalog: { specVersion: 'draft', entries },
     cards,
   };
@@ -134,9 +168,16 @@ export function publishedDocuments(p: Publication): Map<string, { mediaType: str
 export const CARD_MANIFEST = join('cards', '.onetap-manifest.json');
 
 /** What one `publish --out` did: files written, stale cards removed, stale cards kept because they changed since. */
-export interface PublishWrite { written: string[]; removed: string[]; kept: string[] }
+export interface PublishWrite {
+  written: string[];
+  removed: string[];
+  kept: string[];
+}
 
-interface Manifest { writtenBy: string; cards: Record<string, string> }
+interface Manifest {
+  writtenBy: string;
+  cards: Record<string, string>;
+}
 
 const sha256 = (text: string | Buffer) => createHash('sha256').update(text).digest('hex');
 /** A card file name as publish makes them: nothing a tampered manifest could use to reach outside cards/. */
@@ -144,17 +185,27 @@ const CARD_FILE = /^[a-z0-9-]+\.json$/;
 
 function manifestText(cards: Record<string, string>): string {
   const sorted = Object.fromEntries(Object.entries(cards).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-  const m: Manifest = { writtenBy: 'onetap publish: the cards below were written by it; it removes them when their server leaves the catalog', cards: sorted };
+  const m: Manifest = {
+    writtenBy:
+      'onetap publish: the cards below were written by it; it removes them when their server leaves the catalog',
+    cards: sorted,
+  };
   return JSON.stringify(m, null, 2) + '\n';
 }
 
 /** The cards an earlier run wrote (name → sha256 of what it wrote); empty when there is no readable manifest. */
 async function readManifest(path: string): Promise<Record<string, string>> {
   let parsed: unknown;
-  try { parsed = JSON.parse(await readFile(path, 'utf8')); } catch { return {}; }
+  try {
+    parsed = JSON.parse(await readFile(path, 'utf8'));
+  } catch {
+    return {};
+  }
   const cards = (parsed as Partial<Manifest> | null)?.cards;
   if (!cards || typeof cards !== 'object') return {};
-  return Object.fromEntries(Object.entries(cards).filter(([name, hash]) => CARD_FILE.test(name) && typeof hash === 'string'));
+  return Object.fromEntries(
+    Object.entries(cards).filter(([name, hash]) => CARD_FILE.test(name) && typeof hash === 'string'),
+  );
 }
 
 /**
@@ -164,14 +215,22 @@ async function readManifest(path: string): Promise<Record<string, string>> {
  * The manifest lists the stale cards until they are gone, so a run killed halfway finishes on the next one.
  */
 export async function writePublication(p: Publication, outDir: string): Promise<PublishWrite> {
-  const docs = [...publishedDocuments(p)].map(([path, doc]) => ({ urlPath: path, path: join(outDir, ...path.split('/').filter(Boolean)), content: doc.body }));
+  const docs = [...publishedDocuments(p)].map(([path, doc]) => ({
+    urlPath: path,
+    path: join(outDir, ...path.split('/').filter(Boolean)),
+    content: doc.body,
+  }));
   const cards = docs.filter((d) => d.urlPath.startsWith('/cards/'));
   const catalogs = docs.filter((d) => !d.urlPath.startsWith('/cards/'));
   const manifestPath = join(outDir, CARD_MANIFEST);
   const previous = await readManifest(manifestPath);
   const current = Object.fromEntries(cards.map((c) => [basename(c.path), sha256(c.content)]));
   const stale = Object.entries(previous).filter(([name]) => !(name in current));
-  const files: FileWrite[] = [...cards, { path: manifestPath, content: manifestText({ ...Object.fromEntries(stale), ...current }) }, ...catalogs];
+  const files: FileWrite[] = [
+    ...cards,
+    { path: manifestPath, content: manifestText({ ...Object.fromEntries(stale), ...current }) },
+    ...catalogs,
+  ];
   await writeAllAtomic(files.map(({ path, content }) => ({ path, content })));
   const removed: string[] = [];
   const kept: string[] = [];
@@ -179,7 +238,10 @@ export async function writePublication(p: Publication, outDir: string): Promise<
     const path = join(outDir, 'cards', name);
     const bytes = await readFile(path).catch(() => null);
     if (bytes === null) continue;
-    if (sha256(bytes) !== hash) { kept.push(path); continue; }
+    if (sha256(bytes) !== hash) {
+      kept.push(path);
+      continue;
+    }
     await unlink(path);
     removed.push(path);
   }

@@ -30,7 +30,11 @@ export async function openFailedJobs(queueUrl: string): Promise<FailedJobs> {
   const queueOf = (vantage: string): Queue => {
     let q = queues.get(vantage);
     if (!q) {
-      q = new QueueClass(queueNameOf(vantage), { connection: queueConnection(queueUrl, false) }, createPostgresBackend) as unknown as Queue;
+      q = new QueueClass(
+        queueNameOf(vantage),
+        { connection: queueConnection(queueUrl, false) },
+        createPostgresBackend,
+      ) as unknown as Queue;
       q.on('error', () => {}); // a query under way fails and says so
       queues.set(vantage, q);
     }
@@ -52,7 +56,10 @@ export async function openFailedJobs(queueUrl: string): Promise<FailedJobs> {
         let why = reasons.get(id);
         if (why === undefined) {
           const job = await q.getJob(id);
-          why = oneLine(typeof job?.failedReason === 'string' && job.failedReason ? job.failedReason : 'no reason given', FAILED_REASON_CHARS);
+          why = oneLine(
+            typeof job?.failedReason === 'string' && job.failedReason ? job.failedReason : 'no reason given',
+            FAILED_REASON_CHARS,
+          );
           reasons.set(id, why);
         }
         failed.set(id, why);

@@ -48,18 +48,33 @@ export interface AcrossOptions {
   clock?: WaitClock;
 }
 
-export interface WaitClock { now: () => number; sleep: (ms: number) => Promise<void>; random: () => number }
+export interface WaitClock {
+  now: () => number;
+  sleep: (ms: number) => Promise<void>;
+  random: () => number;
+}
 
-const SYSTEM_CLOCK: WaitClock = { now: () => Date.now(), sleep: (ms) => new Promise((r) => setTimeout(r, ms)), random: Math.random };
+const SYSTEM_CLOCK: WaitClock = {
+  now: () => Date.now(),
+  sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
+  random: Math.random,
+};
 
 /** How the wait ended: every job accounted for (`accounted`) or the deadline; the jobs and how they stood then. */
-export interface WaitEnded { accounted: boolean; jobs: number; answered: number; failed: number; outstanding: number }
+export interface WaitEnded {
+  accounted: boolean;
+  jobs: number;
+  answered: number;
+  failed: number;
+  outstanding: number;
+}
 
 /** A failed poll's pause before the next: doubling from `baseMs` up to `capMs`, jittered to between half and all of it. */
 export const POLL_BACKOFF = { baseMs: 250, capMs: 8_000 } as const;
 
 /** The pause after the `failures`-th failed poll in a row (1-based), `random` in [0, 1) (pure). */
-export const pollBackoffMs = (failures: number, random: number): number => backoffMs(failures - 1, random, POLL_BACKOFF);
+export const pollBackoffMs = (failures: number, random: number): number =>
+  backoffMs(failures - 1, random, POLL_BACKOFF);
 
 /** What one poll saw of a run's jobs. */
 export interface PollSeen {
@@ -74,7 +89,11 @@ export interface PollSeen {
 }
 
 /** The jobs a run is waiting for, and what a poll saw of them: how many are outstanding, and which failed for good (none observed). */
-export interface Accounting { outstanding: number; answered: number; failed: Map<string, Map<string, string>> }
+export interface Accounting {
+  outstanding: number;
+  answered: number;
+  failed: Map<string, Map<string, string>>;
+}
 
 export const jobKey = (url: string, vantage: string) => `${url}\n${vantage}`;
 
@@ -89,13 +108,21 @@ export function accountJobs(expected: { probes: number; canaries: readonly strin
   let failedCanaries = 0;
   for (const f of seen.failed) {
     const canaries = f.url === CANARIES_URL;
-    if (canaries ? seen.reported.has(f.vantage) || !expected.canaries.includes(f.vantage) : seen.observedFailed.has(jobKey(f.url, f.vantage))) continue;
-    if (canaries) failedCanaries++; else failedProbes++;
+    if (
+      canaries
+        ? seen.reported.has(f.vantage) || !expected.canaries.includes(f.vantage)
+        : seen.observedFailed.has(jobKey(f.url, f.vantage))
+    )
+      continue;
+    if (canaries) failedCanaries++;
+    else failedProbes++;
     failed.set(f.url, new Map([...(failed.get(f.url) ?? []), [f.vantage, f.why]]));
   }
   const reported = expected.canaries.filter((v) => seen.reported.has(v)).length;
   const answered = Math.min(seen.observed, expected.probes) + reported;
-  const outstanding = Math.max(0, expected.probes - seen.observed - failedProbes) + Math.max(0, expected.canaries.length - reported - failedCanaries);
+  const outstanding =
+    Math.max(0, expected.probes - seen.observed - failedProbes) +
+    Math.max(0, expected.canaries.length - reported - failedCanaries);
   return { outstanding, answered, failed };
 }
 
@@ -104,15 +131,24 @@ export function accountJobs(expected: { probes: number; canaries: readonly strin
  * (the name in upper case, `-` as `_`). Refused before anything is enqueued when one is missing or too short, or two
  * vantages would read the same variable (never a value in the message).
  */
-export function vantageKeys(vantages: readonly string[], env: Readonly<Record<string, string | undefined>>): VantageKeys {
+export function vantageKeys(
+  vantages: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+): VantageKeys {
   const keys = new Map<string, string>();
   const byVariable = new Map<string, string>();
   for (const v of vantages) {
     const name = vantageKeyEnvOf(v);
-    if (byVariable.has(name)) throw new CatalogError(`policy.signedVantages: vantages ${byVariable.get(name)} and ${v} would both read ${name}; rename one`);
+    if (byVariable.has(name))
+      throw new CatalogError(
+        `policy.signedVantages: vantages ${byVariable.get(name)} and ${v} would both read ${name}; rename one`,
+      );
     byVariable.set(name, v);
     const key = env[name];
-    if (!key) throw new CatalogError(`policy.signedVantages: ${name} is not set: the decider needs each vantage's key (the one its workers hold as ONETAP_VANTAGE_KEY)`);
+    if (!key)
+      throw new CatalogError(
+        `policy.signedVantages: ${name} is not set: the decider needs each vantage's key (the one its workers hold as ONETAP_VANTAGE_KEY)`,
+      );
     const problem = vantageKeyProblem(key);
     if (problem) throw new CatalogError(`policy.signedVantages: ${name}: ${problem}`);
     keys.set(v, key);
@@ -146,15 +182,30 @@ export type Target = Pick<CatalogServer, 'url' | 'name' | 'requiresAuth' | 'head
  * A row's probe-only keys as its jobs carry them: the variables the catalog's key rule permits (`policy.keyEnv`);
  * those it refuses are left out, and named so the record says the row was probed without them.
  */
-export function jobKeys(t: Target, keyEnv: readonly string[] | undefined): Pick<ProbeJob, 'probeHeaders' | 'refusedKeys'> {
+export function jobKeys(
+  t: Target,
+  keyEnv: readonly string[] | undefined,
+): Pick<ProbeJob, 'probeHeaders' | 'refusedKeys'> {
   if (!t.probeHeaders) return {};
   const permitted = Object.entries(t.probeHeaders).filter(([, h]) => keyEnvRefusal(h.env, keyEnv) === null);
-  const refused = Object.values(t.probeHeaders).filter((h) => keyEnvRefusal(h.env, keyEnv) !== null).map((h) => h.env);
-  return { ...(permitted.length ? { probeHeaders: Object.fromEntries(permitted) } : {}), ...(refused.length ? { refusedKeys: refused } : {}) };
+  const refused = Object.values(t.probeHeaders)
+    .filter((h) => keyEnvRefusal(h.env, keyEnv) !== null)
+    .map((h) => h.env);
+  return {
+    ...(permitted.length ? { probeHeaders: Object.fromEntries(permitted) } : {}),
+    ...(refused.length ? { refusedKeys: refused } : {}),
+  };
 }
 
 /** What every job of a run shares. */
-export interface JobSettings { profile: ClientProfile; timeoutMs?: number; matrix: boolean; allowHttp: boolean; perHost: number; census?: ProbeJob['census'] }
+export interface JobSettings {
+  profile: ClientProfile;
+  timeoutMs?: number;
+  matrix: boolean;
+  allowHttp: boolean;
+  perHost: number;
+  census?: ProbeJob['census'];
+}
 
 /**
  * The run and its jobs registered, the jobs on the queue, then the wait until every job is accounted for (answered, or
@@ -162,25 +213,61 @@ export interface JobSettings { profile: ClientProfile; timeoutMs?: number; matri
  * were discarded, and the jobs that failed for good without answering (per URL and vantage, why).
  */
 export async function awaitAcross(
-  targets: readonly Target[], canaries: readonly string[], store: Store & VantageObservations, asked: { id: string; startedAt: string }, settings: JobSettings, opts: AcrossOptions,
+  targets: readonly Target[],
+  canaries: readonly string[],
+  store: Store & VantageObservations,
+  asked: { id: string; startedAt: string },
+  settings: JobSettings,
+  opts: AcrossOptions,
 ): Promise<{ discarded: number; run: { id: string; startedAt: string }; failed: Map<string, Map<string, string>> }> {
   const urls = [...targets.map((t) => t.url), ...(canaries.length ? [CANARIES_URL] : [])];
-  const { registration, discarded } = await store.registerRun(asked, opts.vantages, opts.vantages.flatMap((vantage) => urls.map((url) => ({ url, vantage }))));
+  const { registration, discarded } = await store.registerRun(
+    asked,
+    opts.vantages,
+    opts.vantages.flatMap((vantage) => urls.map((url) => ({ url, vantage }))),
+  );
   // Every job of a run carries the run as first registered, whichever enqueue added it.
   const run = { id: registration.id, startedAt: registration.startedAt };
   const jobs: ProbeJob[] = opts.vantages.flatMap((vantage) => [
     // Each host's URLs in turns: a worker waiting for a host's slot holds a job no other host could use.
-    ...inTurns(targets, (t) => hostOf(t.url) ?? t.url).map((s): ProbeJob => ({
-      run, vantage, kind: 'probe', url: s.url, name: s.name, requiresAuth: s.requiresAuth, headers: { ...s.headers },
-      ...jobKeys(s, opts.keyEnv), ...settings, canaries: [],
-    })),
-    ...(canaries.length ? [{ run, vantage, kind: 'canaries' as const, url: CANARIES_URL, name: 'canaries', requiresAuth: false, headers: {}, ...settings, canaries: [...canaries] }] : []),
+    ...inTurns(targets, (t) => hostOf(t.url) ?? t.url).map(
+      (s): ProbeJob => ({
+        run,
+        vantage,
+        kind: 'probe',
+        url: s.url,
+        name: s.name,
+        requiresAuth: s.requiresAuth,
+        headers: { ...s.headers },
+        ...jobKeys(s, opts.keyEnv),
+        ...settings,
+        canaries: [],
+      }),
+    ),
+    ...(canaries.length
+      ? [
+          {
+            run,
+            vantage,
+            kind: 'canaries' as const,
+            url: CANARIES_URL,
+            name: 'canaries',
+            requiresAuth: false,
+            headers: {},
+            ...settings,
+            canaries: [...canaries],
+          },
+        ]
+      : []),
   ]);
   await enqueue(opts.queueUrl, jobs);
   const clock = opts.clock ?? SYSTEM_CLOCK;
   const until = clock.now() + opts.deadlineMs;
   opts.onWaiting?.(new Date(until), jobs.length);
-  const expected = { probes: new Set(targets.map((t) => t.url)).size * opts.vantages.length, canaries: canaries.length ? opts.vantages : [] };
+  const expected = {
+    probes: new Set(targets.map((t) => t.url)).size * opts.vantages.length,
+    canaries: canaries.length ? opts.vantages : [],
+  };
   const queue = await openFailedJobs(opts.queueUrl);
   try {
     const accounting = await waitFor(expected, pollOf(run.id, urls, store, queue, opts), until, clock, opts);
@@ -191,16 +278,26 @@ export async function awaitAcross(
 }
 
 /** A poll: the store's observations and canaries reports, and the queue's jobs that failed for good. */
-function pollOf(runId: string, urls: readonly string[], store: VantageObservations, queue: Awaited<ReturnType<typeof openFailedJobs>>, opts: AcrossOptions): () => Promise<PollSeen> {
+function pollOf(
+  runId: string,
+  urls: readonly string[],
+  store: VantageObservations,
+  queue: Awaited<ReturnType<typeof openFailedJobs>>,
+  opts: AcrossOptions,
+): () => Promise<PollSeen> {
   const jobsOf = new Map(opts.vantages.map((v) => [v, new Map(urls.map((url) => [jobIdOf(runId, url, v), url]))]));
   const idsOf = new Map([...jobsOf].map(([v, jobs]) => [v, new Set(jobs.keys())]));
-  const fromQueue = async <T>(read: Promise<T>): Promise<T> => read.catch((err: Error) => { throw new Error(`the queue ${redactStoreUrl(opts.queueUrl)}: ${err.message}`, { cause: err }); });
+  const fromQueue = async <T>(read: Promise<T>): Promise<T> =>
+    read.catch((err: Error) => {
+      throw new Error(`the queue ${redactStoreUrl(opts.queueUrl)}: ${err.message}`, { cause: err });
+    });
   return async () => {
     const observed = await store.observationCount(runId, opts.vantages);
     const reported = new Set(urls.includes(CANARIES_URL) ? (await store.canariesOf(runId)).keys() : []);
     const failed: Array<{ url: string; vantage: string; why: string }> = [];
     for (const v of opts.vantages) {
-      for (const [id, why] of await fromQueue(queue.failedOf(v, idsOf.get(v)!))) failed.push({ url: jobsOf.get(v)!.get(id)!, vantage: v, why });
+      for (const [id, why] of await fromQueue(queue.failedOf(v, idsOf.get(v)!)))
+        failed.push({ url: jobsOf.get(v)!.get(id)!, vantage: v, why });
     }
     const probes = failed.filter((f) => f.url !== CANARIES_URL);
     const observedFailed = new Set((await store.observedOf(runId, probes)).map((o) => jobKey(o.url, o.vantage)));
@@ -215,17 +312,32 @@ const POLL_TIMEOUT_MS = 10_000;
  * Polls until nothing is outstanding or the deadline; a failed poll is tried again after `pollBackoffMs`. The last
  * poll is at the deadline: when it fails, so does the wait (its error names the store or the queue).
  */
-export async function waitFor(expected: { probes: number; canaries: readonly string[] }, poll: () => Promise<PollSeen>, until: number, clock: WaitClock, opts: AcrossOptions): Promise<Accounting> {
+export async function waitFor(
+  expected: { probes: number; canaries: readonly string[] },
+  poll: () => Promise<PollSeen>,
+  until: number,
+  clock: WaitClock,
+  opts: AcrossOptions,
+): Promise<Accounting> {
   let last: Accounting = { outstanding: expected.probes + expected.canaries.length, answered: 0, failed: new Map() };
   const jobs = last.outstanding;
   const ended = (accounted: boolean) => {
-    opts.onWaited?.({ accounted, jobs, answered: last.answered, failed: [...last.failed.values()].reduce((n, m) => n + m.size, 0), outstanding: last.outstanding });
+    opts.onWaited?.({
+      accounted,
+      jobs,
+      answered: last.answered,
+      failed: [...last.failed.values()].reduce((n, m) => n + m.size, 0),
+      outstanding: last.outstanding,
+    });
     return last;
   };
-  for (let failures = 0; ;) {
+  for (let failures = 0; ; ) {
     let error: Error | null = null;
     try {
-      last = accountJobs(expected, await within(poll(), Math.min(POLL_TIMEOUT_MS, Math.max(until - clock.now(), 2_000))));
+      last = accountJobs(
+        expected,
+        await within(poll(), Math.min(POLL_TIMEOUT_MS, Math.max(until - clock.now(), 2_000))),
+      );
       failures = 0;
     } catch (err) {
       error = err as Error;
@@ -234,10 +346,14 @@ export async function waitFor(expected: { probes: number; canaries: readonly str
     if (!error && last.outstanding === 0) return ended(true);
     const left = until - clock.now();
     if (left <= 0) {
-      if (error) throw new Error(`${error.message} (the wait's polls failed until the deadline, ${failures} in a row, each tried again with backoff)`, { cause: error });
+      if (error)
+        throw new Error(
+          `${error.message} (the wait's polls failed until the deadline, ${failures} in a row, each tried again with backoff)`,
+          { cause: error },
+        );
       return ended(false);
     }
-    const pause = Math.min(error ? pollBackoffMs(failures, clock.random()) : opts.pollMs ?? 500, left);
+    const pause = Math.min(error ? pollBackoffMs(failures, clock.random()) : (opts.pollMs ?? 500), left);
     if (error) opts.onPollFailed?.(error, pause);
     await clock.sleep(pause);
   }
@@ -247,12 +363,22 @@ export async function waitFor(expected: { probes: number; canaries: readonly str
 function within<T>(p: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   p.catch(() => {});
-  return Promise.race([p, new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms); })]).finally(() => clearTimeout(timer));
+  return Promise.race([
+    p,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
 }
 
 /** `awaitAcross`, then what arrived, read once: what arrived by the deadline decides. */
 export async function gatherAcross(
-  targets: readonly Target[], canaries: readonly string[], store: Store & VantageObservations, asked: { id: string; startedAt: string }, settings: JobSettings, opts: AcrossOptions,
+  targets: readonly Target[],
+  canaries: readonly string[],
+  store: Store & VantageObservations,
+  asked: { id: string; startedAt: string },
+  settings: JobSettings,
+  opts: AcrossOptions,
 ): Promise<Gathered> {
   // The keys first: a decider missing one enqueues nothing.
   const keys = opts.signed ? vantageKeys(opts.vantages, opts.env ?? process.env) : undefined;
@@ -274,8 +400,16 @@ export async function gatherAcross(
   }
   const canariesFailed = [...(unanswered.get(CANARIES_URL) ?? [])];
   const warnings = [
-    ...(discarded ? [`${discarded} observation(s) or canaries report(s) of run ${run.id} were written before their jobs were enqueued: discarded, not counted`] : []),
-    ...(leftOut ? [`${leftOut} observation(s) or canaries report(s) of run ${run.id} were left out: not of a job it enqueued${keys ? ', or not signed with their vantage\'s key' : ''}, or not readable`] : []),
+    ...(discarded
+      ? [
+          `${discarded} observation(s) or canaries report(s) of run ${run.id} were written before their jobs were enqueued: discarded, not counted`,
+        ]
+      : []),
+    ...(leftOut
+      ? [
+          `${leftOut} observation(s) or canaries report(s) of run ${run.id} were left out: not of a job it enqueued${keys ? ", or not signed with their vantage's key" : ''}, or not readable`,
+        ]
+      : []),
     ...canariesFailed.map(([v, why]) => `vantage ${v} reported no canaries: ${why}`),
   ];
   const snapshots = new Map<string, StoredSnapshot>();

@@ -67,14 +67,29 @@ export interface RefreshOptions {
    * (which must be one workers record to: PostgreSQL), then one decision per row by the quorum rules.
    */
   vantages?: {
-    names: readonly string[]; quorum: number; queueUrl: string; deadlineMs?: number; pollMs?: number;
+    names: readonly string[];
+    quorum: number;
+    queueUrl: string;
+    deadlineMs?: number;
+    pollMs?: number;
   } & Pick<AcrossOptions, 'onWaiting' | 'onPollFailed' | 'onWaited' | 'clock'>;
   /** Called when another process is deciding the same run id: this one waits for it. */
   onRunBusy?: (runId: string) => void;
   /** Called with the plan before anything is written. */
   onPlan?: (plan: Plan) => void;
   /** Passed to every probe (retry delay, user agent, …). */
-  probe?: Omit<ProbeOptions, 'requiresAuth' | 'headers' | 'keys' | 'missingKeys' | 'refusedKeys' | 'timeoutMs' | 'dispatcher' | 'profile' | 'matrix'>;
+  probe?: Omit<
+    ProbeOptions,
+    | 'requiresAuth'
+    | 'headers'
+    | 'keys'
+    | 'missingKeys'
+    | 'refusedKeys'
+    | 'timeoutMs'
+    | 'dispatcher'
+    | 'profile'
+    | 'matrix'
+  >;
   now?: () => Date;
 }
 
@@ -101,16 +116,27 @@ export interface RefreshResult {
 export async function refresh(opts: RefreshOptions): Promise<RefreshResult> {
   const now = opts.now ?? (() => new Date());
   // What would make the write fail is checked before the first probe.
-  if (opts.kotlinPackage !== undefined && !KOTLIN_PACKAGE.test(opts.kotlinPackage)) throw new CatalogError(`--kotlin-package: not a Kotlin package name: "${opts.kotlinPackage}"`);
-  if (opts.outDir !== undefined && existsSync(opts.outDir) && !statSync(opts.outDir).isDirectory()) throw new CatalogError(`--out: ${opts.outDir} exists and is not a directory`);
+  if (opts.kotlinPackage !== undefined && !KOTLIN_PACKAGE.test(opts.kotlinPackage))
+    throw new CatalogError(`--kotlin-package: not a Kotlin package name: "${opts.kotlinPackage}"`);
+  if (opts.outDir !== undefined && existsSync(opts.outDir) && !statSync(opts.outDir).isDirectory())
+    throw new CatalogError(`--out: ${opts.outDir} exists and is not a directory`);
   const { catalog, text } = await loadCatalog(opts.catalogPath);
   const outputs = resolveOutputs(catalog.outputs, opts.outputs, opts.kotlinPackage);
   const outputProblems = outputsProblems(catalog.outputs, basename(opts.catalogPath));
   if (outputProblems.length) throw new CatalogError(outputProblems.map((p) => `${opts.catalogPath}: ${p}`).join('\n'));
   let profile: ClientProfile;
-  try { profile = catalogProfile(catalog.policy, opts.profile); } catch (err) { throw new CatalogError(`${opts.catalogPath}: ${(err as Error).message}`); }
-  const insecure = catalog.servers.filter((s) => !s.url.startsWith('https://') && !(opts.allowHttp && s.url.startsWith('http://') && isLoopbackUrl(s.url)));
-  if (insecure.length) throw new CatalogError(`${opts.catalogPath}: HTTPS only (--allow-http opens http:// on loopback only): ${insecure.map((s) => s.url).join(', ')}`);
+  try {
+    profile = catalogProfile(catalog.policy, opts.profile);
+  } catch (err) {
+    throw new CatalogError(`${opts.catalogPath}: ${(err as Error).message}`);
+  }
+  const insecure = catalog.servers.filter(
+    (s) => !s.url.startsWith('https://') && !(opts.allowHttp && s.url.startsWith('http://') && isLoopbackUrl(s.url)),
+  );
+  if (insecure.length)
+    throw new CatalogError(
+      `${opts.catalogPath}: HTTPS only (--allow-http opens http:// on loopback only): ${insecure.map((s) => s.url).join(', ')}`,
+    );
   const recorded = opts.record ?? !!opts.write;
   // The text store (and the schemas that validate what it reads) loads when a refresh runs, not with the CLI.
   const store = opts.store ?? new (await import('../store/text-store.js')).TextStore(opts.catalogPath);
@@ -123,8 +149,20 @@ export async function refresh(opts: RefreshOptions): Promise<RefreshResult> {
     const release = recorded ? await store.holdRun(asked.id, () => opts.onRunBusy?.(asked.id)) : null;
     try {
       const before = await store.recordedRun(asked.id);
-      if (before && alreadyRecordedAction(before.run, !!opts.write) !== 'decide') return await shown(before, { opts, catalog, text, outputs, store, historyProblems });
-      return await decided(asked, { opts, catalog, text, outputs, store, historyProblems, profile, confirmDrops, recorded, now });
+      if (before && alreadyRecordedAction(before.run, !!opts.write) !== 'decide')
+        return await shown(before, { opts, catalog, text, outputs, store, historyProblems });
+      return await decided(asked, {
+        opts,
+        catalog,
+        text,
+        outputs,
+        store,
+        historyProblems,
+        profile,
+        confirmDrops,
+        recorded,
+        now,
+      });
     } catch (err) {
       // Recorded meanwhile by a decider this one did not wait for (its hold was lost): the run as that one recorded it
       // (`onPlan` is then called a second time, with that plan: the one that stands).
@@ -141,16 +179,35 @@ export async function refresh(opts: RefreshOptions): Promise<RefreshResult> {
 }
 
 /** What a refresh works with once the catalog and the store are open. */
-interface Context { opts: RefreshOptions; catalog: Catalog; text: string; outputs: ReturnType<typeof resolveOutputs>; store: Store; historyProblems: HistoryProblems }
+interface Context {
+  opts: RefreshOptions;
+  catalog: Catalog;
+  text: string;
+  outputs: ReturnType<typeof resolveOutputs>;
+  store: Store;
+  historyProblems: HistoryProblems;
+}
 
 /**
  * A run whose id is recorded already: its recorded plan, and its recorded exit code; applied now when it was recorded
  * but not applied and this run writes (`alreadyRecordedAction`). Nothing is probed or recorded again.
  */
-async function shown(before: RecordedRun, { opts, catalog, text, outputs, store, historyProblems }: Context): Promise<RefreshResult> {
+async function shown(
+  before: RecordedRun,
+  { opts, catalog, text, outputs, store, historyProblems }: Context,
+): Promise<RefreshResult> {
   const plan = recordedPlan(before);
   const exitCode = plan.aborted ? 3 : 0;
-  const result: RefreshResult = { plan, probedAt: before.run.startedAt, written: [], quiet: false, datesOnly: false, exitCode, historyProblems, alreadyRecorded: true };
+  const result: RefreshResult = {
+    plan,
+    probedAt: before.run.startedAt,
+    written: [],
+    quiet: false,
+    datesOnly: false,
+    exitCode,
+    historyProblems,
+    alreadyRecorded: true,
+  };
   opts.onPlan?.(plan);
   if (alreadyRecordedAction(before.run, !!opts.write) !== 'apply') return result;
   // The tool lists its rows name, as stored when it was recorded (the acceptances on first use carry their digests).
@@ -161,24 +218,54 @@ async function shown(before: RecordedRun, { opts, catalog, text, outputs, store,
     if (read.snapshot) snapshots.set(r.toolsHash, read.snapshot);
   }
   const applied = await applyRecordedRun(before, {
-    store, catalogPath: opts.catalogPath, catalog, catalogText: text, snapshots, lock: await store.acceptances(),
-    outDir: opts.outDir, outputs, nextRunDays: opts.nextRunDays, now: opts.now,
+    store,
+    catalogPath: opts.catalogPath,
+    catalog,
+    catalogText: text,
+    snapshots,
+    lock: await store.acceptances(),
+    outDir: opts.outDir,
+    outputs,
+    nextRunDays: opts.nextRunDays,
+    now: opts.now,
   });
   return { ...result, ...applied };
 }
 
 /** A run not recorded yet: collected (here or by the workers), decided, and recorded and applied when asked. */
-async function decided(asked: { id: string; startedAt: string }, ctx: Context & { profile: ClientProfile; confirmDrops: number; recorded: boolean; now: () => Date }): Promise<RefreshResult> {
+async function decided(
+  asked: { id: string; startedAt: string },
+  ctx: Context & { profile: ClientProfile; confirmDrops: number; recorded: boolean; now: () => Date },
+): Promise<RefreshResult> {
   const { opts, catalog, text, outputs, store, historyProblems, profile, confirmDrops, recorded, now } = ctx;
   // Here, or by the workers of several vantages (then the quorum rules decide): each row's observations. A run across
   // vantages is the run as its first enqueue registered it: its start is that one's, whoever decides it.
-  const collected = opts.vantages ? await collectAcross(opts, catalog, store, asked, profile) : await collect(catalog.servers.map((s) => targetOf(s, opts.env, catalog.policy.keyEnv)), {
-    ...opts.probe, run: asked, concurrency: opts.concurrency ?? PROBE_MANY_DEFAULTS.concurrency, perHost: opts.perHost,
-    timeoutMs: opts.timeoutMs ?? catalog.policy.timeoutMs, profile, matrix: opts.matrix,
-    allowPrivateCard: (url) => !!opts.allowHttp && isLoopbackUrl(url), canaries: catalog.policy.canaries ?? [],
-    canaryTimeoutMs: opts.timeoutMs ?? catalog.policy.timeoutMs,
-    onStart: opts.onProbeStart, onObservation: opts.onProbeResult ? (_, i) => opts.onProbeResult!(i) : undefined,
-  }).then((c) => ({ ...c, observations: c.observations.map((o) => [o]), unanswered: undefined, vantages: undefined, warnings: [], run: asked }));
+  const collected = opts.vantages
+    ? await collectAcross(opts, catalog, store, asked, profile)
+    : await collect(
+        catalog.servers.map((s) => targetOf(s, opts.env, catalog.policy.keyEnv)),
+        {
+          ...opts.probe,
+          run: asked,
+          concurrency: opts.concurrency ?? PROBE_MANY_DEFAULTS.concurrency,
+          perHost: opts.perHost,
+          timeoutMs: opts.timeoutMs ?? catalog.policy.timeoutMs,
+          profile,
+          matrix: opts.matrix,
+          allowPrivateCard: (url) => !!opts.allowHttp && isLoopbackUrl(url),
+          canaries: catalog.policy.canaries ?? [],
+          canaryTimeoutMs: opts.timeoutMs ?? catalog.policy.timeoutMs,
+          onStart: opts.onProbeStart,
+          onObservation: opts.onProbeResult ? (_, i) => opts.onProbeResult!(i) : undefined,
+        },
+      ).then((c) => ({
+        ...c,
+        observations: c.observations.map((o) => [o]),
+        unanswered: undefined,
+        vantages: undefined,
+        warnings: [],
+        run: asked,
+      }));
   const run = collected.run;
   // What decide reads besides the records: the acceptances, the accepted lists (verified), the rows before.
   const lock = await store.acceptances();
@@ -193,38 +280,102 @@ async function decided(asked: { id: string; startedAt: string }, ctx: Context & 
   }
   const history = await Promise.all(catalog.servers.map((s) => store.recent(s.url, confirmDrops + 1)));
   const plan = decide({
-    rows: catalog.servers.map((s, i) => ({ name: s.name, url: s.url, observations: collected.observations[i]!, unanswered: collected.unanswered?.[i], history: history[i]! })),
-    lock, snapshots, snapshotSha256: await store.snapshotDigests([...collected.snapshots.values()], !!opts.write),
-    confirmDrops, canaries: collected.canaries, warnings, vantages: collected.vantages, maxToolTokens: catalog.policy.maxToolTokens,
+    rows: catalog.servers.map((s, i) => ({
+      name: s.name,
+      url: s.url,
+      observations: collected.observations[i]!,
+      unanswered: collected.unanswered?.[i],
+      history: history[i]!,
+    })),
+    lock,
+    snapshots,
+    snapshotSha256: await store.snapshotDigests([...collected.snapshots.values()], !!opts.write),
+    confirmDrops,
+    canaries: collected.canaries,
+    warnings,
+    vantages: collected.vantages,
+    maxToolTokens: catalog.policy.maxToolTokens,
   });
   opts.onPlan?.(plan);
   const exitCode = plan.aborted ? 3 : 0;
-  const result = { plan, probedAt: run.startedAt, written: [], quiet: false, datesOnly: false, exitCode, historyProblems, alreadyRecorded: false } as const;
+  const result = {
+    plan,
+    probedAt: run.startedAt,
+    written: [],
+    quiet: false,
+    datesOnly: false,
+    exitCode,
+    historyProblems,
+    alreadyRecorded: false,
+  } as const;
   if (!recorded) return { ...result, written: [] };
   const applied = await applyPlan(plan, {
-    store, catalogPath: opts.catalogPath, catalog, catalogText: text, run, write: !!opts.write, snapshots: collected.snapshots, lock,
-    outDir: opts.outDir, outputs, nextRunDays: opts.nextRunDays, now,
+    store,
+    catalogPath: opts.catalogPath,
+    catalog,
+    catalogText: text,
+    run,
+    write: !!opts.write,
+    snapshots: collected.snapshots,
+    lock,
+    outDir: opts.outDir,
+    outputs,
+    nextRunDays: opts.nextRunDays,
+    now,
   });
   return { ...result, ...applied };
 }
 
 /** A run across vantages, the collecting half: the workers probe; their observations come back per row. */
-async function collectAcross(opts: RefreshOptions, catalog: Catalog, store: Store, asked: { id: string; startedAt: string }, profile: ClientProfile) {
+async function collectAcross(
+  opts: RefreshOptions,
+  catalog: Catalog,
+  store: Store,
+  asked: { id: string; startedAt: string },
+  profile: ClientProfile,
+) {
   const v = opts.vantages!;
   const s = store as Store & Partial<VantageObservations>;
-  if (typeof s.observationsOf !== 'function' || typeof s.canariesOf !== 'function') throw new CatalogError('a run across vantages needs a store workers record to (PostgreSQL: --store or ONETAP_STORE_URL)');
+  if (typeof s.observationsOf !== 'function' || typeof s.canariesOf !== 'function')
+    throw new CatalogError(
+      'a run across vantages needs a store workers record to (PostgreSQL: --store or ONETAP_STORE_URL)',
+    );
   const timeoutMs = opts.timeoutMs ?? catalog.policy.timeoutMs;
-  const gathered = await gatherAcross(catalog.servers, catalog.policy.canaries ?? [], s as Store & VantageObservations, asked, { profile, timeoutMs, matrix: !!opts.matrix, allowHttp: !!opts.allowHttp, perHost: opts.perHost ?? PROBE_MANY_DEFAULTS.perHost }, {
-    vantages: v.names, queueUrl: v.queueUrl, deadlineMs: v.deadlineMs ?? defaultDeadlineMs(profile, timeoutMs), pollMs: v.pollMs,
-    onWaiting: v.onWaiting, onPollFailed: v.onPollFailed, onWaited: v.onWaited, clock: v.clock,
-    signed: catalog.policy.signedVantages === true, env: opts.env, keyEnv: catalog.policy.keyEnv,
-  });
+  const gathered = await gatherAcross(
+    catalog.servers,
+    catalog.policy.canaries ?? [],
+    s as Store & VantageObservations,
+    asked,
+    {
+      profile,
+      timeoutMs,
+      matrix: !!opts.matrix,
+      allowHttp: !!opts.allowHttp,
+      perHost: opts.perHost ?? PROBE_MANY_DEFAULTS.perHost,
+    },
+    {
+      vantages: v.names,
+      queueUrl: v.queueUrl,
+      deadlineMs: v.deadlineMs ?? defaultDeadlineMs(profile, timeoutMs),
+      pollMs: v.pollMs,
+      onWaiting: v.onWaiting,
+      onPollFailed: v.onPollFailed,
+      onWaited: v.onWaited,
+      clock: v.clock,
+      signed: catalog.policy.signedVantages === true,
+      env: opts.env,
+      keyEnv: catalog.policy.keyEnv,
+    },
+  );
   const run = gathered.run;
   return {
-    run, observations: catalog.servers.map((srv) => gathered.byUrl.get(srv.url) ?? []), snapshots: gathered.snapshots,
+    run,
+    observations: catalog.servers.map((srv) => gathered.byUrl.get(srv.url) ?? []),
+    snapshots: gathered.snapshots,
     unanswered: catalog.servers.map((srv) => gathered.unanswered.get(srv.url)),
     // Each vantage's canaries decide for it (the rules in `decide`); none for the run as a whole.
-    canaries: { configured: 0, reachable: 0 }, vantages: { asked: v.names, quorum: v.quorum, canaries: gathered.canaries, run },
+    canaries: { configured: 0, reachable: 0 },
+    vantages: { asked: v.names, quorum: v.quorum, canaries: gathered.canaries, run },
     warnings: gathered.warnings,
   };
 }

@@ -8,27 +8,46 @@ import { hostOf, normalizeUrl } from '../catalog/url.js';
 export const HOST_ALIASED: readonly string[] = ['mcp.jina.ai'];
 
 /** True when `saved` is the same popular endpoint as `popular`: same normalised URL, or same aliased host. */
-export function matchesPopularUrl(saved: string, popular: string, aliasedHosts: readonly string[] = HOST_ALIASED): boolean {
+export function matchesPopularUrl(
+  saved: string,
+  popular: string,
+  aliasedHosts: readonly string[] = HOST_ALIASED,
+): boolean {
   if (normalizeUrl(saved) === normalizeUrl(popular)) return true;
   const host = hostOf(saved);
   return host !== null && host === hostOf(popular) && aliasedHosts.includes(host);
 }
 
 /** Adds the default headers the user has not set (names compared case-insensitively); same object when nothing is added. */
-export function mergeMissingHeaders(existing: Readonly<Record<string, string>>, defaults: Readonly<Record<string, string>>): Record<string, string> {
+export function mergeMissingHeaders(
+  existing: Readonly<Record<string, string>>,
+  defaults: Readonly<Record<string, string>>,
+): Record<string, string> {
   const have = new Set(Object.keys(existing).map((k) => k.toLowerCase()));
   const missing = Object.entries(defaults).filter(([k]) => !have.has(k.toLowerCase()));
   return missing.length === 0 ? (existing as Record<string, string>) : { ...existing, ...Object.fromEntries(missing) };
 }
 
-export interface SavedServer { url: string; headers: Record<string, string> }
-export interface PopularDefaults { url: string; headers?: Record<string, string> }
+export interface SavedServer {
+  url: string;
+  headers: Record<string, string>;
+}
+export interface PopularDefaults {
+  url: string;
+  headers?: Record<string, string>;
+}
 
 /** Applies popular entries' default headers to saved servers; returns the same array when nothing changes. */
-export function applyPopularDefaultHeaders<T extends SavedServer>(servers: T[], popular: readonly PopularDefaults[], aliasedHosts: readonly string[] = HOST_ALIASED): T[] {
+export function applyPopularDefaultHeaders<T extends SavedServer>(
+  servers: T[],
+  popular: readonly PopularDefaults[],
+  aliasedHosts: readonly string[] = HOST_ALIASED,
+): T[] {
   let changed = false;
   const updated = servers.map((server) => {
-    const defaults = popular.find((p) => p.headers && Object.keys(p.headers).length > 0 && matchesPopularUrl(server.url, p.url, aliasedHosts))?.headers;
+    const defaults = popular.find(
+      (p) => p.headers && Object.keys(p.headers).length > 0 && matchesPopularUrl(server.url, p.url, aliasedHosts),
+    )?.headers;
     if (!defaults) return server;
     const merged = mergeMissingHeaders(server.headers, defaults);
     if (merged === server.headers) return server;

@@ -15,7 +15,9 @@ export type { Finding, ToolSnapshot, ScreenRuleDoc } from './types.js';
  * The rules as documented (README table): id, title, why, example. The screening rules, then the findings the
  * prober adds itself (PROBE_RULES: it sees the whole list, screening one tool at a time does not).
  */
-export const SCREEN_RULES: ReadonlyArray<ScreenRuleDoc> = [...RULES, ...PROBE_RULES].map(({ id, title, why, example }) => ({ id, title, why, example }));
+export const SCREEN_RULES: ReadonlyArray<ScreenRuleDoc> = [...RULES, ...PROBE_RULES].map(
+  ({ id, title, why, example }) => ({ id, title, why, example }),
+);
 
 const EXCERPT_MAX = 120;
 
@@ -47,7 +49,10 @@ export function screenTools(tools: readonly ToolSnapshot[]): Finding[] {
     // Within one field, the table's order; fields keep the order they were met in.
     const fieldOrder = new Map<string, number>();
     for (const f of perTool) if (!fieldOrder.has(f.field)) fieldOrder.set(f.field, fieldOrder.size);
-    perTool.sort((a, b) => fieldOrder.get(a.field)! - fieldOrder.get(b.field)! || RULE_ORDER.get(a.rule)! - RULE_ORDER.get(b.rule)!);
+    perTool.sort(
+      (a, b) =>
+        fieldOrder.get(a.field)! - fieldOrder.get(b.field)! || RULE_ORDER.get(a.rule)! - RULE_ORDER.get(b.rule)!,
+    );
     findings.push(...perTool);
     perTool = [];
     seen = null;
@@ -73,7 +78,8 @@ function pathText(path: FieldPath): string {
   let at: FieldPath = path;
   for (; typeof at !== 'string'; at = at.parent) steps.push(at.step);
   let text = at;
-  for (let i = steps.length - 1; i >= 0; i--) text += typeof steps[i] === 'number' ? `[${steps[i]}]` : segment(steps[i] as string);
+  for (let i = steps.length - 1; i >= 0; i--)
+    text += typeof steps[i] === 'number' ? `[${steps[i]}]` : segment(steps[i] as string);
   return text;
 }
 
@@ -102,7 +108,9 @@ type Mode = 'schema' | 'names' | 'value';
  * a list before screening; here it only bounds the work), so every list the prober accepts is screened whole.
  */
 function walk(root: unknown, rootPath: string, visit: Visit, inSchema: boolean): void {
-  const stack: Array<{ value: unknown; path: FieldPath; mode: Mode; depth: number }> = [{ value: root, path: rootPath, mode: 'schema', depth: 2 }];
+  const stack: Array<{ value: unknown; path: FieldPath; mode: Mode; depth: number }> = [
+    { value: root, path: rootPath, mode: 'schema', depth: 2 },
+  ];
   const visited = new Set<object>();
   while (stack.length) {
     const { value, path, mode, depth } = stack.pop()!;
@@ -115,22 +123,37 @@ function walk(root: unknown, rootPath: string, visit: Visit, inSchema: boolean):
     const first = stack.length;
     if (Array.isArray(value)) {
       const childMode = mode === 'names' ? 'schema' : mode;
-      for (let i = 0; i < value.length; i++) stack.push({ value: value[i], path: { parent: path, step: i }, mode: childMode, depth: depth + 1 });
+      for (let i = 0; i < value.length; i++)
+        stack.push({ value: value[i], path: { parent: path, step: i }, mode: childMode, depth: depth + 1 });
     } else {
       for (const k in value) {
         if (!Object.hasOwn(value, k)) continue;
         const childPath = { parent: path, step: k };
         visit(k, childPath, 'key', inSchema);
-        const childMode: Mode = mode === 'value' ? 'value'
-          : mode === 'names' ? 'schema'
-          : NAME_MAPS.has(k) ? 'names'
-          : VALUE_KEYWORDS.has(k) ? 'value'
-          : 'schema';
-        stack.push({ value: (value as Record<string, unknown>)[k], path: childPath, mode: childMode, depth: depth + 1 });
+        const childMode: Mode =
+          mode === 'value'
+            ? 'value'
+            : mode === 'names'
+              ? 'schema'
+              : NAME_MAPS.has(k)
+                ? 'names'
+                : VALUE_KEYWORDS.has(k)
+                  ? 'value'
+                  : 'schema';
+        stack.push({
+          value: (value as Record<string, unknown>)[k],
+          path: childPath,
+          mode: childMode,
+          depth: depth + 1,
+        });
       }
     }
     // Children were pushed in order; reversed, the first is popped first (document order).
-    for (let i = first, j = stack.length - 1; i < j; i++, j--) { const x = stack[i]!; stack[i] = stack[j]!; stack[j] = x; }
+    for (let i = first, j = stack.length - 1; i < j; i++, j--) {
+      const x = stack[i]!;
+      stack[i] = stack[j]!;
+      stack[j] = x;
+    }
   }
 }
 
@@ -150,11 +173,19 @@ const PROSE_EXPECTED = /prompt|instruction|template/i;
  * lead surrogate: U+110BD, U+1343x, U+1BCAx, U+1D17x, U+E00xx tags and selectors). Must stay a superset of
  * both; most text has none, and then both are skipped.
  */
-const ODD_CHARACTER = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u034f\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u115f\u1160\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb\ud804\ud80d\ud82f\ud834\udb40]/;
+const ODD_CHARACTER =
+  /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u034f\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u115f\u1160\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb\ud804\ud80d\ud82f\ud834\udb40]/;
 
 type Report = (path: FieldPath, rule: string, excerpt: string) => void;
 
-function screenText(raw: string, field: FieldPath, kind: FieldKind, inSchema: boolean, toolName: string, report: Report): void {
+function screenText(
+  raw: string,
+  field: FieldPath,
+  kind: FieldKind,
+  inSchema: boolean,
+  toolName: string,
+  report: Report,
+): void {
   // Printable ASCII (most text) can hold no odd character; otherwise one scan decides whether a character rule
   // can fire (almost never, on honest text).
   const plain = !NOT_PLAIN_ASCII.test(raw);
@@ -167,7 +198,13 @@ function screenText(raw: string, field: FieldPath, kind: FieldKind, inSchema: bo
   }
   if (kind === 'key') return;
   const normalized = plain ? spacesJoined(raw) : normalize(raw, odd);
-  for (const { rule, at, sentence } of textHits(normalized, kind === 'value' && !PROSE_EXPECTED.test(pathText(field)), inSchema, toolName, plain)) {
+  for (const { rule, at, sentence } of textHits(
+    normalized,
+    kind === 'value' && !PROSE_EXPECTED.test(pathText(field)),
+    inSchema,
+    toolName,
+    plain,
+  )) {
     report(field, rule.id, excerptAround(sentence, at, 0));
   }
   const blob = encodedInstructions(normalized, toolName);
@@ -177,8 +214,15 @@ function screenText(raw: string, field: FieldPath, kind: FieldKind, inSchema: bo
 const NO_HITS: ReadonlyArray<{ rule: TextRule; at: number; sentence: string }> = [];
 
 /** Each text rule that fires on the text, once, with the sentence and the place where it fired. */
-function textHits(normalized: string, isValue: boolean, inSchema: boolean, toolName: string, ascii = !NON_ASCII.test(normalized)): ReadonlyArray<{ rule: TextRule; at: number; sentence: string }> {
-  if (!isValue && ascii && !KEY_SCANS_ANY_CASE[0]!.test(normalized) && !KEY_SCANS_ANY_CASE[1]!.test(normalized)) return NO_HITS; // most strings: no lowercase copy, no word set
+function textHits(
+  normalized: string,
+  isValue: boolean,
+  inSchema: boolean,
+  toolName: string,
+  ascii = !NON_ASCII.test(normalized),
+): ReadonlyArray<{ rule: TextRule; at: number; sentence: string }> {
+  if (!isValue && ascii && !KEY_SCANS_ANY_CASE[0]!.test(normalized) && !KEY_SCANS_ANY_CASE[1]!.test(normalized))
+    return NO_HITS; // most strings: no lowercase copy, no word set
   const hits: Array<{ rule: TextRule; at: number; sentence: string }> = [];
   const lower = normalized.toLowerCase();
   // Lowercasing keeps offsets for nearly all text; when it does not, quote the lowercased sentence.
@@ -233,7 +277,10 @@ function openClauses(words: Set<string>): (clause: Clause) => boolean {
       if (groupStamp[g] === now) continue;
       groupStamp[g] = now;
       const c = GROUP_CLAUSE[g]!;
-      if (clauseStamp[c] !== now) { clauseStamp[c] = now; groupsOpen[c] = 0; }
+      if (clauseStamp[c] !== now) {
+        clauseStamp[c] = now;
+        groupsOpen[c] = 0;
+      }
       groupsOpen[c]!++;
     }
   }
@@ -248,7 +295,14 @@ function openClauses(words: Set<string>): (clause: Clause) => boolean {
  * text in one call (per-call overhead dominated when patterns ran per sentence); a candidate's paragraph is then
  * split into sentences and checked one by one, so a match can never span two sentences.
  */
-function firstHit(clause: Clause, rule: TextRule, lower: string, quoted: string, paragraphs: Map<number, Paragraph>, toolName: string): { at: number; sentence: string } | undefined {
+function firstHit(
+  clause: Clause,
+  rule: TextRule,
+  lower: string,
+  quoted: string,
+  paragraphs: Map<number, Paragraph>,
+  toolName: string,
+): { at: number; sentence: string } | undefined {
   const scan = wholeTextVersion(clause.all[0]!);
   scan.lastIndex = 0;
   for (let m = scan.exec(lower); m; m = scan.exec(lower)) {
@@ -260,7 +314,13 @@ function firstHit(clause: Clause, rule: TextRule, lower: string, quoted: string,
       const at = matchClause(clause, sentences[i]!, rule, toolName);
       if (at === undefined) continue;
       const originals = sentencesOf(quoted.slice(start, end));
-      return { at, sentence: originals.length === sentences.length && originals[i]!.length === sentences[i]!.length ? originals[i]! : sentences[i]! };
+      return {
+        at,
+        sentence:
+          originals.length === sentences.length && originals[i]!.length === sentences[i]!.length
+            ? originals[i]!
+            : sentences[i]!,
+      };
     }
     if (end >= lower.length) return undefined;
     scan.lastIndex = end; // that paragraph is settled; a bogus match may have run past its end
@@ -268,17 +328,25 @@ function firstHit(clause: Clause, rule: TextRule, lower: string, quoted: string,
   return undefined;
 }
 
-interface Paragraph { sentences: string[] }
+interface Paragraph {
+  sentences: string[];
+}
 
 /** The paragraph (between blank lines) that holds `index`: [start, end). */
 function paragraphAround(text: string, index: number): [number, number] {
   let start = 0;
   for (let nl = text.lastIndexOf('\n', index - 1); nl > 0; nl = text.lastIndexOf('\n', nl - 1)) {
-    if (text[nl - 1] === '\n' || (text[nl - 1] === ' ' && text[nl - 2] === '\n')) { start = nl + 1; break; }
+    if (text[nl - 1] === '\n' || (text[nl - 1] === ' ' && text[nl - 2] === '\n')) {
+      start = nl + 1;
+      break;
+    }
   }
   let end = text.length;
   for (let nl = text.indexOf('\n', index); nl >= 0; nl = text.indexOf('\n', nl + 1)) {
-    if (text[nl + 1] === '\n' || (text[nl + 1] === ' ' && text[nl + 2] === '\n')) { end = nl; break; }
+    if (text[nl + 1] === '\n' || (text[nl + 1] === ' ' && text[nl + 2] === '\n')) {
+      end = nl;
+      break;
+    }
   }
   return [start, end];
 }
@@ -308,7 +376,10 @@ const GATE_PREFIXES = new Map(GATE_WORDS.map((w) => [w, GATE_WORDS.filter((v) =>
  * per word; optional tails are greedy, so the longest word at a position matches.
  */
 function trieSource(words: readonly string[]): string {
-  interface Node { end: boolean; next: Map<string, Node> }
+  interface Node {
+    end: boolean;
+    next: Map<string, Node>;
+  }
   const root: Node = { end: false, next: new Map() };
   for (const w of words) {
     let node = root;
@@ -321,7 +392,9 @@ function trieSource(words: readonly string[]): string {
   }
   const escape = (ch: string) => ch.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
   const build = (node: Node): string => {
-    const branches = [...node.next].sort(([a], [b]) => (a < b ? -1 : 1)).map(([ch, child]) => escape(ch) + build(child));
+    const branches = [...node.next]
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([ch, child]) => escape(ch) + build(child));
     if (branches.length === 0) return '';
     const alternation = branches.length === 1 ? branches[0]! : `(?:${branches.join('|')})`;
     return node.end ? `(?:${alternation})?` : alternation;
@@ -337,7 +410,10 @@ function trieSource(words: readonly string[]): string {
 const KEY_WORDS = [...new Set(CLAUSES.flatMap((c) => c.needs[0] ?? []))];
 const KEY_AT_WORD_START = KEY_WORDS.filter((w) => AT_WORD_START.includes(w));
 const KEY_ANYWHERE = KEY_WORDS.filter((w) => !AT_WORD_START.includes(w));
-const KEY_SCANS_ANY_CASE = [new RegExp(`\\b(?:${trieSource(KEY_AT_WORD_START)})`, 'i'), new RegExp(`(?:${trieSource(KEY_ANYWHERE)})`, 'i')];
+const KEY_SCANS_ANY_CASE = [
+  new RegExp(`\\b(?:${trieSource(KEY_AT_WORD_START)})`, 'i'),
+  new RegExp(`(?:${trieSource(KEY_ANYWHERE)})`, 'i'),
+];
 const NON_ASCII = /[^\x00-\x7f]/;
 
 /** The gate words present. */
@@ -400,12 +476,69 @@ function normalize(raw: string, odd = ODD_CHARACTER.test(raw)): string {
  * Greek and Cyrillic letters that look like Latin ones (UTS #39 confusables, the common ones), each one code unit
  * for one, so offsets do not move.
  */
-const LOOKALIKE = new Map<string, string>(Object.entries({
-  а: 'a', е: 'e', о: 'o', р: 'p', с: 'c', у: 'y', х: 'x', і: 'i', ј: 'j', ѕ: 's', һ: 'h', ԁ: 'd', ԛ: 'q', ԝ: 'w', ӏ: 'l', к: 'k', ү: 'y',
-  А: 'A', В: 'B', Е: 'E', К: 'K', М: 'M', Н: 'H', О: 'O', Р: 'P', С: 'C', Т: 'T', Х: 'X', У: 'Y', І: 'I', Ј: 'J', Ѕ: 'S', Ԛ: 'Q', Ԝ: 'W', Ү: 'Y', Ӏ: 'l',
-  α: 'a', ο: 'o', ρ: 'p', ν: 'v', ι: 'i', κ: 'k', υ: 'u', χ: 'x', ε: 'e',
-  Α: 'A', Β: 'B', Ε: 'E', Ζ: 'Z', Η: 'H', Ι: 'I', Κ: 'K', Μ: 'M', Ν: 'N', Ο: 'O', Ρ: 'P', Τ: 'T', Υ: 'Y', Χ: 'X',
-}));
+const LOOKALIKE = new Map<string, string>(
+  Object.entries({
+    а: 'a',
+    е: 'e',
+    о: 'o',
+    р: 'p',
+    с: 'c',
+    у: 'y',
+    х: 'x',
+    і: 'i',
+    ј: 'j',
+    ѕ: 's',
+    һ: 'h',
+    ԁ: 'd',
+    ԛ: 'q',
+    ԝ: 'w',
+    ӏ: 'l',
+    к: 'k',
+    ү: 'y',
+    А: 'A',
+    В: 'B',
+    Е: 'E',
+    К: 'K',
+    М: 'M',
+    Н: 'H',
+    О: 'O',
+    Р: 'P',
+    С: 'C',
+    Т: 'T',
+    Х: 'X',
+    У: 'Y',
+    І: 'I',
+    Ј: 'J',
+    Ѕ: 'S',
+    Ԛ: 'Q',
+    Ԝ: 'W',
+    Ү: 'Y',
+    Ӏ: 'l',
+    α: 'a',
+    ο: 'o',
+    ρ: 'p',
+    ν: 'v',
+    ι: 'i',
+    κ: 'k',
+    υ: 'u',
+    χ: 'x',
+    ε: 'e',
+    Α: 'A',
+    Β: 'B',
+    Ε: 'E',
+    Ζ: 'Z',
+    Η: 'H',
+    Ι: 'I',
+    Κ: 'K',
+    Μ: 'M',
+    Ν: 'N',
+    Ο: 'O',
+    Ρ: 'P',
+    Τ: 'T',
+    Υ: 'Y',
+    Χ: 'X',
+  }),
+);
 const GREEK_OR_CYRILLIC = /[\u0370-\u03ff\u0400-\u052f]/;
 const LOOKALIKE_CLASS = `[${[...LOOKALIKE.keys()].join('')}]`;
 const LOOKALIKE_CHAR = new RegExp(LOOKALIKE_CLASS, 'g');
@@ -424,10 +557,15 @@ function foldLookalikes(text: string): string {
   let mixed = false;
   for (const m of text.matchAll(LETTER_RUN)) {
     const w = m[0];
-    if (LATIN_LETTER.test(w) && GREEK_OR_CYRILLIC.test(w) && FOLDABLE_WORD.test(w)) { mixed = true; break; }
+    if (LATIN_LETTER.test(w) && GREEK_OR_CYRILLIC.test(w) && FOLDABLE_WORD.test(w)) {
+      mixed = true;
+      break;
+    }
   }
   if (!mixed) return text;
-  return text.replace(LETTER_RUN, (w) => (GREEK_OR_CYRILLIC.test(w) && FOLDABLE_WORD.test(w) ? w.replace(LOOKALIKE_CHAR, (ch) => LOOKALIKE.get(ch)!) : w));
+  return text.replace(LETTER_RUN, (w) =>
+    GREEK_OR_CYRILLIC.test(w) && FOLDABLE_WORD.test(w) ? w.replace(LOOKALIKE_CHAR, (ch) => LOOKALIKE.get(ch)!) : w,
+  );
 }
 
 /**
@@ -453,7 +591,8 @@ function sentencesOf(text: string): string[] {
 
 /** A whole run of 24+ base64 characters (attempts start only after a delimiter, which keeps the scan fast). */
 const BASE64_BLOB = /(?:^|[^A-Za-z0-9+/_-])([A-Za-z0-9+/_-]{24,}={0,2})/g;
-const CUE_WORDS = /\b(ignore|disregard|instructions?|must|always|never|read|send|pass|include|secret|password|ssh|system|assistant|user|tool|parameter|argument|conversation|hidden)\b/gi;
+const CUE_WORDS =
+  /\b(ignore|disregard|instructions?|must|always|never|read|send|pass|include|secret|password|ssh|system|assistant|user|tool|parameter|argument|conversation|hidden)\b/gi;
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 /** An excerpt when a blob decodes to readable orders, else undefined. */
@@ -481,7 +620,11 @@ function decodeText(blob: string): string | undefined {
   const bytes = Buffer.from(blob.replace(/=+$/, ''), 'base64');
   if (bytes.length < 12) return undefined;
   let text: string;
-  try { text = UTF8.decode(bytes); } catch { return undefined; }
+  try {
+    text = UTF8.decode(bytes);
+  } catch {
+    return undefined;
+  }
   const printable = Array.from(text).filter((c) => /[\p{L}\p{N}\p{P}\p{S}\p{Zs}\n\t]/u.test(c)).length;
   return printable / Array.from(text).length >= 0.95 && / /.test(text) ? text : undefined;
 }
@@ -512,13 +655,14 @@ const UNSAFE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\ufe00-\ufe0f\u{e0100}-\u{e01ef}\u034f\
  * separator character shown as ⟨U+XXXX⟩ (newline and tab as a space), clipped to `max` characters.
  */
 function excerptText(text: string, max: number): string {
-  const decodedTags = text.replace(TAG_RUN, (run) => `[hidden: "${Array.from(run, (c) => String.fromCodePoint(c.codePointAt(0)! - 0xe0000)).join('')}"]`);
+  const decodedTags = text.replace(
+    TAG_RUN,
+    (run) => `[hidden: "${Array.from(run, (c) => String.fromCodePoint(c.codePointAt(0)! - 0xe0000)).join('')}"]`,
+  );
   let out = '';
   let count = 0;
   for (const ch of decodedTags) {
-    const piece = ch === '\n' || ch === '\t' ? ' '
-      : UNSAFE.test(ch) ? visibleCodePoint(ch)
-      : ch;
+    const piece = ch === '\n' || ch === '\t' ? ' ' : UNSAFE.test(ch) ? visibleCodePoint(ch) : ch;
     const size = Array.from(piece).length;
     if (count + size > max) return out + '…';
     out += piece;

@@ -21,10 +21,18 @@ function matchesIfNoneMatch(header: string | undefined, etag: string): boolean {
   return header.split(',').some((t) => strip(t) === strip(etag));
 }
 
-export interface Sent { status: number }
+export interface Sent {
+  status: number;
+}
 
 /** Sends a body with its media type, ETag and cache policy; answers 304 when the client's copy is current. */
-export function sendDocument(req: IncomingMessage, res: ServerResponse, body: string, mediaType: string, cacheControl = 'public, max-age=3600'): void {
+export function sendDocument(
+  req: IncomingMessage,
+  res: ServerResponse,
+  body: string,
+  mediaType: string,
+  cacheControl = 'public, max-age=3600',
+): void {
   const etag = etagOf(body);
   const headers = { ...CORS_HEADERS, 'cache-control': cacheControl, etag, vary: 'Accept' };
   if (matchesIfNoneMatch(req.headers['if-none-match'], etag)) {
@@ -35,10 +43,21 @@ export function sendDocument(req: IncomingMessage, res: ServerResponse, body: st
   res.end(req.method === 'HEAD' ? undefined : body);
 }
 
-export function sendJson(req: IncomingMessage, res: ServerResponse, value: unknown, status = 200, cacheControl = 'no-cache'): void {
+export function sendJson(
+  req: IncomingMessage,
+  res: ServerResponse,
+  value: unknown,
+  status = 200,
+  cacheControl = 'no-cache',
+): void {
   if (status !== 200) {
     const body = JSON.stringify(value) + '\n';
-    res.writeHead(status, { ...CORS_HEADERS, 'content-type': 'application/json', 'cache-control': 'no-store', 'content-length': Buffer.byteLength(body) });
+    res.writeHead(status, {
+      ...CORS_HEADERS,
+      'content-type': 'application/json',
+      'cache-control': 'no-store',
+      'content-length': Buffer.byteLength(body),
+    });
     res.end(req.method === 'HEAD' ? undefined : body);
     return;
   }

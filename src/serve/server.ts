@@ -11,7 +11,13 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import { loadCatalog, type Catalog } from '../catalog/model.js';
 import { formatProblems, type LintOptions, type LintProblem } from '../catalog/lint.js';
-import { leakProblems, publication, publishProblems, publishedDocuments, UnpublishableCatalog } from '../publish/publish.js';
+import {
+  leakProblems,
+  publication,
+  publishProblems,
+  publishedDocuments,
+  UnpublishableCatalog,
+} from '../publish/publish.js';
 import { CORS_HEADERS, sendDocument, sendJson } from './http.js';
 import { inert } from '../text/escape.js';
 
@@ -22,7 +28,9 @@ export interface ServeOptions {
   /** Base for absolute URLs in the catalogs (default: this server's own origin). */
   baseUrl?: string;
   /** Extra routes (the status page adds its own). Return true when handled. */
-  routes?: Array<(req: IncomingMessage, res: ServerResponse, url: URL, ctx: ServeContext) => Promise<boolean> | boolean>;
+  routes?: Array<
+    (req: IncomingMessage, res: ServerResponse, url: URL, ctx: ServeContext) => Promise<boolean> | boolean
+  >;
   /**
    * Lint each version of the catalog before serving it (the CLI always does). A version that fails is not
    * served: the last good version stays, and the findings go to the log. Without it, only the leak rules
@@ -47,12 +55,21 @@ export interface ServeContext {
   problems: () => Promise<LintProblem[]>;
 }
 
-export interface RunningServer { url: string; server: Server; close: () => Promise<void> }
+export interface RunningServer {
+  url: string;
+  server: Server;
+  close: () => Promise<void>;
+}
 
 /** Thrown by a route when a dependency (the history store) is unusable: a generic 503 for the client. */
 export class ServiceUnavailable extends Error {}
 
-export const SERVE_LIMITS = { maxConnections: 256, headersTimeoutMs: 10_000, keepAliveTimeoutMs: 5_000, idleTimeoutMs: 30_000 } as const;
+export const SERVE_LIMITS = {
+  maxConnections: 256,
+  headersTimeoutMs: 10_000,
+  keepAliveTimeoutMs: 5_000,
+  idleTimeoutMs: 30_000,
+} as const;
 
 /**
  * The operator's log: one call, one line. Whatever a line carries (a request target, a catalog's text, a history
@@ -67,7 +84,9 @@ function requestUrl(target: string | undefined): URL | null {
     const url = new URL(`http://localhost${target}`);
     decodeURIComponent(url.pathname);
     return url;
-  } catch { return null; }
+  } catch {
+    return null;
+  }
 }
 
 export async function startServer(opts: ServeOptions): Promise<RunningServer> {
@@ -79,7 +98,12 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     idleTimeoutMs: opts.idleTimeoutMs ?? SERVE_LIMITS.idleTimeoutMs,
   };
   let origin = '';
-  type Built = { version: string; catalog: Catalog; docs: ReturnType<typeof publishedDocuments> | null; problems: LintProblem[] };
+  type Built = {
+    version: string;
+    catalog: Catalog;
+    docs: ReturnType<typeof publishedDocuments> | null;
+    problems: LintProblem[];
+  };
   let built: Built | null = null;
   /** The last publishable documents: a newer catalog that fails lint keeps them served, its findings on the page. */
   let lastGoodDocs: Built['docs'] = null;
@@ -109,7 +133,9 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       if (leaks.length) throw new UnpublishableCatalog(leaks);
       const problems = opts.lint ? publishProblems(catalog, opts.lint) : [];
       if (problems.length) {
-        log(`onetap serve: ${opts.catalogPath} fails lint, its published documents are withheld${lastGoodDocs ? ' (the last good ones stay)' : ''}: ${new UnpublishableCatalog(problems).message}`);
+        log(
+          `onetap serve: ${opts.catalogPath} fails lint, its published documents are withheld${lastGoodDocs ? ' (the last good ones stay)' : ''}: ${new UnpublishableCatalog(problems).message}`,
+        );
         for (const p of problems) log(formatProblems(opts.catalogPath, [p]));
       } else {
         lastGoodDocs = publishedDocuments(publication(catalog, { baseUrl: opts.baseUrl ?? origin }));
@@ -119,20 +145,33 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       return built;
     } catch (err) {
       unreadable = version;
-      log(`onetap serve: this version of ${opts.catalogPath} is not served${built ? ' (the last good one stays)' : ''}: ${(err as Error).message}`);
+      log(
+        `onetap serve: this version of ${opts.catalogPath} is not served${built ? ' (the last good one stays)' : ''}: ${(err as Error).message}`,
+      );
       if (err instanceof UnpublishableCatalog) for (const p of err.problems) log(formatProblems(opts.catalogPath, [p]));
       if (built) return built;
       throw new ServiceUnavailable('no readable catalog');
     }
   };
-  const ctx: ServeContext = { catalog: async () => (await current()).catalog, problems: async () => (await current()).problems };
+  const ctx: ServeContext = {
+    catalog: async () => (await current()).catalog,
+    problems: async () => (await current()).problems,
+  };
 
   const running = await hardenedServer({ ...limits, host: opts.host, port: opts.port, log }, async (req, res, url) => {
     const now = await current();
     const doc = now.docs?.get(url.pathname);
     if (doc) return sendDocument(req, res, doc.body, doc.mediaType);
     if (!now.docs && url.pathname.startsWith('/.well-known/')) {
-      return sendJson(req, res, { error: 'the catalog fails lint: its published documents are withheld', problems: now.problems.map((p) => `${p.where}: ${p.message}`) }, 503);
+      return sendJson(
+        req,
+        res,
+        {
+          error: 'the catalog fails lint: its published documents are withheld',
+          problems: now.problems.map((p) => `${p.where}: ${p.message}`),
+        },
+        503,
+      );
     }
     for (const route of opts.routes ?? []) if (await route(req, res, url, ctx)) return;
     sendJson(req, res, { error: 'not found', path: url.pathname }, 404);
@@ -141,7 +180,9 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   return running;
 }
 
-type Limits = Required<Pick<ServeOptions, 'maxConnections' | 'headersTimeoutMs' | 'keepAliveTimeoutMs' | 'idleTimeoutMs'>>;
+type Limits = Required<
+  Pick<ServeOptions, 'maxConnections' | 'headersTimeoutMs' | 'keepAliveTimeoutMs' | 'idleTimeoutMs'>
+>;
 
 /**
  * The HTTP shell every `serve` shares: the limits above, GET and HEAD only (OPTIONS answered for CORS), a request
@@ -151,20 +192,31 @@ export async function hardenedServer(
   opts: Limits & { host?: string; port?: number; log: (line: string) => void },
   handle: (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<void>,
 ): Promise<RunningServer> {
-  const server = createServer({
-    headersTimeout: opts.headersTimeoutMs,
-    requestTimeout: opts.headersTimeoutMs + 5_000,
-    keepAliveTimeout: opts.keepAliveTimeoutMs,
-    // How often Node looks for connections past the header timeout (its default, 30 s, would let them linger).
-    connectionsCheckingInterval: Math.max(100, Math.min(1_000, opts.headersTimeoutMs / 4)),
-  }, (req, res) => {
-    respond(req, res).catch((err: Error) => {
-      const unavailable = err instanceof ServiceUnavailable;
-      opts.log(`onetap serve: ${req.method} ${(req.url ?? '').slice(0, 300)}: ${err.message}${err.cause instanceof Error ? ` (${err.cause.message})` : ''}`);
-      if (!res.headersSent) sendJson(req, res, { error: unavailable ? 'service unavailable' : 'internal error' }, unavailable ? 503 : 500);
-      else res.destroy();
-    });
-  });
+  const server = createServer(
+    {
+      headersTimeout: opts.headersTimeoutMs,
+      requestTimeout: opts.headersTimeoutMs + 5_000,
+      keepAliveTimeout: opts.keepAliveTimeoutMs,
+      // How often Node looks for connections past the header timeout (its default, 30 s, would let them linger).
+      connectionsCheckingInterval: Math.max(100, Math.min(1_000, opts.headersTimeoutMs / 4)),
+    },
+    (req, res) => {
+      respond(req, res).catch((err: Error) => {
+        const unavailable = err instanceof ServiceUnavailable;
+        opts.log(
+          `onetap serve: ${req.method} ${(req.url ?? '').slice(0, 300)}: ${err.message}${err.cause instanceof Error ? ` (${err.cause.message})` : ''}`,
+        );
+        if (!res.headersSent)
+          sendJson(
+            req,
+            res,
+            { error: unavailable ? 'service unavailable' : 'internal error' },
+            unavailable ? 503 : 500,
+          );
+        else res.destroy();
+      });
+    },
+  );
   server.setTimeout(opts.idleTimeoutMs); // no 'timeout' listener: Node destroys the socket
 
   // Connection accounting: when full, close the oldest connection that has no request in progress (a slow
@@ -184,12 +236,16 @@ export async function hardenedServer(
     const state = open.get(req.socket);
     if (!state) return;
     state.busy = true;
-    res.once('close', () => { state.busy = false; });
+    res.once('close', () => {
+      state.busy = false;
+    });
   });
 
   const respond = async (req: IncomingMessage, res: ServerResponse) => {
-    if (req.method === 'OPTIONS') return void res.writeHead(204, { ...CORS_HEADERS, 'access-control-max-age': '86400' }).end();
-    if (req.method !== 'GET' && req.method !== 'HEAD') return void res.writeHead(405, { ...CORS_HEADERS, allow: 'GET, HEAD, OPTIONS' }).end();
+    if (req.method === 'OPTIONS')
+      return void res.writeHead(204, { ...CORS_HEADERS, 'access-control-max-age': '86400' }).end();
+    if (req.method !== 'GET' && req.method !== 'HEAD')
+      return void res.writeHead(405, { ...CORS_HEADERS, allow: 'GET, HEAD, OPTIONS' }).end();
     const url = requestUrl(req.url);
     if (!url) return sendJson(req, res, { error: 'bad request: the path is not a valid URL path' }, 400);
     await handle(req, res, url);
@@ -202,6 +258,10 @@ export async function hardenedServer(
   return {
     url: `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`,
     server,
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

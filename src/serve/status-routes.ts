@@ -39,7 +39,9 @@ const DAY = 86_400_000;
 
 /** The newest moment the model has data for (a probe or a refresh), in ms, or 0. */
 function newestData(m: StatusModel): number {
-  const times = [m.lastRefresh?.finishedAt, m.lastRefresh?.startedAt, ...m.servers.map((s) => s.lastProbeAt)].map((t) => (t ? Date.parse(t) : 0));
+  const times = [m.lastRefresh?.finishedAt, m.lastRefresh?.startedAt, ...m.servers.map((s) => s.lastProbeAt)].map(
+    (t) => (t ? Date.parse(t) : 0),
+  );
   return Math.max(0, ...times.filter(Number.isFinite));
 }
 
@@ -56,10 +58,16 @@ async function steppedModel(catalog: Catalog, store: Store, wall: Date, stepMs: 
 
 /** A path segment decoded, or null when its % escapes are malformed. */
 function decodeSegment(segment: string): string | null {
-  try { return decodeURIComponent(segment); } catch { return null; }
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return null;
+  }
 }
 
-export function statusRoutes(opts: StatusOptions): Array<(req: IncomingMessage, res: ServerResponse, url: URL, ctx: ServeContext) => Promise<boolean>> {
+export function statusRoutes(
+  opts: StatusOptions,
+): Array<(req: IncomingMessage, res: ServerResponse, url: URL, ctx: ServeContext) => Promise<boolean>> {
   const now = opts.now ?? (() => new Date());
   const log = opts.log ?? ((line: string) => terminalLog(`onetap serve: ${line}`));
   let history: Store | null = opts.store ?? null;
@@ -67,7 +75,10 @@ export function statusRoutes(opts: StatusOptions): Array<(req: IncomingMessage, 
   /** The store, having said which history lines it leaves out whenever that changed (a pull may change them). */
   const store = async (): Promise<Store> => {
     try {
-      history ??= new (await import('../store/text-store.js')).TextStore(opts.catalogPath, { days: opts.retentionDays ?? DEFAULT_RETENTION_DAYS, now });
+      history ??= new (await import('../store/text-store.js')).TextStore(opts.catalogPath, {
+        days: opts.retentionDays ?? DEFAULT_RETENTION_DAYS,
+        now,
+      });
       const problems = await history.problems();
       const key = JSON.stringify(problems);
       if (key !== told) {
@@ -91,7 +102,11 @@ export function statusRoutes(opts: StatusOptions): Array<(req: IncomingMessage, 
   /** Reads of the store fail as the service being unavailable, never as a crash. */
   const reading = async <T>(read: (s: Store) => Promise<T>): Promise<T> => {
     const s = await store();
-    try { return await read(s); } catch (err) { throw new ServiceUnavailable('the history cannot be read', { cause: err }); }
+    try {
+      return await read(s);
+    } catch (err) {
+      throw new ServiceUnavailable('the history cannot be read', { cause: err });
+    }
   };
   // The model is computed once per catalog version, store stamp and clock step: a fleet's takes seconds.
   let cached: { catalog: Catalog; stamp: string; step: number; model: StatusModel } | null = null;
@@ -100,67 +115,90 @@ export function statusRoutes(opts: StatusOptions): Array<(req: IncomingMessage, 
     return reading(async (s) => {
       const [stamp, wall] = [await s.stamp(), now()];
       const step = Math.floor(wall.getTime() / stepMs);
-      if (cached?.catalog !== catalog || cached.stamp !== stamp || cached.step !== step) cached = { catalog, stamp, step, model: await steppedModel(catalog, s, wall, stepMs) };
+      if (cached?.catalog !== catalog || cached.stamp !== stamp || cached.step !== step)
+        cached = { catalog, stamp, step, model: await steppedModel(catalog, s, wall, stepMs) };
       return cached.model;
     });
   };
-  return [async (req, res, url, ctx) => {
-    const path = url.pathname;
-    if (path === '/' || path === '/index.html') {
+  return [
+    async (req, res, url, ctx) => {
+      const path = url.pathname;
+      if (path === '/' || path === '/index.html') {
+        const m = await model(ctx);
+        page(
+          req,
+          res,
+          overviewPage(m, {
+            refreshMs: opts.refreshMs,
+            historyProblems: await reading((s) => s.problems()),
+            lintProblems: await ctx.problems(),
+          }),
+        );
+        return true;
+      }
+      if (path === '/api/servers') {
+        sendJson(req, res, await model(ctx));
+        return true;
+      }
+      if (path === '/api/refreshes/latest') {
+        const latest = refreshView(await reading((s) => s.latestRun()));
+        if (latest) sendJson(req, res, latest);
+        else sendJson(req, res, { error: 'no refresh recorded yet' }, 404);
+        return true;
+      }
+      if (path === '/badge/list.svg') {
+        const m = await model(ctx);
+        sendDocument(
+          req,
+          res,
+          listBadge(m.servers.filter((x) => x.verdict === 'live').length, m.servers.length),
+          'image/svg+xml',
+          'no-cache',
+        );
+        return true;
+      }
+      const badgeMatch = /^\/badge\/([^/]+)\.svg$/.exec(path);
+      if (badgeMatch) {
+        const id = decodeSegment(badgeMatch[1]!);
+        // A removed server (or any id the list does not hold) has no badge.
+        const server = id === null ? undefined : (await model(ctx)).servers.find((s) => s.id === id);
+        if (server) sendDocument(req, res, serverBadge(server.verdict), 'image/svg+xml', 'no-cache');
+        else sendJson(req, res, { error: 'no such server', id }, 404);
+        return true;
+      }
+      const serverMatch = /^\/servers\/([^/]+)$/.exec(path);
+      const historyMatch = /^\/api\/servers\/([^/]+)\/history$/.exec(path);
+      if (!serverMatch && !historyMatch) return false;
+      const id = decodeSegment((serverMatch ?? historyMatch)![1]!);
+      if (id === null) {
+        sendJson(req, res, { error: 'bad request: malformed % escape in the path' }, 400);
+        return true;
+      }
       const m = await model(ctx);
-      page(req, res, overviewPage(m, { refreshMs: opts.refreshMs, historyProblems: await reading((s) => s.problems()), lintProblems: await ctx.problems() }));
+      const server = m.servers.find((s) => s.id === id);
+      if (!server) {
+        sendJson(req, res, { error: 'no such server', id }, 404);
+        return true;
+      }
+      if (serverMatch) {
+        const since = new Date(now().getTime() - 89 * DAY).toISOString().slice(0, 10);
+        page(
+          req,
+          res,
+          serverPage(server, await reading((s) => s.since(server.url, since)), m.generatedAt, {
+            refreshMs: opts.refreshMs,
+          }),
+        );
+        return true;
+      }
+      const days = url.searchParams.has('days') ? Number(url.searchParams.get('days')) : 90;
+      if (!Number.isInteger(days) || days < 1 || days > 365) {
+        sendJson(req, res, { error: 'days must be a whole number from 1 to 365' }, 400);
+        return true;
+      }
+      const since = new Date(now().getTime() - (days - 1) * DAY).toISOString().slice(0, 10);
+      sendJson(req, res, historyAnswer(server, await reading((s) => s.since(server.url, since)), days, now()));
       return true;
-    }
-    if (path === '/api/servers') {
-      sendJson(req, res, await model(ctx));
-      return true;
-    }
-    if (path === '/api/refreshes/latest') {
-      const latest = refreshView(await reading((s) => s.latestRun()));
-      if (latest) sendJson(req, res, latest);
-      else sendJson(req, res, { error: 'no refresh recorded yet' }, 404);
-      return true;
-    }
-    if (path === '/badge/list.svg') {
-      const m = await model(ctx);
-      sendDocument(req, res, listBadge(m.servers.filter((x) => x.verdict === 'live').length, m.servers.length), 'image/svg+xml', 'no-cache');
-      return true;
-    }
-    const badgeMatch = /^\/badge\/([^/]+)\.svg$/.exec(path);
-    if (badgeMatch) {
-      const id = decodeSegment(badgeMatch[1]!);
-      // A removed server (or any id the list does not hold) has no badge.
-      const server = id === null ? undefined : (await model(ctx)).servers.find((s) => s.id === id);
-      if (server) sendDocument(req, res, serverBadge(server.verdict), 'image/svg+xml', 'no-cache');
-      else sendJson(req, res, { error: 'no such server', id }, 404);
-      return true;
-    }
-    const serverMatch = /^\/servers\/([^/]+)$/.exec(path);
-    const historyMatch = /^\/api\/servers\/([^/]+)\/history$/.exec(path);
-    if (!serverMatch && !historyMatch) return false;
-    const id = decodeSegment((serverMatch ?? historyMatch)![1]!);
-    if (id === null) {
-      sendJson(req, res, { error: 'bad request: malformed % escape in the path' }, 400);
-      return true;
-    }
-    const m = await model(ctx);
-    const server = m.servers.find((s) => s.id === id);
-    if (!server) {
-      sendJson(req, res, { error: 'no such server', id }, 404);
-      return true;
-    }
-    if (serverMatch) {
-      const since = new Date(now().getTime() - 89 * DAY).toISOString().slice(0, 10);
-      page(req, res, serverPage(server, await reading((s) => s.since(server.url, since)), m.generatedAt, { refreshMs: opts.refreshMs }));
-      return true;
-    }
-    const days = url.searchParams.has('days') ? Number(url.searchParams.get('days')) : 90;
-    if (!Number.isInteger(days) || days < 1 || days > 365) {
-      sendJson(req, res, { error: 'days must be a whole number from 1 to 365' }, 400);
-      return true;
-    }
-    const since = new Date(now().getTime() - (days - 1) * DAY).toISOString().slice(0, 10);
-    sendJson(req, res, historyAnswer(server, await reading((s) => s.since(server.url, since)), days, now()));
-    return true;
-  }];
+    },
+  ];
 }

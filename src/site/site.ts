@@ -26,7 +26,10 @@ export interface SiteOptions extends PublishOptions {
 }
 
 /** One file of the site: its path relative to the site root (forward slashes) and its content. */
-export interface SiteFile { path: string; content: string }
+export interface SiteFile {
+  path: string;
+  content: string;
+}
 
 const json = (v: unknown) => JSON.stringify(v, null, 2) + '\n';
 
@@ -36,7 +39,9 @@ export async function siteFiles(catalog: Catalog, store: Store | null, opts: Sit
   const files: SiteFile[] = [];
   // Discovery documents, byte for byte what `serve` answers (absolute URLs only with a base URL); withheld, as serve
   // withholds them, from a catalog that fails lint (the overview names the findings).
-  if (!opts.lintProblems?.length) for (const [path, doc] of publishedDocuments(publication(catalog, opts))) files.push({ path: path.replace(/^\//, ''), content: doc.body });
+  if (!opts.lintProblems?.length)
+    for (const [path, doc] of publishedDocuments(publication(catalog, opts)))
+      files.push({ path: path.replace(/^\//, ''), content: doc.body });
   const model = await buildStatus(catalog, store, now);
   files.push({ path: 'api/servers.json', content: json(model) });
   const latest = refreshView((await store?.latestRun()) ?? null);
@@ -45,21 +50,35 @@ export async function siteFiles(catalog: Catalog, store: Store | null, opts: Sit
   const since = (days: number) => new Date(now.getTime() - (days - 1) * DAY).toISOString().slice(0, 10);
   for (const server of model.servers) {
     const observations90 = (await store?.since(server.url, since(90))) ?? [];
-    files.push({ path: `servers/${server.id}.html`, content: serverPage(server, observations90, model.generatedAt, { static: true }) });
+    files.push({
+      path: `servers/${server.id}.html`,
+      content: serverPage(server, observations90, model.generatedAt, { static: true }),
+    });
     for (const days of HISTORY_WINDOWS) {
-      const observations = days === 90 ? observations90 : (await store?.since(server.url, since(days))) ?? [];
+      const observations = days === 90 ? observations90 : ((await store?.since(server.url, since(days))) ?? []);
       files.push({
         path: `api/servers/${server.id}/history-${days}.json`,
         content: json(historyAnswer(server, observations, days, now)),
       });
     }
   }
-  for (const server of model.servers) files.push({ path: `badge/${server.id}.svg`, content: serverBadge(server.verdict) });
-  files.push({ path: 'badge/list.svg', content: listBadge(model.servers.filter((s) => s.verdict === 'live').length, model.servers.length) });
+  for (const server of model.servers)
+    files.push({ path: `badge/${server.id}.svg`, content: serverBadge(server.verdict) });
+  files.push({
+    path: 'badge/list.svg',
+    content: listBadge(model.servers.filter((s) => s.verdict === 'live').length, model.servers.length),
+  });
   // GitHub Pages deployed from a branch runs Jekyll, which drops dot-folders (.well-known) without this.
   files.push({ path: '.nojekyll', content: '' });
   // Last: it links to everything above, so a reader never follows a link to a file not yet written.
-  files.push({ path: 'index.html', content: overviewPage(model, { static: true, historyProblems: (await store?.problems()) ?? undefined, lintProblems: opts.lintProblems }) });
+  files.push({
+    path: 'index.html',
+    content: overviewPage(model, {
+      static: true,
+      historyProblems: (await store?.problems()) ?? undefined,
+      lintProblems: opts.lintProblems,
+    }),
+  });
   return files;
 }
 

@@ -18,7 +18,10 @@ export function contextCost(rows: ReadonlyArray<{ name: string; tokens?: number 
     total: counted.reduce((sum, r) => sum + r.tokens, 0),
     counted: counted.length,
     uncounted: rows.length - counted.length,
-    largest: [...counted].sort((a, b) => b.tokens - a.tokens).slice(0, top).map((r) => ({ name: r.name, tokens: r.tokens })),
+    largest: [...counted]
+      .sort((a, b) => b.tokens - a.tokens)
+      .slice(0, top)
+      .map((r) => ({ name: r.name, tokens: r.tokens })),
   };
 }
 
@@ -34,5 +37,5 @@ export function costChange(c: { lastRun: number | null; previousRun: number | nu
 /** "12,345 tokens for 10 servers' tools (largest: A 3,002, B 1,200, C 900); 2 not counted" (null when nothing was counted). */
 export function costLine(c: ContextCost, describe: (name: string) => string = (s) => s): string | null {
   if (!c.counted) return null;
-  return `${n(c.total)} tokens for ${c.counted} server${c.counted === 1 ? '\'s' : 's\''} tools (largest: ${c.largest.map((l) => `${describe(l.name)} ${n(l.tokens)}`).join(', ')})${c.uncounted ? `; ${c.uncounted} not counted` : ''}`;
+  return `${n(c.total)} tokens for ${c.counted} server${c.counted === 1 ? "'s" : "s'"} tools (largest: ${c.largest.map((l) => `${describe(l.name)} ${n(l.tokens)}`).join(', ')})${c.uncounted ? `; ${c.uncounted} not counted` : ''}`;
 }

@@ -15,7 +15,11 @@ import { clipText } from '../text/clip.js';
 /** Worst first: a day's bar shows the worst verdict observed that day. */
 const SEVERITY: Record<VerdictName, number> = { drop: 3, failed: 2, review: 1, live: 0 };
 
-export interface DayBar { date: string; verdict: VerdictName | null; observations: number }
+export interface DayBar {
+  date: string;
+  verdict: VerdictName | null;
+  observations: number;
+}
 
 export interface ServerStatus {
   id: string;
@@ -43,7 +47,14 @@ export interface ServerStatus {
   /** Per client profile, when the last probe ran the matrix. */
   matrix: Record<string, MatrixCell> | null;
   /** What each vantage saw in the last probe, when it ran across vantages (`verdict` null: no answer). */
-  vantages: Array<{ vantage: string; verdict: VerdictName | null; reason: Reason | null; latencyMs: number | null; observedAt: string | null; left: string | null }> | null;
+  vantages: Array<{
+    vantage: string;
+    verdict: VerdictName | null;
+    reason: Reason | null;
+    latencyMs: number | null;
+    observedAt: string | null;
+    left: string | null;
+  }> | null;
   /** Share of observations that were live, 0..1, or null without observations. */
   uptime30: number | null;
   uptime90: number | null;
@@ -81,40 +92,103 @@ export const LIMITS = {
   sameToolsListed: 10,
 } as const;
 
-const clipNullable = (text: string | null | undefined, max: number = LIMITS.textChars) => (typeof text === 'string' ? clipText(text, max) : text ?? null);
+const clipNullable = (text: string | null | undefined, max: number = LIMITS.textChars) =>
+  typeof text === 'string' ? clipText(text, max) : (text ?? null);
 
 /** The first `count` names, each clipped. */
-export function clipTools(tools: readonly string[] | null | undefined, count: number = LIMITS.toolsListed, chars: number = LIMITS.toolNameChars): string[] | null {
+export function clipTools(
+  tools: readonly string[] | null | undefined,
+  count: number = LIMITS.toolsListed,
+  chars: number = LIMITS.toolNameChars,
+): string[] | null {
   return Array.isArray(tools) ? tools.slice(0, count).map((t) => clipText(String(t), chars)) : null;
 }
 
 /** An observation as the history API answers it (a view of the recorded row): tools and remote text clipped, `toolCount` beside the tools. */
 export function observationView(o: PlanRow) {
   return {
-    url: o.url, name: o.name, at: o.observedAt, verdict: o.verdict, reason: o.reason, attempts: o.attempts, httpStatus: o.httpStatus, durationMs: o.durationMs,
-    tools: clipTools(o.tools), error: clipNullable(o.error), profile: o.profile, reasons: o.reasons, appError: clipNullable(o.appError), location: clipNullable(o.location),
-    matrix: o.matrix, toolsHash: o.toolsHash,
-    findings: o.findings.slice(0, LIMITS.findingsListed).map((f) => ({ ...f, tool: clipText(String(f.tool), LIMITS.toolNameChars), excerpt: clipNullable(f.excerpt) as string })),
-    findingsSeen: o.findingsSeen, snapshotSha256: o.snapshotSha256, toolCount: o.toolCount ?? o.tools?.length ?? null,
-    decision: o.decision, run: o.run, vantage: o.vantage, tokens: typeof o.tokens === 'number' ? o.tokens : null,
+    url: o.url,
+    name: o.name,
+    at: o.observedAt,
+    verdict: o.verdict,
+    reason: o.reason,
+    attempts: o.attempts,
+    httpStatus: o.httpStatus,
+    durationMs: o.durationMs,
+    tools: clipTools(o.tools),
+    error: clipNullable(o.error),
+    profile: o.profile,
+    reasons: o.reasons,
+    appError: clipNullable(o.appError),
+    location: clipNullable(o.location),
+    matrix: o.matrix,
+    toolsHash: o.toolsHash,
+    findings: o.findings
+      .slice(0, LIMITS.findingsListed)
+      .map((f) => ({
+        ...f,
+        tool: clipText(String(f.tool), LIMITS.toolNameChars),
+        excerpt: clipNullable(f.excerpt) as string,
+      })),
+    findingsSeen: o.findingsSeen,
+    snapshotSha256: o.snapshotSha256,
+    toolCount: o.toolCount ?? o.tools?.length ?? null,
+    decision: o.decision,
+    run: o.run,
+    vantage: o.vantage,
+    tokens: typeof o.tokens === 'number' ? o.tokens : null,
   };
 }
 
 /** The answer of `/api/servers/<id>/history?days=N` (and the static site's `history-N.json`). */
-export function historyAnswer(s: Pick<ServerStatus, 'id' | 'name' | 'url'>, observations: readonly PlanRow[], days: number, now: Date) {
-  return { id: s.id, name: s.name, url: s.url, days, observations: observations.map(observationView), daily: dayBars(observations, days, now) };
+export function historyAnswer(
+  s: Pick<ServerStatus, 'id' | 'name' | 'url'>,
+  observations: readonly PlanRow[],
+  days: number,
+  now: Date,
+) {
+  return {
+    id: s.id,
+    name: s.name,
+    url: s.url,
+    days,
+    observations: observations.map(observationView),
+    daily: dayBars(observations, days, now),
+  };
 }
 
 function clipPlanRow(r: PlanRowJson): PlanRowView {
   // (a view of a recorded row: `planRowJson`, then clipped)
-  const changes = r.toolChanges && typeof r.toolChanges === 'object'
-    ? Object.fromEntries(Object.entries(r.toolChanges).map(([k, v]) => [k, Array.isArray(v) ? clipTools(v, LIMITS.changesListed) : v])) as unknown as PlanRowJson['toolChanges']
-    : r.toolChanges;
+  const changes =
+    r.toolChanges && typeof r.toolChanges === 'object'
+      ? (Object.fromEntries(
+          Object.entries(r.toolChanges).map(([k, v]) => [k, Array.isArray(v) ? clipTools(v, LIMITS.changesListed) : v]),
+        ) as unknown as PlanRowJson['toolChanges'])
+      : r.toolChanges;
   return {
-    ...r, tools: clipTools(r.tools), toolCount: Array.isArray(r.tools) ? r.tools.length : null,
-    error: clipNullable(r.error), appError: clipNullable(r.appError), location: clipNullable(r.location), note: clipNullable(r.note),
+    ...r,
+    tools: clipTools(r.tools),
+    toolCount: Array.isArray(r.tools) ? r.tools.length : null,
+    error: clipNullable(r.error),
+    appError: clipNullable(r.appError),
+    location: clipNullable(r.location),
+    note: clipNullable(r.note),
     ...(r.toolChanges === undefined ? {} : { toolChanges: changes }),
-    ...(Array.isArray(r.findings) ? { findings: r.findings.slice(0, LIMITS.findingsListed).map((f) => (f && typeof f === 'object' ? { ...f, tool: clipNullable(f.tool, LIMITS.toolNameChars) as string, excerpt: clipNullable(f.excerpt) as string } : f)) } : {}),
+    ...(Array.isArray(r.findings)
+      ? {
+          findings: r.findings
+            .slice(0, LIMITS.findingsListed)
+            .map((f) =>
+              f && typeof f === 'object'
+                ? {
+                    ...f,
+                    tool: clipNullable(f.tool, LIMITS.toolNameChars) as string,
+                    excerpt: clipNullable(f.excerpt) as string,
+                  }
+                : f,
+            ),
+        }
+      : {}),
   };
 }
 
@@ -176,41 +250,91 @@ export function refreshView(recorded: RecordedRun | null): RefreshView | null {
   if (!recorded) return null;
   const { run, rows } = recorded;
   return {
-    startedAt: run.startedAt, finishedAt: run.finishedAt, applied: run.applied, summary: run.summary, aborted: run.aborted,
+    startedAt: run.startedAt,
+    finishedAt: run.finishedAt,
+    applied: run.applied,
+    summary: run.summary,
+    aborted: run.aborted,
     plan: rows.map((r) => clipPlanRow(planRowJson(r))),
   };
 }
 
 /** What the status of one server reads: its verdicts of the last 90 days (oldest first) and the latest row among them. */
-export interface ServerHistory { points: readonly VerdictPoint[]; last: PlanRow | null }
+export interface ServerHistory {
+  points: readonly VerdictPoint[];
+  last: PlanRow | null;
+}
 
 /**
  * `history(url)` gives a server's verdicts of the last 90 days and its latest row (null without one in them).
  */
-export function statusModel(catalog: Catalog, history: (url: string) => ServerHistory, lastRun: RecordedRun | null, now: Date, previousRun: RecordedRun | null = null): StatusModel {
+export function statusModel(
+  catalog: Catalog,
+  history: (url: string) => ServerHistory,
+  lastRun: RecordedRun | null,
+  now: Date,
+  previousRun: RecordedRun | null = null,
+): StatusModel {
   const ids = serverIds(catalog.servers);
   const lastRefresh = refreshView(lastRun);
   const planByUrl = new Map(lastRefresh?.plan.map((r) => [r.url, r]) ?? []);
   const since30 = new Date(now.getTime() - 29 * 86_400_000).toISOString().slice(0, 10);
   const since90 = new Date(now.getTime() - 89 * 86_400_000).toISOString().slice(0, 10);
   const servers = catalog.servers.map((s, i): ServerStatus => {
-      const { points: observations, last } = history(s.url);
-      return {
-        id: ids[i]!, name: s.name, url: s.url, description: s.description, requiresAuth: s.requiresAuth,
-        decision: planByUrl.get(s.url)?.decision ?? null,
-        verdict: last?.verdict ?? null, reason: last?.reason ?? null, reasonText: last ? (Object.hasOwn(REASON_TEXT, last.reason) ? REASON_TEXT[last.reason] : String(last.reason)) : null,
-        tools: clipTools(last?.tools), toolCount: last ? last.toolCount ?? last.tools?.length ?? null : null, lastProbeAt: last?.observedAt ?? null, attempts: last?.attempts ?? null, durationMs: last?.durationMs ?? null,
-        httpStatus: last?.httpStatus ?? null, error: clipNullable(last?.error),
-        appError: clipNullable(last?.appError), location: clipNullable(last?.location), matrix: last?.matrix ?? null,
-        uptime30: uptime(observations, since30), uptime90: uptime(observations, since90),
-        days30: dayBars(observations, 30, now),
-        // Added with runs across vantages (issue 23): after the fields the API had.
-        vantages: Array.isArray(last?.vantages) ? last.vantages.slice(0, LIMITS.vantagesListed).map((v) => ({ vantage: clipText(String(v.vantage), LIMITS.toolNameChars), verdict: v.verdict, reason: v.reason, latencyMs: v.latencyMs, observedAt: v.observedAt, left: v.left ? clipText(String(v.left), LIMITS.textChars) : null })) : null,
-        // Added with context cost and fingerprints (issue 24).
-        tokens: typeof last?.tokens === 'number' ? last.tokens : null,
-        sameToolsAs: Array.isArray(last?.sameToolsAs) && last.sameToolsAs.length
-          ? last.sameToolsAs.slice(0, LIMITS.sameToolsListed).map((x) => ({ name: clipText(String(x.name), LIMITS.toolNameChars), url: clipText(String(x.url), LIMITS.textChars), digest: x.digest })) : null,
-      };
+    const { points: observations, last } = history(s.url);
+    return {
+      id: ids[i]!,
+      name: s.name,
+      url: s.url,
+      description: s.description,
+      requiresAuth: s.requiresAuth,
+      decision: planByUrl.get(s.url)?.decision ?? null,
+      verdict: last?.verdict ?? null,
+      reason: last?.reason ?? null,
+      reasonText: last
+        ? Object.hasOwn(REASON_TEXT, last.reason)
+          ? REASON_TEXT[last.reason]
+          : String(last.reason)
+        : null,
+      tools: clipTools(last?.tools),
+      toolCount: last ? (last.toolCount ?? last.tools?.length ?? null) : null,
+      lastProbeAt: last?.observedAt ?? null,
+      attempts: last?.attempts ?? null,
+      durationMs: last?.durationMs ?? null,
+      httpStatus: last?.httpStatus ?? null,
+      error: clipNullable(last?.error),
+      appError: clipNullable(last?.appError),
+      location: clipNullable(last?.location),
+      matrix: last?.matrix ?? null,
+      uptime30: uptime(observations, since30),
+      uptime90: uptime(observations, since90),
+      days30: dayBars(observations, 30, now),
+      // Added with runs across vantages (issue 23): after the fields the API had.
+      vantages: Array.isArray(last?.vantages)
+        ? last.vantages
+            .slice(0, LIMITS.vantagesListed)
+            .map((v) => ({
+              vantage: clipText(String(v.vantage), LIMITS.toolNameChars),
+              verdict: v.verdict,
+              reason: v.reason,
+              latencyMs: v.latencyMs,
+              observedAt: v.observedAt,
+              left: v.left ? clipText(String(v.left), LIMITS.textChars) : null,
+            }))
+        : null,
+      // Added with context cost and fingerprints (issue 24).
+      tokens: typeof last?.tokens === 'number' ? last.tokens : null,
+      sameToolsAs:
+        Array.isArray(last?.sameToolsAs) && last.sameToolsAs.length
+          ? last.sameToolsAs
+              .slice(0, LIMITS.sameToolsListed)
+              .map((x) => ({
+                name: clipText(String(x.name), LIMITS.toolNameChars),
+                url: clipText(String(x.url), LIMITS.textChars),
+                digest: x.digest,
+              }))
+          : null,
+    };
   });
   const runTotal = (run: RecordedRun | null) => {
     const c = run ? contextCost(run.rows) : null;
@@ -226,5 +350,10 @@ export function statusModel(catalog: Catalog, history: (url: string) => ServerHi
 
 /** What each vantage saw, on one line: "eu live/ok 40 ms · us no answer". */
 export function vantagesLine(vantages: NonNullable<ServerStatus['vantages']>): string {
-  return vantages.map((v) => `${v.vantage} ${v.verdict ? `${v.verdict}/${v.reason}` : 'no answer'}${v.latencyMs !== null && v.verdict ? ` ${v.latencyMs} ms` : ''}`).join(' · ');
+  return vantages
+    .map(
+      (v) =>
+        `${v.vantage} ${v.verdict ? `${v.verdict}/${v.reason}` : 'no answer'}${v.latencyMs !== null && v.verdict ? ` ${v.latencyMs} ms` : ''}`,
+    )
+    .join(' · ');
 }

@@ -14,11 +14,35 @@ import { matrixLine } from '../attest/profile.js';
 import { toolReviewLine } from '../decide/drift.js';
 import { html, trusted, type Html } from './html.js';
 import { VERDICT_COLOUR } from './badge.js';
-import { clipTools, dayBars, LIMITS, vantagesLine, type DayBar, type RefreshView, type ServerStatus, type StatusModel } from './model.js';
+import {
+  clipTools,
+  dayBars,
+  LIMITS,
+  vantagesLine,
+  type DayBar,
+  type RefreshView,
+  type ServerStatus,
+  type StatusModel,
+} from './model.js';
 
-const VERDICT_WORD: Record<VerdictName, string> = { live: 'live', review: 'needs review', failed: 'probe failed', drop: 'must drop' };
-const DECISION_WORD: Record<Decision, string> = { keep: 'Kept', 'keep-failed': 'Kept, probe failed', review: 'Review', drop: 'Dropped' };
-const DECISION_TONE: Record<Decision, VerdictName> = { keep: 'live', 'keep-failed': 'failed', review: 'review', drop: 'drop' };
+const VERDICT_WORD: Record<VerdictName, string> = {
+  live: 'live',
+  review: 'needs review',
+  failed: 'probe failed',
+  drop: 'must drop',
+};
+const DECISION_WORD: Record<Decision, string> = {
+  keep: 'Kept',
+  'keep-failed': 'Kept, probe failed',
+  review: 'Review',
+  drop: 'Dropped',
+};
+const DECISION_TONE: Record<Decision, VerdictName> = {
+  keep: 'live',
+  'keep-failed': 'failed',
+  review: 'review',
+  drop: 'drop',
+};
 const MARK: Record<VerdictName | 'none', string> = { live: '✓', review: '?', failed: '!', drop: '✕', none: '·' };
 
 /*
@@ -26,15 +50,21 @@ const MARK: Record<VerdictName | 'none', string> = { live: '✓', review: '?', f
  * a class name, a data attribute or a table lookup only through these whitelists; anything else is `unknown`
  * (or treated as no value), and text always goes through the escaping `html` template.
  */
-const known = <K extends string>(table: Readonly<Record<K, unknown>>, v: unknown): v is K => typeof v === 'string' && Object.hasOwn(table, v);
+const known = <K extends string>(table: Readonly<Record<K, unknown>>, v: unknown): v is K =>
+  typeof v === 'string' && Object.hasOwn(table, v);
 const verdictOf = (v: unknown): VerdictName | null => (known(VERDICT_WORD, v) ? v : null);
 const decisionOf = (d: unknown): Decision | null => (known(DECISION_WORD, d) ? d : null);
 /** A verdict as a class or attribute word: the verdict, `none` without one, `unknown` for anything else. */
-const verdictWord = (v: unknown): VerdictName | 'none' | 'unknown' => (v === null || v === undefined ? 'none' : verdictOf(v) ?? 'unknown');
+const verdictWord = (v: unknown): VerdictName | 'none' | 'unknown' =>
+  v === null || v === undefined ? 'none' : (verdictOf(v) ?? 'unknown');
 const reasonText = (r: unknown): string => (known(REASON_TEXT, r) ? REASON_TEXT[r] : '');
 /** A line computed from a record of any shape: one that does not fit gives a placeholder, not a crash. */
 function safely(make: () => string | null): string | null {
-  try { return make(); } catch { return '(an unreadable record)'; }
+  try {
+    return make();
+  } catch {
+    return '(an unreadable record)';
+  }
 }
 
 /** The filters of the overview: every decision, "needs attention" (all but kept), and all. */
@@ -45,21 +75,43 @@ type Filter = (typeof FILTERS)[number];
  * Filtering is CSS only (a radio per filter, outside the region the page refreshes, and \`:has()\`): it works
  * without script, in the static site and the standalone report, and survives each in-place refresh.
  */
-const FILTER_CSS = FILTERS.filter((f) => f !== 'all').map((f) =>
-  `body:has(#show-${f}:checked) .server${f === 'attention' ? '[data-filter=keep]' : `:not([data-filter=${f}])`}{display:none}` +
-  `body:has(#show-${f}:checked) label[for=show-${f}]{background:var(--card);box-shadow:0 0 0 2px currentColor}`).join('\n') +
+const FILTER_CSS =
+  FILTERS.filter((f) => f !== 'all')
+    .map(
+      (f) =>
+        `body:has(#show-${f}:checked) .server${f === 'attention' ? '[data-filter=keep]' : `:not([data-filter=${f}])`}{display:none}` +
+        `body:has(#show-${f}:checked) label[for=show-${f}]{background:var(--card);box-shadow:0 0 0 2px currentColor}`,
+    )
+    .join('\n') +
   '\nbody:has(#show-all:checked) label[for=show-all]{background:var(--card);box-shadow:0 0 0 2px currentColor}';
 
 /** Rows that need attention first: dropped, review, probe failed, not probed yet, then kept. */
-const ATTENTION: Record<Exclude<Filter, 'all' | 'attention'>, number> = { drop: 0, review: 1, 'keep-failed': 2, none: 3, keep: 4 };
+const ATTENTION: Record<Exclude<Filter, 'all' | 'attention'>, number> = {
+  drop: 0,
+  review: 1,
+  'keep-failed': 2,
+  none: 3,
+  keep: 4,
+};
 
-const FILTER_WORD: Record<Filter, string> = { all: 'all', attention: 'need attention', drop: 'dropped', review: 'review', 'keep-failed': 'kept, probe failed', none: 'not probed yet', keep: 'kept' };
+const FILTER_WORD: Record<Filter, string> = {
+  all: 'all',
+  attention: 'need attention',
+  drop: 'dropped',
+  review: 'review',
+  'keep-failed': 'kept, probe failed',
+  none: 'not probed yet',
+  keep: 'kept',
+};
 
-const filterOf = (s: Pick<ServerStatus, 'decision'>): Exclude<Filter, 'all' | 'attention'> => decisionOf(s.decision) ?? 'none';
+const filterOf = (s: Pick<ServerStatus, 'decision'>): Exclude<Filter, 'all' | 'attention'> =>
+  decisionOf(s.decision) ?? 'none';
 
 /** The overview's order: attention first (vantages that disagree before anything), the catalog's order within each group (a stable sort). */
-export function attentionOrder<T extends Pick<ServerStatus, 'decision'> & { reason?: ServerStatus['reason'] }>(servers: readonly T[]): T[] {
-  const rank = (s: T) => (s.reason === 'vantage-split' ? -1 : ATTENTION[filterOf(s)] ?? ATTENTION.none);
+export function attentionOrder<T extends Pick<ServerStatus, 'decision'> & { reason?: ServerStatus['reason'] }>(
+  servers: readonly T[],
+): T[] {
+  const rank = (s: T) => (s.reason === 'vantage-split' ? -1 : (ATTENTION[filterOf(s)] ?? ATTENTION.none));
   return [...servers].sort((a, b) => rank(a) - rank(b));
 }
 
@@ -133,12 +185,24 @@ const SCRIPT = `
 export const CONTENT_SECURITY_POLICY = `default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; script-src 'sha256-${createHash('sha256').update(SCRIPT).digest('base64')}'; base-uri 'none'; form-action 'none'`;
 
 /** Where the page links to: the server's routes, or (static) files relative to the page (`root` is the way up to the site's root). */
-interface Links { server: (id: string) => string; home: string; file: (path: string) => string }
+interface Links {
+  server: (id: string) => string;
+  home: string;
+  file: (path: string) => string;
+}
 
-const SERVED_LINKS: Links = { server: (id) => `/servers/${encodeURIComponent(id)}`, home: '/', file: (path) => `/${path}` };
+const SERVED_LINKS: Links = {
+  server: (id) => `/servers/${encodeURIComponent(id)}`,
+  home: '/',
+  file: (path) => `/${path}`,
+};
 
 function staticLinks(root: string): Links {
-  return { server: (id) => `${root}servers/${encodeURIComponent(id)}.html`, home: `${root}index.html`, file: (path) => `${root}${path}` };
+  return {
+    server: (id) => `${root}servers/${encodeURIComponent(id)}.html`,
+    home: `${root}index.html`,
+    file: (path) => `${root}${path}`,
+  };
 }
 
 function layout(title: string, body: Html, live: boolean, refreshMs: number, catalogHref: string | null): string {
@@ -165,10 +229,13 @@ const pct = (v: number | null) => (v === null ? 'no data' : `${(Math.floor(v * 1
 
 function statusPill(s: Pick<ServerStatus, 'decision' | 'verdict'>): Html {
   const decision = decisionOf(s.decision);
-  if (decision) return html`<span class="pill t-${DECISION_TONE[decision]}" data-decision="${decision}">${MARK[DECISION_TONE[decision]]} ${DECISION_WORD[decision]}</span>`;
+  if (decision)
+    return html`<span class="pill t-${DECISION_TONE[decision]}" data-decision="${decision}">${MARK[DECISION_TONE[decision]]} ${DECISION_WORD[decision]}</span>`;
   const verdict = verdictOf(s.verdict);
-  if (verdict) return html`<span class="pill t-${verdict}" data-verdict="${verdict}">${MARK[verdict]} ${VERDICT_WORD[verdict]}</span>`;
-  if (s.verdict !== null && s.verdict !== undefined) return html`<span class="pill t-unknown" data-verdict="unknown">${MARK.none} unknown verdict</span>`;
+  if (verdict)
+    return html`<span class="pill t-${verdict}" data-verdict="${verdict}">${MARK[verdict]} ${VERDICT_WORD[verdict]}</span>`;
+  if (s.verdict !== null && s.verdict !== undefined)
+    return html`<span class="pill t-unknown" data-verdict="unknown">${MARK.none} unknown verdict</span>`;
   return html`<span class="pill t-none">${MARK.none} not probed yet</span>`;
 }
 
@@ -182,17 +249,21 @@ export function bars(days: DayBar[], thin = false, titles = true): Html {
   const verdicts = days.map((d) => verdictOf(d.verdict));
   for (const v of verdicts) counts[v ?? 'none']++;
   const label = `${days.length}-day history: ${counts.live} live, ${counts.review} review, ${counts.failed} failed, ${counts.drop} drop, ${counts.none} without data`;
-  return html`<div class="bars${thin ? ' thin' : ''}" role="img" aria-label="${label}" data-days="${days.length}">${days.map((d, i) => {
-    const v = verdicts[i]!;
-    if (!v) return BAR.none;
-    if (!titles) return BAR[v];
-    const probes = Number.isSafeInteger(d.observations) && d.observations > 1 ? ` (${d.observations} probes)` : '';
-    return html`<i class="bar v-${v}" title="${d.date}: ${VERDICT_WORD[v]}${probes}"></i>`;
-  })}</div>`;
+  return html`<div class="bars${thin ? ' thin' : ''}" role="img" aria-label="${label}" data-days="${days.length}">${days.map(
+    (d, i) => {
+      const v = verdicts[i]!;
+      if (!v) return BAR.none;
+      if (!titles) return BAR[v];
+      const probes = Number.isSafeInteger(d.observations) && d.observations > 1 ? ` (${d.observations} probes)` : '';
+      return html`<i class="bar v-${v}" title="${d.date}: ${VERDICT_WORD[v]}${probes}"></i>`;
+    },
+  )}</div>`;
 }
 
 /** One day's bar without a title, per verdict: constants (the overview draws thousands). */
-const BAR: Record<VerdictName | 'none', Html> = Object.fromEntries((['live', 'review', 'failed', 'drop', 'none'] as const).map((v) => [v, trusted(`<i class="bar v-${v}"></i>`)])) as Record<VerdictName | 'none', Html>;
+const BAR: Record<VerdictName | 'none', Html> = Object.fromEntries(
+  (['live', 'review', 'failed', 'drop', 'none'] as const).map((v) => [v, trusted(`<i class="bar v-${v}"></i>`)]),
+) as Record<VerdictName | 'none', Html>;
 
 /** The first names the model kept, and how many more the server listed (on its own page, more are shown). */
 function toolList(s: ServerStatus, tools: string[], more: string | null): Html {
@@ -229,10 +300,13 @@ function serverRow(s: ServerStatus, now: string, standalone: boolean, links: Lin
 </article>`;
 }
 
-const tokensText = (s: Pick<ServerStatus, 'tokens'>) => (typeof s.tokens === 'number' ? ` · ${s.tokens.toLocaleString('en')} tokens` : '');
+const tokensText = (s: Pick<ServerStatus, 'tokens'>) =>
+  typeof s.tokens === 'number' ? ` · ${s.tokens.toLocaleString('en')} tokens` : '';
 
 function sameToolsNote(s: Pick<ServerStatus, 'sameToolsAs'>): Html | '' {
-  return Array.isArray(s.sameToolsAs) && s.sameToolsAs.length ? html`<p class="meta same-tools">Same tool set as ${s.sameToolsAs.map((x, i) => html`${i ? ', ' : ''}<span title="${x.url}">${x.name}</span> (${SAME_TOOLS_WORDS[x.digest] ?? 'a shared digest'})`)}</p>` : '';
+  return Array.isArray(s.sameToolsAs) && s.sameToolsAs.length
+    ? html`<p class="meta same-tools">Same tool set as ${s.sameToolsAs.map((x, i) => html`${i ? ', ' : ''}<span title="${x.url}">${x.name}</span> (${SAME_TOOLS_WORDS[x.digest] ?? 'a shared digest'})`)}</p>`
+    : '';
 }
 
 /** Bars in the context-cost chart: the largest servers; the rest are in the total. */
@@ -256,22 +330,44 @@ ${counted.length > shown.length ? html`<p class="more">the ${shown.length} large
 const PLAN_ROWS_LISTED = 50;
 
 function planSection(r: RefreshView | null, now: string): Html {
-  if (!r) return html`<section class="plan" id="plan"><h2>Last refresh</h2><p>No refresh recorded yet. Run <code>onetap refresh</code>.</p></section>`;
+  if (!r)
+    return html`<section class="plan" id="plan"><h2>Last refresh</h2><p>No refresh recorded yet. Run <code>onetap refresh</code>.</p></section>`;
   const list = (title: string, rows: RefreshView['plan'], line: (x: RefreshView['plan'][number]) => Html) =>
-    rows.length ? html`<h3>${title} (${rows.length})</h3><ul>${rows.slice(0, PLAN_ROWS_LISTED).map((x) => html`<li>${line(x)}</li>`)}</ul>${rows.length > PLAN_ROWS_LISTED ? html`<p class="more">and ${rows.length - PLAN_ROWS_LISTED} more (the servers above, or /api/refreshes/latest)</p>` : ''}` : '';
+    rows.length
+      ? html`<h3>${title} (${rows.length})</h3><ul>${rows.slice(0, PLAN_ROWS_LISTED).map((x) => html`<li>${line(x)}</li>`)}</ul>${rows.length > PLAN_ROWS_LISTED ? html`<p class="more">and ${rows.length - PLAN_ROWS_LISTED} more (the servers above, or /api/refreshes/latest)</p>` : ''}`
+      : '';
   const s = r.summary;
   return html`<section class="plan" id="plan">
   <h2>Last refresh: <time datetime="${r.startedAt}" title="${r.startedAt}">${ago(r.startedAt, now)}</time> ${r.applied ? '(applied)' : '(plan only)'}</h2>
   ${r.aborted ? html`<div class="banner" role="alert">Outage guard: ${r.aborted}</div>` : ''}
   <p class="summary">${s.keep} kept · ${s.keepFailed} probe failed (kept) · ${s.review} review · ${s.drop} dropped · ${s.changed} changed</p>
-  ${list(r.applied ? 'Dropped' : 'Would drop (plan only: still in the catalog)', r.plan.filter((x) => x.decision === 'drop'), (x) => html`<strong>${x.name}</strong>: ${x.reason}, ${reasonText(x.reason)}`)}
-  ${list('Probe failed (kept)', r.plan.filter((x) => x.decision === 'keep-failed'), (x) => html`<strong>${x.name}</strong>: ${x.verdict}/${x.reason}${x.error ? html` (${x.error})` : ''}`)}
-  ${list('Review', r.plan.filter((x) => x.decision === 'review'), (x) => {
-    const tools = safely(() => toolReviewLine(x));
-    const findings = Array.isArray(x.findings) ? x.findings.filter((f) => f && typeof f === 'object').slice(0, 5) : [];
-    return html`<strong>${x.name}</strong>: ${x.reason}, ${reasonText(x.reason)}${tools ? html`<br><span class="meta">Tools: ${tools}</span>` : ''}${findings.length ? html`<ul class="findings">${findings.map((f) => html`<li><code>${f.tool}</code> ${f.field} [${f.rule}]: ${f.excerpt}</li>`)}</ul>` : ''}`;
-  })}
-  ${list('Changed since the run before', r.plan.filter((x) => x.changed === true), (x) => html`<strong>${x.name}</strong>: ${x.previous && typeof x.previous === 'object' ? `${x.previous.verdict}/${x.previous.reason}` : 'first probe'} → ${x.verdict}/${x.reason}`)}
+  ${list(
+    r.applied ? 'Dropped' : 'Would drop (plan only: still in the catalog)',
+    r.plan.filter((x) => x.decision === 'drop'),
+    (x) => html`<strong>${x.name}</strong>: ${x.reason}, ${reasonText(x.reason)}`,
+  )}
+  ${list(
+    'Probe failed (kept)',
+    r.plan.filter((x) => x.decision === 'keep-failed'),
+    (x) => html`<strong>${x.name}</strong>: ${x.verdict}/${x.reason}${x.error ? html` (${x.error})` : ''}`,
+  )}
+  ${list(
+    'Review',
+    r.plan.filter((x) => x.decision === 'review'),
+    (x) => {
+      const tools = safely(() => toolReviewLine(x));
+      const findings = Array.isArray(x.findings)
+        ? x.findings.filter((f) => f && typeof f === 'object').slice(0, 5)
+        : [];
+      return html`<strong>${x.name}</strong>: ${x.reason}, ${reasonText(x.reason)}${tools ? html`<br><span class="meta">Tools: ${tools}</span>` : ''}${findings.length ? html`<ul class="findings">${findings.map((f) => html`<li><code>${f.tool}</code> ${f.field} [${f.rule}]: ${f.excerpt}</li>`)}</ul>` : ''}`;
+    },
+  )}
+  ${list(
+    'Changed since the run before',
+    r.plan.filter((x) => x.changed === true),
+    (x) =>
+      html`<strong>${x.name}</strong>: ${x.previous && typeof x.previous === 'object' ? `${x.previous.verdict}/${x.previous.reason}` : 'first probe'} → ${x.verdict}/${x.reason}`,
+  )}
 </section>`;
 }
 
@@ -313,8 +409,12 @@ export function overviewPage(m: StatusModel, opts: PageOptions = {}): string {
   const attention = m.servers.length - (counts.get('keep') ?? 0);
   const links = opts.static ? staticLinks('') : SERVED_LINKS;
   // Outside #live: the in-place refresh replaces #live, and the reader's filter stays chosen.
-  const radios = FILTERS.map((f) => html`<input type="radio" class="show" name="show" id="show-${f}" value="${f}"${f === 'all' ? trusted(' checked') : ''} aria-label="show ${FILTER_WORD[f]}">`);
-  const filter = (f: Filter, n: number, tone: string) => html`<label for="show-${f}" class="pill t-${tone}" data-show="${f}">${n} ${FILTER_WORD[f]}</label>`;
+  const radios = FILTERS.map(
+    (f) =>
+      html`<input type="radio" class="show" name="show" id="show-${f}" value="${f}"${f === 'all' ? trusted(' checked') : ''} aria-label="show ${FILTER_WORD[f]}">`,
+  );
+  const filter = (f: Filter, n: number, tone: string) =>
+    html`<label for="show-${f}" class="pill t-${tone}" data-show="${f}">${n} ${FILTER_WORD[f]}</label>`;
   const body = html`${radios}<div id="live">
 <header class="top"><h1>One-tap MCP servers</h1><span class="sub">${m.servers.length} curated remote servers · checked with the app's own handshake · updated <time datetime="${m.generatedAt}">${m.generatedAt.slice(0, 16).replace('T', ' ')} UTC</time></span></header>
 <div class="counts" aria-label="Show">${filter('all', m.servers.length, 'none')}${attention ? filter('attention', attention, 'drop') : ''}${(['drop', 'review', 'keep-failed', 'none', 'keep'] as const).filter((d) => counts.get(d)).map((d) => filter(d, counts.get(d)!, d === 'none' ? 'none' : DECISION_TONE[d]))}</div>
@@ -324,11 +424,21 @@ ${costSection(m)}
 <section class="servers" aria-label="Servers">${attentionOrder(m.servers).map((s) => serverRow(s, m.generatedAt, !!opts.standalone, links))}</section>
 ${legend}
 ${planSection(m.lastRefresh, m.generatedAt)}
-${opts.standalone ? html`<footer>A static report generated by onetap at ${m.generatedAt}.</footer>` : opts.static
-  ? html`<footer>JSON: <a href="${links.file('api/servers.json')}">api/servers.json</a> · <a href="${links.file('api/refreshes/latest.json')}">api/refreshes/latest.json</a> · Discovery: <a href="${links.file('.well-known/ai-catalog.json')}">AI Catalog</a>, <a href="${links.file('.well-known/mcp/catalog.json')}">MCP Catalog</a> · generated ${m.generatedAt}</footer>`
-  : html`<footer>JSON: <a href="/api/servers">/api/servers</a> · <a href="/api/refreshes/latest">/api/refreshes/latest</a> · Discovery: <a href="/.well-known/ai-catalog.json">AI Catalog</a>, <a href="/.well-known/mcp/catalog.json">MCP Catalog</a></footer>`}
+${
+  opts.standalone
+    ? html`<footer>A static report generated by onetap at ${m.generatedAt}.</footer>`
+    : opts.static
+      ? html`<footer>JSON: <a href="${links.file('api/servers.json')}">api/servers.json</a> · <a href="${links.file('api/refreshes/latest.json')}">api/refreshes/latest.json</a> · Discovery: <a href="${links.file('.well-known/ai-catalog.json')}">AI Catalog</a>, <a href="${links.file('.well-known/mcp/catalog.json')}">MCP Catalog</a> · generated ${m.generatedAt}</footer>`
+      : html`<footer>JSON: <a href="/api/servers">/api/servers</a> · <a href="/api/refreshes/latest">/api/refreshes/latest</a> · Discovery: <a href="/.well-known/ai-catalog.json">AI Catalog</a>, <a href="/.well-known/mcp/catalog.json">MCP Catalog</a></footer>`
+}
 </div>`;
-  return layout('One-tap MCP servers: status', body, opts.live ?? !(opts.standalone || opts.static), opts.refreshMs ?? 30_000, opts.standalone ? null : links.file('.well-known/ai-catalog.json'));
+  return layout(
+    'One-tap MCP servers: status',
+    body,
+    opts.live ?? !(opts.standalone || opts.static),
+    opts.refreshMs ?? 30_000,
+    opts.standalone ? null : links.file('.well-known/ai-catalog.json'),
+  );
 }
 
 /** One probe on a server's page: its verdict as a known word (class, attribute, mark), every value escaped. */
@@ -348,7 +458,12 @@ function vantageTable(vantages: NonNullable<ServerStatus['vantages']>): Html {
   })}</tbody></table>`;
 }
 
-export function serverPage(s: ServerStatus, observations: PlanRow[], generatedAt: string, opts: PageOptions = {}): string {
+export function serverPage(
+  s: ServerStatus,
+  observations: PlanRow[],
+  generatedAt: string,
+  opts: PageOptions = {},
+): string {
   const rows = [...observations].reverse();
   const links = opts.static ? staticLinks('../') : SERVED_LINKS;
   const days30 = dayBars(observations, 30, new Date(generatedAt));
@@ -357,7 +472,7 @@ export function serverPage(s: ServerStatus, observations: PlanRow[], generatedAt
   const last = observations.at(-1);
   const allTools = last && last.observedAt === s.lastProbeAt ? last.tools : null;
   const tools = allTools ? clipTools(allTools, LIMITS.toolsOnServerPage, LIMITS.toolNameCharsOnServerPage)! : s.tools;
-  const toolCount = allTools ? allTools.length : s.toolCount ?? s.tools?.length ?? 0;
+  const toolCount = allTools ? allTools.length : (s.toolCount ?? s.tools?.length ?? 0);
   const history = opts.static ? `api/servers/${s.id}/history-90.json` : `api/servers/${s.id}/history?days=90`;
   const body = html`<div id="live">
 <p><a href="${links.home}">← All servers</a></p>
@@ -377,5 +492,11 @@ ${tools ? html`<h2>Tools (${toolCount})</h2><ul class="tools">${tools.map((t) =>
 <tbody>${rows.length ? rows.map(observationRow) : html`<tr><td colspan="7">No probes recorded.</td></tr>`}</tbody></table>
 <footer>JSON: <a href="${opts.static ? links.file(history) : `/api/servers/${encodeURIComponent(s.id)}/history?days=90`}">${opts.static ? history : `/${history}`}</a> · generated ${generatedAt}</footer>
 </div>`;
-  return layout(`${s.name}: status`, body, opts.live ?? !opts.static, opts.refreshMs ?? 30_000, links.file('.well-known/ai-catalog.json'));
+  return layout(
+    `${s.name}: status`,
+    body,
+    opts.live ?? !opts.static,
+    opts.refreshMs ?? 30_000,
+    links.file('.well-known/ai-catalog.json'),
+  );
 }

@@ -19,8 +19,16 @@ export const vantageRoleOf = (schema: string, vantage: string) => `${schema}_van
 
 /** The queue engine's tables that name a queue, with the column(s) that do: the role sees only its queue's rows. */
 const QUEUE_TABLES: ReadonlyArray<readonly [string, readonly string[]]> = [
-  ['job', ['queue']], ['job_log', ['queue']], ['event', ['queue']], ['meta', ['queue']], ['metrics', ['queue']], ['rate_limit', ['queue']],
-  ['dedup', ['queue']], ['dedup_next', ['queue']], ['scheduler', ['queue']], ['job_dependency', ['parent_queue', 'child_queue']],
+  ['job', ['queue']],
+  ['job_log', ['queue']],
+  ['event', ['queue']],
+  ['meta', ['queue']],
+  ['metrics', ['queue']],
+  ['rate_limit', ['queue']],
+  ['dedup', ['queue']],
+  ['dedup_next', ['queue']],
+  ['scheduler', ['queue']],
+  ['job_dependency', ['parent_queue', 'child_queue']],
 ];
 
 /** Row-level security on `table` (schema-qualified): everyone as before, `role` only where `condition` holds. */
@@ -52,7 +60,7 @@ export function vantageRoleSql(opts: { schema: string; vantage: string; queue: s
     'BEGIN;',
     `DO $$ BEGIN CREATE ROLE ${r} LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$;`,
     `GRANT USAGE ON SCHEMA ${ident(schema)}, ${ident(qs)} TO ${r};`,
-    '-- The store: its version; its own vantage\'s observations and canaries (the database\'s clock says when); the tool',
+    "-- The store: its version; its own vantage's observations and canaries (the database's clock says when); the tool",
     '-- lists they name; the host and address leases and the holds every worker shares.',
     `GRANT SELECT ON ${s('schema_migrations')} TO ${r};`,
     `GRANT INSERT (run_id, url, vantage, observed_at, line, signature) ON ${s('vantage_observations')} TO ${r};`,
@@ -69,7 +77,9 @@ export function vantageRoleSql(opts: { schema: string; vantage: string; queue: s
     `GRANT SELECT, INSERT, UPDATE, DELETE ON ${QUEUE_TABLES.map(([t]) => q(t)).join(', ')} TO ${r};`,
     `GRANT USAGE, SELECT, UPDATE ON SEQUENCE ${q('job_seq')}, ${q('event_seq')} TO ${r};`,
     `GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA ${ident(qs)} TO ${r};`,
-    ...QUEUE_TABLES.flatMap(([t, columns]) => onlyWhere(q(t), policy, role, columns.map((c) => `${c} = ${literal(queue)}`).join(' AND '))),
+    ...QUEUE_TABLES.flatMap(([t, columns]) =>
+      onlyWhere(q(t), policy, role, columns.map((c) => `${c} = ${literal(queue)}`).join(' AND ')),
+    ),
     'COMMIT;',
     '',
   ].join('\n');

@@ -70,7 +70,10 @@ export const historyDir = (catalogPath: string) => join(dirname(catalogPath), 'h
 export const monthFileName = (iso: string) => `${iso.slice(0, 7)}.jsonl`;
 
 /** A line of a month file that was skipped, and why (`line`: 1-based). */
-export interface LineProblem { line: number; problem: string }
+export interface LineProblem {
+  line: number;
+  problem: string;
+}
 
 // ---------------------------------------------------------------------------------------------------------
 // The lines as schemas: the record's, with what only a line carries
@@ -80,12 +83,16 @@ const lineHead = { v: z.literal(HISTORY_LINE_VERSION), type: z.string() };
 const runLine = runRecordSchema.extend({
   ...lineHead,
   observations: z.number().int().min(0),
-  plan: z.array(planRowSchema.omit({ previous: true, changed: true, run: true }).extend({ tools: toolsOrRef })).optional(),
+  plan: z
+    .array(planRowSchema.omit({ previous: true, changed: true, run: true }).extend({ tools: toolsOrRef }))
+    .optional(),
   bounded: z.literal(true).optional(),
   planRows: z.number().int().min(0).optional(),
 });
 
-const observationLine = planRowSchema.omit({ previous: true, changed: true }).extend({ ...lineHead, run: z.string(), tools: toolsOrRef });
+const observationLine = planRowSchema
+  .omit({ previous: true, changed: true })
+  .extend({ ...lineHead, run: z.string(), tools: toolsOrRef });
 
 type ObservationLine = z.infer<typeof observationLine>;
 
@@ -96,10 +103,13 @@ type ObservationLine = z.infer<typeof observationLine>;
 const toolsDigest = (tools: readonly string[]) => createHash('sha256').update(JSON.stringify(tools)).digest('hex');
 /** The reference a line writes for a tool list written in full elsewhere in its month. */
 export const toolsRef = (tools: readonly string[]) => `#${toolsDigest(tools).slice(0, 16)}`;
-const sameList = (a: readonly string[] | undefined, b: readonly string[]) => !!a && a.length === b.length && a.every((x, i) => x === b[i]);
+const sameList = (a: readonly string[] | undefined, b: readonly string[]) =>
+  !!a && a.length === b.length && a.every((x, i) => x === b[i]);
 
 /** The fields of a row's line, in the record's order: `previous` and `changed` are left out (they are recomputed when read). */
-const ROW_FIELDS = Object.keys(planRowSchema.shape).filter((k) => k !== 'previous' && k !== 'changed' && k !== 'run') as Array<keyof PlanRow>;
+const ROW_FIELDS = Object.keys(planRowSchema.shape).filter(
+  (k) => k !== 'previous' && k !== 'changed' && k !== 'run',
+) as Array<keyof PlanRow>;
 
 /** A row as a line's fields, keys in the record's order, `tools` as given (the list or a reference to it). */
 function rowFields(r: PlanRow, tools: string[] | string | null): Record<string, unknown> {
@@ -110,7 +120,9 @@ function rowFields(r: PlanRow, tools: string[] | string | null): Record<string, 
 
 /** The lines of one run, each ending in a newline, keys in a fixed order, each at most `HISTORY_LIMITS.lineBytes`. */
 export function runLines(recorded: RecordedRun, knownTools: Map<string, string[]> = new Map()): string {
-  return runLineList(recorded, knownTools).map((l) => l + '\n').join('');
+  return runLineList(recorded, knownTools)
+    .map((l) => l + '\n')
+    .join('');
 }
 
 /**
@@ -121,8 +133,17 @@ export function runLines(recorded: RecordedRun, knownTools: Map<string, string[]
 export function runLineList({ run, rows }: RecordedRun, knownTools: Map<string, string[]> = new Map()): string[] {
   const aborted = run.aborted;
   const head = {
-    v: HISTORY_LINE_VERSION, type: 'run', id: run.id, startedAt: run.startedAt, finishedAt: run.finishedAt, catalog: basename(run.catalog),
-    applied: run.applied, aborted, observations: aborted ? 0 : rows.length, summary: run.summary, warnings: boundedWarnings(run.warnings),
+    v: HISTORY_LINE_VERSION,
+    type: 'run',
+    id: run.id,
+    startedAt: run.startedAt,
+    finishedAt: run.finishedAt,
+    catalog: basename(run.catalog),
+    applied: run.applied,
+    aborted,
+    observations: aborted ? 0 : rows.length,
+    summary: run.summary,
+    warnings: boundedWarnings(run.warnings),
     ...(run.quorum !== undefined ? { quorum: run.quorum } : {}),
     ...(aborted ? { plan: rows.map((r) => rowFields(r, r.tools)) } : {}),
   };
@@ -159,16 +180,28 @@ function countLists(line: Line): void {
   if (Array.isArray(line.findings)) line.findings = [];
   const changes = line.toolChanges as { added: unknown[]; removed: unknown[]; changed: unknown[] } | null | undefined;
   if (changes) {
-    line.toolChangesCount = { added: changes.added.length, removed: changes.removed.length, changed: changes.changed.length };
+    line.toolChangesCount = {
+      added: changes.added.length,
+      removed: changes.removed.length,
+      changed: changes.changed.length,
+    };
     line.toolChanges = null;
   }
   if (line.matrix && typeof line.matrix === 'object') {
-    line.matrix = Object.fromEntries(Object.entries(line.matrix as Record<string, Record<string, unknown>>).map(([id, cell]) => [id, { ...cell, tools: null }]));
+    line.matrix = Object.fromEntries(
+      Object.entries(line.matrix as Record<string, Record<string, unknown>>).map(([id, cell]) => [
+        id,
+        { ...cell, tools: null },
+      ]),
+    );
   }
-  if (line.diagnosis && typeof line.diagnosis === 'object') line.diagnosis = { ...(line.diagnosis as Record<string, unknown>), tools: null };
-  if (Array.isArray(line.excludedTools) && line.excludedTools.length > HISTORY_LIMITS.listed) line.excludedTools = line.excludedTools.slice(0, HISTORY_LIMITS.listed);
+  if (line.diagnosis && typeof line.diagnosis === 'object')
+    line.diagnosis = { ...(line.diagnosis as Record<string, unknown>), tools: null };
+  if (Array.isArray(line.excludedTools) && line.excludedTools.length > HISTORY_LIMITS.listed)
+    line.excludedTools = line.excludedTools.slice(0, HISTORY_LIMITS.listed);
   if (Array.isArray(line.cardMismatches)) {
-    line.cardMismatches = (line.cardMismatches as Array<{ field: string; card: unknown; live: unknown }>).slice(0, HISTORY_LIMITS.cardMismatches)
+    line.cardMismatches = (line.cardMismatches as Array<{ field: string; card: unknown; live: unknown }>)
+      .slice(0, HISTORY_LIMITS.cardMismatches)
       .map((m) => ({ field: clipText(String(m.field), 200), card: clipValue(m.card), live: clipValue(m.live) }));
   }
 }
@@ -176,7 +209,8 @@ function countLists(line: Line): void {
 const FREE_TEXT = ['error', 'appError', 'location', 'name', 'note'] as const;
 
 function clipFreeText(line: Line): void {
-  for (const k of FREE_TEXT) if (typeof line[k] === 'string') line[k] = clipText(line[k] as string, HISTORY_LIMITS.textChars);
+  for (const k of FREE_TEXT)
+    if (typeof line[k] === 'string') line[k] = clipText(line[k] as string, HISTORY_LIMITS.textChars);
 }
 
 type Evidence = NonNullable<PlanRow['evidence']>;
@@ -241,7 +275,8 @@ function boundedRunLine<T extends { plan?: Line[] }>(head: T): T {
   // Only the rows that fit (the summary still counts them all): an aborted run's rows never decide anything.
   let used = 0;
   let keep = 0;
-  while (keep < plan.length && overhead + used + bytes[keep]! + 1 <= HISTORY_LIMITS.lineBytes) used += bytes[keep++]! + 1;
+  while (keep < plan.length && overhead + used + bytes[keep]! + 1 <= HISTORY_LIMITS.lineBytes)
+    used += bytes[keep++]! + 1;
   return { ...head, plan: plan.slice(0, keep), bounded: true, planRows: plan.length };
 }
 
@@ -298,12 +333,15 @@ interface Pending {
 }
 
 /** Why a parsed run line does not fit the format (or the run it starts), or the run. */
-function readRunLine(value: Record<string, unknown>): { ok: true; run: RunRecord; expected: number; key: string; plan: Pending['plan'] } | { ok: false; problem: string } {
+function readRunLine(
+  value: Record<string, unknown>,
+): { ok: true; run: RunRecord; expected: number; key: string; plan: Pending['plan'] } | { ok: false; problem: string } {
   if (nestsDeeperThan(value, LINE_DEPTH)) return { ok: false, problem: `nested deeper than ${LINE_DEPTH} levels` };
   if (value.v === 1) {
     const c = check(v1RunLine, value);
     if (!c.ok) return c;
-    if (c.value.plan && c.value.aborted === null) return { ok: false, problem: 'plan: expected only on an aborted run' };
+    if (c.value.plan && c.value.aborted === null)
+      return { ok: false, problem: 'plan: expected only on an aborted run' };
     const run = runOfV1(c.value);
     const plan = c.value.plan?.map((r) => ({ row: rowOfV1(r, run.id, run.startedAt, null), tools: r.tools })) ?? null;
     return { ok: true, run, expected: c.value.observations, key: c.value.startedAt, plan };
@@ -312,12 +350,19 @@ function readRunLine(value: Record<string, unknown>): { ok: true; run: RunRecord
   if (!c.ok) return c;
   if (c.value.plan && c.value.aborted === null) return { ok: false, problem: 'plan: expected only on an aborted run' };
   const { v: _v, type: _t, observations, plan: rows, bounded: _b, planRows: _p, ...run } = c.value;
-  const plan = rows?.map((r) => ({ row: { ...r, run: run.id, previous: null, changed: true, tools: null } as PlanRow, tools: r.tools })) ?? null;
+  const plan =
+    rows?.map((r) => ({
+      row: { ...r, run: run.id, previous: null, changed: true, tools: null } as PlanRow,
+      tools: r.tools,
+    })) ?? null;
   return { ok: true, run, expected: observations, key: run.id, plan };
 }
 
 /** An observation line of a run, checked and made a row (its tools not resolved yet), or why not. */
-function readObservationLine(value: Record<string, unknown>, run: RunRecord): { ok: true; row: PlanRow; tools: string[] | string | null } | { ok: false; problem: string } {
+function readObservationLine(
+  value: Record<string, unknown>,
+  run: RunRecord,
+): { ok: true; row: PlanRow; tools: string[] | string | null } | { ok: false; problem: string } {
   if (nestsDeeperThan(value, LINE_DEPTH)) return { ok: false, problem: `nested deeper than ${LINE_DEPTH} levels` };
   if (value.v === 1) {
     const c = check(v1ObservationLine, value);
@@ -331,7 +376,7 @@ function readObservationLine(value: Record<string, unknown>, run: RunRecord): { 
 
 /** Sets a row's tools from a list or a reference (a reference to no list written in full is no list). */
 function resolve(row: PlanRow, tools: string[] | string | null, known: ReadonlyMap<string, string[]>): PlanRow {
-  const list = typeof tools === 'string' ? known.get(tools) ?? null : tools;
+  const list = typeof tools === 'string' ? (known.get(tools) ?? null) : tools;
   row.tools = list;
   if (list !== null) row.toolCount ??= list.length;
   return row;
@@ -356,8 +401,13 @@ export function parseHistory(bytes: Buffer | string, known: ReadonlyMap<string, 
   const firstLine = new Map<string, number>();
   const finish = (p: Pending) => {
     pending = null;
-    if (!p.run) { skipped += p.lines; wholeBytes = offset; return; }
-    for (const list of p.tools) { // only a whole run's lists count; 0.1's 8-digit references resolve too
+    if (!p.run) {
+      skipped += p.lines;
+      wholeBytes = offset;
+      return;
+    }
+    for (const list of p.tools) {
+      // only a whole run's lists count; 0.1's 8-digit references resolve too
       const digest = toolsDigest(list);
       tools.set(`#${digest.slice(0, 16)}`, list);
       tools.set(`#${digest.slice(0, 8)}`, list);
@@ -366,7 +416,10 @@ export function parseHistory(bytes: Buffer | string, known: ReadonlyMap<string, 
     // run the outage guard aborted decided nothing, so it claims no id: a re-run of it decides and records afresh.
     const first = firstLine.get(p.run.id);
     if (first !== undefined) {
-      problems.push({ line: p.startLine, problem: `run line: its run id was recorded before, at line ${first} (a run id is recorded once): this later record is ignored` });
+      problems.push({
+        line: p.startLine,
+        problem: `run line: its run id was recorded before, at line ${first} (a run id is recorded once): this later record is ignored`,
+      });
       skipped += p.lines - (p.seen - p.rows.length); // its unreadable lines were counted already
       wholeBytes = offset;
       return;
@@ -384,18 +437,46 @@ export function parseHistory(bytes: Buffer | string, known: ReadonlyMap<string, 
   };
   /** A run that never got all its lines (a crash mid-append, or lines lost in a merge). */
   const unfinished = (p: Pending) => {
-    if (p.run) problems.push({ line: p.startLine, problem: `run incomplete: ${p.seen} of ${p.expected} observation lines (the run is skipped)` });
+    if (p.run)
+      problems.push({
+        line: p.startLine,
+        problem: `run incomplete: ${p.seen} of ${p.expected} observation lines (the run is skipped)`,
+      });
     skipped += p.lines;
     pending = null;
   };
-  const startRun = (start: number, run: RunRecord | null, version: number, key: string | null, expected: number | null, plan: Pending['plan']) => {
-    const p: Pending = { run, version, startLine: lineNo, start, key, expected, seen: 0, lines: 1, rows: [], spans: [], tools: [], plan };
+  const startRun = (
+    start: number,
+    run: RunRecord | null,
+    version: number,
+    key: string | null,
+    expected: number | null,
+    plan: Pending['plan'],
+  ) => {
+    const p: Pending = {
+      run,
+      version,
+      startLine: lineNo,
+      start,
+      key,
+      expected,
+      seen: 0,
+      lines: 1,
+      rows: [],
+      spans: [],
+      tools: [],
+      plan,
+    };
     pending = p;
     if (run === null) wholeBytes = offset; // a bad run's lines are whole lines: an append never cuts them
     if (expected === 0) finish(p);
   };
   /** An observation line of the pending run: counted towards its N whether it is kept or not. */
-  const observe = (p: Pending, span: [number, number], read: ReturnType<typeof readObservationLine> | { ok: false; problem: string }) => {
+  const observe = (
+    p: Pending,
+    span: [number, number],
+    read: ReturnType<typeof readObservationLine> | { ok: false; problem: string },
+  ) => {
     p.lines++;
     p.seen++;
     if (!p.run) wholeBytes = offset;
@@ -410,10 +491,14 @@ export function parseHistory(bytes: Buffer | string, known: ReadonlyMap<string, 
     }
     if (p.expected !== null && p.seen >= p.expected) finish(p);
   };
-  const belongs = (p: Pending | null, key: unknown): p is Pending => p !== null && (p.key === null ? p.run === null : key === p.key);
+  const belongs = (p: Pending | null, key: unknown): p is Pending =>
+    p !== null && (p.key === null ? p.run === null : key === p.key);
   while (offset < buf.length) {
     const end = buf.indexOf(0x0a, offset);
-    if (end < 0) { skipped++; break; } // a partial last line (a crash mid-append): not history yet
+    if (end < 0) {
+      skipped++;
+      break;
+    } // a partial last line (a crash mid-append): not history yet
     const start = offset;
     offset = end + 1;
     lineNo++;
@@ -425,7 +510,8 @@ export function parseHistory(bytes: Buffer | string, known: ReadonlyMap<string, 
     if (end - start > HISTORY_LIMITS.readLineBytes) {
       const tooLong = `${end - start} bytes, more than the ${HISTORY_LIMITS.readLineBytes} a line may have (not read)`;
       const head = peek(buf.toString('utf8', start, Math.min(end, start + 400)));
-      if (head?.type === 'observation' && belongs(pending, head.key)) observe(pending, [start, end], { ok: false, problem: tooLong });
+      if (head?.type === 'observation' && belongs(pending, head.key))
+        observe(pending, [start, end], { ok: false, problem: tooLong });
       else if (head?.type === 'run') {
         if (pending) unfinished(pending);
         problems.push({ line: lineNo, problem: `run line: ${tooLong} (its run is skipped)` });
@@ -434,37 +520,73 @@ export function parseHistory(bytes: Buffer | string, known: ReadonlyMap<string, 
       continue;
     }
     const raw = buf.toString('utf8', start, end);
-    if (!raw.trim()) { if (!pending) wholeBytes = offset; continue; }
-    let value: unknown;
-    try { value = JSON.parse(raw); } catch { value = undefined; }
-    if (!isObject(value)) { stray(value === undefined ? 'not JSON' : 'not a history line (not a JSON object)'); continue; }
-    if (value.v !== 1 && value.v !== HISTORY_LINE_VERSION) {
-      stray(typeof value.v === 'number' && value.v > HISTORY_LINE_VERSION ? `a line of version ${Math.floor(value.v)}, newer than this onetap reads (${HISTORY_LINE_VERSION})` : 'not a history line (no "v":1 or "v":2)');
+    if (!raw.trim()) {
+      if (!pending) wholeBytes = offset;
       continue;
     }
-    const key = value.v === 1 ? (value.type === 'run' ? value.startedAt : value.at) : (value.type === 'run' ? value.id : value.run);
+    let value: unknown;
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      value = undefined;
+    }
+    if (!isObject(value)) {
+      stray(value === undefined ? 'not JSON' : 'not a history line (not a JSON object)');
+      continue;
+    }
+    if (value.v !== 1 && value.v !== HISTORY_LINE_VERSION) {
+      stray(
+        typeof value.v === 'number' && value.v > HISTORY_LINE_VERSION
+          ? `a line of version ${Math.floor(value.v)}, newer than this onetap reads (${HISTORY_LINE_VERSION})`
+          : 'not a history line (no "v":1 or "v":2)',
+      );
+      continue;
+    }
+    const key =
+      value.v === 1 ? (value.type === 'run' ? value.startedAt : value.at) : value.type === 'run' ? value.id : value.run;
     if (value.type === 'run') {
       if (pending) unfinished(pending);
       const read = readRunLine(value);
       if (read.ok) startRun(start, read.run, value.v, read.key, read.expected, read.plan);
       else {
         problems.push({ line: lineNo, problem: `run line: ${read.problem} (its run is skipped)` });
-        startRun(start, null, value.v, typeof key === 'string' ? key : null, Number.isSafeInteger(value.observations) && (value.observations as number) >= 0 ? value.observations as number : null, null);
+        startRun(
+          start,
+          null,
+          value.v,
+          typeof key === 'string' ? key : null,
+          Number.isSafeInteger(value.observations) && (value.observations as number) >= 0
+            ? (value.observations as number)
+            : null,
+          null,
+        );
       }
     } else if (value.type === 'observation' && belongs(pending, key)) {
-      const read = value.v !== pending.version ? { ok: false as const, problem: `a line of version ${value.v} in a run of version ${pending.version}` } : pending.run ? readObservationLine(value, pending.run) : { ok: false as const, problem: 'of a skipped run' };
+      const read =
+        value.v !== pending.version
+          ? { ok: false as const, problem: `a line of version ${value.v} in a run of version ${pending.version}` }
+          : pending.run
+            ? readObservationLine(value, pending.run)
+            : { ok: false as const, problem: 'of a skipped run' };
       observe(pending, [start, end], read);
     } else {
       // A bad run of an unknown count ends at the first line that is not its own.
       const p = pending as Pending | null;
       if (p && p.run === null && p.expected === null) finish(p);
-      stray(value.type === 'observation' ? 'observation line outside a run (no run line of its run before it)' : 'not a history line (its "type" is neither run nor observation)');
+      stray(
+        value.type === 'observation'
+          ? 'observation line outside a run (no run line of its run before it)'
+          : 'not a history line (its "type" is neither run nor observation)',
+      );
     }
   }
   if (pending) {
     const p = pending as Pending;
     if (p.run) unfinished(p);
-    else { skipped += p.lines; pending = null; }
+    else {
+      skipped += p.lines;
+      pending = null;
+    }
   }
   // References resolve anywhere in the file (a merge may put a run before the one that wrote the list in full).
   const lists = known.size ? new Map([...known, ...tools]) : tools;
@@ -484,7 +606,11 @@ export function withApplied(runLine: string, applied: boolean): string {
 /** A run line read again from its text, validated as when the history was read: the run, or null. */
 export function runAt(text: string): RunRecord | null {
   let value: unknown;
-  try { value = JSON.parse(text); } catch { return null; }
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return null;
+  }
   if (!isObject(value)) return null;
   const read = readRunLine(value);
   return read.ok ? read.run : null;
@@ -493,9 +619,12 @@ export function runAt(text: string): RunRecord | null {
 /** One observation line read again from its bytes or text (the index keeps where each row is): the row, or null when it no longer reads. */
 export function rowAt(line: Buffer | string, run: RunRecord, tools: ReadonlyMap<string, string[]>): PlanRow | null {
   let value: unknown;
-  try { value = JSON.parse(typeof line === 'string' ? line : line.toString('utf8')); } catch { return null; }
+  try {
+    value = JSON.parse(typeof line === 'string' ? line : line.toString('utf8'));
+  } catch {
+    return null;
+  }
   if (!isObject(value)) return null;
   const read = readObservationLine(value, run);
   return read.ok ? resolve(read.row, read.tools, tools) : null;
 }
-

@@ -7,7 +7,9 @@
  * store exported back to text gives the same lines, and every line read back is validated as a file's is.
  */
 export interface Migration {
-  version: number; name: string; sql: string;
+  version: number;
+  name: string;
+  sql: string;
   /** A query run after `sql`, in its transaction: each row's `said` is something `store migrate` names (what it found and did). */
   report?: string;
 }
@@ -121,7 +123,7 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 4,
-    name: 'runs across vantages registered at their first enqueue, with their jobs; vantages\' signatures',
+    name: "runs across vantages registered at their first enqueue, with their jobs; vantages' signatures",
     sql: `
       -- A run across vantages as its first enqueue registered it (once: a re-run with the same id keeps this row):
       -- its id, its start, the vantages asked, and when, by the database's clock.

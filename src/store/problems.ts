@@ -6,6 +6,9 @@ import type { HistoryProblems } from '../model/plan.js';
  */
 export function describeHistoryProblems(p: HistoryProblems, listed = 3): string | null {
   if (!p.count) return null;
-  const where = p.first.slice(0, listed).map((x) => `${x.file}:${x.line}: ${x.problem}`).join('; ');
+  const where = p.first
+    .slice(0, listed)
+    .map((x) => `${x.file}:${x.line}: ${x.problem}`)
+    .join('; ');
   return `${p.count} history line${p.count === 1 ? '' : 's'} skipped (${p.count > listed ? 'first: ' : ''}${where}${p.count > listed ? '; …' : ''})`;
 }

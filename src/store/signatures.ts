@@ -16,7 +16,9 @@ export const vantageKeyEnvOf = (vantage: string) => `${VANTAGE_KEY_ENV}_${vantag
 
 /** What a key must be: long enough not to be guessed (`openssl rand -hex 32` gives 64 characters), printable. */
 export function vantageKeyProblem(key: string): string | null {
-  return key.length >= 32 && key.length <= 1_024 && /^[\x21-\x7e]+$/.test(key) ? null : 'a vantage key is 32 to 1024 printable characters without spaces (openssl rand -hex 32)';
+  return key.length >= 32 && key.length <= 1_024 && /^[\x21-\x7e]+$/.test(key)
+    ? null
+    : 'a vantage key is 32 to 1024 printable characters without spaces (openssl rand -hex 32)';
 }
 
 /** Per vantage, the key its records must verify with (what a decider with `policy.signedVantages` holds). */
@@ -27,12 +29,18 @@ const sign = (key: string, text: string) => createHmac('sha256', key).update(tex
 /** What an observation's signature covers: its stored line, tagged. */
 const observationText = (line: string) => `onetap observation 1\n${line}`;
 /** What a canaries report's signature covers. */
-const canariesText = (runId: string, vantage: string, c: CanaryCheck) => `onetap canaries 1\n${JSON.stringify([runId, vantage, c.configured, c.reachable])}`;
+const canariesText = (runId: string, vantage: string, c: CanaryCheck) =>
+  `onetap canaries 1\n${JSON.stringify([runId, vantage, c.configured, c.reachable])}`;
 
 export const signObservation = (key: string, line: string) => sign(key, observationText(line));
-export const signCanaries = (key: string, runId: string, vantage: string, c: CanaryCheck) => sign(key, canariesText(runId, vantage, c));
+export const signCanaries = (key: string, runId: string, vantage: string, c: CanaryCheck) =>
+  sign(key, canariesText(runId, vantage, c));
 
 /** Whether `signature` (as read back: anything) is the one `expected` is, compared in constant time. */
 export function sameSignature(signature: unknown, expected: string): boolean {
-  return typeof signature === 'string' && /^[0-9a-f]{64}$/.test(signature) && timingSafeEqual(Buffer.from(signature, 'hex'), Buffer.from(expected, 'hex'));
+  return (
+    typeof signature === 'string' &&
+    /^[0-9a-f]{64}$/.test(signature) &&
+    timingSafeEqual(Buffer.from(signature, 'hex'), Buffer.from(expected, 'hex'))
+  );
 }

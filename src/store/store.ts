@@ -13,10 +13,16 @@ import type { SnapshotRead } from './snapshots.js';
 import type { VantageKeys } from './signatures.js';
 
 /** A URL's verdicts since a day, and the newest row among them (null when there is none). */
-export interface UrlHistory { points: VerdictPoint[]; last: PlanRow | null }
+export interface UrlHistory {
+  points: VerdictPoint[];
+  last: PlanRow | null;
+}
 
 /** Which runs: the last `last` recorded, or those started on or after `since` (an ISO day or time). */
-export interface RunSelection { last?: number; since?: string }
+export interface RunSelection {
+  last?: number;
+  since?: string;
+}
 
 /** What a run records besides its rows: the tool lists it saw, and the acceptances it made (on first use). */
 export interface RunChanges {
@@ -40,7 +46,12 @@ export class RunRecordedError extends Error {
 }
 
 /** A run across vantages as its first enqueue registered it (`startedAt` as the run gave it, `registeredAt` by the store's clock). */
-export interface RunRegistration { id: string; startedAt: string; vantages: string[]; registeredAt: string }
+export interface RunRegistration {
+  id: string;
+  startedAt: string;
+  vantages: string[];
+  registeredAt: string;
+}
 
 /** The URL a vantage's canaries job is registered and queued under (one per run and vantage): a key, not an address. */
 export const CANARIES_URL = '#canaries';
@@ -51,11 +62,18 @@ export const CANARIES_URL = '#canaries';
  */
 export interface VantageObservations {
   /** Registers the run (once) and the jobs about to be enqueued (each once), before they are on the queue. */
-  registerRun(run: { id: string; startedAt: string }, vantages: readonly string[], jobs: ReadonlyArray<{ url: string; vantage: string }>): Promise<{ registration: RunRegistration; discarded: number }>;
+  registerRun(
+    run: { id: string; startedAt: string },
+    vantages: readonly string[],
+    jobs: ReadonlyArray<{ url: string; vantage: string }>,
+  ): Promise<{ registration: RunRegistration; discarded: number }>;
   /** How many observations of these vantages a run has so far (cheap: what a waiting run polls). */
   observationCount(runId: string, vantages: readonly string[]): Promise<number>;
   /** Which of these jobs of a run have an observation that counts (a few: the jobs that failed for good). */
-  observedOf(runId: string, jobs: ReadonlyArray<{ url: string; vantage: string }>): Promise<Array<{ url: string; vantage: string }>>;
+  observedOf(
+    runId: string,
+    jobs: ReadonlyArray<{ url: string; vantage: string }>,
+  ): Promise<Array<{ url: string; vantage: string }>>;
   /** The observations recorded for a run, every vantage's (validated; with `keys`, verified). */
   observationsOf(runId: string, keys?: VantageKeys): Promise<Observation[]>;
   /** What each vantage's canaries said in a run (with `keys`, verified). */

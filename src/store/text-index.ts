@@ -42,15 +42,23 @@ interface FileIndex {
 }
 
 /** How far back the index keeps runs: `days` UTC days up to today (none: every run). */
-export interface Retention { days?: number; now?: () => Date }
+export interface Retention {
+  days?: number;
+  now?: () => Date;
+}
 
 /** The first UTC day kept (runs that started before it are left out), or null to keep all. */
 export function keptFromDay(retention: Retention = {}): string | null {
   if (retention.days === undefined) return null;
-  return new Date((retention.now?.() ?? new Date()).getTime() - (retention.days - 1) * 86_400_000).toISOString().slice(0, 10);
+  return new Date((retention.now?.() ?? new Date()).getTime() - (retention.days - 1) * 86_400_000)
+    .toISOString()
+    .slice(0, 10);
 }
 
-const NO_PROBLEMS: HistoryProblems = Object.freeze({ count: 0, first: Object.freeze([]) as unknown as HistoryProblem[] });
+const NO_PROBLEMS: HistoryProblems = Object.freeze({
+  count: 0,
+  first: Object.freeze([]) as unknown as HistoryProblem[],
+});
 
 export class TextIndex {
   private files = new Map<string, FileIndex>();
@@ -66,15 +74,25 @@ export class TextIndex {
     return this.seen;
   }
 
-  constructor(readonly dir: string, readonly retention: Retention = {}) {}
+  constructor(
+    readonly dir: string,
+    readonly retention: Retention = {},
+  ) {}
 
   /**
    * Brings the index up to date with the month files: a file whose size or time changed is parsed again, a file
    * that went is forgotten. Returns true when anything changed.
    */
   sync(): boolean {
-    const names = existsSync(this.dir) ? readdirSync(this.dir).filter((f) => MONTH_FILE.test(f)).sort() : [];
-    const stamps = names.map((f) => { const s = statSync(join(this.dir, f)); return `${s.size}:${s.mtimeMs}:${s.ino}`; });
+    const names = existsSync(this.dir)
+      ? readdirSync(this.dir)
+          .filter((f) => MONTH_FILE.test(f))
+          .sort()
+      : [];
+    const stamps = names.map((f) => {
+      const s = statSync(join(this.dir, f));
+      return `${s.size}:${s.mtimeMs}:${s.ino}`;
+    });
     const all = `${keptFromDay(this.retention)}|${names.map((f, i) => `${f}=${stamps[i]}`).join('|')}`;
     if (all === this.seen) return false;
     const next = new Map<string, FileIndex>();
@@ -96,9 +114,26 @@ export class TextIndex {
       const run: IndexedRun = { run: r.run, file, bytes: r.bytes, order: i, line: r.line };
       runs.push(run);
       if (r.run.aborted) return;
-      r.rows.forEach((row, j) => entries.push({ url: row.url, observedAt: row.observedAt, verdict: row.verdict, reason: row.reason, file, start: r.spans[j]![0], end: r.spans[j]![1], run }));
+      r.rows.forEach((row, j) =>
+        entries.push({
+          url: row.url,
+          observedAt: row.observedAt,
+          verdict: row.verdict,
+          reason: row.reason,
+          file,
+          start: r.spans[j]![0],
+          end: r.spans[j]![1],
+          run,
+        }),
+      );
     });
-    return { stamp, runs, entries, tools: parsed.tools, problems: parsed.problems.map((p) => ({ file: `history/${file}`, line: p.line, problem: p.problem })) };
+    return {
+      stamp,
+      runs,
+      entries,
+      tools: parsed.tools,
+      problems: parsed.problems.map((p) => ({ file: `history/${file}`, line: p.line, problem: p.problem })),
+    };
   }
 
   /**
@@ -110,22 +145,34 @@ export class TextIndex {
     const fileOrder = [...this.files.keys()];
     const byId = new Map<string, IndexedRun>();
     const repeats: HistoryProblem[] = [];
-    const runs = [...this.files.values()].flatMap((f) => f.runs).filter((r) => {
-      const first = byId.get(r.run.id);
-      // An aborted run claims no id (it decided nothing): a later record of the id stands, and is the one `run` reads.
-      if (first === undefined || first.run.aborted !== null) { byId.set(r.run.id, r); return true; }
-      repeats.push({ file: `history/${r.file}`, line: r.line, problem: `run line: its run id was recorded before, at history/${first.file}:${first.line} (a run id is recorded once): this later record is ignored` });
-      return false;
-    });
+    const runs = [...this.files.values()]
+      .flatMap((f) => f.runs)
+      .filter((r) => {
+        const first = byId.get(r.run.id);
+        // An aborted run claims no id (it decided nothing): a later record of the id stands, and is the one `run` reads.
+        if (first === undefined || first.run.aborted !== null) {
+          byId.set(r.run.id, r);
+          return true;
+        }
+        repeats.push({
+          file: `history/${r.file}`,
+          line: r.line,
+          problem: `run line: its run id was recorded before, at history/${first.file}:${first.line} (a run id is recorded once): this later record is ignored`,
+        });
+        return false;
+      });
     const rank = (r: IndexedRun) => fileOrder.indexOf(r.file) * 1e9 + r.order;
-    runs.sort((a, b) => (a.run.startedAt < b.run.startedAt ? -1 : a.run.startedAt > b.run.startedAt ? 1 : rank(a) - rank(b)));
+    runs.sort((a, b) =>
+      a.run.startedAt < b.run.startedAt ? -1 : a.run.startedAt > b.run.startedAt ? 1 : rank(a) - rank(b),
+    );
     const position = new Map(runs.map((r, i) => [r, i]));
     const byUrl = new Map<string, Entry[]>();
     for (const f of this.files.values()) {
       for (const e of f.entries) {
         if (!position.has(e.run)) continue; // a repeated run's
         const list = byUrl.get(e.url);
-        if (list) list.push(e); else byUrl.set(e.url, [e]);
+        if (list) list.push(e);
+        else byUrl.set(e.url, [e]);
       }
     }
     for (const list of byUrl.values()) list.sort((a, b) => position.get(a.run)! - position.get(b.run)!);
@@ -134,7 +181,9 @@ export class TextIndex {
     this.position = position;
     this.byUrl = byUrl;
     const problems = [...[...this.files.values()].flatMap((f) => f.problems), ...repeats];
-    this.problemList = problems.length ? { count: problems.length, first: problems.slice(0, HISTORY_LIMITS.problemsListed) } : NO_PROBLEMS;
+    this.problemList = problems.length
+      ? { count: problems.length, first: problems.slice(0, HISTORY_LIMITS.problemsListed) }
+      : NO_PROBLEMS;
   }
 
   private get keptFrom(): string {

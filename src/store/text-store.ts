@@ -23,7 +23,10 @@ export class TextStore implements Store {
   private readonly index: TextIndex;
 
   /** The store of the catalog at `catalogPath`; `retention` bounds what queries return (the files are never pruned). */
-  constructor(readonly catalogPath: string, retention: Retention = {}) {
+  constructor(
+    readonly catalogPath: string,
+    retention: Retention = {},
+  ) {
     this.dir = historyDir(catalogPath);
     this.index = new TextIndex(this.dir, retention);
   }
@@ -34,19 +37,31 @@ export class TextStore implements Store {
     return this.index;
   }
 
-  async recent(url: string, limit: number): Promise<PlanRow[]> { return this.fresh().recent(url, limit); }
-  async since(url: string, since: string): Promise<PlanRow[]> { return this.fresh().since(url, since); }
-  async verdicts(url: string, since: string): Promise<VerdictPoint[]> { return this.fresh().verdicts(url, since); }
+  async recent(url: string, limit: number): Promise<PlanRow[]> {
+    return this.fresh().recent(url, limit);
+  }
+  async since(url: string, since: string): Promise<PlanRow[]> {
+    return this.fresh().since(url, since);
+  }
+  async verdicts(url: string, since: string): Promise<VerdictPoint[]> {
+    return this.fresh().verdicts(url, since);
+  }
   async histories(urls: readonly string[], since: string): Promise<Map<string, UrlHistory>> {
     const index = this.fresh();
-    return new Map(urls.map((url) => {
-      const points = index.verdicts(url, since);
-      return [url, { points, last: points.length ? index.recent(url, 1)[0] ?? null : null }];
-    }));
+    return new Map(
+      urls.map((url) => {
+        const points = index.verdicts(url, since);
+        return [url, { points, last: points.length ? (index.recent(url, 1)[0] ?? null) : null }];
+      }),
+    );
   }
 
-  async latestRun(): Promise<RecordedRun | null> { return this.fresh().runs({ last: 1 })[0] ?? null; }
-  async recordedRun(id: string): Promise<RecordedRun | null> { return this.fresh().run(id); }
+  async latestRun(): Promise<RecordedRun | null> {
+    return this.fresh().runs({ last: 1 })[0] ?? null;
+  }
+  async recordedRun(id: string): Promise<RecordedRun | null> {
+    return this.fresh().run(id);
+  }
 
   /**
    * A lock file per run id beside the month files (`history/.run-<digest>.lock`): a second decider of the run on this
@@ -63,11 +78,21 @@ export class TextStore implements Store {
       return acquireLock(path, Infinity);
     }
   }
-  async stamp(): Promise<string> { return this.fresh().stamp; }
-  async runs(select: RunSelection): Promise<RecordedRun[]> { return this.fresh().runs(select); }
-  async problems(): Promise<HistoryProblems> { return this.fresh().problems(); }
-  async acceptances(): Promise<ToolsLock> { return readLock(this.catalogPath); }
-  async snapshot(hash: string, sha256?: string | null): Promise<SnapshotRead> { return readSnapshot(this.catalogPath, hash, sha256); }
+  async stamp(): Promise<string> {
+    return this.fresh().stamp;
+  }
+  async runs(select: RunSelection): Promise<RecordedRun[]> {
+    return this.fresh().runs(select);
+  }
+  async problems(): Promise<HistoryProblems> {
+    return this.fresh().problems();
+  }
+  async acceptances(): Promise<ToolsLock> {
+    return readLock(this.catalogPath);
+  }
+  async snapshot(hash: string, sha256?: string | null): Promise<SnapshotRead> {
+    return readSnapshot(this.catalogPath, hash, sha256);
+  }
 
   async snapshotDigests(snapshots: readonly StoredSnapshot[], rewrite: boolean): Promise<Map<string, string>> {
     return (await snapshotFiles(this.catalogPath, snapshots, rewrite)).sha;
@@ -81,7 +106,9 @@ export class TextStore implements Store {
     // Recorders of one history take the catalog's write lock (`applyPlan`), so this check and the append are one step.
     if (this.fresh().run(recorded.run.id)?.run.aborted === null) throw new RunRecordedError(recorded.run.id);
     const snapshots = (await snapshotFiles(this.catalogPath, changes.snapshots, changes.rewriteSnapshots)).writes;
-    const lock: FileWrite[] = changes.lock ? [{ path: lockPath(this.catalogPath), content: serializeLock(changes.lock) }] : [];
+    const lock: FileWrite[] = changes.lock
+      ? [{ path: lockPath(this.catalogPath), content: serializeLock(changes.lock) }]
+      : [];
     // The acceptances go in before the catalog, which stays last; a file that already holds its content is left be.
     const files = await changedOnly([...snapshots, ...changes.files.slice(0, -1), ...lock, ...changes.files.slice(-1)]);
     try {
@@ -93,7 +120,11 @@ export class TextStore implements Store {
     // Listed as a reader looks for them: the catalog's files, then the tool lists, then the history.
     const kept = new Set(snapshots.map((f) => f.path));
     const paths = files.map((f) => f.path);
-    return [...paths.filter((p) => !kept.has(p)), ...paths.filter((p) => kept.has(p)), ...await appendRuns(this.dir, [recorded])];
+    return [
+      ...paths.filter((p) => !kept.has(p)),
+      ...paths.filter((p) => kept.has(p)),
+      ...(await appendRuns(this.dir, [recorded])),
+    ];
   }
 
   /** The files as `record` writes them, then the run's line in its month file rewritten with `"applied": true`. */
@@ -101,12 +132,18 @@ export class TextStore implements Store {
     const place = this.fresh().placeOf(id);
     if (!place) throw new Error(`run ${id} is not recorded in ${this.dir}`);
     const snapshots = (await snapshotFiles(this.catalogPath, changes.snapshots, changes.rewriteSnapshots)).writes;
-    const lock: FileWrite[] = changes.lock ? [{ path: lockPath(this.catalogPath), content: serializeLock(changes.lock) }] : [];
+    const lock: FileWrite[] = changes.lock
+      ? [{ path: lockPath(this.catalogPath), content: serializeLock(changes.lock) }]
+      : [];
     const files = await changedOnly([...snapshots, ...changes.files.slice(0, -1), ...lock, ...changes.files.slice(-1)]);
     await writeAllAtomic(files);
     const kept = new Set(snapshots.map((f) => f.path));
     const paths = files.map((f) => f.path);
-    return [...paths.filter((p) => !kept.has(p)), ...paths.filter((p) => kept.has(p)), await markApplied(this.dir, place, id)];
+    return [
+      ...paths.filter((p) => !kept.has(p)),
+      ...paths.filter((p) => kept.has(p)),
+      await markApplied(this.dir, place, id),
+    ];
   }
 
   async accept(url: string, entry: LockEntry): Promise<void> {
@@ -125,7 +162,9 @@ export class TextStore implements Store {
 
 /** The writes whose file does not already hold exactly their content. */
 export async function changedOnly(files: readonly FileWrite[]): Promise<FileWrite[]> {
-  const same = await Promise.all(files.map(async (f) => (await readFile(f.path, 'utf8').catch(() => null)) === f.content));
+  const same = await Promise.all(
+    files.map(async (f) => (await readFile(f.path, 'utf8').catch(() => null)) === f.content),
+  );
   return files.filter((_, i) => !same[i]);
 }
 
@@ -135,7 +174,8 @@ export async function changedOnly(files: readonly FileWrite[]): Promise<FileWrit
  */
 export async function appendRuns(dir: string, runs: readonly RecordedRun[]): Promise<string[]> {
   const byFile = new Map<string, RecordedRun[]>();
-  for (const r of runs) byFile.set(monthFileName(r.run.startedAt), [...(byFile.get(monthFileName(r.run.startedAt)) ?? []), r]);
+  for (const r of runs)
+    byFile.set(monthFileName(r.run.startedAt), [...(byFile.get(monthFileName(r.run.startedAt)) ?? []), r]);
   await mkdir(dir, { recursive: true });
   const written: string[] = [];
   for (const [file, fileRuns] of byFile) {
@@ -186,9 +226,18 @@ async function markApplied(dir: string, place: { file: string; bytes: [number, n
     const end = bytes.indexOf(0x0a, start);
     const line = end < 0 ? '' : bytes.toString('utf8', start, end);
     let found: unknown;
-    try { found = JSON.parse(line); } catch { found = null; }
-    if (!found || typeof found !== 'object' || (found as { id?: unknown }).id !== id) throw new Error(`${path} changed while run ${id} was applied; run it again`);
-    await writeFileAtomic(path, [bytes.toString('utf8', 0, start), withApplied(line, true), bytes.toString('utf8', end)]);
+    try {
+      found = JSON.parse(line);
+    } catch {
+      found = null;
+    }
+    if (!found || typeof found !== 'object' || (found as { id?: unknown }).id !== id)
+      throw new Error(`${path} changed while run ${id} was applied; run it again`);
+    await writeFileAtomic(path, [
+      bytes.toString('utf8', 0, start),
+      withApplied(line, true),
+      bytes.toString('utf8', end),
+    ]);
     return path;
   } finally {
     await release();
@@ -207,5 +256,11 @@ function endsWithWholeLine(bytes: Buffer): boolean {
 
 async function syncDir(dir: string): Promise<void> {
   const handle = await open(dir, 'r').catch(() => null);
-  try { await handle?.sync(); } catch { /* not every platform syncs directories */ } finally { await handle?.close(); }
+  try {
+    await handle?.sync();
+  } catch {
+    /* not every platform syncs directories */
+  } finally {
+    await handle?.close();
+  }
 }

@@ -10,7 +10,10 @@ import type { Store } from './store.js';
 /** How far back an entry's rows are read for its last list (a dead server's newest rows list nothing). */
 const ROWS_READ = 20;
 
-export async function toolSetPrints(store: Store, entries: ReadonlyArray<{ name: string; url: string }>): Promise<ToolSetPrint[]> {
+export async function toolSetPrints(
+  store: Store,
+  entries: ReadonlyArray<{ name: string; url: string }>,
+): Promise<ToolSetPrint[]> {
   const out: ToolSetPrint[] = [];
   for (const e of entries) {
     const row = (await store.recent(e.url, ROWS_READ)).find((r) => r.toolsDigest && r.toolCount);
@@ -22,7 +25,14 @@ export async function toolSetPrints(store: Store, entries: ReadonlyArray<{ name:
       nameBlindDigest = digests?.nameBlind ?? null;
       descriptionBlindDigest = digests?.descriptionBlind ?? null;
     }
-    out.push({ name: e.name, url: e.url, toolCount: row.toolCount, toolsDigest: row.toolsDigest, nameBlindDigest, descriptionBlindDigest });
+    out.push({
+      name: e.name,
+      url: e.url,
+      toolCount: row.toolCount,
+      toolsDigest: row.toolsDigest,
+      nameBlindDigest,
+      descriptionBlindDigest,
+    });
   }
   return out;
 }

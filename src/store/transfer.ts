@@ -19,10 +19,12 @@ const MAX_SNAPSHOT_BYTES = 128 * 1024 * 1024;
 
 export interface Imported {
   /** Runs loaded, and runs left out because the store holds them already (same id and start). */
-  runs: number; present: number;
+  runs: number;
+  present: number;
   /** Lines that could not be used (recorded as the store's history problems). */
   problems: number;
-  snapshots: number; acceptances: number;
+  snapshots: number;
+  acceptances: number;
   /** Files left out, and why. */
   skipped: string[];
 }
@@ -30,9 +32,15 @@ export interface Imported {
 /** Loads a text history into the store in one transaction: all of it, or nothing. */
 export async function importHistory(store: PgStore, dir: string): Promise<Imported> {
   const result: Imported = { runs: 0, present: 0, problems: 0, snapshots: 0, acceptances: 0, skipped: [] };
-  const months = readdirSync(dir).filter((f) => MONTH_FILE.test(f)).sort();
+  const months = readdirSync(dir)
+    .filter((f) => MONTH_FILE.test(f))
+    .sort();
   const snapshotDir = join(dir, 'snapshots');
-  const snapshots = existsSync(snapshotDir) ? readdirSync(snapshotDir).filter((f) => SNAPSHOT_FILE.test(f)).sort() : [];
+  const snapshots = existsSync(snapshotDir)
+    ? readdirSync(snapshotDir)
+        .filter((f) => SNAPSHOT_FILE.test(f))
+        .sort()
+    : [];
   const lockFile = lockBeside(dir);
   const lock = existsSync(lockFile) ? await readLockFile(lockFile) : null;
   await store.transaction('nothing was imported', async (client) => {
@@ -44,7 +52,10 @@ export async function importHistory(store: PgStore, dir: string): Promise<Import
     }
     for (const file of snapshots) {
       const path = join(snapshotDir, file);
-      if (statSync(path).size > MAX_SNAPSHOT_BYTES) { result.skipped.push(`${path}: larger than ${MAX_SNAPSHOT_BYTES} bytes`); continue; }
+      if (statSync(path).size > MAX_SNAPSHOT_BYTES) {
+        result.skipped.push(`${path}: larger than ${MAX_SNAPSHOT_BYTES} bytes`);
+        continue;
+      }
       await importSnapshot(client, SNAPSHOT_FILE.exec(file)![1]!, await readFile(path, 'utf8'));
       result.snapshots++;
     }
@@ -56,7 +67,12 @@ export async function importHistory(store: PgStore, dir: string): Promise<Import
   return result;
 }
 
-export interface Exported { months: string[]; snapshots: number; acceptances: number; written: string[] }
+export interface Exported {
+  months: string[];
+  snapshots: number;
+  acceptances: number;
+  written: string[];
+}
 
 /** Writes the store as a text history into `dir` (each file atomically), the acceptances beside it. */
 export async function exportHistory(store: PgStore, dir: string): Promise<Exported> {

@@ -13,7 +13,8 @@ export const DEFAULT_SCHEMA = 'onetap';
 export function storeUrlProblem(url: string): string | null {
   if (!URL_SCHEME.test(url)) return 'expected a PostgreSQL URL (postgres://… or postgresql://…)';
   const schema = new URLSearchParams(url.split('?')[1] ?? '').get('schema');
-  if (schema !== null && !SCHEMA_NAME.test(schema)) return 'its schema parameter must be an SQL name in lower case (a-z, digits, _)';
+  if (schema !== null && !SCHEMA_NAME.test(schema))
+    return 'its schema parameter must be an SQL name in lower case (a-z, digits, _)';
   return null;
 }
 

@@ -69,13 +69,27 @@ const MD_CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 function escapeMdChar(ch: string, prev: string, next: string): string {
   if (MD_CONTROL.test(ch)) return '\uFFFD';
   switch (ch) {
-    case '&': return '&amp;';
-    case '<': return '&lt;';
-    case '>': return '&gt;';
-    case '_': return /[\p{L}\p{N}]/u.test(prev) && /[\p{L}\p{N}]/u.test(next) ? '_' : '\\_'; // intraword _ never emphasises
-    case '\\': case '`': case '*': case '[': case ']': case '|': case '~': case '$': case '#': case '@':
+    case '&':
+      return '&amp;';
+    case '<':
+      return '&lt;';
+    case '>':
+      return '&gt;';
+    case '_':
+      return /[\p{L}\p{N}]/u.test(prev) && /[\p{L}\p{N}]/u.test(next) ? '_' : '\\_'; // intraword _ never emphasises
+    case '\\':
+    case '`':
+    case '*':
+    case '[':
+    case ']':
+    case '|':
+    case '~':
+    case '$':
+    case '#':
+    case '@':
       return `\\${ch}`;
-    default: return ch;
+    default:
+      return ch;
   }
 }
 
@@ -88,9 +102,15 @@ function escapeMdRun(text: string): string {
 function codeWord(word: string): string {
   let out = '';
   let run = '';
-  const flush = () => { if (run) out += `\`${run}\``; run = ''; };
+  const flush = () => {
+    if (run) out += `\`${run}\``;
+    run = '';
+  };
   for (const ch of word) {
-    if (CODE_BREAK.test(ch) || MD_CONTROL.test(ch)) { flush(); out += escapeMdChar(ch, '', ''); } else run += ch;
+    if (CODE_BREAK.test(ch) || MD_CONTROL.test(ch)) {
+      flush();
+      out += escapeMdChar(ch, '', '');
+    } else run += ch;
   }
   flush();
   return out;
@@ -104,7 +124,10 @@ function codeWord(word: string): string {
  */
 export function mdText(text: string): string {
   const line = escapeHidden(text.replace(/[\r\n\t\u000b\u000c\u0085\u2028\u2029]+/g, ' '), visibleCodePoint).trim();
-  let out = line.split(/( +)/).map((word, i) => (i % 2 ? ' ' : LINKISH.test(word) ? codeWord(word) : escapeMdRun(word))).join('');
+  let out = line
+    .split(/( +)/)
+    .map((word, i) => (i % 2 ? ' ' : LINKISH.test(word) ? codeWord(word) : escapeMdRun(word)))
+    .join('');
   // Block markers only count at the start of a line; an interpolated value may start one.
   // A leading `:` may start a table's delimiter row (`:-:`) under a line of text, as `-` may.
   out = out.replace(/^([-+=:])/, '\\$1').replace(/^(\d{1,9})([.)])(?= |$)/, '$1\\$2');
@@ -114,7 +137,9 @@ export function mdText(text: string): string {
 /** Text already safe for one output format: constants of this code base, or what that format's template made. */
 export class SafeText {
   constructor(readonly value: string) {}
-  toString(): string { return this.value; }
+  toString(): string {
+    return this.value;
+  }
 }
 
 /**
@@ -122,7 +147,10 @@ export class SafeText {
  * (arrays are joined, null/undefined/false render nothing). Safe by construction: nothing reaches the output
  * unescaped but constants and the template's own results.
  */
-export function escapingTemplate<T extends SafeText>(Kind: new (value: string) => T, escape: (text: string) => string): (strings: TemplateStringsArray, ...values: unknown[]) => T {
+export function escapingTemplate<T extends SafeText>(
+  Kind: new (value: string) => T,
+  escape: (text: string) => string,
+): (strings: TemplateStringsArray, ...values: unknown[]) => T {
   const render = (v: unknown): string => {
     if (v instanceof Kind) return v.value;
     if (Array.isArray(v)) return v.map(render).join('');
@@ -131,7 +159,9 @@ export function escapingTemplate<T extends SafeText>(Kind: new (value: string) =
   };
   return (strings, ...values) => {
     let out = strings[0]!;
-    values.forEach((v, i) => { out += render(v) + strings[i + 1]!; });
+    values.forEach((v, i) => {
+      out += render(v) + strings[i + 1]!;
+    });
     return new Kind(out);
   };
 }
@@ -157,7 +187,12 @@ export function mdCodeWord(text: unknown): Md {
  */
 export function escapeHtml(text: string): string {
   // eslint-disable-next-line no-control-regex
-  return escapeHidden(text.replace(/[\u0000-\u0008\u000b\u000e-\u001f]/g, '\uFFFD'), visibleCodePoint).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+  return escapeHidden(text.replace(/[\u0000-\u0008\u000b\u000e-\u001f]/g, '\uFFFD'), visibleCodePoint)
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&#39;');
 }
 
 /**

@@ -19,7 +19,8 @@
  */
 
 /** Every character the decision looks at. */
-const CANDIDATES = /[\u007f-\u009f\u00ad\u034f\u115f\u1160\u2028\u2029\u3164\ufe00-\ufe0f\uffa0\p{Cf}\p{Cs}\u{e0000}-\u{e01ef}]/gu;
+const CANDIDATES =
+  /[\u007f-\u009f\u00ad\u034f\u115f\u1160\u2028\u2029\u3164\ufe00-\ufe0f\uffa0\p{Cf}\p{Cs}\u{e0000}-\u{e01ef}]/gu;
 
 const NON_ASCII = /[^\x00-\x7e]/g;
 
@@ -42,9 +43,31 @@ export function maybeHidden(text: string): boolean {
     }
     if (c <= 0x9f || c === 0xad || c === 0x34f) return true;
     if (c < 0x600) continue;
-    if (c <= 0x605 || c === 0x61c || c === 0x6dd || c === 0x70f || c === 0x890 || c === 0x891 || c === 0x8e2 || c === 0x115f || c === 0x1160 || c === 0x180e) return true;
+    if (
+      c <= 0x605 ||
+      c === 0x61c ||
+      c === 0x6dd ||
+      c === 0x70f ||
+      c === 0x890 ||
+      c === 0x891 ||
+      c === 0x8e2 ||
+      c === 0x115f ||
+      c === 0x1160 ||
+      c === 0x180e
+    )
+      return true;
     if (c < 0x200b) continue;
-    if (c <= 0x200f || (c >= 0x2028 && c <= 0x202e) || (c >= 0x2060 && c <= 0x206f) || c === 0x3164 || (c >= 0xfe00 && c <= 0xfe0f) || c === 0xfeff || c === 0xffa0 || (c >= 0xfff9 && c <= 0xfffb)) return true;
+    if (
+      c <= 0x200f ||
+      (c >= 0x2028 && c <= 0x202e) ||
+      (c >= 0x2060 && c <= 0x206f) ||
+      c === 0x3164 ||
+      (c >= 0xfe00 && c <= 0xfe0f) ||
+      c === 0xfeff ||
+      c === 0xffa0 ||
+      (c >= 0xfff9 && c <= 0xfffb)
+    )
+      return true;
     if (c >= 0xd800 && c <= 0xdfff) {
       if (c >= 0xdc00) return true; // a trail surrogate without its lead
       const next = text.charCodeAt(i + 1);
@@ -64,7 +87,8 @@ const PICTOGRAPH = /\p{Extended_Pictographic}/u;
 const EMOJI_BEFORE_ZWJ = /[\p{Extended_Pictographic}\p{Emoji_Modifier}\ufe0f\u20e3]/u;
 const IDEOGRAPH = /\p{Ideographic}/u;
 const LETTER_OR_MARK = /[\p{L}\p{M}]/u;
-const JOINING_SCRIPT = /[\p{scx=Arab}\p{scx=Syrc}\p{scx=Thaa}\p{scx=Nkoo}\p{scx=Mong}\p{scx=Deva}\p{scx=Beng}\p{scx=Guru}\p{scx=Gujr}\p{scx=Orya}\p{scx=Taml}\p{scx=Telu}\p{scx=Knda}\p{scx=Mlym}\p{scx=Sinh}\p{scx=Tibt}\p{scx=Mymr}\p{scx=Khmr}]/u;
+const JOINING_SCRIPT =
+  /[\p{scx=Arab}\p{scx=Syrc}\p{scx=Thaa}\p{scx=Nkoo}\p{scx=Mong}\p{scx=Deva}\p{scx=Beng}\p{scx=Guru}\p{scx=Gujr}\p{scx=Orya}\p{scx=Taml}\p{scx=Telu}\p{scx=Knda}\p{scx=Mlym}\p{scx=Sinh}\p{scx=Tibt}\p{scx=Mymr}\p{scx=Khmr}]/u;
 
 const isVariationSelector = (cp: number) => (cp >= 0xfe00 && cp <= 0xfe0f) || (cp >= 0xe0100 && cp <= 0xe01ef);
 const isTag = (cp: number) => cp >= 0xe0000 && cp <= 0xe007f;
@@ -84,14 +108,20 @@ export function hasHidden(text: string, opts: HiddenOptions = {}): boolean {
 /** The first character an output would show escaped, or null. */
 export function firstHidden(text: string, opts: HiddenOptions = {}): { index: number; char: string } | null {
   let found: { index: number; char: string } | null = null;
-  forEachHidden(text, opts, (index, char) => { found = { index, char }; return false; });
+  forEachHidden(text, opts, (index, char) => {
+    found = { index, char };
+    return false;
+  });
   return found;
 }
 
 /** Every character an output would show escaped, in order (at most `max`). */
 export function hiddenCharacters(text: string, max = Infinity): Array<{ index: number; char: string }> {
   const out: Array<{ index: number; char: string }> = [];
-  forEachHidden(text, {}, (index, char) => { out.push({ index, char }); return out.length < max; });
+  forEachHidden(text, {}, (index, char) => {
+    out.push({ index, char });
+    return out.length < max;
+  });
   return out;
 }
 
@@ -99,7 +129,12 @@ export function hiddenCharacters(text: string, max = Infinity): Array<{ index: n
  * The text with every character to be shown escaped replaced by `notation(char)`, and every run of other
  * text by `plain(run)` (default: as it is). The one place the decision is made.
  */
-export function escapeHidden(text: string, notation: (ch: string) => string, plain: (run: string) => string = (run) => run, opts: HiddenOptions = {}): string {
+export function escapeHidden(
+  text: string,
+  notation: (ch: string) => string,
+  plain: (run: string) => string = (run) => run,
+  opts: HiddenOptions = {},
+): string {
   if (!maybeHidden(text)) return plain(text);
   let out = '';
   let last = 0;
@@ -134,16 +169,24 @@ function forEachHidden(text: string, opts: HiddenOptions, visit: (index: number,
   let flags: Set<number> | null = null;
   if (text.includes('\u{1f3f4}')) {
     flags = new Set();
-    for (const m of text.matchAll(FLAG_TAG_SEQUENCE)) for (let i = m.index! + 2; i < m.index! + m[0].length; i += 2) flags.add(i);
+    for (const m of text.matchAll(FLAG_TAG_SEQUENCE))
+      for (let i = m.index! + 2; i < m.index! + m[0].length; i += 2) flags.add(i);
   }
-  for (const m of text.matchAll(CANDIDATES)) { // matchAll works on a copy: a visit may run this again
+  for (const m of text.matchAll(CANDIDATES)) {
+    // matchAll works on a copy: a visit may run this again
     const index = m.index!;
     const char = m[0];
     if (shownEscaped(text, index, char, flags, opts) && !visit(index, char)) return;
   }
 }
 
-function shownEscaped(text: string, index: number, char: string, flags: Set<number> | null, opts: HiddenOptions): boolean {
+function shownEscaped(
+  text: string,
+  index: number,
+  char: string,
+  flags: Set<number> | null,
+  opts: HiddenOptions,
+): boolean {
   const cp = char.codePointAt(0)!;
   if (isTag(cp)) return !flags?.has(index);
   if (isVariationSelector(cp)) {
@@ -199,7 +242,14 @@ export function hiddenKind(ch: string): string {
   if (isTag(cp)) return 'tag character';
   if (isVariationSelector(cp)) return 'variation selector outside an emoji or ideograph sequence';
   if (cp === 0x115f || cp === 0x1160 || cp === 0x3164 || cp === 0xffa0) return 'Hangul filler';
-  if (cp === 0x061c || cp === 0x200e || cp === 0x200f || (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069)) return 'bidi control';
+  if (
+    cp === 0x061c ||
+    cp === 0x200e ||
+    cp === 0x200f ||
+    (cp >= 0x202a && cp <= 0x202e) ||
+    (cp >= 0x2066 && cp <= 0x2069)
+  )
+    return 'bidi control';
   if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f)) return 'control character';
   if (cp === 0x2028 || cp === 0x2029) return 'line separator';
   if (cp >= 0xd800 && cp <= 0xdfff) return 'lone surrogate';

@@ -3,10 +3,24 @@
  * a failed write (an error, not a kill) leaves every file of its batch old.
  */
 import { randomBytes } from 'node:crypto';
-import { copyFile, link, mkdir, open, readdir, readFile, rename, unlink, writeFile, type FileHandle } from 'node:fs/promises';
+import {
+  copyFile,
+  link,
+  mkdir,
+  open,
+  readdir,
+  readFile,
+  rename,
+  unlink,
+  writeFile,
+  type FileHandle,
+} from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
-export interface FileWrite { path: string; content: string }
+export interface FileWrite {
+  path: string;
+  content: string;
+}
 
 /** A file's content: one string, or its parts in order (a large document made one part at a time, never held whole). */
 export type Content = string | Iterable<string> | AsyncIterable<string>;
@@ -24,12 +38,18 @@ export interface AtomicFaults {
   holdBeforeRename?: string;
 }
 
-export interface AtomicOptions { faults?: AtomicFaults }
+export interface AtomicOptions {
+  faults?: AtomicFaults;
+}
 
 function faultsFromEnv(): AtomicFaults | undefined {
   const text = process.env.ONETAP_TEST_FAULT;
   if (!text) return undefined;
-  try { return JSON.parse(text) as AtomicFaults; } catch { return undefined; }
+  try {
+    return JSON.parse(text) as AtomicFaults;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Write to a temporary file beside the target, fsync, then rename over it. */
@@ -37,7 +57,12 @@ export async function writeFileAtomic(path: string, content: Content, opts: Atom
   await writeAllAtomic([{ path, content }], opts);
 }
 
-interface Staged { tmp: string; path: string; backup: string | null; renamed: boolean }
+interface Staged {
+  tmp: string;
+  path: string;
+  backup: string | null;
+  renamed: boolean;
+}
 
 /**
  * Stages every file first (temporary, fsynced), then renames them in order. A crash while staging changes
@@ -45,13 +70,18 @@ interface Staged { tmp: string; path: string; backup: string | null; renamed: bo
  * renamed (from hard-linked backups), so an error leaves the batch all old. Temporary files a killed writer
  * left beside these targets are removed first. Put the file that others derive from last.
  */
-export async function writeAllAtomic(files: ReadonlyArray<{ path: string; content: Content }>, opts: AtomicOptions = {}): Promise<void> {
+export async function writeAllAtomic(
+  files: ReadonlyArray<{ path: string; content: Content }>,
+  opts: AtomicOptions = {},
+): Promise<void> {
   const faults = opts.faults ?? faultsFromEnv();
   const faulty = !!faults && (!faults.batchWith || files.some((f) => basename(f.path) === faults.batchWith));
   await sweepLeftovers(files.map((f) => f.path));
   // Stage in parallel (the fsyncs overlap), rename in order.
   const settled = await Promise.allSettled(files.map((f) => stage(f)));
-  const staged: Staged[] = settled.flatMap((r) => (r.status === 'fulfilled' ? [{ ...r.value, backup: null, renamed: false }] : []));
+  const staged: Staged[] = settled.flatMap((r) =>
+    r.status === 'fulfilled' ? [{ ...r.value, backup: null, renamed: false }] : [],
+  );
   try {
     const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
@@ -59,7 +89,8 @@ export async function writeAllAtomic(files: ReadonlyArray<{ path: string; conten
     let n = 0;
     for (const s of staged) {
       s.backup = await backup(s.path);
-      if (faulty && ++n === faults!.failRename) throw Object.assign(new Error(`EIO: injected fault, rename '${s.tmp}' -> '${s.path}'`), { code: 'EIO' });
+      if (faulty && ++n === faults!.failRename)
+        throw Object.assign(new Error(`EIO: injected fault, rename '${s.tmp}' -> '${s.path}'`), { code: 'EIO' });
       await rename(s.tmp, s.path);
       s.renamed = true;
     }
@@ -76,7 +107,8 @@ export async function writeAllAtomic(files: ReadonlyArray<{ path: string; conten
 }
 
 /** `<target>.<pid>.<8 hex>.tmp` (staged content) and `….old.tmp` (a backup): only this module makes such names. */
-const tempName = (path: string, kind: '' | '.old') => `${path}.${process.pid}.${randomBytes(4).toString('hex')}${kind}.tmp`;
+const tempName = (path: string, kind: '' | '.old') =>
+  `${path}.${process.pid}.${randomBytes(4).toString('hex')}${kind}.tmp`;
 const TEMP = /^(.*)\.(\d+)\.[0-9a-f]{8}(?:\.old)?\.tmp$/;
 
 /** A hard link to the current file (no copy, no window), or null when there is none yet. */
@@ -112,7 +144,9 @@ async function sweepLeftovers(paths: string[]): Promise<void> {
 
 async function holdForever(signal: string): Promise<never> {
   await writeFile(signal, String(process.pid));
-  return new Promise<never>(() => { setInterval(() => {}, 1 << 30); });
+  return new Promise<never>(() => {
+    setInterval(() => {}, 1 << 30);
+  });
 }
 
 async function stage(f: { path: string; content: Content }): Promise<{ tmp: string; path: string }> {
@@ -139,7 +173,11 @@ async function writeChunks(handle: FileHandle, chunks: Iterable<string> | AsyncI
   for await (const chunk of chunks) {
     pending.push(chunk);
     size += chunk.length;
-    if (size >= 1 << 20) { await handle.write(pending.join('')); pending = []; size = 0; }
+    if (size >= 1 << 20) {
+      await handle.write(pending.join(''));
+      pending = [];
+      size = 0;
+    }
   }
   if (pending.length) await handle.write(pending.join(''));
 }
@@ -163,7 +201,10 @@ export async function acquireLock(path: string, waitMs = 0): Promise<() => Promi
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       const holder = Number((await readFile(lockPath, 'utf8').catch(() => '')).trim());
       if (holder > 0 && isAlive(holder)) {
-        if (Date.now() >= until) throw new LockBusyError(`another refresh (pid ${holder}) is writing ${path}; try again when it ends (lock: ${lockPath})`);
+        if (Date.now() >= until)
+          throw new LockBusyError(
+            `another refresh (pid ${holder}) is writing ${path}; try again when it ends (lock: ${lockPath})`,
+          );
         await new Promise((r) => setTimeout(r, 50));
       } else if (Date.now() >= until || holder > 0) {
         await unlink(lockPath).catch(() => {}); // the holder died without releasing it

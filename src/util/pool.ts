@@ -1,5 +1,9 @@
 /** Runs `fn` over `items` with at most `limit` in flight; results keep input order. */
-export async function mapConcurrent<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
+export async function mapConcurrent<T, R>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
   return mapConcurrentPerKey(items, limit, Infinity, () => '', fn);
 }
 
@@ -8,13 +12,20 @@ export async function mapConcurrent<T, R>(items: readonly T[], limit: number, fn
  * shared gateways). A free slot takes the next item, in input order, whose key has room, so one busy key never
  * holds up the others.
  */
-export async function mapConcurrentPerKey<T, R>(items: readonly T[], limit: number, perKey: number, key: (item: T) => string, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
+export async function mapConcurrentPerKey<T, R>(
+  items: readonly T[],
+  limit: number,
+  perKey: number,
+  key: (item: T) => string,
+  fn: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
   const results = new Array<R>(items.length);
   const queues = new Map<string, number[]>();
   items.forEach((item, i) => {
     const k = key(item);
     const q = queues.get(k);
-    if (q) q.push(i); else queues.set(k, [i]);
+    if (q) q.push(i);
+    else queues.set(k, [i]);
   });
   const inFlight = new Map<string, number>();
   let running = 0;
@@ -40,12 +51,22 @@ export async function mapConcurrentPerKey<T, R>(items: readonly T[], limit: numb
         if (i === null) break;
         running++;
         const k = key(items[i]!);
-        fn(items[i]!, i).then((r) => { results[i] = r; }, (err) => { failed ??= err; reject(err); }).finally(() => {
-          running--;
-          inFlight.set(k, inFlight.get(k)! - 1);
-          if (running === 0 && queues.size === 0 && failed === null) resolve(results);
-          else pump();
-        });
+        fn(items[i]!, i)
+          .then(
+            (r) => {
+              results[i] = r;
+            },
+            (err) => {
+              failed ??= err;
+              reject(err);
+            },
+          )
+          .finally(() => {
+            running--;
+            inFlight.set(k, inFlight.get(k)! - 1);
+            if (running === 0 && queues.size === 0 && failed === null) resolve(results);
+            else pump();
+          });
       }
       if (running === 0 && queues.size === 0 && failed === null) resolve(results);
     };
@@ -66,5 +87,8 @@ export function inTurns<T>(items: readonly T[], key: (item: T) => string): T[] {
     return n;
   });
   // A stable sort by turn keeps each turn in input order.
-  return items.map((item, i) => ({ item, turn: turn[i]! })).sort((a, b) => a.turn - b.turn).map((x) => x.item);
+  return items
+    .map((item, i) => ({ item, turn: turn[i]! }))
+    .sort((a, b) => a.turn - b.turn)
+    .map((x) => x.item);
 }

@@ -10,14 +10,20 @@ export class Throttle {
 
   private readonly min: number;
 
-  constructor(private readonly max: number, min: number) {
+  constructor(
+    private readonly max: number,
+    min: number,
+  ) {
     this.limit = max;
     this.min = Math.min(min, max);
   }
 
   /** Resolves when the task may start (null: at once). Call `leave()` when it ends. */
   enter(): Promise<void> | null {
-    if (this.running < this.limit && this.queue.length === 0) { this.running++; return null; }
+    if (this.running < this.limit && this.queue.length === 0) {
+      this.running++;
+      return null;
+    }
     return new Promise((resolve) => this.queue.push(resolve));
   }
 

@@ -14,13 +14,23 @@ export const WORKER_BACKOFF = { baseMs: 500, capMs: 30_000 } as const;
 export class RateLimitedLog {
   private readonly kinds = new Map<string, { openedAt: number; suppressed: number; last: string }>();
 
-  constructor(private readonly write: (line: string) => void, private readonly windowMs = 10_000, private readonly now: () => number = () => performance.now()) {}
+  constructor(
+    private readonly write: (line: string) => void,
+    private readonly windowMs = 10_000,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
 
   line(kind: string, text: string): void {
     const at = this.now();
     const k = this.kinds.get(kind);
-    if (k && at - k.openedAt < this.windowMs) { k.suppressed++; k.last = text; return; }
-    const more = k?.suppressed ? ` (${k.suppressed} more like this in the last ${Math.round((at - k.openedAt) / 1000)} s)` : '';
+    if (k && at - k.openedAt < this.windowMs) {
+      k.suppressed++;
+      k.last = text;
+      return;
+    }
+    const more = k?.suppressed
+      ? ` (${k.suppressed} more like this in the last ${Math.round((at - k.openedAt) / 1000)} s)`
+      : '';
     this.kinds.set(kind, { openedAt: at, suppressed: 0, last: text });
     this.write(`${text}${more}`);
   }

@@ -12,18 +12,29 @@ export class LeaseFence implements Fence {
   private validUntil: number;
 
   /** `sentAt`: when the statement that took the lease was sent, on `now`'s clock. */
-  constructor(private readonly what: string, private readonly leaseMs: number, private readonly marginMs: number, sentAt: number, private readonly now: () => number = () => performance.now()) {
+  constructor(
+    private readonly what: string,
+    private readonly leaseMs: number,
+    private readonly marginMs: number,
+    sentAt: number,
+    private readonly now: () => number = () => performance.now(),
+  ) {
     this.validUntil = sentAt + leaseMs - marginMs;
   }
 
-  get signal(): AbortSignal { return this.controller.signal; }
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
 
   /** When the lease is held until, on `now`'s clock (what a watchdog waits for). */
-  get until(): number { return this.validUntil; }
+  get until(): number {
+    return this.validUntil;
+  }
 
   /** A renewal sent at `sentAt` succeeded. */
   renewed(sentAt: number): void {
-    if (!this.controller.signal.aborted) this.validUntil = Math.max(this.validUntil, sentAt + this.leaseMs - this.marginMs);
+    if (!this.controller.signal.aborted)
+      this.validUntil = Math.max(this.validUntil, sentAt + this.leaseMs - this.marginMs);
   }
 
   /** The lease is lost (a renewal found it another's). */
@@ -32,7 +43,8 @@ export class LeaseFence implements Fence {
   }
 
   check(): void {
-    if (!this.controller.signal.aborted && this.now() >= this.validUntil) this.lose(`not renewed within ${this.leaseMs} ms`);
+    if (!this.controller.signal.aborted && this.now() >= this.validUntil)
+      this.lose(`not renewed within ${this.leaseMs} ms`);
     this.controller.signal.throwIfAborted();
   }
 }

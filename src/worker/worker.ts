@@ -20,13 +20,31 @@ import { isReachable } from '../attest/reachable.js';
 import { retryAfterMs } from '../attest/retry-after.js';
 import { collect } from '../collect/collect.js';
 import { guardedLookup, systemResolver } from '../net/fetcher.js';
-import { addressesBy, hostKey, isLoopback, PER_ADDRESS, RESOLVE_MS, resolverWithin, type HostKey } from '../net/host-key.js';
+import {
+  addressesBy,
+  hostKey,
+  isLoopback,
+  PER_ADDRESS,
+  RESOLVE_MS,
+  resolverWithin,
+  type HostKey,
+} from '../net/host-key.js';
 import { storeUnreachable, type PgStore } from '../store/pg-store.js';
 import { LeaseLost } from '../net/fence.js';
 import { backoffMs } from '../util/backoff.js';
 import { RateLimitedLog, WORKER_BACKOFF } from './faults.js';
 import { LeaseFence } from './lease.js';
-import { hostLeaseMs, jobProblem, jobUrlOf, lockMs, prepareQueue, queueConnection, queueNameOf, type ProbeJob, type WorkerPermits } from '../queue/queue.js';
+import {
+  hostLeaseMs,
+  jobProblem,
+  jobUrlOf,
+  lockMs,
+  prepareQueue,
+  queueConnection,
+  queueNameOf,
+  type ProbeJob,
+  type WorkerPermits,
+} from '../queue/queue.js';
 import type { JobProgress, PostgresConnectionOptions, PostgresQueueBackend } from 'bullmq';
 
 export interface WorkerOptions {
@@ -67,7 +85,14 @@ const pause = () => new Promise((r) => setTimeout(r, 50 + Math.random() * 100));
  * The probe runs under the leases' fence: a renewal that finds a lease another's, or none that succeeds before the
  * lease would expire, ends its requests and throws `LeaseLost` (nothing it observed is recorded).
  */
-async function politely<T>(store: PgStore, host: HostKey, limit: number, addresses: readonly string[], holder: string, probe: (fence: LeaseFence) => Promise<T>): Promise<T> {
+async function politely<T>(
+  store: PgStore,
+  host: HostKey,
+  limit: number,
+  addresses: readonly string[],
+  holder: string,
+  probe: (fence: LeaseFence) => Promise<T>,
+): Promise<T> {
   const leaseMs = hostLeaseMs();
   let sentAt = performance.now();
   let slot = await store.acquireHost(host.key, limit, holder, leaseMs);
@@ -80,17 +105,41 @@ async function politely<T>(store: PgStore, host: HostKey, limit: number, address
   let watchdog: NodeJS.Timeout | undefined;
   const watch = () => {
     clearTimeout(watchdog);
-    watchdog = setTimeout(() => { try { fence.check(); watch(); } catch { /* lost: the probe's requests end */ } }, Math.max(10, fence.until - performance.now()));
+    watchdog = setTimeout(
+      () => {
+        try {
+          fence.check();
+          watch();
+        } catch {
+          /* lost: the probe's requests end */
+        }
+      },
+      Math.max(10, fence.until - performance.now()),
+    );
   };
   const renew = setInterval(() => {
     const at = performance.now();
-    Promise.all([store.renewHost(host.key, slot!, holder, leaseMs), addresses.length ? store.renewAddresses(addresses, holder, leaseMs) : true]).then(([hostHeld, addressesHeld]) => {
-      if (hostHeld && addressesHeld) { fence.renewed(at); watch(); } else fence.lose('taken by another worker since (it expired)');
-    }, () => { /* not renewed this time: the next tries, and the watchdog ends the probe if none does in time */ });
+    Promise.all([
+      store.renewHost(host.key, slot!, holder, leaseMs),
+      addresses.length ? store.renewAddresses(addresses, holder, leaseMs) : true,
+    ]).then(
+      ([hostHeld, addressesHeld]) => {
+        if (hostHeld && addressesHeld) {
+          fence.renewed(at);
+          watch();
+        } else fence.lose('taken by another worker since (it expired)');
+      },
+      () => {
+        /* not renewed this time: the next tries, and the watchdog ends the probe if none does in time */
+      },
+    );
   }, leaseMs / RENEW_PARTS);
   watch();
   try {
-    while (!(await store.acquireAddresses(addresses, host.port, PER_ADDRESS, holder, leaseMs))) { fence.check(); await pause(); }
+    while (!(await store.acquireAddresses(addresses, host.port, PER_ADDRESS, holder, leaseMs))) {
+      fence.check();
+      await pause();
+    }
     fence.check();
     const value = await probe(fence);
     fence.check();
@@ -122,7 +171,12 @@ export async function work(job: ProbeJob, ctx: WorkContext, holder = `${hostname
   const open = (url: string) => permits.allowHttp && job.allowHttp && isLoopbackUrl(url);
   if (job.kind === 'canaries') {
     const reached = await Promise.all(job.canaries.map((u) => isReachable(u, 15_000, { allowPrivate: open(u) })));
-    await store.recordCanaries(job.run.id, vantage, { configured: job.canaries.length, reachable: reached.filter(Boolean).length }, signingKey);
+    await store.recordCanaries(
+      job.run.id,
+      vantage,
+      { configured: job.canaries.length, reachable: reached.filter(Boolean).length },
+      signingKey,
+    );
     return `canaries: ${reached.filter(Boolean).length} of ${job.canaries.length} answered`;
   }
   // Keys come from this worker's environment, and only from the variables it was started to read: the job names
@@ -130,27 +184,50 @@ export async function work(job: ProbeJob, ctx: WorkContext, holder = `${hostname
   const readable = Object.fromEntries([...permits.keyEnv].map((name) => [name, process.env[name]]));
   const keys = job.requiresAuth && job.probeHeaders ? keysFrom(job.probeHeaders, readable) : null;
   // The run's own refusals (the catalog's key rule) are recorded beside the worker's.
-  const refusedKeys = [...(keys?.refusedKeys ?? []), ...(job.requiresAuth ? job.refusedKeys ?? [] : [])];
-  const target = { url: job.url, requiresAuth: job.requiresAuth, headers: job.headers, ...keys, ...(refusedKeys.length ? { refusedKeys } : {}) };
+  const refusedKeys = [...(keys?.refusedKeys ?? []), ...(job.requiresAuth ? (job.refusedKeys ?? []) : [])];
+  const target = {
+    url: job.url,
+    requiresAuth: job.requiresAuth,
+    headers: job.headers,
+    ...keys,
+    ...(refusedKeys.length ? { refusedKeys } : {}),
+  };
   // Politeness counts hosts by their normalised name and port, whatever the spelling; a census's, addresses too.
   const host = hostKey(new URL(job.url));
   const addresses = job.census ? await addressesToLease(host, open(job.url), permits) : [];
-  const collected = await politely(store, host, job.perHost, addresses, `${holder}:${job.run.id}:${vantage}:${job.url}`, async (fence) => {
-    const c = await collect([target], {
-      run, profile: job.profile, timeoutMs: job.timeoutMs, matrix: job.matrix, concurrency: 1, fence,
-      allowPrivate: open(job.url), allowPrivateCard: open,
-      ...(job.census ? { identity: job.census.identity, cards: false } : {}),
-    });
-    // Held back while this worker still holds its slot: no other worker slips in between the 429 (or a census's
-    // rest between two probes of a host) and the hold.
-    const o = c.observations[0]!;
-    const holdMs = Math.max(job.census?.gapMs ?? 0, o.reason === 'rate-limited' ? retryAfterMs(o) : 0);
-    fence.check();
-    if (holdMs > 0) await store.holdHost(host.key, holdMs);
-    return c;
-  });
+  const collected = await politely(
+    store,
+    host,
+    job.perHost,
+    addresses,
+    `${holder}:${job.run.id}:${vantage}:${job.url}`,
+    async (fence) => {
+      const c = await collect([target], {
+        run,
+        profile: job.profile,
+        timeoutMs: job.timeoutMs,
+        matrix: job.matrix,
+        concurrency: 1,
+        fence,
+        allowPrivate: open(job.url),
+        allowPrivateCard: open,
+        ...(job.census ? { identity: job.census.identity, cards: false } : {}),
+      });
+      // Held back while this worker still holds its slot: no other worker slips in between the 429 (or a census's
+      // rest between two probes of a host) and the hold.
+      const o = c.observations[0]!;
+      const holdMs = Math.max(job.census?.gapMs ?? 0, o.reason === 'rate-limited' ? retryAfterMs(o) : 0);
+      fence.check();
+      if (holdMs > 0) await store.holdHost(host.key, holdMs);
+      return c;
+    },
+  );
   const o = collected.observations[0]!;
-  const fresh = await store.recordObservation(o, o.toolsHash ? collected.snapshots.get(o.toolsHash) ?? null : null, signingKey);
+  const fresh = await store.recordObservation(
+    o,
+    o.toolsHash ? (collected.snapshots.get(o.toolsHash) ?? null) : null,
+    signingKey,
+  );
   return `${o.verdict}/${o.reason} in ${Math.round(o.durationMs)} ms${fresh ? '' : ' (recorded before: not again)'}`;
 }
 
@@ -181,7 +258,10 @@ export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
    */
   const waitOutOutage = (err: unknown) => {
     if (outage) return;
-    log.line('store', `${opts.vantage}: the store is out of reach (${(err as Error).message}); taking no job until it answers`);
+    log.line(
+      'store',
+      `${opts.vantage}: the store is out of reach (${(err as Error).message}); taking no job until it answers`,
+    );
     outage = (async () => {
       await worker.pause(true);
       for (let attempt = 0; !closing; attempt++) {
@@ -198,31 +278,58 @@ export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
     })();
   };
 
-  const worker = new Worker<ProbeJob, void, string, PostgresQueueBackend, JobProgress, PostgresConnectionOptions>(queueNameOf(opts.vantage), async (job, token) => {
-    const problem = jobProblem(job.data, opts.vantage, opts.permits);
-    if (problem !== null) {
-      // Named by its URL and the problem (a variable's name, never a value); refused for good, before any request.
-      opts.log(`${opts.vantage}: job ${job.id?.slice(0, 12)} for ${jobUrlOf(job.data)} refused: ${problem} (not tried again)`);
-      throw new UnrecoverableError(`refused: ${problem}`);
-    }
-    const started = Date.now();
-    try {
-      const said = await work(job.data, opts);
-      opts.log(`${opts.vantage}: ${job.data.kind === 'canaries' ? '' : `${job.data.url} `}${said} (run ${job.data.run.id}, job ${job.id?.slice(0, 12)})`);
-    } catch (err) {
-      const lost = err instanceof LeaseLost;
-      if (lost || storeUnreachable(err)) {
-        // Not the job's failure: it is handed back, none of its attempts used. When the queue is out of reach too,
-        // the job's lock lapses and it is taken again as a stalled job (tolerated, MAX_STALLS).
-        if (lost) log.line('lease', `${opts.vantage}: ${job.data.url}: ${(err as Error).message}; its probe was stopped and the job handed back (job ${job.id?.slice(0, 12)})`);
-        else waitOutOutage(err);
-        await job.moveToDelayed(Date.now() + (lost ? HAND_BACK_MS : backoffMs(faults++, Math.random(), WORKER_BACKOFF)), token).catch(() => {});
-        throw new DelayedError('handed back');
+  const worker = new Worker<ProbeJob, void, string, PostgresQueueBackend, JobProgress, PostgresConnectionOptions>(
+    queueNameOf(opts.vantage),
+    async (job, token) => {
+      const problem = jobProblem(job.data, opts.vantage, opts.permits);
+      if (problem !== null) {
+        // Named by its URL and the problem (a variable's name, never a value); refused for good, before any request.
+        opts.log(
+          `${opts.vantage}: job ${job.id?.slice(0, 12)} for ${jobUrlOf(job.data)} refused: ${problem} (not tried again)`,
+        );
+        throw new UnrecoverableError(`refused: ${problem}`);
       }
-      opts.log(`${opts.vantage}: ${job.data.url} failed after ${Date.now() - started} ms: ${(err as Error).message} (job ${job.id?.slice(0, 12)}; tried again)`);
-      throw err;
-    }
-  }, { connection: queueConnection(opts.queueUrl, false), concurrency: opts.concurrency, lockDuration: lock, lockRenewTime: lock / LOCK_RENEWALS, stalledInterval: lock, maxStalledCount: MAX_STALLS }, createPostgresBackend);
+      const started = Date.now();
+      try {
+        const said = await work(job.data, opts);
+        opts.log(
+          `${opts.vantage}: ${job.data.kind === 'canaries' ? '' : `${job.data.url} `}${said} (run ${job.data.run.id}, job ${job.id?.slice(0, 12)})`,
+        );
+      } catch (err) {
+        const lost = err instanceof LeaseLost;
+        if (lost || storeUnreachable(err)) {
+          // Not the job's failure: it is handed back, none of its attempts used. When the queue is out of reach too,
+          // the job's lock lapses and it is taken again as a stalled job (tolerated, MAX_STALLS).
+          if (lost)
+            log.line(
+              'lease',
+              `${opts.vantage}: ${job.data.url}: ${(err as Error).message}; its probe was stopped and the job handed back (job ${job.id?.slice(0, 12)})`,
+            );
+          else waitOutOutage(err);
+          await job
+            .moveToDelayed(
+              Date.now() + (lost ? HAND_BACK_MS : backoffMs(faults++, Math.random(), WORKER_BACKOFF)),
+              token,
+            )
+            .catch(() => {});
+          throw new DelayedError('handed back');
+        }
+        opts.log(
+          `${opts.vantage}: ${job.data.url} failed after ${Date.now() - started} ms: ${(err as Error).message} (job ${job.id?.slice(0, 12)}; tried again)`,
+        );
+        throw err;
+      }
+    },
+    {
+      connection: queueConnection(opts.queueUrl, false),
+      concurrency: opts.concurrency,
+      lockDuration: lock,
+      lockRenewTime: lock / LOCK_RENEWALS,
+      stalledInterval: lock,
+      maxStalledCount: MAX_STALLS,
+    },
+    createPostgresBackend,
+  );
   // The engine's own errors (the queue out of reach: each poll and each lock renewal fails) come once per 10 s.
   worker.on('error', (err) => log.line('queue', `${opts.vantage}: the queue: ${err.message}`));
   await worker.waitUntilReady();
@@ -230,7 +337,10 @@ export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
     stop: async (drainMs) => {
       closing = true;
       const closed = worker.close();
-      const timedOut = await Promise.race([closed.then(() => false), new Promise<boolean>((r) => setTimeout(() => r(true), drainMs).unref())]);
+      const timedOut = await Promise.race([
+        closed.then(() => false),
+        new Promise<boolean>((r) => setTimeout(() => r(true), drainMs).unref()),
+      ]);
       // Jobs still in flight go back to the queue: their locks are released, another worker takes them.
       if (timedOut) await worker.close(true);
       log.flush();

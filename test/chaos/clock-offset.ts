@@ -11,7 +11,9 @@ if (Number.isFinite(offset) && offset !== 0) {
   const realNow = RealDate.now.bind(RealDate);
   const Skewed = function (this: unknown, ...args: unknown[]) {
     if (!new.target) return new RealDate(realNow() + offset).toString();
-    return args.length === 0 ? new RealDate(realNow() + offset) : new (RealDate as unknown as new (...a: unknown[]) => Date)(...args);
+    return args.length === 0
+      ? new RealDate(realNow() + offset)
+      : new (RealDate as unknown as new (...a: unknown[]) => Date)(...args);
   } as unknown as DateConstructor;
   Object.setPrototypeOf(Skewed, RealDate);
   Object.defineProperty(Skewed, 'prototype', { value: RealDate.prototype });

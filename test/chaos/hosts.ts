@@ -52,8 +52,16 @@ export async function startMcpHosts(n: number, opts: HostsOptions = {}): Promise
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     let msg: RpcMessage | null = null;
-    try { msg = chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) as RpcMessage : null; } catch { msg = null; }
-    if (req.method !== 'POST') { res.writeHead(405); res.end(); return; }
+    try {
+      msg = chunks.length ? (JSON.parse(Buffer.concat(chunks).toString('utf8')) as RpcMessage) : null;
+    } catch {
+      msg = null;
+    }
+    if (req.method !== 'POST') {
+      res.writeHead(405);
+      res.end();
+      return;
+    }
     const url = origin + (req.url ?? '/');
     const method = msg?.method ?? '(none)';
     calls.set(`${url} ${method}`, (calls.get(`${url} ${method}`) ?? 0) + 1);
@@ -69,17 +77,31 @@ export async function startMcpHosts(n: number, opts: HostsOptions = {}): Promise
     if (onHost.size > most) most = onHost.size;
     if (onHost.size > 1 && overlap === null) overlap = `${origin}: ${[...onHost].join(', ')}`;
     let done = false;
-    const finish = () => { if (done) return; done = true; onHost.delete(tag); flying.set(key, flying.get(key)! - 1); };
+    const finish = () => {
+      if (done) return;
+      done = true;
+      onHost.delete(tag);
+      flying.set(key, flying.get(key)! - 1);
+    };
     res.once('close', finish);
     const hold = opts.holdMs?.(method, url) ?? 0;
-    if (hold > 0) setTimeout(() => { if (!res.destroyed) answer(ctx); }, hold);
+    if (hold > 0)
+      setTimeout(() => {
+        if (!res.destroyed) answer(ctx);
+      }, hold);
     else answer(ctx);
   };
 
   for (let i = 0; i < n; i++) {
     const srv = createServer();
-    srv.on('connection', (s: Socket) => { sockets.add(s); s.on('close', () => sockets.delete(s)); });
-    await new Promise<void>((resolve, reject) => { srv.once('error', reject); srv.listen(opts.ports?.[i] ?? 0, '127.0.0.1', () => resolve()); });
+    srv.on('connection', (s: Socket) => {
+      sockets.add(s);
+      s.on('close', () => sockets.delete(s));
+    });
+    await new Promise<void>((resolve, reject) => {
+      srv.once('error', reject);
+      srv.listen(opts.ports?.[i] ?? 0, '127.0.0.1', () => resolve());
+    });
     const origin = `http://127.0.0.1:${(srv.address() as { port: number }).port}`;
     srv.on('request', handler(origin));
     servers.push(srv);
@@ -100,7 +122,11 @@ export async function startMcpHosts(n: number, opts: HostsOptions = {}): Promise
     },
     mostInFlight: () => most,
     firstOverlap: () => overlap,
-    reset: () => { calls.clear(); most = 0; overlap = null; },
+    reset: () => {
+      calls.clear();
+      most = 0;
+      overlap = null;
+    },
     close: async () => {
       for (const s of sockets) s.destroy();
       await Promise.all(servers.map((s) => new Promise<void>((r) => s.close(() => r()))));

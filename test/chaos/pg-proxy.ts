@@ -37,7 +37,12 @@ export interface PgProxy {
   close: () => Promise<void>;
 }
 
-interface Link { client: Socket; upstream: Socket; toUpstream: Buffer[]; toClient: Buffer[] }
+interface Link {
+  client: Socket;
+  upstream: Socket;
+  toUpstream: Buffer[];
+  toClient: Buffer[];
+}
 
 export async function pgProxy(target = new URL(POSTGRES)): Promise<PgProxy> {
   const upstreamHost = target.hostname || '127.0.0.1';
@@ -54,9 +59,19 @@ export async function pgProxy(target = new URL(POSTGRES)): Promise<PgProxy> {
     const upstream = connect(upstreamPort, upstreamHost);
     const link: Link = { client, upstream, toUpstream: [], toClient: [] };
     links.add(link);
-    const end = () => { links.delete(link); client.destroy(); upstream.destroy(); };
-    client.on('data', (d: Buffer) => { if (paused) link.toUpstream.push(d); else upstream.write(d); });
-    upstream.on('data', (d: Buffer) => { if (paused) link.toClient.push(d); else client.write(d); });
+    const end = () => {
+      links.delete(link);
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('data', (d: Buffer) => {
+      if (paused) link.toUpstream.push(d);
+      else upstream.write(d);
+    });
+    upstream.on('data', (d: Buffer) => {
+      if (paused) link.toClient.push(d);
+      else client.write(d);
+    });
     client.on('close', end).on('error', end);
     upstream.on('close', end).on('error', end);
   };
@@ -65,9 +80,15 @@ export async function pgProxy(target = new URL(POSTGRES)): Promise<PgProxy> {
     for (let attempt = 0; ; attempt++) {
       const srv = createServer(onConnection);
       try {
-        await new Promise<void>((resolve, reject) => { srv.once('error', reject); srv.listen(port, '127.0.0.1', () => resolve()); });
+        await new Promise<void>((resolve, reject) => {
+          srv.once('error', reject);
+          srv.listen(port, '127.0.0.1', () => resolve());
+        });
       } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE' && attempt < 50) { await new Promise((r) => setTimeout(r, 100)); continue; }
+        if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE' && attempt < 50) {
+          await new Promise((r) => setTimeout(r, 100));
+          continue;
+        }
         throw err;
       }
       servers.add(srv);
@@ -78,17 +99,27 @@ export async function pgProxy(target = new URL(POSTGRES)): Promise<PgProxy> {
 
   const port = await listen(0);
   const cut = () => {
-    for (const l of [...links]) { cuts++; l.client.destroy(); l.upstream.destroy(); links.delete(l); }
+    for (const l of [...links]) {
+      cuts++;
+      l.client.destroy();
+      l.upstream.destroy();
+      links.delete(l);
+    }
   };
   const refuse = async () => {
     const srv = listening;
     listening = null;
     if (!srv) return;
     // close() stops listening now; its callback waits for the connections it accepted, which cut() ends.
-    await new Promise<void>((resolve) => { srv.close(() => resolve()); cut(); });
+    await new Promise<void>((resolve) => {
+      srv.close(() => resolve());
+      cut();
+    });
     servers.delete(srv);
   };
-  const accept = async () => { if (!listening) await listen(port); };
+  const accept = async () => {
+    if (!listening) await listen(port);
+  };
 
   return {
     port,
@@ -102,7 +133,9 @@ export async function pgProxy(target = new URL(POSTGRES)): Promise<PgProxy> {
       await new Promise((r) => setTimeout(r, ms));
       await accept();
     },
-    pause: () => { paused = true; },
+    pause: () => {
+      paused = true;
+    },
     resume: () => {
       paused = false;
       for (const l of links) {

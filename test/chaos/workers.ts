@@ -39,10 +39,24 @@ export interface WorkerProc {
 export function startWorker(o: WorkerOptions): WorkerProc {
   const args = [
     ...(o.clockOffsetMs ? ['--import', CLOCK] : []),
-    BIN, 'worker', '--vantage', o.vantage, '--store', o.store, ...(o.queue ? ['--queue', o.queue] : []),
-    '--concurrency', String(o.concurrency ?? 4), '--allow-http', ...(o.extraArgs ?? []),
+    BIN,
+    'worker',
+    '--vantage',
+    o.vantage,
+    '--store',
+    o.store,
+    ...(o.queue ? ['--queue', o.queue] : []),
+    '--concurrency',
+    String(o.concurrency ?? 4),
+    '--allow-http',
+    ...(o.extraArgs ?? []),
   ];
-  const env = { ...process.env, NO_COLOR: '1', ONETAP_QUEUE_LOCK_MS: String(o.lockMs ?? 2_000), ONETAP_CHAOS_CLOCK_OFFSET_MS: String(o.clockOffsetMs ?? 0) };
+  const env = {
+    ...process.env,
+    NO_COLOR: '1',
+    ONETAP_QUEUE_LOCK_MS: String(o.lockMs ?? 2_000),
+    ONETAP_CHAOS_CLOCK_OFFSET_MS: String(o.clockOffsetMs ?? 0),
+  };
   const proc = o.netns
     ? spawn('ip', ['netns', 'exec', o.netns, process.execPath, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] })
     : spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -58,12 +72,18 @@ export function startWorker(o: WorkerOptions): WorkerProc {
   proc.stdout!.on('data', feed('out'));
   proc.stderr!.on('data', feed('err'));
   let gone = false;
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => proc.once('exit', (code, signal) => { gone = true; resolve({ code, signal }); }));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    proc.once('exit', (code, signal) => {
+      gone = true;
+      resolve({ code, signal });
+    }),
+  );
   return {
     proc,
     label: `${o.vantage}${o.clockOffsetMs ? ` (clock ${o.clockOffsetMs > 0 ? '+' : ''}${o.clockOffsetMs} ms)` : ''}`,
     lines: () => lines,
-    log: () => lines.map((l) => l.text).join('\n') + (partial.out || partial.err ? `\n${partial.out}${partial.err}` : ''),
+    log: () =>
+      lines.map((l) => l.text).join('\n') + (partial.out || partial.err ? `\n${partial.out}${partial.err}` : ''),
     jobLines: (runId) => lines.map((l) => l.text).filter((t) => t.includes(`(run ${runId},`)),
     exited,
     alive: () => !gone,

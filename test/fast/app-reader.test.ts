@@ -44,13 +44,22 @@ function key(r: AppResponse | null, kind: boolean): string {
 }
 
 function assertResponse(got: AppResponse | null, want: Want | null, msg: string): void {
-  if (want !== null && got !== null && key(got, want.kind !== undefined) === key({ kind: 'other', ...want }, want.kind !== undefined)) return;
+  if (
+    want !== null &&
+    got !== null &&
+    key(got, want.kind !== undefined) === key({ kind: 'other', ...want }, want.kind !== undefined)
+  )
+    return;
   if (want === null) {
     assert.equal(got, null, msg);
     return;
   }
   assert.ok(got !== null, `${msg}: expected an answer, got none`);
-  assert.deepEqual({ id: got.id, result: got.result, error: got.error }, { id: want.id, result: want.result, error: want.error }, msg);
+  assert.deepEqual(
+    { id: got.id, result: got.result, error: got.error },
+    { id: want.id, result: want.result, error: want.error },
+    msg,
+  );
   if (want.kind !== undefined) assert.equal(got.kind, want.kind, `${msg}: kind`);
 }
 
@@ -74,7 +83,11 @@ const decodes: Array<{ name: string; text: string; want: Want }> = [
   { name: 'a result response', text: R1, want: W1 },
   { name: 'the tools/list response', text: R2, want: W2 },
   { name: 'an empty object (every field optional)', text: '{}', want: EMPTY_OBJECT },
-  { name: 'an object that is not JSON-RPC (unknown keys ignored)', text: '{"hello":"world","n":[1,2]}', want: EMPTY_OBJECT },
+  {
+    name: 'an object that is not JSON-RPC (unknown keys ignored)',
+    text: '{"hello":"world","n":[1,2]}',
+    want: EMPTY_OBJECT,
+  },
   { name: 'a server notification', text: NOTE, want: { id: null, result: null, error: null, kind: 'notification' } },
   {
     name: 'a server request (its id is taken, not matched)',
@@ -101,28 +114,96 @@ const decodes: Array<{ name: string; text: string; want: Want }> = [
     text: '{"jsonrpc":"2.0","id":3,"result":{"a":1},"error":{"code":5,"message":"m"}}',
     want: { id: 3, result: { a: 1 }, error: { code: 5, message: 'm' } },
   },
-  { name: 'an unmatched id', text: '{"jsonrpc":"2.0","id":99,"result":{}}', want: { id: 99, result: {}, error: null, kind: 'response' } },
-  { name: 'id 0', text: '{"jsonrpc":"2.0","id":0,"result":{}}', want: { id: 0, result: {}, error: null, kind: 'response' } },
-  { name: 'a negative id', text: '{"jsonrpc":"2.0","id":-1,"result":{}}', want: { id: -1, result: {}, error: null, kind: 'response' } },
-  { name: 'id = Int.MAX_VALUE', text: '{"jsonrpc":"2.0","id":2147483647,"result":{}}', want: { id: 2147483647, result: {}, error: null, kind: 'response' } },
-  { name: 'id = Int.MIN_VALUE', text: '{"jsonrpc":"2.0","id":-2147483648,"result":{}}', want: { id: -2147483648, result: {}, error: null, kind: 'response' } },
-  { name: 'error code = Int.MIN_VALUE', text: '{"id":1,"error":{"code":-2147483648,"message":"x"}}', want: { id: 1, result: null, error: { code: -2147483648, message: 'x' } } },
-  { name: 'an explicit null id', text: '{"jsonrpc":"2.0","id":null,"result":{}}', want: { id: null, result: {}, error: null } },
-  { name: 'an explicit null result', text: '{"jsonrpc":"2.0","id":1,"result":null}', want: { id: 1, result: null, error: null } },
-  { name: 'an explicit null error', text: '{"jsonrpc":"2.0","id":1,"result":{},"error":null}', want: { id: 1, result: {}, error: null, kind: 'response' } },
-  { name: 'no jsonrpc member', text: '{"id":4,"result":{"ok":true}}', want: { id: 4, result: { ok: true }, error: null } },
-  { name: 'another jsonrpc version (not checked)', text: '{"jsonrpc":"1.0","id":4,"result":{}}', want: { id: 4, result: {}, error: null } },
-  { name: 'an array result', text: '{"jsonrpc":"2.0","id":1,"result":[1,"a",null]}', want: { id: 1, result: [1, 'a', null], error: null, kind: 'response' } },
-  { name: 'a string result', text: '{"jsonrpc":"2.0","id":1,"result":"s"}', want: { id: 1, result: 's', error: null, kind: 'response' } },
-  { name: 'a zero result', text: '{"jsonrpc":"2.0","id":1,"result":0}', want: { id: 1, result: 0, error: null, kind: 'response' } },
-  { name: 'a false result', text: '{"jsonrpc":"2.0","id":1,"result":false}', want: { id: 1, result: false, error: null, kind: 'response' } },
+  {
+    name: 'an unmatched id',
+    text: '{"jsonrpc":"2.0","id":99,"result":{}}',
+    want: { id: 99, result: {}, error: null, kind: 'response' },
+  },
+  {
+    name: 'id 0',
+    text: '{"jsonrpc":"2.0","id":0,"result":{}}',
+    want: { id: 0, result: {}, error: null, kind: 'response' },
+  },
+  {
+    name: 'a negative id',
+    text: '{"jsonrpc":"2.0","id":-1,"result":{}}',
+    want: { id: -1, result: {}, error: null, kind: 'response' },
+  },
+  {
+    name: 'id = Int.MAX_VALUE',
+    text: '{"jsonrpc":"2.0","id":2147483647,"result":{}}',
+    want: { id: 2147483647, result: {}, error: null, kind: 'response' },
+  },
+  {
+    name: 'id = Int.MIN_VALUE',
+    text: '{"jsonrpc":"2.0","id":-2147483648,"result":{}}',
+    want: { id: -2147483648, result: {}, error: null, kind: 'response' },
+  },
+  {
+    name: 'error code = Int.MIN_VALUE',
+    text: '{"id":1,"error":{"code":-2147483648,"message":"x"}}',
+    want: { id: 1, result: null, error: { code: -2147483648, message: 'x' } },
+  },
+  {
+    name: 'an explicit null id',
+    text: '{"jsonrpc":"2.0","id":null,"result":{}}',
+    want: { id: null, result: {}, error: null },
+  },
+  {
+    name: 'an explicit null result',
+    text: '{"jsonrpc":"2.0","id":1,"result":null}',
+    want: { id: 1, result: null, error: null },
+  },
+  {
+    name: 'an explicit null error',
+    text: '{"jsonrpc":"2.0","id":1,"result":{},"error":null}',
+    want: { id: 1, result: {}, error: null, kind: 'response' },
+  },
+  {
+    name: 'no jsonrpc member',
+    text: '{"id":4,"result":{"ok":true}}',
+    want: { id: 4, result: { ok: true }, error: null },
+  },
+  {
+    name: 'another jsonrpc version (not checked)',
+    text: '{"jsonrpc":"1.0","id":4,"result":{}}',
+    want: { id: 4, result: {}, error: null },
+  },
+  {
+    name: 'an array result',
+    text: '{"jsonrpc":"2.0","id":1,"result":[1,"a",null]}',
+    want: { id: 1, result: [1, 'a', null], error: null, kind: 'response' },
+  },
+  {
+    name: 'a string result',
+    text: '{"jsonrpc":"2.0","id":1,"result":"s"}',
+    want: { id: 1, result: 's', error: null, kind: 'response' },
+  },
+  {
+    name: 'a zero result',
+    text: '{"jsonrpc":"2.0","id":1,"result":0}',
+    want: { id: 1, result: 0, error: null, kind: 'response' },
+  },
+  {
+    name: 'a false result',
+    text: '{"jsonrpc":"2.0","id":1,"result":false}',
+    want: { id: 1, result: false, error: null, kind: 'response' },
+  },
   {
     name: 'a nested result, kept whole',
     text: '{"jsonrpc":"2.0","id":1,"result":{"a":{"b":[{"c":"d"},2.5,true]},"e":"héllo ✓ 𝄞"}}',
     want: { id: 1, result: { a: { b: [{ c: 'd' }, 2.5, true] }, e: 'héllo ✓ 𝄞' }, error: null, kind: 'response' },
   },
-  { name: 'unknown keys next to the known ones', text: '{"jsonrpc":"2.0","id":1,"result":{},"extra":{"a":[1]},"method2":"x"}', want: { id: 1, result: {}, error: null, kind: 'response' } },
-  { name: 'JSON whitespace around the object', text: ' \n\t{"jsonrpc":"2.0","id":1,"result":{}}\r\n ', want: { id: 1, result: {}, error: null, kind: 'response' } },
+  {
+    name: 'unknown keys next to the known ones',
+    text: '{"jsonrpc":"2.0","id":1,"result":{},"extra":{"a":[1]},"method2":"x"}',
+    want: { id: 1, result: {}, error: null, kind: 'response' },
+  },
+  {
+    name: 'JSON whitespace around the object',
+    text: ' \n\t{"jsonrpc":"2.0","id":1,"result":{}}\r\n ',
+    want: { id: 1, result: {}, error: null, kind: 'response' },
+  },
 ];
 
 const rejects: Array<{ name: string; text: string }> = [
@@ -150,7 +231,10 @@ const rejects: Array<{ name: string; text: string }> = [
   { name: 'an empty error object', text: '{"jsonrpc":"2.0","id":1,"error":{}}' },
   { name: 'an error without message', text: '{"jsonrpc":"2.0","id":1,"error":{"code":-32601}}' },
   { name: 'an error without code', text: '{"jsonrpc":"2.0","id":1,"error":{"message":"Method not found"}}' },
-  { name: 'an error code above Int.MAX_VALUE', text: '{"jsonrpc":"2.0","id":1,"error":{"code":2147483648,"message":"m"}}' },
+  {
+    name: 'an error code above Int.MAX_VALUE',
+    text: '{"jsonrpc":"2.0","id":1,"error":{"code":2147483648,"message":"m"}}',
+  },
   { name: 'a fractional error code', text: '{"jsonrpc":"2.0","id":1,"error":{"code":1.5,"message":"m"}}' },
 ];
 
@@ -219,17 +303,65 @@ interface SseCase {
 }
 
 const sse: SseCase[] = [
-  { name: 'one event (event: message + data: + blank line)', body: `event: message\ndata: ${R1}\n\n`, want: W1, spaceless: 0, undecoded: 0 },
+  {
+    name: 'one event (event: message + data: + blank line)',
+    body: `event: message\ndata: ${R1}\n\n`,
+    want: W1,
+    spaceless: 0,
+    undecoded: 0,
+  },
   { name: 'a bare data line', body: `data: ${R1}\n`, want: W1, spaceless: 0, undecoded: 0 },
-  { name: 'the last line without a line end (read to the end of the body)', body: `event: message\ndata: ${R1}`, want: W1, spaceless: 0, undecoded: 0 },
+  {
+    name: 'the last line without a line end (read to the end of the body)',
+    body: `event: message\ndata: ${R1}`,
+    want: W1,
+    spaceless: 0,
+    undecoded: 0,
+  },
   { name: 'CRLF line ends', body: `event: message\r\ndata: ${R1}\r\n\r\n`, want: W1, spaceless: 0, undecoded: 0 },
-  { name: 'CR line ends', body: `: ping\revent: message\rid: 1\rdata: ${R1}\r\r`, want: W1, spaceless: 0, undecoded: 0 },
-  { name: 'mixed line ends', body: `: a\r\nevent: message\rid: 9\ndata: ${R1}\r\n\n`, want: W1, spaceless: 0, undecoded: 0 },
-  { name: 'data: without the space is ignored', body: `event: message\ndata:${R1}\n\n`, want: null, spaceless: 1, undecoded: 0 },
-  { name: 'data: without the space, then with it', body: `data:${R1}\n\ndata: ${R2}\n\n`, want: W2, spaceless: 1, undecoded: 0 },
+  {
+    name: 'CR line ends',
+    body: `: ping\revent: message\rid: 1\rdata: ${R1}\r\r`,
+    want: W1,
+    spaceless: 0,
+    undecoded: 0,
+  },
+  {
+    name: 'mixed line ends',
+    body: `: a\r\nevent: message\rid: 9\ndata: ${R1}\r\n\n`,
+    want: W1,
+    spaceless: 0,
+    undecoded: 0,
+  },
+  {
+    name: 'data: without the space is ignored',
+    body: `event: message\ndata:${R1}\n\n`,
+    want: null,
+    spaceless: 1,
+    undecoded: 0,
+  },
+  {
+    name: 'data: without the space, then with it',
+    body: `data:${R1}\n\ndata: ${R2}\n\n`,
+    want: W2,
+    spaceless: 1,
+    undecoded: 0,
+  },
   { name: 'data: followed by a tab is not "data: "', body: `data:\t${R1}\n`, want: null, spaceless: 1, undecoded: 0 },
-  { name: 'extra spaces after "data: " are trimmed', body: `data:    ${R1}   \n`, want: W1, spaceless: 0, undecoded: 0 },
-  { name: 'tabs and spaces around the data are trimmed', body: `data: \t ${R1} \t\r\n`, want: W1, spaceless: 0, undecoded: 0 },
+  {
+    name: 'extra spaces after "data: " are trimmed',
+    body: `data:    ${R1}   \n`,
+    want: W1,
+    spaceless: 0,
+    undecoded: 0,
+  },
+  {
+    name: 'tabs and spaces around the data are trimmed',
+    body: `data: \t ${R1} \t\r\n`,
+    want: W1,
+    spaceless: 0,
+    undecoded: 0,
+  },
   {
     name: "whitespace that JSON does not allow (VT, FF, NBSP, EM SPACE) is trimmed too (Kotlin's trim)",
     body: `data: \u00A0\u000B${R1}\f\u2003\u000B\n`,
@@ -254,14 +386,24 @@ const sse: SseCase[] = [
     undecoded: 1,
   },
   { name: 'the prefix is case-sensitive', body: `Data: ${R1}\nDATA: ${R1}\n`, want: null, spaceless: 0, undecoded: 0 },
-  { name: 'a line must start with the prefix', body: ` data: ${R1}\nid: data: ${R1}\nxdata: ${R1}\n`, want: null, spaceless: 0, undecoded: 0 },
+  {
+    name: 'a line must start with the prefix',
+    body: ` data: ${R1}\nid: data: ${R1}\nxdata: ${R1}\n`,
+    want: null,
+    spaceless: 0,
+    undecoded: 0,
+  },
   { name: 'the prefix is removed once', body: `data: data: ${R1}\n`, want: null, spaceless: 0, undecoded: 1 },
   {
     name: 'comments, event:, id:, retry: and empty data lines are skipped',
     body: `: keepalive\n\nid: 0\nretry: 1000\ndata: \n\n:\nevent: endpoint\n\ndata:    \n\nevent: message\nid: 1\ndata: ${R1}\n\n`,
     want: W1,
   },
-  { name: 'short lines and a bare "data:" before the answer', body: `d\nda\ndat\ndata\ndata:\ndata: \n\ndata: ${R1}\n`, want: W1 },
+  {
+    name: 'short lines and a bare "data:" before the answer',
+    body: `d\nda\ndat\ndata\ndata:\ndata: \n\ndata: ${R1}\n`,
+    want: W1,
+  },
   {
     name: 'JSON split over two data lines is not joined',
     body: 'event: message\ndata: {"jsonrpc":"2.0",\ndata: "id":1,"result":{}}\n\n',
@@ -291,7 +433,13 @@ const sse: SseCase[] = [
     body: `data: {"jsonrpc":"2.0","id":7,"method":"roots/list"}\n\ndata: ${R1}\n\n`,
     want: { id: 7, result: null, error: null, kind: 'request' },
   },
-  { name: 'an unmatched id is taken', body: 'data: {"jsonrpc":"2.0","id":99,"result":{"tools":[]}}\n\n', want: { id: 99, result: { tools: [] }, error: null, kind: 'response' }, spaceless: 0, undecoded: 0 },
+  {
+    name: 'an unmatched id is taken',
+    body: 'data: {"jsonrpc":"2.0","id":99,"result":{"tools":[]}}\n\n',
+    want: { id: 99, result: { tools: [] }, error: null, kind: 'response' },
+    spaceless: 0,
+    undecoded: 0,
+  },
   {
     name: 'an error response is the answer',
     body: 'event: message\ndata: {"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found"}}\n\n',
@@ -300,14 +448,54 @@ const sse: SseCase[] = [
     undecoded: 0,
   },
   { name: 'a JSON array batch does not decode', body: `data: [${R1}]\n\n`, want: null, spaceless: 0, undecoded: 1 },
-  { name: 'a JSON array batch, then a response', body: `data: [${R1}]\n\ndata: ${R2}\n\n`, want: W2, spaceless: 0, undecoded: 1 },
-  { name: 'invalid JSON does not decode', body: 'data: {"jsonrpc":"2.0","id":1,\n\ndata: <html>\n\ndata: not json\n\n', want: null, spaceless: 0, undecoded: 3 },
-  { name: 'one brace too many does not decode', body: `data: ${R1}}\n\ndata: ${R2}\n`, want: W2, spaceless: 0, undecoded: 1 },
-  { name: 'JSON primitives do not decode', body: `data: 42\ndata: "x"\ndata: null\ndata: true\ndata: ${R1}\n`, want: W1, spaceless: 0, undecoded: 4 },
-  { name: 'an object that is not JSON-RPC is taken', body: `data: {"hello":"world"}\n\ndata: ${R1}\n\n`, want: EMPTY_OBJECT },
+  {
+    name: 'a JSON array batch, then a response',
+    body: `data: [${R1}]\n\ndata: ${R2}\n\n`,
+    want: W2,
+    spaceless: 0,
+    undecoded: 1,
+  },
+  {
+    name: 'invalid JSON does not decode',
+    body: 'data: {"jsonrpc":"2.0","id":1,\n\ndata: <html>\n\ndata: not json\n\n',
+    want: null,
+    spaceless: 0,
+    undecoded: 3,
+  },
+  {
+    name: 'one brace too many does not decode',
+    body: `data: ${R1}}\n\ndata: ${R2}\n`,
+    want: W2,
+    spaceless: 0,
+    undecoded: 1,
+  },
+  {
+    name: 'JSON primitives do not decode',
+    body: `data: 42\ndata: "x"\ndata: null\ndata: true\ndata: ${R1}\n`,
+    want: W1,
+    spaceless: 0,
+    undecoded: 4,
+  },
+  {
+    name: 'an object that is not JSON-RPC is taken',
+    body: `data: {"hello":"world"}\n\ndata: ${R1}\n\n`,
+    want: EMPTY_OBJECT,
+  },
   { name: 'an empty object is taken', body: `data: {}\n\ndata: ${R1}\n\n`, want: EMPTY_OBJECT },
-  { name: 'an id out of Int range does not decode', body: `data: {"jsonrpc":"2.0","id":2147483648,"result":{}}\ndata: ${R1}\n`, want: W1, spaceless: 0, undecoded: 1 },
-  { name: 'an error without message does not decode', body: `data: {"jsonrpc":"2.0","id":1,"error":{"code":-32601}}\ndata: ${R1}\n`, want: W1, spaceless: 0, undecoded: 1 },
+  {
+    name: 'an id out of Int range does not decode',
+    body: `data: {"jsonrpc":"2.0","id":2147483648,"result":{}}\ndata: ${R1}\n`,
+    want: W1,
+    spaceless: 0,
+    undecoded: 1,
+  },
+  {
+    name: 'an error without message does not decode',
+    body: `data: {"jsonrpc":"2.0","id":1,"error":{"code":-32601}}\ndata: ${R1}\n`,
+    want: W1,
+    spaceless: 0,
+    undecoded: 1,
+  },
   {
     name: 'a CR inside the JSON ends the line',
     body: 'data: {"jsonrpc":"2.0",\r"id":1,"result":{}}\n\n',
@@ -342,7 +530,11 @@ const sse: SseCase[] = [
     spaceless: 0,
     undecoded: 1,
   },
-  { name: 'the first answer stays when more follow', body: `data: ${R1}\ndata: ${R2}\ndata: [garbage\ndata:{}\n`, want: W1 },
+  {
+    name: 'the first answer stays when more follow',
+    body: `data: ${R1}\ndata: ${R2}\ndata: [garbage\ndata:{}\n`,
+    want: W1,
+  },
   {
     name: 'a long comment line before the answer',
     body: `: ${'x'.repeat(120)}\ndata: ${R1}\n`,
@@ -364,7 +556,6 @@ function deliveries(body: string): Array<[string, Array<Buffer | string>]> {
   for (let i = 0; i <= bytes.length; i++) out.push([`split at byte ${i}`, [bytes.subarray(0, i), bytes.subarray(i)]]);
   return out;
 }
-
 
 describe('AppSseReader: the SSE path, however the body arrives', () => {
   for (const c of sse) {
@@ -428,30 +619,67 @@ describe('AppSseReader: the SSE path, however the body arrives', () => {
 // decodeAppTools: decodeFromJsonElement<McpToolsResult>(result).tools (the app returns no tools before this when
 // result == null, so that case belongs to the caller and is not tested here).
 
-const toolCases: Array<{ name: string; result: unknown; want: Array<{ name: string; description: string | null; inputSchema: Record<string, unknown> | null }> }> = [
+const toolCases: Array<{
+  name: string;
+  result: unknown;
+  want: Array<{ name: string; description: string | null; inputSchema: Record<string, unknown> | null }>;
+}> = [
   { name: 'a result without tools (tools defaults to empty)', result: {}, want: [] },
   { name: 'a result with only other keys', result: { nextCursor: 'abc', _meta: {} }, want: [] },
   { name: 'an empty list', result: { tools: [] }, want: [] },
   {
     name: 'a full tool',
-    result: { tools: [{ name: 'search', description: 'Search the web', inputSchema: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] } }] },
-    want: [{ name: 'search', description: 'Search the web', inputSchema: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] } }],
+    result: {
+      tools: [
+        {
+          name: 'search',
+          description: 'Search the web',
+          inputSchema: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] },
+        },
+      ],
+    },
+    want: [
+      {
+        name: 'search',
+        description: 'Search the web',
+        inputSchema: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] },
+      },
+    ],
   },
-  { name: 'a tool with only a name', result: { tools: [{ name: 'ping' }] }, want: [{ name: 'ping', description: null, inputSchema: null }] },
+  {
+    name: 'a tool with only a name',
+    result: { tools: [{ name: 'ping' }] },
+    want: [{ name: 'ping', description: null, inputSchema: null }],
+  },
   {
     name: 'explicit null description and inputSchema',
     result: { tools: [{ name: 'a', description: null, inputSchema: null }] },
     want: [{ name: 'a', description: null, inputSchema: null }],
   },
-  { name: 'an empty description and an empty schema', result: { tools: [{ name: 'a', description: '', inputSchema: {} }] }, want: [{ name: 'a', description: '', inputSchema: {} }] },
+  {
+    name: 'an empty description and an empty schema',
+    result: { tools: [{ name: 'a', description: '', inputSchema: {} }] },
+    want: [{ name: 'a', description: '', inputSchema: {} }],
+  },
   {
     name: 'unknown keys of the tool and of the result are ignored',
-    result: { tools: [{ name: 'a', title: 'A', annotations: { readOnlyHint: true }, outputSchema: { type: 'object' }, _meta: {} }], nextCursor: 'n' },
+    result: {
+      tools: [
+        { name: 'a', title: 'A', annotations: { readOnlyHint: true }, outputSchema: { type: 'object' }, _meta: {} },
+      ],
+      nextCursor: 'n',
+    },
     want: [{ name: 'a', description: null, inputSchema: null }],
   },
   {
     name: 'several tools, in order',
-    result: { tools: [{ name: 'b', description: 'second letter' }, { name: 'a' }, { name: 'c', inputSchema: { type: 'object' } }] },
+    result: {
+      tools: [
+        { name: 'b', description: 'second letter' },
+        { name: 'a' },
+        { name: 'c', inputSchema: { type: 'object' } },
+      ],
+    },
     want: [
       { name: 'b', description: 'second letter', inputSchema: null },
       { name: 'a', description: null, inputSchema: null },
@@ -467,7 +695,10 @@ const toolCases: Array<{ name: string; result: unknown; want: Array<{ name: stri
 
 const toolRejects: Array<{ name: string; result: unknown }> = [
   { name: 'a tool without a name', result: { tools: [{ description: 'no name', inputSchema: { type: 'object' } }] } },
-  { name: 'one nameless tool among named ones (the whole list fails)', result: { tools: [{ name: 'a' }, { description: 'x' }, { name: 'c' }] } },
+  {
+    name: 'one nameless tool among named ones (the whole list fails)',
+    result: { tools: [{ name: 'a' }, { description: 'x' }, { name: 'c' }] },
+  },
   { name: 'a string inputSchema', result: { tools: [{ name: 'a', inputSchema: 'object' }] } },
   { name: 'an array inputSchema', result: { tools: [{ name: 'a', inputSchema: [] }] } },
   { name: 'a number inputSchema', result: { tools: [{ name: 'a', inputSchema: 1 }] } },

@@ -5,7 +5,18 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { asRead, censusChanges, censusListPage, censusPage, censusRows, censusSite, isExpired, nextExpiry, recordsOf, type CensusDocument } from '../../src/census/page.js';
+import {
+  asRead,
+  censusChanges,
+  censusListPage,
+  censusPage,
+  censusRows,
+  censusSite,
+  isExpired,
+  nextExpiry,
+  recordsOf,
+  type CensusDocument,
+} from '../../src/census/page.js';
 
 type Remote = { url: string; verdict: string; reason: string; toolsHash: string | null };
 
@@ -16,7 +27,13 @@ const LATER = new Date('2026-12-20T00:00:00.000Z');
 const doc = (remotes: Remote[]): CensusDocument => ({
   servers: remotes.map((r, i) => ({
     server: { name: `io.example/s${i}` },
-    _meta: { 'io.example/verification': { verifiedAt: '2026-12-02T00:00:00.000Z', expiresAt: '2026-12-16T00:00:00.000Z', remotes: [{ checks: {}, toolCount: null, tokens: null, sameToolsAs: [], evidence: null, ...r }] } },
+    _meta: {
+      'io.example/verification': {
+        verifiedAt: '2026-12-02T00:00:00.000Z',
+        expiresAt: '2026-12-16T00:00:00.000Z',
+        remotes: [{ checks: {}, toolCount: null, tokens: null, sameToolsAs: [], evidence: null, ...r }],
+      },
+    },
   })),
   metadata: { count: remotes.length, publisher: 'io.example' },
 });
@@ -40,15 +57,22 @@ describe('censusChanges', () => {
   const urls = (rows: Array<{ remote: { url: string } }>) => rows.map((r) => r.remote.url);
   const c = censusChanges(censusRows(now, NOW), censusRows(before, NOW));
 
-  it('newly dead: live before, dropped now (a failed row is not dead yet)', () => assert.deepEqual(urls(c.newlyDead), ['https://a.example/mcp']));
-  it('recovered: listed and not live before, live now (a new remote is not a recovery)', () => assert.deepEqual(urls(c.recovered), ['https://b.example/mcp']));
-  it('changed tools: both counted a list, and it differs', () => assert.deepEqual(urls(c.toolsChanged), ['https://c.example/mcp']));
+  it('newly dead: live before, dropped now (a failed row is not dead yet)', () =>
+    assert.deepEqual(urls(c.newlyDead), ['https://a.example/mcp']));
+  it('recovered: listed and not live before, live now (a new remote is not a recovery)', () =>
+    assert.deepEqual(urls(c.recovered), ['https://b.example/mcp']));
+  it('changed tools: both counted a list, and it differs', () =>
+    assert.deepEqual(urls(c.toolsChanged), ['https://c.example/mcp']));
 
   it('the page shows the changes only with a previous census, escaped', () => {
     assert.doesNotMatch(censusPage(now, null, NOW), /id="changes"/);
     const dead = doc([{ url: 'https://a.example/mcp', verdict: 'drop', reason: 'http-404', toolsHash: null }]);
     dead.servers[0]!.server.name = '<img src=x onerror=alert(1)>';
-    const page = censusPage(dead, doc([{ url: 'https://a.example/mcp', verdict: 'live', reason: 'ok', toolsHash: 'h1' }]), NOW);
+    const page = censusPage(
+      dead,
+      doc([{ url: 'https://a.example/mcp', verdict: 'live', reason: 'ok', toolsHash: 'h1' }]),
+      NOW,
+    );
     assert.match(page, /<h3>Newly dead \(1\)<\/h3>/);
     assert.doesNotMatch(page, /<img src=x/);
     assert.match(censusPage(now, before, NOW), /<h3>Recovered \(1\)<\/h3>[\s\S]*<h3>Changed tools \(1\)<\/h3>/);
@@ -61,7 +85,23 @@ describe('the census shows only its own records', () => {
     const d = doc([{ url: 'https://a.example/mcp', verdict: 'drop', reason: 'refused', toolsHash: null }]);
     const item = d.servers[0]!;
     item._meta = {
-      'io.evil/verification': { verifiedAt: '2099-01-01T00:00:00.000Z', expiresAt: '2099-02-01T00:00:00.000Z', remotes: [{ url: 'https://a.example/mcp', verdict: 'live', reason: 'ok', checks: {}, toolCount: 3, tokens: 1, sameToolsAs: [], evidence: null, toolsHash: 'x' }] },
+      'io.evil/verification': {
+        verifiedAt: '2099-01-01T00:00:00.000Z',
+        expiresAt: '2099-02-01T00:00:00.000Z',
+        remotes: [
+          {
+            url: 'https://a.example/mcp',
+            verdict: 'live',
+            reason: 'ok',
+            checks: {},
+            toolCount: 3,
+            tokens: 1,
+            sameToolsAs: [],
+            evidence: null,
+            toolsHash: 'x',
+          },
+        ],
+      },
       ...item._meta,
     };
     return d;
@@ -71,22 +111,25 @@ describe('the census shows only its own records', () => {
     const page = censusPage(forged(), null, NOW);
     assert.match(page, /<td>drop\/refused<\/td>/);
     assert.doesNotMatch(page, /live\/ok/);
-    assert.doesNotMatch(page, /2099/, 'the forged record\'s time is not the census\'s');
+    assert.doesNotMatch(page, /2099/, "the forged record's time is not the census's");
     assert.match(page, /verified <time datetime="2026-12-02T00:00:00.000Z">/);
     assert.match(page, /<td>claimed by io\.evil\/verification<\/td>/);
     assert.match(page, /<li><strong>1<\/strong> drop<\/li>/);
     assert.doesNotMatch(page, /<strong>\d+<\/strong> live/);
   });
 
-  it('the reader helpers: the own record by the document\'s publisher, the rest claims', () => {
+  it("the reader helpers: the own record by the document's publisher, the rest claims", () => {
     const d = forged();
     const r = recordsOf(d.servers[0]!, 'io.example', NOW);
     assert.equal(r.own?.remotes[0]?.verdict, 'drop');
     assert.deepEqual(r.claims, ['io.evil/verification']);
-    assert.deepEqual(censusRows(d, NOW).map((row) => [row.remote.verdict, row.claims]), [['drop', ['io.evil/verification']]]);
+    assert.deepEqual(
+      censusRows(d, NOW).map((row) => [row.remote.verdict, row.claims]),
+      [['drop', ['io.evil/verification']]],
+    );
   });
 
-  it('a document that names no publisher: no record is the census\'s own', () => {
+  it("a document that names no publisher: no record is the census's own", () => {
     const d = forged();
     delete d.metadata.publisher;
     assert.deepEqual(censusRows(d, NOW), []);
@@ -106,7 +149,8 @@ describe('the census shows only its own records', () => {
 
 describe('expired records are marked expired', () => {
   const d = () => doc([{ url: 'https://a.example/mcp', verdict: 'live', reason: 'ok', toolsHash: 'h1' }]);
-  const own = (page: { servers: CensusDocument['servers'] }) => page.servers[0]!._meta['io.example/verification'] as { expired?: boolean };
+  const own = (page: { servers: CensusDocument['servers'] }) =>
+    page.servers[0]!._meta['io.example/verification'] as { expired?: boolean };
 
   const rows: Array<[string, string, Date, boolean]> = [
     ['before expiresAt', '2026-12-16T00:00:00.000Z', NOW, false],
@@ -114,11 +158,18 @@ describe('expired records are marked expired', () => {
     ['a millisecond past it', '2026-12-16T00:00:00.000Z', new Date('2026-12-16T00:00:00.001Z'), true],
     ['no time it can be read as', 'soon', NOW, true],
   ];
-  for (const [label, expiresAt, at, want] of rows) it(`isExpired: ${label}`, () => assert.equal(isExpired({ expiresAt }, at), want));
+  for (const [label, expiresAt, at, want] of rows)
+    it(`isExpired: ${label}`, () => assert.equal(isExpired({ expiresAt }, at), want));
 
   it('the reader helpers and the page', () => {
-    assert.deepEqual(censusRows(d(), NOW).map((r) => r.expired), [false]);
-    assert.deepEqual(censusRows(d(), LATER).map((r) => r.expired), [true]);
+    assert.deepEqual(
+      censusRows(d(), NOW).map((r) => r.expired),
+      [false],
+    );
+    assert.deepEqual(
+      censusRows(d(), LATER).map((r) => r.expired),
+      [true],
+    );
     assert.doesNotMatch(censusPage(d(), null, NOW), /expired at|\(expired\)/);
     const page = censusPage(d(), null, LATER);
     assert.match(page, /These records expired at <time datetime="2026-12-16T00:00:00.000Z">/);

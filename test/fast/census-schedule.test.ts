@@ -31,7 +31,10 @@ describe('Schedule: good guests by address', () => {
     const s = new Schedule<ScheduledHost>(16);
     const hosts = Array.from({ length: 6 }, (_, i) => host(`s${i}.example:443`, 443, '198.51.100.1'));
     hosts.forEach((h) => s.offer(h));
-    assert.deepEqual(drain(s), hosts.slice(0, PER_ADDRESS).map((h) => h.key));
+    assert.deepEqual(
+      drain(s),
+      hosts.slice(0, PER_ADDRESS).map((h) => h.key),
+    );
     s.ended(hosts[1]!);
     assert.deepEqual(drain(s), [hosts[4]!.key]);
     assert.deepEqual(drain(s), []);
@@ -39,7 +42,12 @@ describe('Schedule: good guests by address', () => {
 
   it('another port waits for the address to drain, and hosts arriving after it wait behind it', () => {
     const s = new Schedule<ScheduledHost>(16);
-    const [a, b, other, late] = [host('a:443', 443, 'x'), host('b:443', 443, 'x'), host('c:8443', 8443, 'x'), host('d:443', 443, 'x')];
+    const [a, b, other, late] = [
+      host('a:443', 443, 'x'),
+      host('b:443', 443, 'x'),
+      host('c:8443', 8443, 'x'),
+      host('d:443', 443, 'x'),
+    ];
     [a, b, other].forEach((h) => s.offer(h));
     assert.deepEqual(drain(s), ['a:443', 'b:443']);
     s.offer(late);
@@ -91,7 +99,10 @@ describe('Schedule: a seeded random run keeps every rule and never stalls', () =
   for (const seed of [1, 2, 3, 4, 5]) {
     it(`seed ${seed}`, () => {
       let state = seed;
-      const random = () => { state = (state * 1_103_515_245 + 12_345) % 2 ** 31; return state / 2 ** 31; };
+      const random = () => {
+        state = (state * 1_103_515_245 + 12_345) % 2 ** 31;
+        return state / 2 ** 31;
+      };
       const pick = <T>(xs: readonly T[]) => xs[Math.floor(random() * xs.length)]!;
       const addresses = ['a', 'b', 'c', 'd', 'lo'];
       const ports = [443, 8443, 80];
@@ -124,7 +135,10 @@ describe('Schedule: a seeded random run keeps every rule and never stalls', () =
         running.delete(done);
         s.ended(done);
         ends++;
-        if (--done.left > 0) { s.offer(done); offered.add(done); }
+        if (--done.left > 0) {
+          s.offer(done);
+          offered.add(done);
+        }
       }
       assert.equal(ends, probes, 'every probe ran');
       assert.equal(s.idle, true);

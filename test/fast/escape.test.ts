@@ -18,14 +18,34 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { compile, micromark, parse, postprocess, preprocess } from 'micromark';
 import { gfm, gfmHtml } from 'micromark-extension-gfm';
-import { escapeHtml, inert, jsonInvisibleEscaped, kotlinString, md, mdCodeWord, mdText, mdTrusted, SafeText, tsString } from '../../src/text/escape.js';
-import { codePointName, escapeHidden, hasHidden, hiddenCharacters, maybeHidden, uEscapes, visibleCodePoint } from '../../src/text/unicode.js';
+import {
+  escapeHtml,
+  inert,
+  jsonInvisibleEscaped,
+  kotlinString,
+  md,
+  mdCodeWord,
+  mdText,
+  mdTrusted,
+  SafeText,
+  tsString,
+} from '../../src/text/escape.js';
+import {
+  codePointName,
+  escapeHidden,
+  hasHidden,
+  hiddenCharacters,
+  maybeHidden,
+  uEscapes,
+  visibleCodePoint,
+} from '../../src/text/unicode.js';
 
 // ---------------------------------------------------------------------------------------------------------
 // Characters, from Unicode and the header of unicode.ts
 
 const hex = (cp: number) => cp.toString(16).toUpperCase().padStart(4, '0');
-const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => String.fromCodePoint(from + i));
+const range = (from: number, to: number) =>
+  Array.from({ length: to - from + 1 }, (_, i) => String.fromCodePoint(from + i));
 const C0 = range(0x00, 0x1f);
 const C1 = range(0x80, 0x9f);
 const DEL = '\u007f';
@@ -40,7 +60,10 @@ const EVERY_CODE_POINT = (() => {
   for (let c = 0; c <= 0x10ffff; c++) {
     if (c >= 0xd800 && c <= 0xdfff) continue;
     if (c < 0x10000) units[n++] = c;
-    else { units[n++] = 0xd800 + ((c - 0x10000) >> 10); units[n++] = 0xdc00 + ((c - 0x10000) & 0x3ff); }
+    else {
+      units[n++] = 0xd800 + ((c - 0x10000) >> 10);
+      units[n++] = 0xdc00 + ((c - 0x10000) & 0x3ff);
+    }
   }
   return new TextDecoder('utf-16le').decode(units);
 })();
@@ -50,8 +73,18 @@ const LONE_SURROGATES = ['\ud800', '\udbff', '\udc00', '\udfff', '\ud83d', '\ude
 const HANGUL_FILLERS = ['\u115f', '\u1160', '\u3164', '\uffa0'];
 const VARIATION_SELECTORS = [...range(0xfe00, 0xfe0f), ...range(0xe0100, 0xe01ef)];
 /** The header's list: Cf, Hangul fillers, CGJ, variation selectors, LS/PS, DEL and C1, lone surrogates. */
-const SHOWN = [...FORMAT_CHARACTERS, ...HANGUL_FILLERS, '\u034f', ...VARIATION_SELECTORS, '\u2028', '\u2029', DEL, ...C1];
-const SHOWN_CLASS = '\\p{Cf}\\u115f\\u1160\\u3164\\uffa0\\u034f\\ufe00-\\ufe0f\\u{e0100}-\\u{e01ef}\\u2028\\u2029\\u007f-\\u009f';
+const SHOWN = [
+  ...FORMAT_CHARACTERS,
+  ...HANGUL_FILLERS,
+  '\u034f',
+  ...VARIATION_SELECTORS,
+  '\u2028',
+  '\u2029',
+  DEL,
+  ...C1,
+];
+const SHOWN_CLASS =
+  '\\p{Cf}\\u115f\\u1160\\u3164\\uffa0\\u034f\\ufe00-\\ufe0f\\u{e0100}-\\u{e01ef}\\u2028\\u2029\\u007f-\\u009f';
 
 /** One character of each class, for the per-format tables. */
 const CLASSES: Array<[string, string]> = [
@@ -138,7 +171,8 @@ const HONEST: Array<[string, string]> = [
 const cp = (ch: string) => ch.codePointAt(0)!;
 const named = (ch: string) => `U+${hex(cp(ch))}`;
 /** The `\uXXXX` form of a character: one escape per UTF-16 unit, the only `\u` notation Kotlin, JS and JSON have. */
-const u = (ch: string) => Array.from({ length: ch.length }, (_, i) => `\\u${ch.charCodeAt(i).toString(16).padStart(4, '0')}`).join('');
+const u = (ch: string) =>
+  Array.from({ length: ch.length }, (_, i) => `\\u${ch.charCodeAt(i).toString(16).padStart(4, '0')}`).join('');
 /** Hex digits of `\uXXXX` escapes in lowercase (the formats accept either case). */
 const lowerU = (s: string) => s.replace(/\\u([0-9a-fA-F]{4})/g, (_m, h: string) => `\\u${h.toLowerCase()}`);
 /** No lone surrogate: the text can be written as UTF-8 (a .kt/.ts/.json/.md/.html file, a terminal). */
@@ -154,7 +188,16 @@ function hasRawShown(text: string): boolean {
 // ---------------------------------------------------------------------------------------------------------
 // Decoders written from each format's rules
 
-const KOTLIN_ESCAPES: Record<string, string> = { t: '\t', b: '\b', n: '\n', r: '\r', "'": "'", '"': '"', '\\': '\\', $: '$' };
+const KOTLIN_ESCAPES: Record<string, string> = {
+  t: '\t',
+  b: '\b',
+  n: '\n',
+  r: '\r',
+  "'": "'",
+  '"': '"',
+  '\\': '\\',
+  $: '$',
+};
 
 /**
  * The value of a Kotlin line string literal (Kotlin specification, "String literals": LineStrText,
@@ -163,7 +206,10 @@ const KOTLIN_ESCAPES: Record<string, string> = { t: '\t', b: '\b', n: '\n', r: '
  * before an identifier, a backticked identifier or `{`).
  */
 function kotlinValue(literal: string): string {
-  assert.ok(literal.length >= 2 && literal.startsWith('"') && literal.endsWith('"'), `not a string literal: ${literal.slice(0, 60)}`);
+  assert.ok(
+    literal.length >= 2 && literal.startsWith('"') && literal.endsWith('"'),
+    `not a string literal: ${literal.slice(0, 60)}`,
+  );
   assert.ok(wellFormed(literal), 'a .kt file is UTF-8: no lone surrogate');
   const end = literal.length - 1;
   let out = '';
@@ -202,17 +248,22 @@ function kotlinValue(literal: string): string {
  * octal escapes).
  */
 function tsValue(literal: string): string {
-  assert.ok(literal.length >= 2 && literal.startsWith('"') && literal.endsWith('"'), `not a string literal: ${literal.slice(0, 60)}`);
+  assert.ok(
+    literal.length >= 2 && literal.startsWith('"') && literal.endsWith('"'),
+    `not a string literal: ${literal.slice(0, 60)}`,
+  );
   assert.ok(wellFormed(literal), 'a .ts file is UTF-8: no lone surrogate');
   const end = literal.length - 1;
   let i = 1;
   for (; i < end; i++) {
     const ch = literal[i]!;
-    if (ch === '\n' || ch === '\r' || ch === '\u2028' || ch === '\u2029') assert.fail(`raw line terminator U+${hex(ch.charCodeAt(0))} at ${i}`);
+    if (ch === '\n' || ch === '\r' || ch === '\u2028' || ch === '\u2029')
+      assert.fail(`raw line terminator U+${hex(ch.charCodeAt(0))} at ${i}`);
     if (ch === '"') assert.fail(`a raw " ends the literal at ${i}`);
     if (ch === '\\') {
       i++;
-      if (i >= end || '\n\r\u2028\u2029'.includes(literal[i]!)) assert.fail(`escape at ${i - 1} runs into the end or a line break`);
+      if (i >= end || '\n\r\u2028\u2029'.includes(literal[i]!))
+        assert.fail(`escape at ${i - 1} runs into the end or a line break`);
     }
   }
   assert.equal(i, end, 'the closing quote is escaped');
@@ -239,8 +290,11 @@ function htmlValue(html: string): string {
   const bare = html.replace(HTML_REFERENCE, '');
   const bad = /[&<>"']/.exec(bare);
   assert.equal(bad, null, `raw ${bad?.[0]} in ${html.slice(0, 80)}`);
-  return html.replace(HTML_REFERENCE, (_m, name: string | undefined, dec: string | undefined, hx: string | undefined) =>
-    name ? HTML_NAMED[name]! : String.fromCodePoint(dec ? parseInt(dec, 10) : parseInt(hx!, 16)));
+  return html.replace(
+    HTML_REFERENCE,
+    (_m, name: string | undefined, dec: string | undefined, hx: string | undefined) =>
+      name ? HTML_NAMED[name]! : String.fromCodePoint(dec ? parseInt(dec, 10) : parseInt(hx!, 16)),
+  );
 }
 
 const GFM = { allowDangerousHtml: true, extensions: [gfm()], htmlExtensions: [gfmHtml()] };
@@ -250,9 +304,15 @@ function render(markdown: string): string {
   PARSER.defined.length = 0;
   return compile(GFM)(postprocess(PARSER.document().write(preprocess()(markdown, undefined, true))));
 }
-const decodeMicromark = (s: string) => s.replace(/&quot;/g, '"').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+const decodeMicromark = (s: string) =>
+  s
+    .replace(/&quot;/g, '"')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
 /** The text a reader sees: inline tags vanish, block tags separate. */
-const textOf = (html: string) => decodeMicromark(html.replace(/<\/?(?:code|strong|em|a)\b[^>]*>/g, '').replace(/<[^>]*>/g, ' '));
+const textOf = (html: string) =>
+  decodeMicromark(html.replace(/<\/?(?:code|strong|em|a)\b[^>]*>/g, '').replace(/<[^>]*>/g, ' '));
 const squash = (s: string) => s.replace(/[ \t\n\r]+/g, ' ').trim();
 
 /** The HTML's tag names (raw HTML passes through: allowDangerousHtml), comments and declarations included. */
@@ -269,7 +329,11 @@ function assertNoGithubReference(html: string, input: string): void {
   assert.doesNotMatch(outside, /[@\uff20][\p{L}\p{N}_-]/u, `a mention outside code: ${input}`);
   assert.doesNotMatch(outside, /#\d/, `an issue reference outside code: ${input}`);
   assert.doesNotMatch(outside, /\bgh-\d/i, `a GH- reference outside code: ${input}`);
-  assert.doesNotMatch(outside, /(?<![0-9a-z])(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}(?![0-9a-z])/i, `a commit SHA outside code: ${input}`);
+  assert.doesNotMatch(
+    outside,
+    /(?<![0-9a-z])(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}(?![0-9a-z])/i,
+    `a commit SHA outside code: ${input}`,
+  );
 }
 
 /** A `$` that GitHub's math could take as a delimiter: unescaped and outside a code span. */
@@ -277,7 +341,10 @@ function unescapedDollar(markdown: string): number {
   let inCode = false;
   for (let i = 0; i < markdown.length; i++) {
     const c = markdown[i];
-    if (!inCode && c === '\\') { i++; continue; }
+    if (!inCode && c === '\\') {
+      i++;
+      continue;
+    }
     if (c === '`') inCode = !inCode;
     else if (c === '$' && !inCode) return i;
   }
@@ -285,16 +352,57 @@ function unescapedDollar(markdown: string): number {
 }
 
 /** Where a template puts a value: around it only the template's constructs, each exactly once (`count`). */
-interface MdContext { name: string; wrap: (m: string) => string; tags: string[]; prefix: string; count: string[]; empty?: boolean }
+interface MdContext {
+  name: string;
+  wrap: (m: string) => string;
+  tags: string[];
+  prefix: string;
+  count: string[];
+  empty?: boolean;
+}
 const PARAGRAPH: MdContext = { name: 'paragraph', wrap: (m) => m, tags: ['p', 'code'], prefix: '', count: ['p'] };
-const TABLE_CELL: MdContext = { name: 'table cell', wrap: (m) => `| h |\n| --- |\n| ${m} |`, tags: ['table', 'thead', 'tbody', 'tr', 'th', 'td', 'code'], prefix: 'h ', count: ['td'], empty: true };
-const LIST_ITEM: MdContext = { name: 'list item', wrap: (m) => `- ${m}`, tags: ['ul', 'li', 'code'], prefix: '', count: ['li'], empty: true };
+const TABLE_CELL: MdContext = {
+  name: 'table cell',
+  wrap: (m) => `| h |\n| --- |\n| ${m} |`,
+  tags: ['table', 'thead', 'tbody', 'tr', 'th', 'td', 'code'],
+  prefix: 'h ',
+  count: ['td'],
+  empty: true,
+};
+const LIST_ITEM: MdContext = {
+  name: 'list item',
+  wrap: (m) => `- ${m}`,
+  tags: ['ul', 'li', 'code'],
+  prefix: '',
+  count: ['li'],
+  empty: true,
+};
 const MD_CONTEXTS: MdContext[] = [
   PARAGRAPH,
   TABLE_CELL,
-  { name: 'line after a paragraph line', wrap: (m) => `first\n${m}`, tags: ['p', 'code'], prefix: 'first ', count: ['p'], empty: true },
-  { name: 'inside strong and underscore emphasis', wrap: (m) => `**_${m}_**`, tags: ['p', 'strong', 'em', 'code'], prefix: '', count: ['strong', 'em'] },
-  { name: 'link text', wrap: (m) => `[${m}](https://example.org/)`, tags: ['p', 'a', 'code'], prefix: '', count: ['a'], empty: true },
+  {
+    name: 'line after a paragraph line',
+    wrap: (m) => `first\n${m}`,
+    tags: ['p', 'code'],
+    prefix: 'first ',
+    count: ['p'],
+    empty: true,
+  },
+  {
+    name: 'inside strong and underscore emphasis',
+    wrap: (m) => `**_${m}_**`,
+    tags: ['p', 'strong', 'em', 'code'],
+    prefix: '',
+    count: ['strong', 'em'],
+  },
+  {
+    name: 'link text',
+    wrap: (m) => `[${m}](https://example.org/)`,
+    tags: ['p', 'a', 'code'],
+    prefix: '',
+    count: ['a'],
+    empty: true,
+  },
 ];
 /** Where a character or its notation could break a line, an item or a cell. */
 const LINE_CONTEXTS = [PARAGRAPH, TABLE_CELL, LIST_ITEM];
@@ -314,7 +422,8 @@ function assertMdInert(input: string, expected: string | RegExp = squash(input),
     const tags = tagsOf(html);
     for (const t of tags) assert.ok(ctx.tags.includes(t), `<${t}> in ${what}`);
     for (const c of ctx.count) assert.equal(tags.filter((t) => t === c).length, 2, `one ${c} in ${what}`);
-    if (ctx.name === 'link text') assert.equal([...html.matchAll(/href="([^"]*)"/g)].map((m) => m[1]).join(' '), 'https://example.org/', what);
+    if (ctx.name === 'link text')
+      assert.equal([...html.matchAll(/href="([^"]*)"/g)].map((m) => m[1]).join(' '), 'https://example.org/', what);
     const text = squash(textOf(html));
     if (typeof expected === 'string') assert.equal(text, squash(ctx.prefix + expected), `text in ${what}`);
     else {
@@ -410,7 +519,23 @@ describe('Kotlin string literals (Kotlin specification: escapes, templates, no l
 
 describe('TypeScript/JavaScript string literals (ECMAScript StringLiteral; TypeScript rejects raw line terminators)', () => {
   it('quotes, backslashes, template-looking text and the controls evaluate back to the input', () => {
-    const table = ['"', '\\', "'", '`', '${x}', '`${process.exit(1)}`', '"; process.exit(1); "', '</script>', '\\u0041', '\\', 'a\\', '\\\\"', '\0', '\u00001', '\x1b[31m'];
+    const table = [
+      '"',
+      '\\',
+      "'",
+      '`',
+      '${x}',
+      '`${process.exit(1)}`',
+      '"; process.exit(1); "',
+      '</script>',
+      '\\u0041',
+      '\\',
+      'a\\',
+      '\\\\"',
+      '\0',
+      '\u00001',
+      '\x1b[31m',
+    ];
     for (const input of table) assert.equal(tsValue(tsString(input)), input, JSON.stringify(input));
     assert.equal(tsString('"'), '"\\""');
     assert.equal(tsString('\\'), '"\\\\"');
@@ -464,9 +589,14 @@ describe('JSON text with hidden characters as \\uXXXX (RFC 8259: the value is un
 
   it('keys and values at any depth, pretty-printed or not, round-trip; the C0 escapes JSON requires stay', () => {
     const value = {
-      'na\u202eme': ['\u200b', { deep: ['x\u{e0041}\u{e0042}y', '\u2028', '\ufeff', 'tab\there', 'nul\u0000', '"q"\\'] }],
+      'na\u202eme': [
+        '\u200b',
+        { deep: ['x\u{e0041}\u{e0042}y', '\u2028', '\ufeff', 'tab\there', 'nul\u0000', '"q"\\'] },
+      ],
       flags: HONEST.map(([, t]) => t),
-      n: 1, t: true, z: null,
+      n: 1,
+      t: true,
+      z: null,
     };
     for (const json of [JSON.stringify(value), JSON.stringify(value, null, 2), JSON.stringify(value, null, '\t')]) {
       const out = jsonInvisibleEscaped(json);
@@ -507,15 +637,108 @@ describe('JSON text with hidden characters as \\uXXXX (RFC 8259: the value is un
 
 describe('Markdown (CommonMark/GFM as micromark renders it; GitHub references and math)', () => {
   const HOSTILE = [
-    '<script>alert(1)</script>', '<img src=x onerror=alert(1)>', '<!-- hidden -->', '<a href="https://evil.example">x</a>', '<details open>',
-    'x<br>y', '[click](javascript:alert(1))', '[click](https://evil.example "t")', '![img](https://evil.example/i.png)', '[x][r]', '[r]: https://evil.example',
-    '[^1]', '[^1]: note', '<https://evil.example>', 'https://evil.example/a_(b)_c*d', 'https://evil.example/a|b', '| https://evil.example/|x |', 'https://evil.example/`x`', 'https://evil.example/a\\b', 'a@b|c', 'see http://evil.example.', 'www.evil.example', 'mail@evil.example',
-    'mailto:a@b.example', 'xmpp:a@b.example', '@octocat', '\uff20octocat', 'cc @octocat please', 'org/repo#12', '#12', 'fixes #12', 'GH-12',
-    'a5c3785ed8d6a35868bc169f07e40e889087fd2e', 'a5c3785', '# heading', '###### h6', '#hashtag', 'a | b | c', '|', '| a |', '```js', '~~~', '``x``',
-    '`code`', 'a ` b', '> quote', '>> nested', '- item', '+ item', '* item', '1. item', '1) item', '123456789. item', '- [x] task', '***', '---',
-    '___', '===', '- - -', ':-:', ':-', ':--', ':---:', '-:', ':-: | :-', '$x$', '$$', '$$x$$', '$`x`$', 'costs $5 and $6', '**bold**', '*em*', '_em_', '__strong__', '~~del~~', '~del~',
-    '&amp;', '&copy;', '&#60;script&#62;', '&#x3C;', 'a\\', '\\', '\\*', '\\$', 'trailing backslash\\', '*', '_', '**', 'snake_case_name',
-    '_leading', 'trailing_', 'word_ then_ more', 'a*b*c', ':smile:', 'x](https://evil.example)', '](javascript:x)', 'emoji 😀 text', '<', '>', '&', '"quoted"', "'single'",
+    '<script>alert(1)</script>',
+    '<img src=x onerror=alert(1)>',
+    '<!-- hidden -->',
+    '<a href="https://evil.example">x</a>',
+    '<details open>',
+    'x<br>y',
+    '[click](javascript:alert(1))',
+    '[click](https://evil.example "t")',
+    '![img](https://evil.example/i.png)',
+    '[x][r]',
+    '[r]: https://evil.example',
+    '[^1]',
+    '[^1]: note',
+    '<https://evil.example>',
+    'https://evil.example/a_(b)_c*d',
+    'https://evil.example/a|b',
+    '| https://evil.example/|x |',
+    'https://evil.example/`x`',
+    'https://evil.example/a\\b',
+    'a@b|c',
+    'see http://evil.example.',
+    'www.evil.example',
+    'mail@evil.example',
+    'mailto:a@b.example',
+    'xmpp:a@b.example',
+    '@octocat',
+    '\uff20octocat',
+    'cc @octocat please',
+    'org/repo#12',
+    '#12',
+    'fixes #12',
+    'GH-12',
+    'a5c3785ed8d6a35868bc169f07e40e889087fd2e',
+    'a5c3785',
+    '# heading',
+    '###### h6',
+    '#hashtag',
+    'a | b | c',
+    '|',
+    '| a |',
+    '```js',
+    '~~~',
+    '``x``',
+    '`code`',
+    'a ` b',
+    '> quote',
+    '>> nested',
+    '- item',
+    '+ item',
+    '* item',
+    '1. item',
+    '1) item',
+    '123456789. item',
+    '- [x] task',
+    '***',
+    '---',
+    '___',
+    '===',
+    '- - -',
+    ':-:',
+    ':-',
+    ':--',
+    ':---:',
+    '-:',
+    ':-: | :-',
+    '$x$',
+    '$$',
+    '$$x$$',
+    '$`x`$',
+    'costs $5 and $6',
+    '**bold**',
+    '*em*',
+    '_em_',
+    '__strong__',
+    '~~del~~',
+    '~del~',
+    '&amp;',
+    '&copy;',
+    '&#60;script&#62;',
+    '&#x3C;',
+    'a\\',
+    '\\',
+    '\\*',
+    '\\$',
+    'trailing backslash\\',
+    '*',
+    '_',
+    '**',
+    'snake_case_name',
+    '_leading',
+    'trailing_',
+    'word_ then_ more',
+    'a*b*c',
+    ':smile:',
+    'x](https://evil.example)',
+    '](javascript:x)',
+    'emoji 😀 text',
+    '<',
+    '>',
+    '&',
+    '"quoted"',
+    "'single'",
   ];
 
   it('hostile inputs render as exactly their text in every context: no link, image, HTML, heading, list, table, code, emphasis, math, reference', () => {
@@ -550,7 +773,11 @@ describe('Markdown (CommonMark/GFM as micromark renders it; GitHub references an
       const out = mdText(input);
       assert.doesNotMatch(out, /[\n\r\u000b\u000c\u0085\u2028\u2029]/, JSON.stringify(input));
       assert.ok(!RAW_CONTROL.test(out), JSON.stringify(out));
-      assertMdInert(input, /^first(?:[ \ufffd]|⟨U\+[0-9A-F]{4}⟩)+(?:(?:---|# h|\| a \|)(?:[ \ufffd]|⟨U\+[0-9A-F]{4}⟩)+)?second$/u, LINE_CONTEXTS);
+      assertMdInert(
+        input,
+        /^first(?:[ \ufffd]|⟨U\+[0-9A-F]{4}⟩)+(?:(?:---|# h|\| a \|)(?:[ \ufffd]|⟨U\+[0-9A-F]{4}⟩)+)?second$/u,
+        LINE_CONTEXTS,
+      );
     }
   });
 
@@ -569,7 +796,21 @@ describe('Markdown (CommonMark/GFM as micromark renders it; GitHub references an
   });
 
   it('long input: one line, its text, no construct', () => {
-    const words = ['[a](https://x.example)', '*b*', '<i>', '@me', '#1', '$x$', '|', 'plain', 'www.x.example', '\u202e', '日本語', '`c`', '\n'];
+    const words = [
+      '[a](https://x.example)',
+      '*b*',
+      '<i>',
+      '@me',
+      '#1',
+      '$x$',
+      '|',
+      'plain',
+      'www.x.example',
+      '\u202e',
+      '日本語',
+      '`c`',
+      '\n',
+    ];
     const input = Array.from({ length: 800 }, (_, i) => words[i % words.length]).join(' ');
     const out = mdText(input);
     assert.doesNotMatch(out, /\n/);
@@ -594,7 +835,7 @@ describe('Markdown (CommonMark/GFM as micromark renders it; GitHub references an
     for (const input of HOSTILE) assert.equal(md`x ${input} y`.value, `x ${mdText(input)} y`);
   });
 
-  it('md`…`: what only looks safe is escaped (another format\'s SafeText, an object with a value)', () => {
+  it("md`…`: what only looks safe is escaped (another format's SafeText, an object with a value)", () => {
     const html = new SafeText('**x** <b>');
     assert.equal(md`${html}`.value, mdText('**x** <b>'));
     const lookalike = { value: '**x**', toString: () => '**x**' };
@@ -602,12 +843,32 @@ describe('Markdown (CommonMark/GFM as micromark renders it; GitHub references an
   });
 
   it('mdCodeWord: a plain machine word as inline code; anything else as inert text', () => {
-    for (const w of ['live/ok', 'keep-failed', 'review/suspicious-tools', 'v1.2.3_x']) assert.equal(mdCodeWord(w).value, `\`${w}\``);
+    for (const w of ['live/ok', 'keep-failed', 'review/suspicious-tools', 'v1.2.3_x'])
+      assert.equal(mdCodeWord(w).value, `\`${w}\``);
     assert.equal(mdCodeWord(42).value, '`42`');
-    for (const w of ['a b', '*x*', 'a`b', '``', '@user', 'https://x.example', 'www.x.example', 'a5c3785ed8', '#12', '<b>', '$x$', '|', 'x'.repeat(65), '\u202e', '-rf', '1.', '']) {
+    for (const w of [
+      'a b',
+      '*x*',
+      'a`b',
+      '``',
+      '@user',
+      'https://x.example',
+      'www.x.example',
+      'a5c3785ed8',
+      '#12',
+      '<b>',
+      '$x$',
+      '|',
+      'x'.repeat(65),
+      '\u202e',
+      '-rf',
+      '1.',
+      '',
+    ]) {
       const out = mdCodeWord(w).value;
       const html = render(`| h |\n| --- |\n| ${out} |`);
-      for (const t of tagsOf(html)) assert.ok(['table', 'thead', 'tbody', 'tr', 'th', 'td', 'code'].includes(t), `<${t}> from ${w}`);
+      for (const t of tagsOf(html))
+        assert.ok(['table', 'thead', 'tbody', 'tr', 'th', 'td', 'code'].includes(t), `<${t}> from ${w}`);
       assert.equal(tagsOf(html).filter((t) => t === 'td').length, 2, `one cell from ${w}: ${html}`);
       assert.equal(squash(textOf(html)), squash(`h ${w.replace(/\u202e/g, '⟨U+202E⟩')}`), w);
       assertNoGithubReference(html, w);
@@ -628,9 +889,27 @@ describe('HTML text and attribute values (HTML Living Standard)', () => {
 
   it('nothing ends a double- or single-quoted attribute or starts a tag; the parsed value is the input', () => {
     const table = [
-      '2024-01-01T00:00:00Z" onmouseover="alert(1)', "drop' onclick='alert(1)", '"><script>alert(1)</script>', "'><img src=x onerror=alert(1)>",
-      '</time><script>', '<!--', '-->', '<![CDATA[x]]>', '&lt;', '&#60;', '&#x3c;', '&notin;', 'a&b=c', '&amp', 'AT&T', 'x > y < z', '`', '=',
-      'tab\there', 'line\nbreak', ...HONEST.map(([, t]) => t),
+      '2024-01-01T00:00:00Z" onmouseover="alert(1)',
+      "drop' onclick='alert(1)",
+      '"><script>alert(1)</script>',
+      "'><img src=x onerror=alert(1)>",
+      '</time><script>',
+      '<!--',
+      '-->',
+      '<![CDATA[x]]>',
+      '&lt;',
+      '&#60;',
+      '&#x3c;',
+      '&notin;',
+      'a&b=c',
+      '&amp',
+      'AT&T',
+      'x > y < z',
+      '`',
+      '=',
+      'tab\there',
+      'line\nbreak',
+      ...HONEST.map(([, t]) => t),
     ];
     for (const input of table) {
       const out = escapeHtml(input);
@@ -649,7 +928,8 @@ describe('HTML text and attribute values (HTML Living Standard)', () => {
   });
 
   it('the other C0 controls (a parse error; a NUL is dropped from text) show as U+FFFD, as in the terminal', () => {
-    for (const ch of C0.filter((c) => !'\t\n\f\r'.includes(c))) assert.equal(escapeHtml(between(ch)), 'a\uFFFDb', `U+${hex(cp(ch))}`);
+    for (const ch of C0.filter((c) => !'\t\n\f\r'.includes(c)))
+      assert.equal(escapeHtml(between(ch)), 'a\uFFFDb', `U+${hex(cp(ch))}`);
   });
 
   it('the ASCII whitespace controls tab, LF and FF are left to HTML, which allows them', () => {
@@ -667,12 +947,16 @@ describe('HTML text and attribute values (HTML Living Standard)', () => {
 
 describe('the terminal: inert (no control character or line separator reaches it raw)', () => {
   it('every C0 control, DEL, every C1 control, U+2028 and U+2029 become U+FFFD', () => {
-    for (const ch of [...C0, DEL, ...C1, '\u2028', '\u2029']) assert.equal(inert(between(ch)), 'a\ufffdb', `U+${hex(cp(ch))}`);
+    for (const ch of [...C0, DEL, ...C1, '\u2028', '\u2029'])
+      assert.equal(inert(between(ch)), 'a\ufffdb', `U+${hex(cp(ch))}`);
   });
 
   it('escape sequences lose their introducer (CSI, OSC 8 hyperlink, 8-bit CSI, title change)', () => {
     assert.equal(inert('\x1b[2J\x1b[31mred'), '\ufffd[2J\ufffd[31mred');
-    assert.equal(inert('\x1b]8;;https://evil.example\x07click\x1b]8;;\x07'), '\ufffd]8;;https://evil.example\ufffdclick\ufffd]8;;\ufffd');
+    assert.equal(
+      inert('\x1b]8;;https://evil.example\x07click\x1b]8;;\x07'),
+      '\ufffd]8;;https://evil.example\ufffdclick\ufffd]8;;\ufffd',
+    );
     assert.equal(inert('\x9b31m'), '\ufffd31m');
     assert.equal(inert('\x1b]0;title\x1b\\'), '\ufffd]0;title\ufffd\\');
     assert.equal(inert('ok\rFAIL'), 'ok\ufffdFAIL');
@@ -705,19 +989,31 @@ describe('which characters are shown escaped (one decision for every format)', (
   });
 
   it('every other character of the list: Hangul fillers, CGJ, all 256 variation selectors, LS/PS, DEL, C1, lone surrogates', () => {
-    for (const ch of [...HANGUL_FILLERS, '\u034f', ...VARIATION_SELECTORS, '\u2028', '\u2029', DEL, ...C1, ...LONE_SURROGATES]) {
+    for (const ch of [
+      ...HANGUL_FILLERS,
+      '\u034f',
+      ...VARIATION_SELECTORS,
+      '\u2028',
+      '\u2029',
+      DEL,
+      ...C1,
+      ...LONE_SURROGATES,
+    ]) {
       assert.deepEqual(hiddenCharacters(between(ch)), [{ index: 1, char: ch }], named(ch));
       assert.equal(hasHidden(between(ch)), true, named(ch));
     }
   });
 
   it('nothing else: no other code point (assigned or not; default-ignorable unassigned ones aside) is shown escaped', () => {
-    const text = EVERY_CODE_POINT.replace(new RegExp(`[\\u0000-\\u001f\\p{Default_Ignorable_Code_Point}${SHOWN_CLASS}]`, 'gu'), '');
+    const text = EVERY_CODE_POINT.replace(
+      new RegExp(`[\\u0000-\\u001f\\p{Default_Ignorable_Code_Point}${SHOWN_CLASS}]`, 'gu'),
+      '',
+    );
     assert.ok(text.length > 2_000_000);
     assert.deepEqual(hiddenCharacters(text), []);
   });
 
-  it('C0 controls are each format\'s own business, not the shared decision', () => {
+  it("C0 controls are each format's own business, not the shared decision", () => {
     assert.deepEqual(hiddenCharacters(C0.join('')), []);
   });
 
@@ -725,12 +1021,23 @@ describe('which characters are shown escaped (one decision for every format)', (
     for (const [name, text] of HONEST) {
       assert.deepEqual(hiddenCharacters(text), [], name);
       assert.equal(hasHidden(text), false, name);
-      assert.equal(escapeHidden(text, () => '!'), text, name);
+      assert.equal(
+        escapeHidden(text, () => '!'),
+        text,
+        name,
+      );
     }
     const more: Array<[string, string]> = [
-      ['keycap #', '#\ufe0f\u20e3'], ['keycap *', '*\ufe0f\u20e3'], ['copyright emoji style', '\u00a9\ufe0f'], ['kiss ZWJ sequence', '👩\u200d❤\ufe0f\u200d💋\u200d👨'],
-      ['people holding hands', '🧑\u200d🤝\u200d🧑'], ['Persian ZWJ', 'ه\u200dا'], ['Arabic ZWNJ', 'لا\u200cلا'], ['Malayalam conjunct with ZWNJ', 'ക്\u200cക'],
-      ['IVS on another ideograph', '辻\u{e0101}'], ['flags inside a sentence', `go 🏴\u{e0067}\u{e0062}\u{e0065}\u{e006e}\u{e0067}\u{e007f}!`],
+      ['keycap #', '#\ufe0f\u20e3'],
+      ['keycap *', '*\ufe0f\u20e3'],
+      ['copyright emoji style', '\u00a9\ufe0f'],
+      ['kiss ZWJ sequence', '👩\u200d❤\ufe0f\u200d💋\u200d👨'],
+      ['people holding hands', '🧑\u200d🤝\u200d🧑'],
+      ['Persian ZWJ', 'ه\u200dا'],
+      ['Arabic ZWNJ', 'لا\u200cلا'],
+      ['Malayalam conjunct with ZWNJ', 'ക്\u200cക'],
+      ['IVS on another ideograph', '辻\u{e0101}'],
+      ['flags inside a sentence', `go 🏴\u{e0067}\u{e0062}\u{e0065}\u{e006e}\u{e0067}\u{e007f}!`],
     ];
     for (const [name, text] of more) assert.deepEqual(hiddenCharacters(text), [], name);
   });
@@ -766,7 +1073,11 @@ describe('which characters are shown escaped (one decision for every format)', (
       ['bidi override inside Arabic', 'مرحبا\u2067بالعالم\u2069', [5, 13]],
       ['tag characters after a letter (ASCII smuggling)', `a${tags('ignore')}\u{e007f}`, [1, 3, 5, 7, 9, 11, 13]],
       ['black flag with tags but no CANCEL TAG', `${F}${tags('gbeng')}`, [2, 4, 6, 8, 10]],
-      ['black flag with too long a tag run (no subdivision id)', `${F}${tags('ignoreprevious')}\u{e007f}`, Array.from({ length: 15 }, (_, i) => 2 + 2 * i)],
+      [
+        'black flag with too long a tag run (no subdivision id)',
+        `${F}${tags('ignoreprevious')}\u{e007f}`,
+        Array.from({ length: 15 }, (_, i) => 2 + 2 * i),
+      ],
       ['CANCEL TAG alone after a black flag', `${F}\u{e007f}`, [2]],
       ['tags after a flag, outside the sequence', `${F}${tags('gbeng')}\u{e007f}${tags('x')}`, [14]],
       ['a flag sequence without its black flag', `${tags('gbeng')}\u{e007f}`, [0, 2, 4, 6, 8, 10]],
@@ -775,25 +1086,46 @@ describe('which characters are shown escaped (one decision for every format)', (
       ['a pair backwards', '\ude00\ud83d', [0, 1]],
     ];
     for (const [name, text, indices] of table) {
-      assert.deepEqual(hiddenCharacters(text).map((h) => h.index), indices, name);
-      for (const h of hiddenCharacters(text)) assert.equal(h.char, String.fromCodePoint(text.codePointAt(h.index)!), name);
+      assert.deepEqual(
+        hiddenCharacters(text).map((h) => h.index),
+        indices,
+        name,
+      );
+      for (const h of hiddenCharacters(text))
+        assert.equal(h.char, String.fromCodePoint(text.codePointAt(h.index)!), name);
       assert.equal(hasHidden(text), true, name);
     }
   });
 
   it('a Hangul filler inside Korean text is still shown escaped', () => {
-    for (const f of HANGUL_FILLERS) assert.deepEqual(hiddenCharacters(`한${f}글`).map((h) => h.index), [1], named(f));
+    for (const f of HANGUL_FILLERS)
+      assert.deepEqual(
+        hiddenCharacters(`한${f}글`).map((h) => h.index),
+        [1],
+        named(f),
+      );
   });
 
   it('hiddenCharacters: UTF-16 indices, the whole character, in order, at most max', () => {
     const text = 'ab\u{e0041}c\u202e\ud800d\u200b';
-    assert.deepEqual(hiddenCharacters(text), [{ index: 2, char: '\u{e0041}' }, { index: 5, char: '\u202e' }, { index: 6, char: '\ud800' }, { index: 8, char: '\u200b' }]);
-    assert.deepEqual(hiddenCharacters(text, 2), [{ index: 2, char: '\u{e0041}' }, { index: 5, char: '\u202e' }]);
+    assert.deepEqual(hiddenCharacters(text), [
+      { index: 2, char: '\u{e0041}' },
+      { index: 5, char: '\u202e' },
+      { index: 6, char: '\ud800' },
+      { index: 8, char: '\u200b' },
+    ]);
+    assert.deepEqual(hiddenCharacters(text, 2), [
+      { index: 2, char: '\u{e0041}' },
+      { index: 5, char: '\u202e' },
+    ]);
     assert.deepEqual(hiddenCharacters(text, 1), [{ index: 2, char: '\u{e0041}' }]);
     assert.deepEqual(hiddenCharacters(''), []);
     const run = '\u200b'.repeat(50_000);
     assert.equal(hiddenCharacters(run).length, 50_000);
-    assert.deepEqual(hiddenCharacters(run, 3), [0, 1, 2].map((index) => ({ index, char: '\u200b' })));
+    assert.deepEqual(
+      hiddenCharacters(run, 3),
+      [0, 1, 2].map((index) => ({ index, char: '\u200b' })),
+    );
   });
 
   it('maybeHidden: false for printable ASCII; true wherever a shown character sits (after ASCII runs of any length, after other non-ASCII)', () => {
@@ -801,9 +1133,30 @@ describe('which characters are shown escaped (one decision for every format)', (
     assert.equal(maybeHidden(''), false);
     assert.equal(maybeHidden(ascii), false);
     assert.equal(maybeHidden(ascii.repeat(1_000)), false);
-    const samples = [...SHOWN, ...CLASSES.map(([, c]) => c), ...LONE_SURROGATES, '\udbff\udbff', '\udc00\ud800', '\udc00\udc00', '\ude00\ude00'];
+    const samples = [
+      ...SHOWN,
+      ...CLASSES.map(([, c]) => c),
+      ...LONE_SURROGATES,
+      '\udbff\udbff',
+      '\udc00\ud800',
+      '\udc00\udc00',
+      '\ude00\ude00',
+    ];
     for (const ch of samples) {
-      for (const before of ['', 'a', 'ab', 'abc', 'abcd', 'x'.repeat(1_000), 'é', 'éa', '日本', '😀', 'a😀b', 'é'.repeat(100) + 'abc']) {
+      for (const before of [
+        '',
+        'a',
+        'ab',
+        'abc',
+        'abcd',
+        'x'.repeat(1_000),
+        'é',
+        'éa',
+        '日本',
+        '😀',
+        'a😀b',
+        'é'.repeat(100) + 'abc',
+      ]) {
         assert.equal(maybeHidden(before + ch), true, `${named(ch)} after ${before.slice(0, 10)}`);
         assert.equal(maybeHidden(before + ch + 'tail'), true, `${named(ch)} after ${before.slice(0, 10)}, before text`);
       }
@@ -811,7 +1164,14 @@ describe('which characters are shown escaped (one decision for every format)', (
   });
 
   it('maybeHidden is a superset and hasHidden agrees with hiddenCharacters', () => {
-    const texts = [...HONEST.map(([, t]) => t), ...CLASSES.map(([, c]) => between(c)), 'plain', '', '\ud83d\ude00', '\ude00\ud83d'];
+    const texts = [
+      ...HONEST.map(([, t]) => t),
+      ...CLASSES.map(([, c]) => between(c)),
+      'plain',
+      '',
+      '\ud83d\ude00',
+      '\ude00\ud83d',
+    ];
     for (const t of texts) {
       const found = hiddenCharacters(t).length > 0;
       assert.equal(hasHidden(t), found, JSON.stringify(t));
@@ -835,9 +1195,15 @@ describe('which characters are shown escaped (one decision for every format)', (
 
   it('notations: codePointName U+XXXX (4–6 uppercase hex digits), visibleCodePoint ⟨U+XXXX⟩, uEscapes \\uXXXX per UTF-16 unit', () => {
     const table: Array<[string, string, string]> = [
-      ['\u0000', 'U+0000', '\\u0000'], ['\u00ad', 'U+00AD', '\\u00ad'], ['\u202e', 'U+202E', '\\u202e'], ['\ufeff', 'U+FEFF', '\\ufeff'],
-      ['\ud800', 'U+D800', '\\ud800'], ['\u{e0041}', 'U+E0041', '\\udb40\\udc41'], ['\u{e01ef}', 'U+E01EF', '\\udb40\\uddef'],
-      ['\u{10ffff}', 'U+10FFFF', '\\udbff\\udfff'], ['😀', 'U+1F600', '\\ud83d\\ude00'],
+      ['\u0000', 'U+0000', '\\u0000'],
+      ['\u00ad', 'U+00AD', '\\u00ad'],
+      ['\u202e', 'U+202E', '\\u202e'],
+      ['\ufeff', 'U+FEFF', '\\ufeff'],
+      ['\ud800', 'U+D800', '\\ud800'],
+      ['\u{e0041}', 'U+E0041', '\\udb40\\udc41'],
+      ['\u{e01ef}', 'U+E01EF', '\\udb40\\uddef'],
+      ['\u{10ffff}', 'U+10FFFF', '\\udbff\\udfff'],
+      ['😀', 'U+1F600', '\\ud83d\\ude00'],
     ];
     for (const [ch, name, escapes] of table) {
       assert.equal(codePointName(ch), name);
@@ -860,6 +1226,9 @@ describe('empty strings in every format', () => {
     assert.equal(inert(''), '');
     assert.deepEqual(hiddenCharacters(''), []);
     assert.equal(hasHidden(''), false);
-    assert.equal(escapeHidden('', () => '!'), '');
+    assert.equal(
+      escapeHidden('', () => '!'),
+      '',
+    );
   });
 });

@@ -46,7 +46,11 @@ describe('a request body of onetap mcp --http', () => {
   it('is parsed, or refused with the words a client reads', () => {
     assert.deepEqual(parsedBodyOf(Buffer.from('{"id":1}')), { value: { id: 1 } });
     assert.deepEqual(parsedBodyOf(Buffer.from('{"id":')), { refusal: 'Parse error: Invalid JSON' });
-    assert.deepEqual(parsedBodyOf(Buffer.from('['.repeat(300))), { refusal: 'Parse error: nested deeper than 256 levels' });
-    assert.deepEqual(parsedBodyOf(Buffer.from(`${'['.repeat(256)}${']'.repeat(256)}`)), { value: JSON.parse(`${'['.repeat(256)}${']'.repeat(256)}`) });
+    assert.deepEqual(parsedBodyOf(Buffer.from('['.repeat(300))), {
+      refusal: 'Parse error: nested deeper than 256 levels',
+    });
+    assert.deepEqual(parsedBodyOf(Buffer.from(`${'['.repeat(256)}${']'.repeat(256)}`)), {
+      value: JSON.parse(`${'['.repeat(256)}${']'.repeat(256)}`),
+    });
   });
 });

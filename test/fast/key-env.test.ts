@@ -62,37 +62,65 @@ describe('the key rule: which variables a catalog may name', () => {
   }
 
   it('keyEnv entries that can never allow anything are named', () => {
-    assert.deepEqual(['GITHUB_TOKEN', 'ONETAP_*', 'PG_*', 'runner_temp', 'JINA_API_KEY', 'MY_*', 'GIT_*'].map((e) => keyEnvEntryProblem(e) !== null),
-      [true, true, true, true, false, false, false]);
+    assert.deepEqual(
+      ['GITHUB_TOKEN', 'ONETAP_*', 'PG_*', 'runner_temp', 'JINA_API_KEY', 'MY_*', 'GIT_*'].map(
+        (e) => keyEnvEntryProblem(e) !== null,
+      ),
+      [true, true, true, true, false, false, false],
+    );
   });
 });
 
 describe('keysFrom: a refused variable is never read', () => {
   it('refused names are listed, not read (a getter that throws proves it), and never sent', () => {
-    const env = new Proxy({ JINA_API_KEY: 'jina_0123456789abcdef', MY_API_TOKEN: 'tok_0123456789' } as Record<string, string>, {
-      get(target, name) {
-        if (name === 'ONETAP_STORE_URL' || name === 'GITHUB_TOKEN' || name === 'MY_API_TOKEN') throw new Error(`read ${String(name)}`);
-        return target[name as string];
+    const env = new Proxy(
+      { JINA_API_KEY: 'jina_0123456789abcdef', MY_API_TOKEN: 'tok_0123456789' } as Record<string, string>,
+      {
+        get(target, name) {
+          if (name === 'ONETAP_STORE_URL' || name === 'GITHUB_TOKEN' || name === 'MY_API_TOKEN')
+            throw new Error(`read ${String(name)}`);
+          return target[name as string];
+        },
       },
-    });
-    const r = keysFrom({
-      Authorization: { env: 'JINA_API_KEY', prefix: 'Bearer ' }, 'X-Store': { env: 'ONETAP_STORE_URL' }, 'X-Gh': { env: 'GITHUB_TOKEN' },
-      'X-Other': { env: 'MY_API_TOKEN' }, 'X-Unset': { env: 'UNSET_KEY' },
-    }, env);
+    );
+    const r = keysFrom(
+      {
+        Authorization: { env: 'JINA_API_KEY', prefix: 'Bearer ' },
+        'X-Store': { env: 'ONETAP_STORE_URL' },
+        'X-Gh': { env: 'GITHUB_TOKEN' },
+        'X-Other': { env: 'MY_API_TOKEN' },
+        'X-Unset': { env: 'UNSET_KEY' },
+      },
+      env,
+    );
     assert.deepEqual(r, {
       keys: { Authorization: { value: 'jina_0123456789abcdef', prefix: 'Bearer ' } },
-      missingKeys: ['UNSET_KEY'], refusedKeys: ['ONETAP_STORE_URL', 'GITHUB_TOKEN', 'MY_API_TOKEN'],
+      missingKeys: ['UNSET_KEY'],
+      refusedKeys: ['ONETAP_STORE_URL', 'GITHUB_TOKEN', 'MY_API_TOKEN'],
     });
-    assert.deepEqual(keysFrom({ 'X-Other': { env: 'MY_API_TOKEN' } }, { MY_API_TOKEN: 'tok_0123456789' }, ['MY_API_TOKEN']).keys, { 'X-Other': { value: 'tok_0123456789' } });
+    assert.deepEqual(
+      keysFrom({ 'X-Other': { env: 'MY_API_TOKEN' } }, { MY_API_TOKEN: 'tok_0123456789' }, ['MY_API_TOKEN']).keys,
+      { 'X-Other': { value: 'tok_0123456789' } },
+    );
   });
 
-  it('a variable named like an object\'s own property is no variable', () => {
-    assert.deepEqual(keysFrom({ A: { env: 'constructor' }, B: { env: 'toString' } }, {}), { keys: {}, missingKeys: ['constructor', 'toString'], refusedKeys: [] });
+  it("a variable named like an object's own property is no variable", () => {
+    assert.deepEqual(keysFrom({ A: { env: 'constructor' }, B: { env: 'toString' } }, {}), {
+      keys: {},
+      missingKeys: ['constructor', 'toString'],
+      refusedKeys: [],
+    });
   });
 
-  it('probe --probe-header refuses the store\'s and the CI\'s own variables before anything runs', () => {
-    assert.match(String(parseProbeHeader('Authorization: Bearer ${GITHUB_TOKEN}')), /GITHUB_TOKEN is one of the store's or the CI's own variables/);
+  it("probe --probe-header refuses the store's and the CI's own variables before anything runs", () => {
+    assert.match(
+      String(parseProbeHeader('Authorization: Bearer ${GITHUB_TOKEN}')),
+      /GITHUB_TOKEN is one of the store's or the CI's own variables/,
+    );
     assert.match(String(parseProbeHeader('X-Store: ${ONETAP_STORE_URL}')), /ONETAP_STORE_URL/);
-    assert.deepEqual(parseProbeHeader('Authorization: Bearer ${MY_API_TOKEN}'), { name: 'Authorization', source: { env: 'MY_API_TOKEN', prefix: 'Bearer ' } });
+    assert.deepEqual(parseProbeHeader('Authorization: Bearer ${MY_API_TOKEN}'), {
+      name: 'Authorization',
+      source: { env: 'MY_API_TOKEN', prefix: 'Bearer ' },
+    });
   });
 });

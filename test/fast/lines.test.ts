@@ -13,15 +13,27 @@ import { recordedRow, recordedRun } from '../helpers.js';
 const AT1 = '2026-11-10T06:00:00.000Z';
 const AT2 = '2026-11-17T06:00:00.000Z';
 const tools = ['search', 'fetch'];
-const rowA = (extra = {}) => recordedRow('A', { url: 'https://a.example/mcp', tools, toolsHash: '0123456789abcdef', ...extra });
-const rowB = (extra = {}) => recordedRow('B', { url: 'https://b.example/mcp', verdict: 'drop', reason: 'http-410', reasons: ['http-410'], ...extra });
-const lines = (text: string) => text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+const rowA = (extra = {}) =>
+  recordedRow('A', { url: 'https://a.example/mcp', tools, toolsHash: '0123456789abcdef', ...extra });
+const rowB = (extra = {}) =>
+  recordedRow('B', {
+    url: 'https://b.example/mcp',
+    verdict: 'drop',
+    reason: 'http-410',
+    reasons: ['http-410'],
+    ...extra,
+  });
+const lines = (text: string) =>
+  text
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 /** What a row reads back as: the written row, `previous` and `changed` left for the index. */
 const asRead = (r: RecordedRun) => ({ run: r.run, rows: r.rows.map((x) => ({ ...x, previous: null, changed: true })) });
 const strip = ({ spans: _s, line: _l, bytes: _b, ...run }: ReturnType<typeof parseHistory>['runs'][number]) => run;
 
 describe('written, then read back', () => {
-  it('a run reads back field for field; keys in the record\'s order, the run\'s id on every line', () => {
+  it("a run reads back field for field; keys in the record's order, the run's id on every line", () => {
     const run = recordedRun(AT1, [rowA(), rowB()]);
     const text = runLines(run);
     const parsed = parseHistory(text);
@@ -37,12 +49,16 @@ describe('written, then read back', () => {
 
   it('a tool list written once is referred to after, in the same file, and resolves', () => {
     const known = new Map<string, string[]>();
-    const text = runLines(recordedRun(AT1, [rowA()]), known) + runLines(recordedRun(AT2, [rowA(), rowB({ tools })]), known);
+    const text =
+      runLines(recordedRun(AT1, [rowA()]), known) + runLines(recordedRun(AT2, [rowA(), rowB({ tools })]), known);
     const obs = lines(text).filter((l) => l.type === 'observation');
     assert.deepEqual(obs[0]!.tools, tools);
     assert.match(String(obs[1]!.tools), /^#[0-9a-f]{16}$/);
     assert.equal(obs[2]!.tools, obs[1]!.tools, 'the same list, the same reference');
-    assert.deepEqual(parseHistory(text).runs.flatMap((r) => r.rows.map((x) => x.tools)), [tools, tools, tools]);
+    assert.deepEqual(
+      parseHistory(text).runs.flatMap((r) => r.rows.map((x) => x.tools)),
+      [tools, tools, tools],
+    );
   });
 
   it('a reference is used only for the same list: another list under a known reference is written in full', () => {
@@ -54,9 +70,18 @@ describe('written, then read back', () => {
     assert.deepEqual(obs[0]!.tools, tools);
   });
 
-  it('acceptedHash round-trips: null (no acceptance) and a hash other than the tools\'', () => {
-    const run = recordedRun(AT1, [rowA({}), rowA({ url: 'https://c.example/mcp' })].map((r, i) => ({ ...r, acceptedHash: i ? 'fedcba9876543210' : null })));
-    assert.deepEqual(parseHistory(runLines(run)).runs[0]!.rows.map((r) => r.acceptedHash), [null, 'fedcba9876543210']);
+  it("acceptedHash round-trips: null (no acceptance) and a hash other than the tools'", () => {
+    const run = recordedRun(
+      AT1,
+      [rowA({}), rowA({ url: 'https://c.example/mcp' })].map((r, i) => ({
+        ...r,
+        acceptedHash: i ? 'fedcba9876543210' : null,
+      })),
+    );
+    assert.deepEqual(
+      parseHistory(runLines(run)).runs[0]!.rows.map((r) => r.acceptedHash),
+      [null, 'fedcba9876543210'],
+    );
   });
 
   it('an aborted run is one line, its rows inline and never observations', () => {
@@ -65,7 +90,10 @@ describe('written, then read back', () => {
     assert.equal(lines(text).length, 1);
     assert.equal(lines(text)[0]!.observations, 0);
     const back = parseHistory(text).runs[0]!;
-    assert.deepEqual([back.run.aborted, back.rows.map((r) => r.url)], ['the local network looks down', ['https://a.example/mcp', 'https://b.example/mcp']]);
+    assert.deepEqual(
+      [back.run.aborted, back.rows.map((r) => r.url)],
+      ['the local network looks down', ['https://a.example/mcp', 'https://b.example/mcp']],
+    );
   });
 
   it('rowAt reads one observation line again, and says null for anything else', () => {
@@ -88,10 +116,18 @@ describe('read as untrusted input', () => {
     const later = runLines(recordedRun(AT2, [rowA()]));
     const text = `${runLine}\n${obsA}\n${later}`; // a merge kept the run line and one of its two lines
     const parsed = parseHistory(text);
-    assert.deepEqual(parsed.runs.map((r) => r.run.id), [AT2]);
-    assert.deepEqual(parsed.problems, [{ line: 1, problem: 'run incomplete: 1 of 2 observation lines (the run is skipped)' }]);
+    assert.deepEqual(
+      parsed.runs.map((r) => r.run.id),
+      [AT2],
+    );
+    assert.deepEqual(parsed.problems, [
+      { line: 1, problem: 'run incomplete: 1 of 2 observation lines (the run is skipped)' },
+    ]);
     const torn = parseHistory(`${good}${runLine}\n${obsA}\n`);
-    assert.deepEqual(torn.runs.map((r) => r.run.id), [AT1]);
+    assert.deepEqual(
+      torn.runs.map((r) => r.run.id),
+      [AT1],
+    );
     assert.equal(torn.wholeBytes, Buffer.byteLength(good), 'an append may cut what follows the last whole run');
   });
 
@@ -110,8 +146,14 @@ describe('read as untrusted input', () => {
       ['an unknown type', JSON.stringify({ v: 2, type: 'note' }), 0],
       ['an observation outside any run', obsA!, 0],
     ];
-    const expected = ['not JSON', 'not a history line (not a JSON object)', 'not a history line (no "v":1 or "v":2)', 'a line of version 3, newer than this onetap reads (2)',
-      'not a history line (its "type" is neither run nor observation)', 'observation line outside a run (no run line of its run before it)'];
+    const expected = [
+      'not JSON',
+      'not a history line (not a JSON object)',
+      'not a history line (no "v":1 or "v":2)',
+      'a line of version 3, newer than this onetap reads (2)',
+      'not a history line (its "type" is neither run nor observation)',
+      'observation line outside a run (no run line of its run before it)',
+    ];
     cases.forEach(([label, bad], i) => {
       const parsed = parseHistory(`${bad}\n${good}`);
       assert.deepEqual(parsed.problems, [{ line: 1, problem: expected[i] }], label);
@@ -123,44 +165,80 @@ describe('read as untrusted input', () => {
   it('a bad observation line is skipped alone (its run still counts it); a bad run line skips its run', () => {
     const badObs = JSON.stringify({ ...JSON.parse(obsB!), verdict: 'gone' });
     const parsed = parseHistory(`${runLine}\n${obsA}\n${badObs}\n`);
-    assert.deepEqual(parsed.runs[0]!.rows.map((r) => r.url), ['https://a.example/mcp']);
-    assert.deepEqual(parsed.problems, [{ line: 3, problem: 'observation line: verdict: expected one of live, review, drop, failed (the observation is skipped)' }]);
+    assert.deepEqual(
+      parsed.runs[0]!.rows.map((r) => r.url),
+      ['https://a.example/mcp'],
+    );
+    assert.deepEqual(parsed.problems, [
+      {
+        line: 3,
+        problem: 'observation line: verdict: expected one of live, review, drop, failed (the observation is skipped)',
+      },
+    ]);
     const badRun = JSON.stringify({ ...JSON.parse(runLine!), applied: 'yes' });
     const skipped = parseHistory(`${badRun}\n${obsA}\n${obsB}\n`);
     assert.deepEqual([skipped.runs.length, skipped.skipped], [0, 3]);
-    assert.deepEqual(skipped.problems, [{ line: 1, problem: 'run line: applied: expected true or false (its run is skipped)' }]);
+    assert.deepEqual(skipped.problems, [
+      { line: 1, problem: 'run line: applied: expected true or false (its run is skipped)' },
+    ]);
   });
 
   it('a line deeper than the format is a problem, not a crash', () => {
     let deep: unknown = 'x';
     for (let i = 0; i < 40; i++) deep = { deep };
-    const parsed = parseHistory(`${runLine}\n${JSON.stringify({ ...JSON.parse(obsA!), cardMismatches: [{ field: 'f', card: deep, live: null }] })}\n${obsB}\n`);
+    const parsed = parseHistory(
+      `${runLine}\n${JSON.stringify({ ...JSON.parse(obsA!), cardMismatches: [{ field: 'f', card: deep, live: null }] })}\n${obsB}\n`,
+    );
     assert.match(parsed.problems[0]!.problem, /nested deeper than 16 levels/);
   });
 
   it('a line over the read limit is not parsed: an observation of the run still counts towards it, a run line skips its run', () => {
     const long = JSON.stringify({ ...JSON.parse(obsA!), error: 'e'.repeat(HISTORY_LIMITS.readLineBytes) });
     const parsed = parseHistory(`${runLine}\n${long}\n${obsB}\n`);
-    assert.deepEqual(parsed.runs[0]!.rows.map((r) => r.url), ['https://b.example/mcp']);
-    assert.match(parsed.problems[0]!.problem, /^observation line: \d+ bytes, more than the 147456 a line may have \(not read\)/);
+    assert.deepEqual(
+      parsed.runs[0]!.rows.map((r) => r.url),
+      ['https://b.example/mcp'],
+    );
+    assert.match(
+      parsed.problems[0]!.problem,
+      /^observation line: \d+ bytes, more than the 147456 a line may have \(not read\)/,
+    );
     const longRun = JSON.stringify({ ...JSON.parse(runLine!), catalog: 'c'.repeat(HISTORY_LIMITS.readLineBytes) });
     const skipped = parseHistory(`${longRun}\n${obsA}\n${obsB}\n${good}`);
-    assert.deepEqual(skipped.runs.map((r) => r.rows.length), [2], 'the run after it is read');
+    assert.deepEqual(
+      skipped.runs.map((r) => r.rows.length),
+      [2],
+      'the run after it is read',
+    );
     assert.match(skipped.problems[0]!.problem, /^run line: \d+ bytes/);
   });
 });
 
-describe('0.1\'s lines (version 1)', () => {
+describe("0.1's lines (version 1)", () => {
   const v1 = readFileSync(new URL('../../../test/fixtures/history-v1.jsonl', import.meta.url));
-  it('read as the record: no evidence, acceptedHash as 0.1 meant it, references resolved, the run\'s time as its id', () => {
+  it("read as the record: no evidence, acceptedHash as 0.1 meant it, references resolved, the run's time as its id", () => {
     const parsed = parseHistory(v1);
     assert.deepEqual(parsed.problems, []);
-    assert.deepEqual(parsed.runs.map((r) => r.run.id), ['2026-11-10T06:00:00.000Z', '2026-11-17T06:00:00.000Z', '2026-11-24T06:00:00.000Z']);
+    assert.deepEqual(
+      parsed.runs.map((r) => r.run.id),
+      ['2026-11-10T06:00:00.000Z', '2026-11-17T06:00:00.000Z', '2026-11-24T06:00:00.000Z'],
+    );
     const rows = parsed.runs.flatMap((r) => r.rows);
     assert.ok(rows.every((r) => r.evidence === null && r.probe === null && r.vantage === 'local'));
     const context7 = rows.filter((r) => r.name === 'Context7');
-    assert.deepEqual(context7.map((r) => r.tools), [['resolve-library-id', 'query-docs'], ['resolve-library-id', 'query-docs'], ['resolve-library-id', 'query-docs']]);
-    assert.deepEqual(context7.map((r) => r.acceptedHash === r.toolsHash), [false, true, true], 'a v1 line with acceptedHash null had none; without it, the list seen was the accepted one');
+    assert.deepEqual(
+      context7.map((r) => r.tools),
+      [
+        ['resolve-library-id', 'query-docs'],
+        ['resolve-library-id', 'query-docs'],
+        ['resolve-library-id', 'query-docs'],
+      ],
+    );
+    assert.deepEqual(
+      context7.map((r) => r.acceptedHash === r.toolsHash),
+      [false, true, true],
+      'a v1 line with acceptedHash null had none; without it, the list seen was the accepted one',
+    );
     const gone = rows.filter((r) => r.name === 'Gone').at(-1)!;
     assert.deepEqual([gone.verdict, gone.reason, gone.decision, gone.dropStreak], ['drop', 'http-404', 'drop', 2]);
   });

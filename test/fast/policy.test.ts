@@ -15,7 +15,12 @@ import { decideRow, detectOutage } from '../../src/decide/decide.js';
 import { FIXTURE } from '../fixtures/record-observations.js';
 import { observation, planOf } from '../helpers.js';
 
-interface Recorded { scenario: string; entry: { requiresAuth: boolean }; expected: string; evidence: Evidence }
+interface Recorded {
+  scenario: string;
+  entry: { requiresAuth: boolean };
+  expected: string;
+  evidence: Evidence;
+}
 const recorded = JSON.parse(readFileSync(FIXTURE, 'utf8')) as Recorded[];
 
 describe('classify: recorded observations → the verdict the policy gives', () => {
@@ -28,7 +33,12 @@ describe('classify: recorded observations → the verdict the policy gives', () 
     }
   });
   it('every verdict class is covered by the records', () => {
-    assert.deepEqual([...new Set(recorded.map((r) => r.expected.split('/')[0]))].sort(), ['drop', 'failed', 'live', 'review']);
+    assert.deepEqual([...new Set(recorded.map((r) => r.expected.split('/')[0]))].sort(), [
+      'drop',
+      'failed',
+      'live',
+      'review',
+    ]);
   });
   it('an observation that could not be processed is review/unprocessable, whatever its steps say', () => {
     const ok = recorded.find((r) => r.scenario === 'ok-json')!;
@@ -46,7 +56,8 @@ describe('classify: recorded observations → the verdict the policy gives', () 
 type Verdict = VerdictName;
 /** A probed row: this run's observation and the earlier rows, newest first. */
 const row = (verdict: Verdict, reason: Reason, history: Array<[Verdict, Reason]> = []) => ({
-  name: 'A', observation: observation({ url: 'https://a.example/mcp', verdict, reason }),
+  name: 'A',
+  observation: observation({ url: 'https://a.example/mcp', verdict, reason }),
   history: history.map(([v, r]) => ({ verdict: v, reason: r, observedAt: '2026-11-01T00:00:00.000Z' })),
 });
 
@@ -59,9 +70,40 @@ describe('decideRow: verdict + history → decision', () => {
     ['a drop with confirm-drops 1 drops', row('drop', 'dns'), 1, false, 'drop', 1],
     ['one drop-class run of 2 does not drop', row('drop', 'dns'), 2, false, 'keep-failed', 1],
     ['two consecutive drop-class runs drop', row('drop', 'dns', [['drop', 'refused']]), 2, false, 'drop', 2],
-    ['a live run between two drops breaks the streak', row('drop', 'dns', [['live', 'ok'], ['drop', 'dns']]), 2, false, 'keep-failed', 1],
-    ['a flake between two drops breaks the streak', row('drop', 'dns', [['failed', 'timeout'], ['drop', 'dns']]), 2, false, 'keep-failed', 1],
-    ['the streak counts only consecutive runs', row('drop', 'http-404', [['drop', 'http-404'], ['live', 'ok'], ['drop', 'http-404']]), 3, false, 'keep-failed', 2],
+    [
+      'a live run between two drops breaks the streak',
+      row('drop', 'dns', [
+        ['live', 'ok'],
+        ['drop', 'dns'],
+      ]),
+      2,
+      false,
+      'keep-failed',
+      1,
+    ],
+    [
+      'a flake between two drops breaks the streak',
+      row('drop', 'dns', [
+        ['failed', 'timeout'],
+        ['drop', 'dns'],
+      ]),
+      2,
+      false,
+      'keep-failed',
+      1,
+    ],
+    [
+      'the streak counts only consecutive runs',
+      row('drop', 'http-404', [
+        ['drop', 'http-404'],
+        ['live', 'ok'],
+        ['drop', 'http-404'],
+      ]),
+      3,
+      false,
+      'keep-failed',
+      2,
+    ],
     ['the outage guard drops nothing', row('drop', 'dns', [['drop', 'dns']]), 1, true, 'keep-failed', 2],
   ];
   for (const [name, r, confirmDrops, outage, decision, streak] of table) {
@@ -83,7 +125,8 @@ describe('network-level failures: before any HTTP answer', () => {
       assert.equal(isNetworkLevel(reason), want);
     });
   }
-  it('a reason read from a file that is no reason is not network-level', () => assert.equal(isNetworkLevel('DNS'), false));
+  it('a reason read from a file that is no reason is not network-level', () =>
+    assert.equal(isNetworkLevel('DNS'), false));
 });
 
 describe('networkLooksDown: at least half failing at the network level, of at least the fewest probed', () => {
@@ -102,18 +145,39 @@ describe('networkLooksDown: at least half failing at the network level, of at le
     [14, 30, 20, false],
   ];
   for (const [failing, probed, fewest, down] of table) {
-    it(`${failing} of ${probed}${fewest === undefined ? '' : ` (at least ${fewest})`}: ${down ? 'down' : 'not down'}`, () => assert.equal(networkLooksDown(failing, probed, fewest), down));
+    it(`${failing} of ${probed}${fewest === undefined ? '' : ` (at least ${fewest})`}: ${down ? 'down' : 'not down'}`, () =>
+      assert.equal(networkLooksDown(failing, probed, fewest), down));
   }
 });
 
 describe('detectOutage: the local network, not the servers', () => {
   const rows = (reasons: Reason[]) => reasons.map((reason) => ({ reason }));
   const table: Array<[string, Reason[], { configured: number; reachable: number }, boolean]> = [
-    ['no canaries, half the rows fail at the network level: outage', ['dns', 'timeout', 'ok', 'ok'], { configured: 0, reachable: 0 }, true],
+    [
+      'no canaries, half the rows fail at the network level: outage',
+      ['dns', 'timeout', 'ok', 'ok'],
+      { configured: 0, reachable: 0 },
+      true,
+    ],
     ['no canaries, fewer than half: no outage', ['dns', 'ok', 'ok'], { configured: 0, reachable: 0 }, false],
-    ['no canaries, HTTP failures are the servers\', not the network', ['http-404', 'http-404', 'http-410'], { configured: 0, reachable: 0 }, false],
-    ['canaries decide: all unreachable is an outage, whatever the rows', ['ok', 'ok'], { configured: 2, reachable: 0 }, true],
-    ['canaries decide: one reachable is no outage, even if every row failed', ['dns', 'dns'], { configured: 2, reachable: 1 }, false],
+    [
+      "no canaries, HTTP failures are the servers', not the network",
+      ['http-404', 'http-404', 'http-410'],
+      { configured: 0, reachable: 0 },
+      false,
+    ],
+    [
+      'canaries decide: all unreachable is an outage, whatever the rows',
+      ['ok', 'ok'],
+      { configured: 2, reachable: 0 },
+      true,
+    ],
+    [
+      'canaries decide: one reachable is no outage, even if every row failed',
+      ['dns', 'dns'],
+      { configured: 2, reachable: 1 },
+      false,
+    ],
     ['an empty catalog is no outage', [], { configured: 0, reachable: 0 }, false],
   ];
   for (const [name, reasons, canaries, outage] of table) {

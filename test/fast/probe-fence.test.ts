@@ -13,7 +13,11 @@ import { answer, startFleet, type Fleet } from '../fleet/fleet.js';
 /** A fence the test loses by hand. */
 function handFence(): Fence & { lose: () => void } {
   const c = new AbortController();
-  return { signal: c.signal, check: () => c.signal.throwIfAborted(), lose: () => c.abort(new LeaseLost('the lease of the test host: lost')) };
+  return {
+    signal: c.signal,
+    check: () => c.signal.throwIfAborted(),
+    lose: () => c.abort(new LeaseLost('the lease of the test host: lost')),
+  };
 }
 
 describe('a probe under a fence', () => {
@@ -27,16 +31,32 @@ describe('a probe under a fence', () => {
       slow: (c) => {
         const entry = { what: c.msg?.method ?? c.req.method!, ended: 'open' as 'answered' | 'cut' | 'open' };
         seen.push(entry);
-        c.res.on('close', () => { if (entry.ended === 'open') entry.ended = c.res.writableFinished ? 'answered' : 'cut'; });
+        c.res.on('close', () => {
+          if (entry.ended === 'open') entry.ended = c.res.writableFinished ? 'answered' : 'cut';
+        });
         if (c.msg?.method === 'initialize') onInitialize?.();
-        if (c.msg?.method === 'tools/list') { onToolsList?.(); setTimeout(() => { if (!c.res.destroyed) answer(c); }, 3_000); return; }
+        if (c.msg?.method === 'tools/list') {
+          onToolsList?.();
+          setTimeout(() => {
+            if (!c.res.destroyed) answer(c);
+          }, 3_000);
+          return;
+        }
         answer(c);
       },
     });
   });
   after(() => fleet.close());
 
-  const probeUnder = (fence: Fence) => collect([{ url: fleet.url('slow') }], { run: { id: 'fence-1', startedAt: '2026-12-01T00:00:00.000Z' }, allowPrivate: true, allowPrivateCard: () => true, timeoutMs: 10_000, fence, concurrency: 1 });
+  const probeUnder = (fence: Fence) =>
+    collect([{ url: fleet.url('slow') }], {
+      run: { id: 'fence-1', startedAt: '2026-12-01T00:00:00.000Z' },
+      allowPrivate: true,
+      allowPrivateCard: () => true,
+      timeoutMs: 10_000,
+      fence,
+      concurrency: 1,
+    });
 
   it('lost while tools/list is in flight: that request is cut, none follows', async () => {
     seen.length = 0;
@@ -48,19 +68,33 @@ describe('a probe under a fence', () => {
     const at = seen.findIndex((s) => s.what === 'tools/list');
     assert.ok(at >= 0, `tools/list was asked: ${JSON.stringify(seen)}`);
     assert.equal(seen[at]!.ended, 'cut', `tools/list cut when the lease was lost: ${JSON.stringify(seen)}`);
-    assert.deepEqual(seen.slice(at + 1).filter((s) => s.what !== 'GET'), [], 'no request after the loss');
+    assert.deepEqual(
+      seen.slice(at + 1).filter((s) => s.what !== 'GET'),
+      [],
+      'no request after the loss',
+    );
     assert.ok(fence.signal.aborted);
-    assert.notEqual(observations[0]!.reason, 'ok', 'what the probe saw is not a success (and the worker records none of it)');
+    assert.notEqual(
+      observations[0]!.reason,
+      'ok',
+      'what the probe saw is not a success (and the worker records none of it)',
+    );
   });
 
   it('its time run out with no timer having run (a process resumed after a pause): the next request is not sent', async () => {
     seen.length = 0;
     const clock = { now: 0 };
     const fence = new LeaseFence('the lease of the test host', 30_000, 2_000, 0, () => clock.now);
-    onInitialize = () => { clock.now = 40_000; };
+    onInitialize = () => {
+      clock.now = 40_000;
+    };
     await probeUnder(fence);
     onInitialize = null;
-    assert.deepEqual(seen.filter((s) => s.what !== 'GET').map((s) => s.what), ['initialize'], 'nothing after the answer to initialize');
+    assert.deepEqual(
+      seen.filter((s) => s.what !== 'GET').map((s) => s.what),
+      ['initialize'],
+      'nothing after the answer to initialize',
+    );
     assert.ok(fence.signal.aborted, 'the check itself found the lease lost');
   });
 
@@ -76,7 +110,10 @@ describe('a probe under a fence', () => {
     seen.length = 0;
     const { observations } = await probeUnder(handFence());
     assert.equal(observations[0]!.reason, 'ok', JSON.stringify(observations[0]));
-    assert.deepEqual(seen.filter((s) => s.what !== 'GET').map((s) => s.what), ['initialize', 'notifications/initialized', 'tools/list']);
+    assert.deepEqual(
+      seen.filter((s) => s.what !== 'GET').map((s) => s.what),
+      ['initialize', 'notifications/initialized', 'tools/list'],
+    );
     assert.ok(seen.every((s) => s.ended === 'answered'));
   });
 });

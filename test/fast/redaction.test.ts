@@ -37,13 +37,26 @@ const ECHOES: Array<[string, (k: string) => string]> = [
 
 describe('redactText: every form of a key', () => {
   const secrets = secretsOf({}, [KEY]);
-  const forms = (k: string) => [k, k.toUpperCase(), k.toLowerCase(), b64(k), b64url(k), k.slice(0, 8), k.slice(10, 18), k.slice(-8)];
+  const forms = (k: string) => [
+    k,
+    k.toUpperCase(),
+    k.toLowerCase(),
+    b64(k),
+    b64url(k),
+    k.slice(0, 8),
+    k.slice(10, 18),
+    k.slice(-8),
+  ];
   for (const [what, echo] of ECHOES) {
     it(`${what}: nothing of the key is left, and the rest is the same whatever the key`, () => {
       const out = redactText(echo(KEY), secrets);
       assert.match(out, /\[redacted\]/);
       for (const f of forms(KEY)) assert.ok(!out.includes(f), `${JSON.stringify(f)} left in ${JSON.stringify(out)}`);
-      assert.equal(out, redactText(echo(OTHER), secretsOf({}, [OTHER])), 'the redacted text does not depend on the key');
+      assert.equal(
+        out,
+        redactText(echo(OTHER), secretsOf({}, [OTHER])),
+        'the redacted text does not depend on the key',
+      );
     });
   }
 
@@ -54,7 +67,7 @@ describe('redactText: every form of a key', () => {
     assert.equal(redactText('x Ab3dE6g y', secretsOf({}, ['Ab3dE6g'])), 'x Ab3dE6g y');
   });
 
-  it('a header\'s value: whole, and the credential after its scheme; a text ending in the scheme is no cut secret', () => {
+  it("a header's value: whole, and the credential after its scheme; a text ending in the scheme is no cut secret", () => {
     const s = secretsOf({ Authorization: 'Bearer plainHeaderValue42' });
     assert.equal(redactText('got plainHeaderValue42!', s), 'got [redacted]!');
     assert.equal(redactText('a Polar Bear', s), 'a Polar Bear');
@@ -63,7 +76,12 @@ describe('redactText: every form of a key', () => {
 });
 
 describe('redactText: never ordinary text', () => {
-  const keys = [KEY, 'jina_0f3a9c2e7b1d4a6f8e0c2b4d6f8a0c1e', '9f86d081884c7d659a2feaa0c55ad015a3bf4f1b', 'sk-proj-AbCdEfGhIjKlMnOpQrStUvWx0123'];
+  const keys = [
+    KEY,
+    'jina_0f3a9c2e7b1d4a6f8e0c2b4d6f8a0c1e',
+    '9f86d081884c7d659a2feaa0c55ad015a3bf4f1b',
+    'sk-proj-AbCdEfGhIjKlMnOpQrStUvWx0123',
+  ];
   const secrets = secretsOf({ 'X-Client': 'kai-9000-android' }, keys);
   const digests = Array.from({ length: 2_000 }, (_, i) => createHash('sha256').update(`tool ${i}`).digest('hex'));
   const texts = [
@@ -92,10 +110,13 @@ const definitions = (k: string, reversed = false): ToolDefinition[] => {
   ];
   let deep: Record<string, unknown> = { [`x-${k}`]: { const: k.slice(0, 12) } };
   for (let i = 0; i < 40; i++) deep = { [`level${i}`]: deep };
-  return [{
-    name: 'echo', description: `for ${k.toLowerCase()}`,
-    inputSchema: { type: 'object', properties: Object.fromEntries(reversed ? props.reverse() : props), deep },
-  }];
+  return [
+    {
+      name: 'echo',
+      description: `for ${k.toLowerCase()}`,
+      inputSchema: { type: 'object', properties: Object.fromEntries(reversed ? props.reverse() : props), deep },
+    },
+  ];
 };
 
 /** The run a keyed session makes of a server that echoes the key in its tools. */
@@ -104,17 +125,18 @@ function redacted(k: string, reversed = false) {
   return redactRun(run, secretsOf({}, [k]));
 }
 
-describe('redactRun: property names at any depth; the list\'s digests do not move', () => {
+describe("redactRun: property names at any depth; the list's digests do not move", () => {
   it('names become [redacted], [redacted 2], …: none is lost, the key is nowhere, and the count says so', () => {
     const run = redacted(KEY);
     const text = JSON.stringify(run.toolDefinitions);
-    for (const f of [KEY, KEY.toUpperCase(), KEY.toLowerCase(), b64(KEY), KEY.slice(0, 12)]) assert.ok(!text.includes(f), f);
+    for (const f of [KEY, KEY.toUpperCase(), KEY.toLowerCase(), b64(KEY), KEY.slice(0, 12)])
+      assert.ok(!text.includes(f), f);
     const props = (run.toolDefinitions![0]!.inputSchema as { properties: Record<string, unknown> }).properties;
     assert.deepEqual(Object.keys(props).sort(), ['[redacted 2]', '[redacted 3]', '[redacted]', 'plain']);
     assert.deepEqual(props['[redacted]'], { type: 'null' }, 'the server\'s own "[redacted]" keeps its name');
     // `x-` is grown into the redaction with the key's slices: what is left cannot depend on the key.
     assert.match(text, /"level0":\{"\[redacted\]":\{"const":"\[redacted\]"\}\}/, 'forty levels down');
-    assert.equal(run.redacted, 6, "a description, three names, a default, a constant");
+    assert.equal(run.redacted, 6, 'a description, three names, a default, a constant');
   });
 
   it('another key, or the same properties in another order: the same tools digest, snapshot hash and fingerprints', () => {

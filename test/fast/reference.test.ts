@@ -14,12 +14,19 @@ import { recordJsonSchemas } from '../../src/model/json-schema.js';
 const committed = (file: string) => readFileSync(join(ROOT, REFERENCE_DIR, file), 'utf8');
 
 describe('the generated reference is current', () => {
-  for (const [file, page] of [['verdicts.md', verdictsPage], ['limits.md', limitsPage], ['formats.md', formatsPage]] as const) {
+  for (const [file, page] of [
+    ['verdicts.md', verdictsPage],
+    ['limits.md', limitsPage],
+    ['formats.md', formatsPage],
+  ] as const) {
     it(`${file} is what the code says (npm run docs writes it again)`, () => assert.equal(page(), committed(file)));
   }
   it('each record JSON Schema names its fields as the schema does', () => {
     for (const [name, schema] of Object.entries(recordJsonSchemas())) {
-      const published = JSON.parse(committed(`schemas/${name}.schema.json`)) as { properties?: Record<string, unknown>; required?: string[] };
+      const published = JSON.parse(committed(`schemas/${name}.schema.json`)) as {
+        properties?: Record<string, unknown>;
+        required?: string[];
+      };
       assert.deepEqual(Object.keys(published.properties ?? {}), Object.keys((schema.properties ?? {}) as object), name);
       assert.deepEqual(published.required, schema.required, name);
     }

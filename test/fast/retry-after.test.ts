@@ -4,7 +4,12 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readRetryAfter, retryAfterMs, RETRY_AFTER_CAP_MS, RETRY_AFTER_UNREAD_MS } from '../../src/attest/retry-after.js';
+import {
+  readRetryAfter,
+  retryAfterMs,
+  RETRY_AFTER_CAP_MS,
+  RETRY_AFTER_UNREAD_MS,
+} from '../../src/attest/retry-after.js';
 import type { Observation } from '../../src/model/observation.js';
 
 const NOW = Date.parse('2026-12-03T10:00:00.000Z');
@@ -46,8 +51,12 @@ describe('readRetryAfter: a header value → a wait in ms, or null', () => {
 });
 
 describe('retryAfterMs: how long a host that answered 429 is left alone', () => {
-  const step = (status: number | null, retryAfter?: string) => ({ status, headers: retryAfter === undefined ? {} : { 'retry-after': retryAfter } });
-  const observed = (...steps: ReturnType<typeof step>[]) => ({ evidence: { deciding: { steps } } }) as unknown as Pick<Observation, 'evidence'>;
+  const step = (status: number | null, retryAfter?: string) => ({
+    status,
+    headers: retryAfter === undefined ? {} : { 'retry-after': retryAfter },
+  });
+  const observed = (...steps: ReturnType<typeof step>[]) =>
+    ({ evidence: { deciding: { steps } } }) as unknown as Pick<Observation, 'evidence'>;
   const rows: Array<[what: string, o: Pick<Observation, 'evidence'>, ms: number]> = [
     ['its Retry-After in seconds', observed(step(429, '6')), 6_000],
     ['its Retry-After as an HTTP-date', observed(step(429, 'Thu, 03 Dec 2026 10:02:00 GMT')), 120_000],

@@ -23,8 +23,14 @@ import { acquireLock, LockBusyError, writeAllAtomic, writeFileAtomic } from '../
 const require = createRequire(import.meta.url);
 const fsp = require('node:fs/promises') as typeof import('node:fs/promises');
 const made: string[] = [];
-const dir = () => { const d = mkdtempSync(join(tmpdir(), 'onetap-mutants-')); made.push(d); return d; };
-after(() => { for (const d of made) rmSync(d, { recursive: true, force: true }); });
+const dir = () => {
+  const d = mkdtempSync(join(tmpdir(), 'onetap-mutants-'));
+  made.push(d);
+  return d;
+};
+after(() => {
+  for (const d of made) rmSync(d, { recursive: true, force: true });
+});
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 /** A pid no process has (above the kernel's limit). */
 const DEAD_PID = 4_194_304 + 17;
@@ -32,13 +38,23 @@ const tmpFiles = async (d: string) => (await readdir(d)).filter((f) => f.endsWit
 const hex = (s: string) => [...s].map((c) => c.codePointAt(0)!.toString(16)).join(' ');
 
 /** The promise's value, or a failure after `ms` (then `cleanup` lets a runaway loop end). */
-async function within<T>(p: Promise<T>, ms: number, what: string, cleanup: () => Promise<unknown> = async () => {}): Promise<T> {
+async function within<T>(
+  p: Promise<T>,
+  ms: number,
+  what: string,
+  cleanup: () => Promise<unknown> = async () => {},
+): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`${what}: not settled within ${ms} ms`)), ms); });
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: not settled within ${ms} ms`)), ms);
+  });
   try {
     return await Promise.race([p, timeout]);
   } catch (err) {
-    if ((err as Error).message.includes('not settled within')) { await cleanup(); await p.catch(() => {}); }
+    if ((err as Error).message.includes('not settled within')) {
+      await cleanup();
+      await p.catch(() => {});
+    }
     throw err;
   } finally {
     clearTimeout(timer);
@@ -54,7 +70,11 @@ async function until(cond: () => boolean, ms: number, what: string): Promise<voi
 }
 
 /** Replaces an export of node:fs/promises (as the module under test sees it) for the duration of `run`. */
-async function withFsp<K extends 'link' | 'rename'>(name: K, impl: (typeof fsp)[K], run: () => Promise<void>): Promise<void> {
+async function withFsp<K extends 'link' | 'rename'>(
+  name: K,
+  impl: (typeof fsp)[K],
+  run: () => Promise<void>,
+): Promise<void> {
   const real = fsp[name];
   fsp[name] = impl;
   syncBuiltinESMExports();
@@ -129,22 +149,49 @@ describe('squeezed: whitespace runs as one space, trimmed, at most max units', (
 describe('maybeHidden: decided by code unit, so honest text without any listed unit is not flagged', () => {
   it('false for Latin, Cyrillic, Arabic and Devanagari letters, CJK, Hangul, typographic punctuation, fullwidth forms, U+FFFD, emoji and other astral characters', () => {
     const honest = [
-      'café', 'Привет', 'مرحبا', 'नमस्ते', '日本語', '한국어', 'ＡＢＣ', '\ufffc\ufffd', '\uf900', '😀', '🐀', '🏿', '𝐀', '\u{233ff}', '\u{10000}', '\u{10ffff}',
-      'ok 😀 日本 café', 'a\u00a0b', '\u0606\u200a', '\u2030\u205f', '\u2070\ufe10', '\ufff0',
+      'café',
+      'Привет',
+      'مرحبا',
+      'नमस्ते',
+      '日本語',
+      '한국어',
+      'ＡＢＣ',
+      '\ufffc\ufffd',
+      '\uf900',
+      '😀',
+      '🐀',
+      '🏿',
+      '𝐀',
+      '\u{233ff}',
+      '\u{10000}',
+      '\u{10ffff}',
+      'ok 😀 日本 café',
+      'a\u00a0b',
+      '\u0606\u200a',
+      '\u2030\u205f',
+      '\u2070\ufe10',
+      '\ufff0',
       '\u2010\u2014 \u2018quoted\u2019 \u201cquoted\u201d \u2020\u2022\u2026\u2027', // dashes, quotes, dagger, bullet, ellipsis (U+2010–U+2027)
     ];
     for (const t of honest) assert.equal(maybeHidden(t), false, hex(t));
   });
 
   it('true for a lead surrogate followed by anything but a trail surrogate, even a unit at or above U+DC00 (U+E000…)', () => {
-    for (const t of ['\ud83d\uff21', '\ud83d\ufffd', '\ud83d\uf900', 'x\ud83d\ue000', '\ud83d\ud83d']) assert.equal(maybeHidden(t), true, hex(t));
+    for (const t of ['\ud83d\uff21', '\ud83d\ufffd', '\ud83d\uf900', 'x\ud83d\ue000', '\ud83d\ud83d'])
+      assert.equal(maybeHidden(t), true, hex(t));
   });
 });
 
 describe('which characters are shown escaped: edges', () => {
   it('a format character is never a variation selector: U+FEFF after an ideograph is shown', () => {
-    assert.deepEqual(hiddenCharacters('日\ufeff本').map((h) => h.index), [1]);
-    assert.deepEqual(hiddenCharacters('日\ufff9本').map((h) => h.index), [1]);
+    assert.deepEqual(
+      hiddenCharacters('日\ufeff本').map((h) => h.index),
+      [1],
+    );
+    assert.deepEqual(
+      hiddenCharacters('日\ufff9本').map((h) => h.index),
+      [1],
+    );
   });
 
   it('the last selector, VS256 (U+E01EF), after an ideograph is an ideographic variation sequence', () => {
@@ -159,26 +206,53 @@ describe('which characters are shown escaped: edges', () => {
   });
 
   it('ZWNJ/ZWJ stay only between letters: Arabic-Indic digits and an Arabic comma (script Arabic, not letters) do not count', () => {
-    assert.deepEqual(hiddenCharacters('١\u200c٢').map((h) => h.index), [1]);
-    assert.deepEqual(hiddenCharacters('٣\u200d٤').map((h) => h.index), [1]);
-    assert.deepEqual(hiddenCharacters('م\u200c،').map((h) => h.index), [1]);
+    assert.deepEqual(
+      hiddenCharacters('١\u200c٢').map((h) => h.index),
+      [1],
+    );
+    assert.deepEqual(
+      hiddenCharacters('٣\u200d٤').map((h) => h.index),
+      [1],
+    );
+    assert.deepEqual(
+      hiddenCharacters('م\u200c،').map((h) => h.index),
+      [1],
+    );
     assert.deepEqual(hiddenCharacters('م\u200cی'), [], 'between two Persian letters it stays');
   });
 
   it('a tag character before a black flag is outside the flag sequence: shown', () => {
     const england = '\u{e0067}\u{e0062}\u{e0065}\u{e006e}\u{e0067}\u{e007f}';
-    assert.deepEqual(hiddenCharacters(`\u{e0041}🏴${england}`).map((h) => h.index), [0]);
-    assert.deepEqual(hiddenCharacters(`a\u{e0041}🏴${england}`).map((h) => h.index), [1]);
+    assert.deepEqual(
+      hiddenCharacters(`\u{e0041}🏴${england}`).map((h) => h.index),
+      [0],
+    );
+    assert.deepEqual(
+      hiddenCharacters(`a\u{e0041}🏴${england}`).map((h) => h.index),
+      [1],
+    );
     assert.deepEqual(hiddenCharacters(`🏴${england}`), []);
   });
 
   it('the character before a selector or joiner is the whole code point before it, never glued to a lone surrogate', () => {
     // A lone lead surrogate before '#': the '#' + VS16 without a keycap is still shown.
-    assert.deepEqual(hiddenCharacters('\ud800#\ufe0f').map((h) => h.index), [0, 2]);
-    assert.deepEqual(hiddenCharacters('\ud8001\ufe0f').map((h) => h.index), [0, 2]);
+    assert.deepEqual(
+      hiddenCharacters('\ud800#\ufe0f').map((h) => h.index),
+      [0, 2],
+    );
+    assert.deepEqual(
+      hiddenCharacters('\ud8001\ufe0f').map((h) => h.index),
+      [0, 2],
+    );
     // A lone trail surrogate is the base: no keycap, no ideograph.
-    assert.deepEqual(hiddenCharacters('#\udc00\ufe0f\u20e3').map((h) => h.index), [1, 2]);
-    assert.deepEqual(hiddenCharacters('\uf900\udc00\ufe00').map((h) => h.index), [1, 2]);
+    assert.deepEqual(
+      hiddenCharacters('#\udc00\ufe0f\u20e3').map((h) => h.index),
+      [1, 2],
+    );
+    assert.deepEqual(
+      hiddenCharacters('\uf900\udc00\ufe00').map((h) => h.index),
+      [1, 2],
+    );
     assert.deepEqual(hiddenCharacters('\uf900\ufe00'), [], 'a compatibility ideograph takes a selector');
     // Pairs whose trail surrogate is the first or the last one (U+DC00, U+DFFF) are whole characters.
     assert.deepEqual(hiddenCharacters('🐀\u200d🐁'), [], 'U+1F400 ZWJ U+1F401');
@@ -188,7 +262,11 @@ describe('which characters are shown escaped: edges', () => {
   it('JSON text: a selector after an escape written at the very start of the text has no base', () => {
     assert.equal(hasHidden('\\u0031\ufe0f\u20e3', { json: true }), true);
     assert.equal(hasHidden('\\u0031\ufe0f\u20e3'), false, 'as plain text it is a keycap (1️⃣ after the letters)');
-    assert.equal(hasHidden('\\\\u0031\ufe0f\u20e3', { json: true }), false, 'an escaped backslash: the 1 is a character');
+    assert.equal(
+      hasHidden('\\\\u0031\ufe0f\u20e3', { json: true }),
+      false,
+      'an escaped backslash: the 1 is a character',
+    );
   });
 
   it('firstHidden: the first one, its index and whole character; null when there is none', () => {
@@ -204,13 +282,48 @@ describe('hiddenKind: a few words per kind, for lint messages', () => {
       ['tag character', ['\u{e0000}', '\u{e0001}', '\u{e0041}', '\u{e007f}']],
       ['variation selector outside an emoji or ideograph sequence', ['\ufe00', '\ufe0f', '\u{e0100}', '\u{e01ef}']],
       ['Hangul filler', ['\u115f', '\u1160', '\u3164', '\uffa0']],
-      ['bidi control', ['\u061c', '\u200e', '\u200f', '\u202a', '\u202b', '\u202c', '\u202d', '\u202e', '\u2066', '\u2067', '\u2068', '\u2069']],
+      [
+        'bidi control',
+        [
+          '\u061c',
+          '\u200e',
+          '\u200f',
+          '\u202a',
+          '\u202b',
+          '\u202c',
+          '\u202d',
+          '\u202e',
+          '\u2066',
+          '\u2067',
+          '\u2068',
+          '\u2069',
+        ],
+      ],
       ['control character', ['\u0000', '\u001b', '\u001f', '\u007f', '\u0080', '\u0085', '\u009f']],
       ['line separator', ['\u2028', '\u2029']],
       ['lone surrogate', ['\ud800', '\udbff', '\udc00', '\udfff']],
-      ['invisible format character', ['\u00ad', '\u034f', '\u180e', '\u200b', '\u200c', '\u200d', '\u2060', '\u2064', '\u206a', '\u206f', '\ufeff', '\ufff9', '\u{110bd}', '\u{1d173}']],
+      [
+        'invisible format character',
+        [
+          '\u00ad',
+          '\u034f',
+          '\u180e',
+          '\u200b',
+          '\u200c',
+          '\u200d',
+          '\u2060',
+          '\u2064',
+          '\u206a',
+          '\u206f',
+          '\ufeff',
+          '\ufff9',
+          '\u{110bd}',
+          '\u{1d173}',
+        ],
+      ],
     ];
-    for (const [kind, chars] of table) for (const ch of chars) assert.equal(hiddenKind(ch), kind, `${hex(ch)} is a ${kind}`);
+    for (const [kind, chars] of table)
+      for (const ch of chars) assert.equal(hiddenKind(ch), kind, `${hex(ch)} is a ${kind}`);
   });
 });
 
@@ -223,7 +336,10 @@ describe('atomic writes: faults, rollback, temporary names', () => {
     const saved = process.env.ONETAP_TEST_FAULT;
     try {
       process.env.ONETAP_TEST_FAULT = JSON.stringify({ failRename: 1 });
-      await assert.rejects(writeFileAtomic(a, 'new'), (err: NodeJS.ErrnoException) => err.code === 'EIO' && /EIO: injected fault/.test(err.message));
+      await assert.rejects(
+        writeFileAtomic(a, 'new'),
+        (err: NodeJS.ErrnoException) => err.code === 'EIO' && /EIO: injected fault/.test(err.message),
+      );
       assert.equal(await readFile(a, 'utf8'), 'old');
       assert.deepEqual(await tmpFiles(d), []);
       for (const text of ['', 'not json {']) {
@@ -240,7 +356,16 @@ describe('atomic writes: faults, rollback, temporary names', () => {
   it('batchWith applies to a batch that writes a file of that name among others', async () => {
     const d = dir();
     await writeFile(join(d, 'a.json'), 'old a');
-    await assert.rejects(writeAllAtomic([{ path: join(d, 'a.json'), content: 'new a' }, { path: join(d, 'servers.json'), content: 'new s' }], { faults: { failRename: 2, batchWith: 'servers.json' } }), (err: NodeJS.ErrnoException) => err.code === 'EIO');
+    await assert.rejects(
+      writeAllAtomic(
+        [
+          { path: join(d, 'a.json'), content: 'new a' },
+          { path: join(d, 'servers.json'), content: 'new s' },
+        ],
+        { faults: { failRename: 2, batchWith: 'servers.json' } },
+      ),
+      (err: NodeJS.ErrnoException) => err.code === 'EIO',
+    );
     assert.equal(await readFile(join(d, 'a.json'), 'utf8'), 'old a');
     assert.equal(existsSync(join(d, 'servers.json')), false);
     assert.deepEqual(await tmpFiles(d), []);
@@ -248,17 +373,47 @@ describe('atomic writes: faults, rollback, temporary names', () => {
 
   it('failRename N fails only the Nth rename: a batch shorter than N is written', async () => {
     const d = dir();
-    await writeAllAtomic([{ path: join(d, 'a.json'), content: 'A' }, { path: join(d, 'b.json'), content: 'B' }], { faults: { failRename: 3 } });
-    assert.deepEqual([await readFile(join(d, 'a.json'), 'utf8'), await readFile(join(d, 'b.json'), 'utf8')], ['A', 'B']);
-    await assert.rejects(writeAllAtomic([{ path: join(d, 'a.json'), content: 'A2' }, { path: join(d, 'b.json'), content: 'B2' }], { faults: { failRename: 2 } }), (err: NodeJS.ErrnoException) => err.code === 'EIO');
-    assert.deepEqual([await readFile(join(d, 'a.json'), 'utf8'), await readFile(join(d, 'b.json'), 'utf8')], ['A', 'B']);
+    await writeAllAtomic(
+      [
+        { path: join(d, 'a.json'), content: 'A' },
+        { path: join(d, 'b.json'), content: 'B' },
+      ],
+      { faults: { failRename: 3 } },
+    );
+    assert.deepEqual(
+      [await readFile(join(d, 'a.json'), 'utf8'), await readFile(join(d, 'b.json'), 'utf8')],
+      ['A', 'B'],
+    );
+    await assert.rejects(
+      writeAllAtomic(
+        [
+          { path: join(d, 'a.json'), content: 'A2' },
+          { path: join(d, 'b.json'), content: 'B2' },
+        ],
+        { faults: { failRename: 2 } },
+      ),
+      (err: NodeJS.ErrnoException) => err.code === 'EIO',
+    );
+    assert.deepEqual(
+      [await readFile(join(d, 'a.json'), 'utf8'), await readFile(join(d, 'b.json'), 'utf8')],
+      ['A', 'B'],
+    );
   });
 
   it('a failed batch that wrote the same file twice leaves it as it was before the batch (put back newest first)', async () => {
     const d = dir();
     const a = join(d, 'a.json');
     await writeFile(a, 'old');
-    await assert.rejects(writeAllAtomic([{ path: a, content: 'first' }, { path: a, content: 'second' }, { path: join(d, 'b.json'), content: 'b' }], { faults: { failRename: 3 } }));
+    await assert.rejects(
+      writeAllAtomic(
+        [
+          { path: a, content: 'first' },
+          { path: a, content: 'second' },
+          { path: join(d, 'b.json'), content: 'b' },
+        ],
+        { faults: { failRename: 3 } },
+      ),
+    );
     assert.equal(await readFile(a, 'utf8'), 'old');
     assert.deepEqual((await readdir(d)).sort(), ['a.json']);
   });
@@ -267,7 +422,10 @@ describe('atomic writes: faults, rollback, temporary names', () => {
     const d = dir();
     await writeFile(join(d, 'a.json'), 'old a');
     await writeFile(join(d, 'b.json'), 'old b');
-    await writeAllAtomic([{ path: join(d, 'a.json'), content: 'new a' }, { path: join(d, 'b.json'), content: 'new b' }]);
+    await writeAllAtomic([
+      { path: join(d, 'a.json'), content: 'new a' },
+      { path: join(d, 'b.json'), content: 'new b' },
+    ]);
     assert.deepEqual((await readdir(d)).sort(), ['a.json', 'b.json']);
     assert.equal(await readFile(join(d, 'a.json'), 'utf8'), 'new a');
   });
@@ -280,8 +438,22 @@ describe('atomic writes: faults, rollback, temporary names', () => {
     const renames: string[] = [];
     const realLink = fsp.link;
     const realRename = fsp.rename;
-    await withFsp('link', (async (from: string, to: string) => { links.push(String(to)); return realLink(from, to); }) as typeof fsp.link, () =>
-      withFsp('rename', (async (from: string, to: string) => { renames.push(String(from)); return realRename(from, to); }) as typeof fsp.rename, () => writeFileAtomic(a, 'new')));
+    await withFsp(
+      'link',
+      (async (from: string, to: string) => {
+        links.push(String(to));
+        return realLink(from, to);
+      }) as typeof fsp.link,
+      () =>
+        withFsp(
+          'rename',
+          (async (from: string, to: string) => {
+            renames.push(String(from));
+            return realRename(from, to);
+          }) as typeof fsp.rename,
+          () => writeFileAtomic(a, 'new'),
+        ),
+    );
     const base = `^${a.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}\\.${process.pid}\\.[0-9a-f]{8}`;
     assert.equal(links.length, 1);
     assert.match(links[0]!, new RegExp(`${base}\\.old\\.tmp$`));
@@ -291,9 +463,13 @@ describe('atomic writes: faults, rollback, temporary names', () => {
     assert.equal(await readFile(a, 'utf8'), 'new');
   });
 
-  it('only onetap\'s exact temporary-name pattern is swept: a dead pid\'s name with more after .tmp is kept', async () => {
+  it("only onetap's exact temporary-name pattern is swept: a dead pid's name with more after .tmp is kept", async () => {
     const d = dir();
-    const kept = [`a.json.${DEAD_PID}.0123abcd.tmp.keep`, `a.json.${DEAD_PID}.0123abcd.tmpx`, `a.json.${DEAD_PID}.0123abcd.old.tmp~`];
+    const kept = [
+      `a.json.${DEAD_PID}.0123abcd.tmp.keep`,
+      `a.json.${DEAD_PID}.0123abcd.tmpx`,
+      `a.json.${DEAD_PID}.0123abcd.old.tmp~`,
+    ];
     for (const f of kept) await writeFile(join(d, f), 'not ours');
     await writeFile(join(d, `a.json.${DEAD_PID}.0123abcd.tmp`), 'ours');
     await writeFileAtomic(join(d, 'a.json'), 'new');
@@ -303,9 +479,19 @@ describe('atomic writes: faults, rollback, temporary names', () => {
   it('without hard links (link fails with EPERM) the backup is a copy: a failed batch still puts the old file back', async () => {
     const d = dir();
     await writeFile(join(d, 'a.json'), 'old a');
-    const eperm = (async () => { throw Object.assign(new Error('EPERM: operation not permitted, link'), { code: 'EPERM' }); }) as unknown as typeof fsp.link;
+    const eperm = (async () => {
+      throw Object.assign(new Error('EPERM: operation not permitted, link'), { code: 'EPERM' });
+    }) as unknown as typeof fsp.link;
     await withFsp('link', eperm, async () => {
-      await assert.rejects(writeAllAtomic([{ path: join(d, 'a.json'), content: 'new a' }, { path: join(d, 'b.json'), content: 'new b' }], { faults: { failRename: 2 } }));
+      await assert.rejects(
+        writeAllAtomic(
+          [
+            { path: join(d, 'a.json'), content: 'new a' },
+            { path: join(d, 'b.json'), content: 'new b' },
+          ],
+          { faults: { failRename: 2 } },
+        ),
+      );
       assert.equal(await readFile(join(d, 'a.json'), 'utf8'), 'old a');
       assert.deepEqual((await readdir(d)).sort(), ['a.json']);
       await writeAllAtomic([{ path: join(d, 'a.json'), content: 'new a' }]);
@@ -321,14 +507,14 @@ describe('atomic writes: faults, rollback, temporary names', () => {
     let taken = '';
     const eexist = (async (_from: string, to: string) => {
       taken = String(to);
-      await writeFile(taken, 'someone else\'s');
+      await writeFile(taken, "someone else's");
       throw Object.assign(new Error('EEXIST: file already exists, link'), { code: 'EEXIST' });
     }) as unknown as typeof fsp.link;
     await withFsp('link', eexist, async () => {
       await assert.rejects(writeFileAtomic(a, 'new'), (err: NodeJS.ErrnoException) => err.code === 'EEXIST');
     });
     assert.equal(await readFile(a, 'utf8'), 'old');
-    assert.equal(await readFile(taken, 'utf8'), 'someone else\'s');
+    assert.equal(await readFile(taken, 'utf8'), "someone else's");
   });
 
   it('a file whose fsync fails is not renamed: the error is thrown, the batch stays old, its temporary file is removed', async () => {
@@ -339,7 +525,9 @@ describe('atomic writes: faults, rollback, temporary names', () => {
     await probe.close();
     await unlink(join(d, 'probe'));
     const realSync = proto.sync;
-    proto.sync = async () => { throw Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO' }); };
+    proto.sync = async () => {
+      throw Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO' });
+    };
     try {
       await assert.rejects(writeFileAtomic(join(d, 'a.json'), 'new'), /EIO: i\/o error, fsync/);
     } finally {
@@ -356,7 +544,11 @@ describe('atomic writes: faults, rollback, temporary names', () => {
     const signal = join(d, 'staged.signal');
     const realSetInterval = globalThis.setInterval;
     const timers: NodeJS.Timeout[] = [];
-    globalThis.setInterval = ((...args: Parameters<typeof setInterval>) => { const t = realSetInterval(...args); timers.push(t); return t; }) as typeof setInterval;
+    globalThis.setInterval = ((...args: Parameters<typeof setInterval>) => {
+      const t = realSetInterval(...args);
+      timers.push(t);
+      return t;
+    }) as typeof setInterval;
     try {
       void writeFileAtomic(a, 'new', { faults: { holdBeforeRename: signal } }).catch(() => {});
       await until(() => existsSync(signal), 2_000, 'the signal file');
@@ -366,7 +558,10 @@ describe('atomic writes: faults, rollback, temporary names', () => {
       assert.equal(staged.length, 1);
       assert.match(staged[0]!, new RegExp(`^a\\.json\\.${process.pid}\\.[0-9a-f]{8}\\.tmp$`));
       assert.equal(await readFile(join(d, staged[0]!), 'utf8'), 'new', 'staged whole before the hold');
-      assert.ok(timers.some((t) => t.hasRef()), 'the waiting writer keeps its process alive until it is killed');
+      assert.ok(
+        timers.some((t) => t.hasRef()),
+        'the waiting writer keeps its process alive until it is killed',
+      );
     } finally {
       globalThis.setInterval = realSetInterval;
       for (const t of timers) clearInterval(t);
@@ -379,18 +574,22 @@ describe('the write lock: edges', () => {
     const target = join(dir(), 'servers.json');
     const release = await acquireLock(target);
     const started = Date.now();
-    setTimeout(() => { void release(); }, 150);
+    setTimeout(() => {
+      void release();
+    }, 150);
     const second = await within(acquireLock(target, 3_000), 2_500, 'waiting for the lock');
     assert.ok(Date.now() - started >= 100, 'it waited for the release');
     assert.equal(Number((await readFile(`${target}.lock`, 'utf8')).trim()), process.pid);
     await second();
   });
 
-  it('a dead holder\'s lock is taken over at once, even with a long wait allowed', async () => {
+  it("a dead holder's lock is taken over at once, even with a long wait allowed", async () => {
     const target = join(dir(), 'servers.json');
     await writeFile(`${target}.lock`, String(DEAD_PID));
     const started = Date.now();
-    const release = await within(acquireLock(target, 5_000), 2_000, 'taking over a dead lock', () => unlink(`${target}.lock`).catch(() => {}));
+    const release = await within(acquireLock(target, 5_000), 2_000, 'taking over a dead lock', () =>
+      unlink(`${target}.lock`).catch(() => {}),
+    );
     assert.ok(Date.now() - started < 1_000);
     await release();
   });
@@ -398,7 +597,9 @@ describe('the write lock: edges', () => {
   it('a lock with no pid (its writer died before writing it) is taken over once the wait is over', async () => {
     const target = join(dir(), 'servers.json');
     await writeFile(`${target}.lock`, '');
-    const release = await within(acquireLock(target, 0), 1_500, 'taking over an empty lock', () => unlink(`${target}.lock`).catch(() => {}));
+    const release = await within(acquireLock(target, 0), 1_500, 'taking over an empty lock', () =>
+      unlink(`${target}.lock`).catch(() => {}),
+    );
     assert.equal(Number((await readFile(`${target}.lock`, 'utf8')).trim()), process.pid);
     await release();
   });
@@ -408,7 +609,10 @@ describe('the write lock: edges', () => {
     const lock = `${target}.lock`;
     await writeFile(lock, '');
     let acquired = false;
-    const p = acquireLock(target, 3_000).then((r) => { acquired = true; return r; });
+    const p = acquireLock(target, 3_000).then((r) => {
+      acquired = true;
+      return r;
+    });
     await sleep(120);
     assert.equal(acquired, false, 'not taken while its writer may still write its pid');
     await writeFile(lock, String(process.pid));
@@ -419,22 +623,25 @@ describe('the write lock: edges', () => {
     await release();
   });
 
-  it('a holder that exists but cannot be signalled (EPERM: another user\'s process) is alive', async () => {
+  it("a holder that exists but cannot be signalled (EPERM: another user's process) is alive", async () => {
     const d = dir();
     const target = join(d, 'servers.json');
     const OTHER_USER = 4_194_304 + 23;
     await writeFile(`${target}.lock`, String(OTHER_USER));
     const leftover = join(d, `servers.json.${OTHER_USER}.0123abcd.tmp`);
-    await writeFile(leftover, 'a live writer\'s');
+    await writeFile(leftover, "a live writer's");
     const realKill = process.kill;
     process.kill = ((pid: number, signal?: string | number) => {
       if (pid === OTHER_USER) throw Object.assign(new Error('kill EPERM'), { code: 'EPERM' });
       return realKill.call(process, pid, signal);
     }) as typeof process.kill;
     try {
-      await assert.rejects(acquireLock(target, 0), (err: Error) => err instanceof LockBusyError && err.message.includes(`pid ${OTHER_USER}`));
+      await assert.rejects(
+        acquireLock(target, 0),
+        (err: Error) => err instanceof LockBusyError && err.message.includes(`pid ${OTHER_USER}`),
+      );
       await writeFileAtomic(target, '{}');
-      assert.equal(existsSync(leftover), true, 'a live writer\'s temporary file is kept');
+      assert.equal(existsSync(leftover), true, "a live writer's temporary file is kept");
     } finally {
       process.kill = realKill;
     }
@@ -443,7 +650,10 @@ describe('the write lock: edges', () => {
   it('an error other than an existing lock (its folder is missing) is thrown, not waited on', async () => {
     const d = dir();
     const target = join(d, 'missing', 'servers.json');
-    await assert.rejects(within(acquireLock(target, 0), 1_500, 'a lock in a missing folder', () => mkdir(join(d, 'missing'))), (err: NodeJS.ErrnoException) => err.code === 'ENOENT');
+    await assert.rejects(
+      within(acquireLock(target, 0), 1_500, 'a lock in a missing folder', () => mkdir(join(d, 'missing'))),
+      (err: NodeJS.ErrnoException) => err.code === 'ENOENT',
+    );
   });
 });
 

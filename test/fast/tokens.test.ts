@@ -17,13 +17,18 @@ import type { ToolDefinition } from '../../src/model/snapshot.js';
 
 const MiB = 1024 * 1024;
 let count: Counter;
-before(async () => { count = await loadCounter(); });
+before(async () => {
+  count = await loadCounter();
+});
 
 /** Counts `text`, and the longest input and the total characters the byte-pair step was given for it. */
 function counted(text: string): { tokens: number; longest: number; fed: number } {
   let longest = 0;
   let fed = 0;
-  const tokens = count(text, (input) => { longest = Math.max(longest, input.length); fed += input.length; });
+  const tokens = count(text, (input) => {
+    longest = Math.max(longest, input.length);
+    fed += input.length;
+  });
   return { tokens, longest, fed };
 }
 
@@ -39,17 +44,25 @@ function seeded(n: number, base: number, span: number, seed = 7): string {
 }
 
 describe('context cost', () => {
-  it('golden counts: o200k tokens of the compact list, exactly the issue\'s expression', () => {
-    assert.deepEqual([SMALL, AWKWARD, MANY].map((tools) => count(contextText(tools))), [92, 126, 3002]);
+  it("golden counts: o200k tokens of the compact list, exactly the issue's expression", () => {
+    assert.deepEqual(
+      [SMALL, AWKWARD, MANY].map((tools) => count(contextText(tools))),
+      [92, 126, 3002],
+    );
   });
 
-  it('the counted text: name, description (\'\' when absent), input_schema ({} when absent); title and annotations are not counted', () => {
+  it("the counted text: name, description ('' when absent), input_schema ({} when absent); title and annotations are not counted", () => {
     assert.equal(contextText(AWKWARD.slice(1, 2)), '[{"name":"ping","description":"","input_schema":{}}]');
-    assert.equal(contextText([{ ...SMALL[0]!, title: 'ignored', annotations: { readOnlyHint: true } } as ToolDefinition]), contextText([SMALL[0]!]));
+    assert.equal(
+      contextText([{ ...SMALL[0]!, title: 'ignored', annotations: { readOnlyHint: true } } as ToolDefinition]),
+      contextText([SMALL[0]!]),
+    );
   });
 
-  it('text that names a special token (<|endoftext|>) is counted as the text it is; the package\'s own count throws on it', () => {
-    const text = contextText([{ name: 'strip', description: 'Removes <|endoftext|> and <|im_start|> markers from a transcript.' }]);
+  it("text that names a special token (<|endoftext|>) is counted as the text it is; the package's own count throws on it", () => {
+    const text = contextText([
+      { name: 'strip', description: 'Removes <|endoftext|> and <|im_start|> markers from a transcript.' },
+    ]);
     assert.throws(() => packageCount(text), /Disallowed special token/);
     assert.equal(count(text), packageCount(text, { disallowedSpecial: new Set() }));
   });
@@ -101,7 +114,10 @@ describe('counting is bounded: no piece longer than TOKEN_LIMITS.pieceChars reac
     assert.ok(longest <= N);
     // A window advances by at least pieceChars - 2 x marginBytes characters (its kept tokens end within one token of
     // its margin): the byte-pair step, quadratic in its input, does at most a fixed amount of work per character.
-    assert.ok(fed <= (text.length * N) / (N - 2 * TOKEN_LIMITS.marginBytes) + N, `fed ${fed} characters for ${text.length}`);
+    assert.ok(
+      fed <= (text.length * N) / (N - 2 * TOKEN_LIMITS.marginBytes) + N,
+      `fed ${fed} characters for ${text.length}`,
+    );
   });
 });
 
@@ -126,24 +142,49 @@ describe('fingerprints of a tool set', () => {
     const renamed = digests(SMALL.map((t, i) => ({ ...t, name: `tool_${i}`, title: `Tool ${i}` })))!;
     assert.equal(renamed.nameBlind, base.nameBlind);
     assert.notEqual(renamed.descriptionBlind, base.descriptionBlind, 'names are part of the interface');
-    const reworded = digests(SMALL.map((t) => ({ ...t, description: `${t.description} Reworded.`, inputSchema: JSON.parse(JSON.stringify(t.inputSchema).replace('What to look for', 'The query')) })))!;
+    const reworded = digests(
+      SMALL.map((t) => ({
+        ...t,
+        description: `${t.description} Reworded.`,
+        inputSchema: JSON.parse(JSON.stringify(t.inputSchema).replace('What to look for', 'The query')),
+      })),
+    )!;
     assert.notEqual(reworded.nameBlind, base.nameBlind);
     assert.equal(reworded.descriptionBlind, base.descriptionBlind);
   });
 
   it('order does not matter; a changed schema changes both; a property named "description" is part of the interface; no tools, no digests', () => {
     assert.deepEqual(digests([...SMALL].reverse()), base);
-    const changed = digests([SMALL[0]!, { ...SMALL[1]!, inputSchema: { type: 'object', properties: { url: { type: 'string' } } } }])!;
+    const changed = digests([
+      SMALL[0]!,
+      { ...SMALL[1]!, inputSchema: { type: 'object', properties: { url: { type: 'string' } } } },
+    ])!;
     assert.ok(changed.nameBlind !== base.nameBlind && changed.descriptionBlind !== base.descriptionBlind);
-    const withParam = (name: string) => digests([{ name: 'note', inputSchema: { type: 'object', properties: { [name]: { type: 'string', description: 'free text' } } } }])!;
+    const withParam = (name: string) =>
+      digests([
+        {
+          name: 'note',
+          inputSchema: { type: 'object', properties: { [name]: { type: 'string', description: 'free text' } } },
+        },
+      ])!;
     assert.notEqual(withParam('description').descriptionBlind, withParam('body').descriptionBlind);
     assert.equal(digests([]), null);
   });
 });
 
 describe('entries serving the same set', () => {
-  const print = (name: string, url: string, d: { tools?: string; names?: string; descriptions?: string }, toolCount = 2): ToolSetPrint => ({
-    name, url, toolCount, toolsDigest: d.tools ?? null, nameBlindDigest: d.names ?? null, descriptionBlindDigest: d.descriptions ?? null,
+  const print = (
+    name: string,
+    url: string,
+    d: { tools?: string; names?: string; descriptions?: string },
+    toolCount = 2,
+  ): ToolSetPrint => ({
+    name,
+    url,
+    toolCount,
+    toolsDigest: d.tools ?? null,
+    nameBlindDigest: d.names ?? null,
+    descriptionBlindDigest: d.descriptions ?? null,
   });
   const known = [
     print('Exact', 'https://a.example/mcp', { tools: 'T1', names: 'N1', descriptions: 'D1' }),
@@ -154,13 +195,31 @@ describe('entries serving the same set', () => {
   ];
   const same = sameToolsIndex(known);
   it('each entry once, strongest first, never itself; an empty set matches nothing', () => {
-    assert.deepEqual(same(print('Candidate', 'https://x.example/mcp', { tools: 'T1', names: 'N1', descriptions: 'D1' })).map((m) => [m.name, m.digest]),
-      [['Exact', 'tools'], ['Old record', 'tools'], ['Renamed', 'name-blind'], ['Reworded', 'description-blind']]);
-    assert.deepEqual(same(known[0]!).map((m) => m.name), ['Old record', 'Renamed', 'Reworded']);
-    assert.deepEqual(same(print('Also empty', 'https://y.example/mcp', { tools: 'T0', names: 'N0', descriptions: 'D0' }, 0)), []);
+    assert.deepEqual(
+      same(print('Candidate', 'https://x.example/mcp', { tools: 'T1', names: 'N1', descriptions: 'D1' })).map((m) => [
+        m.name,
+        m.digest,
+      ]),
+      [
+        ['Exact', 'tools'],
+        ['Old record', 'tools'],
+        ['Renamed', 'name-blind'],
+        ['Reworded', 'description-blind'],
+      ],
+    );
+    assert.deepEqual(
+      same(known[0]!).map((m) => m.name),
+      ['Old record', 'Renamed', 'Reworded'],
+    );
+    assert.deepEqual(
+      same(print('Also empty', 'https://y.example/mcp', { tools: 'T0', names: 'N0', descriptions: 'D0' }, 0)),
+      [],
+    );
   });
   it('a set served under thousands of URLs names at most ten per entry, in one pass', () => {
-    const fleet = Array.from({ length: 20_000 }, (_, i) => print(`Copy ${i}`, `https://gw.example/${i}`, { tools: 'T', names: 'N', descriptions: 'D' }));
+    const fleet = Array.from({ length: 20_000 }, (_, i) =>
+      print(`Copy ${i}`, `https://gw.example/${i}`, { tools: 'T', names: 'N', descriptions: 'D' }),
+    );
     const started = performance.now();
     const index = sameToolsIndex(fleet);
     const found = fleet.map((p) => index(p));
@@ -173,15 +232,32 @@ describe('entries serving the same set', () => {
 });
 
 describe('the context budget (policy.maxToolTokens)', () => {
-  const row = (verdict: 'live' | 'review' | 'failed', tokens: number | null | undefined, tokensError?: string) => ({ verdict, reason: verdict === 'live' ? 'ok' as const : verdict === 'review' ? 'tools-changed' as const : 'timeout' as const, reasons: [], tokens, ...(tokensError ? { tokensError } : {}) });
+  const row = (verdict: 'live' | 'review' | 'failed', tokens: number | null | undefined, tokensError?: string) => ({
+    verdict,
+    reason:
+      verdict === 'live' ? ('ok' as const) : verdict === 'review' ? ('tools-changed' as const) : ('timeout' as const),
+    reasons: [],
+    tokens,
+    ...(tokensError ? { tokensError } : {}),
+  });
   const cases: Array<[string, ReturnType<typeof row>, number | undefined, string]> = [
     ['live, above the budget', row('live', 5_001), 5_000, 'review/context-budget'],
     ['live, at the budget', row('live', 5_000), 5_000, 'live/ok'],
     ['live, no budget set', row('live', 99_999), undefined, 'live/ok'],
     ['live, recorded before tokens were counted', row('live', undefined), 10, 'live/ok'],
     ['live, no tool list', row('live', null), 10, 'live/ok'],
-    ['live, too costly to count within its time', row('live', null, 'not counted: counting took longer than its 10000 ms budget'), 10, 'review/context-budget'],
-    ['live, too costly to count, no budget set', row('live', null, 'not counted: counting took longer than its 10000 ms budget'), undefined, 'live/ok'],
+    [
+      'live, too costly to count within its time',
+      row('live', null, 'not counted: counting took longer than its 10000 ms budget'),
+      10,
+      'review/context-budget',
+    ],
+    [
+      'live, too costly to count, no budget set',
+      row('live', null, 'not counted: counting took longer than its 10000 ms budget'),
+      undefined,
+      'live/ok',
+    ],
     ['already in review for its tools', row('review', 99_999), 10, 'review/tools-changed'],
     ['failed', row('failed', 99_999), 10, 'failed/timeout'],
   ];

@@ -10,7 +10,10 @@ import { isReachable } from '../../src/attest/reachable.js';
 
 let connections = 0;
 for (const host of ['10.0.0.5', 'fd00::1', '127.0.0.1']) {
-  const server = createServer((socket) => { connections++; socket.destroy(); });
+  const server = createServer((socket) => {
+    connections++;
+    socket.destroy();
+  });
   await new Promise<void>((resolve) => server.listen(8443, host, resolve));
   server.unref();
 }

@@ -7,9 +7,18 @@ import { answer, startFleet } from './fleet.js';
 
 const MODES: Record<string, Parameters<typeof startFleet>[0]> = {
   ok: {},
-  hang: { 'ok-json': () => { /* never answers */ } },
+  hang: {
+    'ok-json': () => {
+      /* never answers */
+    },
+  },
   // tools/list answered after 4 s, saying so when it arrives (a test kills the worker waiting for it)
-  slow: { 'ok-json': (c) => (c.msg?.method === 'tools/list' ? void (process.stdout.write('slow tools/list\n'), setTimeout(() => answer(c), 4_000)) : answer(c)) },
+  slow: {
+    'ok-json': (c) =>
+      c.msg?.method === 'tools/list'
+        ? void (process.stdout.write('slow tools/list\n'), setTimeout(() => answer(c), 4_000))
+        : answer(c),
+  },
 };
 
 for (const arg of process.argv.slice(2)) {

@@ -16,7 +16,9 @@ import { serve } from '@hono/node-server';
 import { z } from 'zod';
 
 export interface RealServer {
-  name: string; url: string; tools: number;
+  name: string;
+  url: string;
+  tools: number;
   /** Tools the app's client sees, when fewer than `tools` (its profile and handshake differ from the SDK's). */
   appTools?: number;
   close: () => Promise<void>;
@@ -31,7 +33,10 @@ export async function freePort(): Promise<number> {
   for (;;) {
     const port = 20_000 + Math.floor(Math.random() * 12_000);
     const s = createServer();
-    const bound = await new Promise<boolean>((r) => { s.once('error', () => r(false)); s.listen(port, '127.0.0.1', () => r(true)); });
+    const bound = await new Promise<boolean>((r) => {
+      s.once('error', () => r(false));
+      s.listen(port, '127.0.0.1', () => r(true));
+    });
     if (!bound) continue;
     await new Promise<void>((r) => s.close(() => r()));
     return port;
@@ -42,7 +47,10 @@ async function waitForPort(port: number, ms = 20_000): Promise<void> {
   const until = Date.now() + ms;
   while (Date.now() < until) {
     const ok = await new Promise<boolean>((resolve) => {
-      const c = createConnection({ port, host: '127.0.0.1' }, () => { c.destroy(); resolve(true); });
+      const c = createConnection({ port, host: '127.0.0.1' }, () => {
+        c.destroy();
+        resolve(true);
+      });
       c.on('error', () => resolve(false));
     });
     if (ok) return;
@@ -51,28 +59,44 @@ async function waitForPort(port: number, ms = 20_000): Promise<void> {
   throw new Error(`port ${port} did not open`);
 }
 
-const listen = (server: Server) => new Promise<number>((r) => server.listen(0, '127.0.0.1', () => r((server.address() as AddressInfo).port)));
-const stop = (server: Server) => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); });
+const listen = (server: Server) =>
+  new Promise<number>((r) => server.listen(0, '127.0.0.1', () => r((server.address() as AddressInfo).port)));
+const stop = (server: Server) =>
+  new Promise<void>((r) => {
+    server.closeAllConnections();
+    server.close(() => r());
+  });
 
 /** `@modelcontextprotocol/server-everything streamableHttp`: stateful, SSE responses, 13 tools. */
 export async function serverEverything(): Promise<RealServer> {
   const port = await freePort();
   const require = createRequire(import.meta.url);
   const entry = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
-  const child = spawn(process.execPath, [entry, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: 'ignore' });
+  const child = spawn(process.execPath, [entry, 'streamableHttp'], {
+    env: { ...process.env, PORT: String(port) },
+    stdio: 'ignore',
+  });
   await waitForPort(port);
   return {
     // 13 for a 2025-11-25 client; the app (2024-11-05, no capabilities) is not offered the task-based
     // `simulate-research-query`: 12.
-    name: 'server-everything', url: `http://127.0.0.1:${port}/mcp`, tools: 13, appTools: 12,
-    close: async () => { child.kill(); await new Promise((r) => child.once('exit', r)); },
+    name: 'server-everything',
+    url: `http://127.0.0.1:${port}/mcp`,
+    tools: 13,
+    appTools: 12,
+    close: async () => {
+      child.kill();
+      await new Promise((r) => child.once('exit', r));
+    },
   };
 }
 
 function sdkServer(tools: number): McpServer {
   const server = new McpServer({ name: 'sdk-fixture', version: '1.0.0' });
   for (let i = 0; i < tools; i++) {
-    server.registerTool(`tool_${i}`, { description: `tool ${i}`, inputSchema: { q: z.string() } }, async ({ q }) => ({ content: [{ type: 'text', text: q }] }));
+    server.registerTool(`tool_${i}`, { description: `tool ${i}`, inputSchema: { q: z.string() } }, async ({ q }) => ({
+      content: [{ type: 'text', text: q }],
+    }));
   }
   return server;
 }
@@ -86,9 +110,15 @@ export async function sdkStreamable(opts: { json: boolean; stateful: boolean; to
     for await (const c of req) chunks.push(c as Buffer);
     const body = chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : undefined;
     if (!opts.stateful) {
-      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: opts.json });
+      const transport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: undefined,
+        enableJsonResponse: opts.json,
+      });
       const server = sdkServer(tools);
-      res.on('close', () => { void transport.close(); void server.close(); });
+      res.on('close', () => {
+        void transport.close();
+        void server.close();
+      });
       await server.connect(transport);
       await transport.handleRequest(req, res, body);
       return;
@@ -99,9 +129,13 @@ export async function sdkStreamable(opts: { json: boolean; stateful: boolean; to
       transport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         enableJsonResponse: opts.json,
-        onsessioninitialized: (id) => { sessions.set(id, transport!); },
+        onsessioninitialized: (id) => {
+          sessions.set(id, transport!);
+        },
       });
-      transport.onclose = () => { if (transport!.sessionId) sessions.delete(transport!.sessionId); };
+      transport.onclose = () => {
+        if (transport!.sessionId) sessions.delete(transport!.sessionId);
+      };
       await sdkServer(tools).connect(transport);
     }
     await transport.handleRequest(req, res, body);
@@ -109,8 +143,12 @@ export async function sdkStreamable(opts: { json: boolean; stateful: boolean; to
   const port = await listen(http);
   return {
     name: `sdk ${opts.json ? 'json' : 'sse'} ${opts.stateful ? 'stateful' : 'stateless'}`,
-    url: `http://127.0.0.1:${port}/mcp`, tools,
-    close: async () => { for (const t of sessions.values()) await t.close(); await stop(http); },
+    url: `http://127.0.0.1:${port}/mcp`,
+    tools,
+    close: async () => {
+      for (const t of sessions.values()) await t.close();
+      await stop(http);
+    },
   };
 }
 
@@ -137,23 +175,44 @@ export async function sdkLegacySse(): Promise<RealServer> {
 /** fastmcp (punkpeye) httpStream; stateful mode answers initialize after about 1 s. */
 export async function fastmcp(opts: { stateless: boolean }): Promise<RealServer> {
   const server = new FastMCP({ name: 'fastmcp-fixture', version: '1.0.0' });
-  for (const name of ['alpha', 'beta']) server.addTool({ name, description: name, parameters: z.object({}), execute: async () => name });
+  for (const name of ['alpha', 'beta'])
+    server.addTool({ name, description: name, parameters: z.object({}), execute: async () => name });
   const port = await freePort();
-  await server.start({ transportType: 'httpStream', httpStream: { host: '127.0.0.1', port, endpoint: '/mcp', stateless: opts.stateless } });
-  return { name: `fastmcp ${opts.stateless ? 'stateless' : 'stateful'}`, url: `http://127.0.0.1:${port}/mcp`, tools: 2, close: () => server.stop() };
+  await server.start({
+    transportType: 'httpStream',
+    httpStream: { host: '127.0.0.1', port, endpoint: '/mcp', stateless: opts.stateless },
+  });
+  return {
+    name: `fastmcp ${opts.stateless ? 'stateless' : 'stateful'}`,
+    url: `http://127.0.0.1:${port}/mcp`,
+    tools: 2,
+    close: () => server.stop(),
+  };
 }
 
 /** mcp-handler (Vercel, SDK v2): serves the 2026-07-28 era and falls back to 2025-era stateless. */
 export async function mcpHandler(): Promise<RealServer> {
-  const handler = createMcpHandler((server) => {
-    server.registerTool('roll_dice', { description: 'Roll a dice', inputSchema: z.object({ sides: z.number().int().min(2) }) }, async ({ sides }) => ({
-      content: [{ type: 'text', text: String(1 + Math.floor(Math.random() * sides)) }],
-    }));
-  }, { serverInfo: { name: 'mcp-handler-fixture', version: '1.0.0' } });
+  const handler = createMcpHandler(
+    (server) => {
+      server.registerTool(
+        'roll_dice',
+        { description: 'Roll a dice', inputSchema: z.object({ sides: z.number().int().min(2) }) },
+        async ({ sides }) => ({
+          content: [{ type: 'text', text: String(1 + Math.floor(Math.random() * sides)) }],
+        }),
+      );
+    },
+    { serverInfo: { name: 'mcp-handler-fixture', version: '1.0.0' } },
+  );
   const port = await freePort();
   const server = serve({ fetch: handler, port, hostname: '127.0.0.1' });
   await waitForPort(port);
-  return { name: 'mcp-handler', url: `http://127.0.0.1:${port}/mcp`, tools: 1, close: () => new Promise<void>((r) => server.close(() => r())) };
+  return {
+    name: 'mcp-handler',
+    url: `http://127.0.0.1:${port}/mcp`,
+    tools: 1,
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
 }
 
 /** tmcp with @tmcp/transport-http: the stateless 2026-07-28 revision as well as the classic handshake. */
@@ -161,13 +220,28 @@ export async function tmcpServer(): Promise<RealServer> {
   const { McpServer: TmcpServer } = await import('tmcp');
   const { ZodJsonSchemaAdapter } = await import('@tmcp/adapter-zod');
   const { HttpTransport } = await import('@tmcp/transport-http');
-  const server = new TmcpServer({ name: 'tmcp-fixture', version: '1.0.0', description: 'tmcp on loopback' }, { adapter: new ZodJsonSchemaAdapter(), capabilities: { tools: { listChanged: true } } });
+  const server = new TmcpServer(
+    { name: 'tmcp-fixture', version: '1.0.0', description: 'tmcp on loopback' },
+    { adapter: new ZodJsonSchemaAdapter(), capabilities: { tools: { listChanged: true } } },
+  );
   for (const name of ['weather', 'forecast']) {
-    server.tool({ name, description: `${name} for a city`, schema: z.object({ city: z.string() }) }, async ({ city }: { city: string }) => ({ content: [{ type: 'text' as const, text: `${name} ${city}` }] }));
+    server.tool(
+      { name, description: `${name} for a city`, schema: z.object({ city: z.string() }) },
+      async ({ city }: { city: string }) => ({ content: [{ type: 'text' as const, text: `${name} ${city}` }] }),
+    );
   }
   const transport = new HttpTransport(server, { path: '/mcp' });
   const port = await freePort();
-  const http = serve({ fetch: async (req: Request) => (await transport.respond(req)) ?? new Response('Not Found', { status: 404 }), port, hostname: '127.0.0.1' });
+  const http = serve({
+    fetch: async (req: Request) => (await transport.respond(req)) ?? new Response('Not Found', { status: 404 }),
+    port,
+    hostname: '127.0.0.1',
+  });
   await waitForPort(port);
-  return { name: 'tmcp', url: `http://127.0.0.1:${port}/mcp`, tools: 2, close: () => new Promise<void>((r) => http.close(() => r())) };
+  return {
+    name: 'tmcp',
+    url: `http://127.0.0.1:${port}/mcp`,
+    tools: 2,
+    close: () => new Promise<void>((r) => http.close(() => r())),
+  };
 }
