@@ -185,6 +185,34 @@ test('the FORBIDDEN check can fail: a type-only import of the prober from the st
   }
 });
 
+/** A file's imports that load at run time (type-only ones are erased): relative ones resolved, bare ones as named. */
+function runtimeImportsOf(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  const from = /(?:^|\n)\s*(?:import|export)\s+(?!type\b)[^;'"]*?from\s*'([^']+)'/.source;
+  const bare = /(?:^|\n)\s*import\s*'([^']+)'/.source;
+  const dynamic = /\bimport\(\s*'([^']+)'\s*\)/.source;
+  const specs = [...text.matchAll(new RegExp(`${from}|${bare}|${dynamic}`, 'g'))].map((m) => m[1] ?? m[2] ?? m[3]!);
+  return specs.map((s) => (s.startsWith('.') ? resolve(dirname(file), s).replace(/\.js$/, '.ts') : s));
+}
+
+test('the prober loads no schema library: what src/attest/ loads of src/model/ imports no zod, however deep', () => {
+  const model = join(SRC, 'model');
+  const seen = new Set<string>();
+  const zod: string[] = [];
+  const visit = (file: string, via: string) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    for (const target of runtimeImportsOf(file)) {
+      if (target === 'zod' || target.startsWith('zod/')) zod.push(`${relative(SRC, file)} (via ${via})`);
+      else if (target.startsWith(model)) visit(target, via);
+    }
+  };
+  for (const file of sourceFiles(join(SRC, 'attest')))
+    for (const target of runtimeImportsOf(file)) if (target.startsWith(model)) visit(target, relative(SRC, file));
+  assert.ok(seen.has(join(model, 'snapshot-hash.ts')), 'the prober hashes with model/snapshot-hash.ts');
+  assert.deepEqual(zod, []);
+});
+
 /** The README's Layout block as [layer number, folder] pairs, in the order written (`10  src/refresh/  …`). */
 export function readmeLayers(readme: string): Array<[number, string]> {
   const section = readme.slice(readme.indexOf('\n## Layout\n'));
