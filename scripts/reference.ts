@@ -21,7 +21,7 @@ import { HELD_OUT } from '../src/decide/drift.js';
 import { PROBE_DEFAULTS } from '../src/attest/probe.js';
 import { PROBE_MANY_DEFAULTS } from '../src/attest/probe-many.js';
 import { RECORD_LIMITS } from '../src/model/limits.js';
-import { SNAPSHOT_FORMAT, SNAPSHOT_LIMITS } from '../src/attest/snapshot.js';
+import { SNAPSHOT_FORMAT, SNAPSHOT_LIMITS } from '../src/model/snapshot-hash.js';
 import { TOKEN_LIMITS } from '../src/attest/tokens.js';
 import { MAX_NESTING } from '../src/util/json.js';
 import { RECORD_SCHEMAS, recordJsonSchemas, type JsonSchema } from '../src/model/json-schema.js';
@@ -542,7 +542,7 @@ export const LIMIT_CONSTANTS: readonly LimitConstant[] = [
   { name: 'PROBE_DEFAULTS', file: 'src/attest/probe.ts', value: PROBE_DEFAULTS },
   { name: 'PROBE_MANY_DEFAULTS', file: 'src/attest/probe-many.ts', value: PROBE_MANY_DEFAULTS },
   { name: 'RECORD_LIMITS', file: 'src/model/limits.ts', value: RECORD_LIMITS },
-  { name: 'SNAPSHOT_LIMITS', file: 'src/attest/snapshot.ts', value: SNAPSHOT_LIMITS },
+  { name: 'SNAPSHOT_LIMITS', file: 'src/model/snapshot-hash.ts', value: SNAPSHOT_LIMITS },
   { name: 'TOKEN_LIMITS', file: 'src/attest/tokens.ts', value: TOKEN_LIMITS },
   { name: 'MAX_NESTING', file: 'src/util/json.ts', value: MAX_NESTING },
   { name: 'MAX_TIMER_MS', file: 'src/cli/args.ts', value: MAX_TIMER_MS },

@@ -114,6 +114,8 @@ export { lintCatalog, type LintProblem } from './catalog/lint.js';
 export type { Store, RunChanges, RunSelection, UrlHistory } from './store/store.js';
 export { RunRecordedError } from './store/store.js';
 export { TextStore } from './store/text-store.js';
+export { openStore, STORE_ENV, StoreChoiceError, type OpenStoreOptions } from './store/open.js';
+export type { Coordination, HostLeases, VantageRecords } from './queue/coordination.js';
 export { openPgStore, migrateStore, StoreError, type PgStore, type Migrated } from './store/pg-store.js';
 export { importHistory, exportHistory, type Imported, type Exported } from './store/transfer.js';
 

@@ -123,6 +123,96 @@ test('the checks can fail: an import up the layers and a circle are found', () =
   }
 });
 
+/**
+ * Imports the layers allow but the design does not: a folder that may not reach another though it sits above it
+ * (the store and the status pages read the record, not the prober or the decider: their shapes and words are in
+ * src/model/).
+ */
+export const FORBIDDEN: ReadonlyArray<{ from: string; to: readonly string[] }> = [
+  { from: 'store', to: ['attest', 'decide'] },
+  { from: 'status', to: ['attest', 'decide'] },
+];
+
+/**
+ * Forbidden imports still in the tree, each to go (one a helper of issue 35 replaces: status/model.ts's plan view).
+ * The test fails when one of them is gone and still listed here.
+ */
+const FORBIDDEN_FOR_NOW: readonly string[] = ['status/model.ts imports decide/plan-json.ts'];
+
+export function forbiddenImports(root = SRC, files = sourceFiles(root), table = FORBIDDEN): string[] {
+  const folderOf = (file: string) => relative(root, file).split('/')[0]!;
+  const problems: string[] = [];
+  for (const file of files) {
+    const rule = table.find((r) => r.from === folderOf(file));
+    if (!rule) continue;
+    for (const target of importsOf(file))
+      if (rule.to.includes(folderOf(target)))
+        problems.push(`${relative(root, file)} imports ${relative(root, target)}`);
+  }
+  return problems;
+}
+
+test('no folder imports one FORBIDDEN to it (store/ and status/: nothing of attest/ or decide/)', () => {
+  const found = forbiddenImports();
+  assert.deepEqual(
+    found.filter((p) => !FORBIDDEN_FOR_NOW.includes(p)),
+    [],
+  );
+  assert.deepEqual(
+    FORBIDDEN_FOR_NOW.filter((p) => !found.includes(p)),
+    [],
+    'gone: take it out of FORBIDDEN_FOR_NOW',
+  );
+});
+
+test('the FORBIDDEN check can fail: a type-only import of the prober from the store is found', () => {
+  const root = mkdtempSync(join(tmpdir(), 'onetap-forbidden-'));
+  const write = (path: string, text: string) => {
+    mkdirSync(dirname(join(root, path)), { recursive: true });
+    writeFileSync(join(root, path), text);
+  };
+  write('attest/probe.ts', 'export type P = 1;\n');
+  write('model/m.ts', 'export type M = 1;\n');
+  write('store/s.ts', "import type { P } from '../attest/probe.js';\nimport type { M } from '../model/m.js';\n");
+  write('status/t.ts', "export const t = await import('../decide/d.js');\n");
+  try {
+    assert.deepEqual(forbiddenImports(root).sort(), [
+      'status/t.ts imports decide/d.ts',
+      'store/s.ts imports attest/probe.ts',
+    ]);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+/** A file's imports that load at run time (type-only ones are erased): relative ones resolved, bare ones as named. */
+function runtimeImportsOf(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  const from = /(?:^|\n)\s*(?:import|export)\s+(?!type\b)[^;'"]*?from\s*'([^']+)'/.source;
+  const bare = /(?:^|\n)\s*import\s*'([^']+)'/.source;
+  const dynamic = /\bimport\(\s*'([^']+)'\s*\)/.source;
+  const specs = [...text.matchAll(new RegExp(`${from}|${bare}|${dynamic}`, 'g'))].map((m) => m[1] ?? m[2] ?? m[3]!);
+  return specs.map((s) => (s.startsWith('.') ? resolve(dirname(file), s).replace(/\.js$/, '.ts') : s));
+}
+
+test('the prober loads no schema library: what src/attest/ loads of src/model/ imports no zod, however deep', () => {
+  const model = join(SRC, 'model');
+  const seen = new Set<string>();
+  const zod: string[] = [];
+  const visit = (file: string, via: string) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    for (const target of runtimeImportsOf(file)) {
+      if (target === 'zod' || target.startsWith('zod/')) zod.push(`${relative(SRC, file)} (via ${via})`);
+      else if (target.startsWith(model)) visit(target, via);
+    }
+  };
+  for (const file of sourceFiles(join(SRC, 'attest')))
+    for (const target of runtimeImportsOf(file)) if (target.startsWith(model)) visit(target, relative(SRC, file));
+  assert.ok(seen.has(join(model, 'snapshot-hash.ts')), 'the prober hashes with model/snapshot-hash.ts');
+  assert.deepEqual(zod, []);
+});
+
 /** The README's Layout block as [layer number, folder] pairs, in the order written (`10  src/refresh/  …`). */
 export function readmeLayers(readme: string): Array<[number, string]> {
   const section = readme.slice(readme.indexOf('\n## Layout\n'));

@@ -21,6 +21,7 @@ import { ProgressCounter } from '../src/mcp/limits.js';
 import { requestRefusal } from '../src/mcp/server.js';
 import { BIN, catalogOf, runCli, server, snapshotDir, workspace, startMcpHttp } from './helpers.js';
 import { answer, json, startFleet, type Fleet } from './fleet/fleet.js';
+import { freshSchema, postgresMissing } from './postgres.js';
 
 type Json = Record<string, unknown>;
 
@@ -31,10 +32,16 @@ let ws: { dir: string; catalogPath: string; statePath: string };
 const clients: Client[] = [];
 const children: ChildProcess[] = [];
 
-async function stdioClient(args: string[]): Promise<Client> {
+async function stdioClient(args: string[], at: { cwd?: string; env?: Record<string, string> } = {}): Promise<Client> {
   const client = new Client({ name: 'onetap-test', version: '1.0' });
   await client.connect(
-    new StdioClientTransport({ command: process.execPath, args: [BIN, 'mcp', ...args], cwd: ws.dir, stderr: 'ignore' }),
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [BIN, 'mcp', ...args],
+      cwd: at.cwd ?? ws.dir,
+      stderr: 'ignore',
+      ...(at.env ? { env: at.env } : {}),
+    }),
   );
   clients.push(client);
   return client;
@@ -541,4 +548,60 @@ describe('onetap mcp usage', () => {
       assert.match(r.stderr, /--port|--host|--bogus|positive whole number/, r.stderr);
     });
   });
+});
+
+const pgMissing = await postgresMissing();
+if (pgMissing) it('onetap mcp over a PostgreSQL store', { skip: pgMissing }, () => {});
+
+describe('onetap mcp over a PostgreSQL store', { skip: !!pgMissing }, () => {
+  let pgWs: { dir: string; catalogPath: string };
+  let pg: Awaited<ReturnType<typeof freshSchema>>;
+  before(async () => {
+    pg = await freshSchema('mcp_store');
+    const host = new URL(fleet.origin).host;
+    pgWs = await workspace(
+      catalogOf(
+        [
+          server('OK', fleet.url('ok-json')),
+          server('Zero', fleet.url('zero-tools')),
+          server('Gone', fleet.url('http-404')),
+        ],
+        { policy: { authOptionalHosts: [], sharedGatewayHosts: [host] } },
+      ),
+    );
+    const migrated = await runCli(['store', 'migrate', '--store', pg.url], { cwd: pgWs.dir });
+    assert.equal(migrated.code, 0, migrated.stderr);
+    const recorded = await runCli(['refresh', '--allow-http', '--record', '--store', pg.url], { cwd: pgWs.dir });
+    assert.equal(recorded.code, 0, recorded.stderr);
+  });
+  after(async () => {
+    await pg?.drop();
+  });
+
+  const env = (extra: Record<string, string>) => ({
+    ...Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined)),
+    ...extra,
+  });
+
+  for (const how of ['ONETAP_STORE_URL', '--store'] as const) {
+    it(`plan_refresh reads the runs recorded there (${how})`, async () => {
+      const client = await stdioClient(['--allow-private', ...(how === '--store' ? ['--store', pg.url] : [])], {
+        cwd: pgWs.dir,
+        env: env(how === '--store' ? {} : { ONETAP_STORE_URL: pg.url }),
+      });
+      const before = await snapshotDir(pgWs.dir);
+      assert.ok(!Object.keys(before).some((p) => p.includes(`${sep}history${sep}`)), 'no text history beside it');
+      const r = await call(client, 'plan_refresh', {});
+      assert.equal(r.isError, undefined, text(r));
+      const got = r.structuredContent as { plan: Json[] };
+      assert.deepEqual(
+        got.plan.map((row) => `${row.decision} previous ${(row.previous as Json | null)?.verdict}`),
+        ['keep previous live', 'review previous review', 'drop previous drop'],
+        'the previous run, read from PostgreSQL',
+      );
+      const cli = await runCli(['refresh', '--json', '--allow-http', '--store', pg.url], { cwd: pgWs.dir });
+      assert.deepEqual(stable(got), stable(JSON.parse(cli.stdout)), cli.stderr);
+      assert.deepEqual(await snapshotDir(pgWs.dir), before, 'nothing written beside the catalog');
+    });
+  }
 });

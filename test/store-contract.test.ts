@@ -10,7 +10,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { storedSnapshot, toolListSnapshot } from '../src/attest/snapshot.js';
+import { storedSnapshot, toolListSnapshot } from '../src/model/snapshot-hash.js';
 import type { LockEntry, ToolsLock } from '../src/model/acceptance.js';
 import type { PlanRow, RecordedRun } from '../src/model/plan.js';
 import type { StoredSnapshot } from '../src/model/snapshot.js';

@@ -23,7 +23,7 @@ import { exchangeError, runSpecClient, runStatelessClient } from './spec-client.
 import { firstSseEvent } from './transport.js';
 import { fencedDispatcher, type Fence } from '../net/fence.js';
 import { screenTools } from '../screen/screen.js';
-import { duplicateNames, storedSnapshot, toolListSnapshot, toolSetDigests } from './snapshot.js';
+import { duplicateNames, storedSnapshot, toolListSnapshot, toolSetDigests } from '../model/snapshot-hash.js';
 import { countTokens, TOKEN_LIMITS } from './tokens.js';
 import { readRetryAfter } from './retry-after.js';
 import { MAX_NESTING, nestsDeeperThan } from '../util/json.js';

@@ -5,6 +5,7 @@
  * stateless profiles follow the MCP specification and the official TypeScript SDK's client (./spec-client.ts).
  */
 import type { CatalogPolicy } from '../catalog/model.js';
+import { MATRIX_LABELS } from '../model/describe.js';
 
 /** How a profile talks: each maps to one client in this folder. */
 export type Handshake =
@@ -58,7 +59,7 @@ const APP_LIMITS = { connectTimeoutMs: 10_000, requestTimeoutMs: 60_000 } as con
  */
 export const KAI_9000: ClientProfile = {
   id: 'kai-9000',
-  label: 'app',
+  label: MATRIX_LABELS['kai-9000'],
   handshake: 'app',
   protocolVersion: '2024-11-05',
   clientInfo: { name: 'Kai 9000', version: '1.0' },
@@ -73,7 +74,7 @@ export const KAI_9000: ClientProfile = {
 /** What the official SDK clients do today (TS SDK 1.32: Client + StreamableHTTPClientTransport on Node's fetch). */
 export const MCP_2025_11_25: ClientProfile = {
   id: 'mcp-2025-11-25',
-  label: '2025-11-25',
+  label: MATRIX_LABELS['mcp-2025-11-25'],
   handshake: 'spec',
   protocolVersion: '2025-11-25',
   clientInfo: { name: 'onetap', version: '0.1.0' },
@@ -91,7 +92,7 @@ export const MCP_2025_11_25: ClientProfile = {
 export const MCP_2026_07_28: ClientProfile = {
   ...MCP_2025_11_25,
   id: 'mcp-2026-07-28',
-  label: '2026-07-28',
+  label: MATRIX_LABELS['mcp-2026-07-28'],
   handshake: 'stateless',
   protocolVersion: '2026-07-28',
   supportedVersions: ['2026-07-28'],
@@ -101,7 +102,7 @@ export const MCP_2026_07_28: ClientProfile = {
 export const KAI_FALLBACK: ClientProfile = {
   ...KAI_9000,
   id: 'kai-fallback',
-  label: 'app fork',
+  label: MATRIX_LABELS['kai-fallback'],
   handshake: 'app-fallback',
   protocolVersion: '2026-07-28',
   capabilities: { extensions: { 'io.modelcontextprotocol/tasks': {} } },
@@ -190,11 +191,4 @@ export function catalogProfile(
     headers: own.headers,
     requestTimeoutMs: own.timeoutMs,
   });
-}
-
-/** One line per server: "app ✓ · 2025-11-25 ✓ · 2026-07-28 ✗" (the mark and the word, never colour alone). */
-export function matrixLine(matrix: Readonly<Record<string, { works: boolean }>>): string {
-  return Object.entries(matrix)
-    .map(([id, cell]) => `${CLIENT_PROFILES[id]?.label ?? id} ${cell.works ? '✓' : '✗'}`)
-    .join(' · ');
 }

@@ -9,7 +9,7 @@ import { RECORD_LIMITS as L } from '../model/limits.js';
 import { clipText, oneLine, oneLineOrNull } from '../text/clip.js';
 import type { LiveExchange, LiveObservation, LiveRun } from './live.js';
 import type { ClientProfile } from './profile.js';
-import { canonicalJson } from './snapshot.js';
+import { canonicalJson } from '../model/snapshot-hash.js';
 import { MAX_NESTING } from '../util/json.js';
 
 /** Response headers kept as evidence are the transport's; the session id's value is a credential of sorts. */

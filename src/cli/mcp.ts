@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { MCP_LIMITS } from '../mcp/limits.js';
 import type { RunningMcp } from '../mcp/server.js';
 import { portNumber, positiveInt, UsageError } from './args.js';
+import { STORE_OPTION, storeUrl } from './store.js';
 
 interface McpFlags {
   http?: boolean;
@@ -12,6 +13,7 @@ interface McpFlags {
   maxUrls: number;
   callTimeout: number;
   heartbeat: number;
+  store?: string;
 }
 
 export const DEFAULT_MCP_PORT = 8788;
@@ -34,11 +36,14 @@ export function registerMcp(program: Command): void {
       MCP_LIMITS.callTimeMs,
     )
     .option('--heartbeat <ms>', 'progress notification interval while a call runs', positiveInt, MCP_LIMITS.heartbeatMs)
+    .option(...STORE_OPTION)
     .action(async (flags: McpFlags) => {
       if (!flags.http && (flags.port !== undefined || flags.host !== undefined))
         throw new UsageError(`${flags.port !== undefined ? '--port' : '--host'}: needs --http`);
+      const store = storeUrl(flags.store);
       const opts = {
         root: realpathSync(process.cwd()),
+        ...(store === undefined ? {} : { store }),
         allowPrivate: flags.allowPrivate === true,
         limits: { maxUrls: flags.maxUrls, callTimeMs: flags.callTimeout, heartbeatMs: flags.heartbeat },
       };

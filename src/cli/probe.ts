@@ -16,7 +16,7 @@ import {
   withoutKeyText,
 } from './render.js';
 import { inert } from '../text/escape.js';
-import { matrixLine } from '../attest/profile.js';
+import { matrixLine } from '../model/describe.js';
 import { majority } from '../policy/vantages.js';
 import { APP_WOULD_SAY, describe } from '../model/describe.js';
 import {

@@ -58,9 +58,9 @@ import { inert } from '../text/escape.js';
 import { APP_SAYS } from '../model/describe.js';
 import { describeHistoryProblems } from '../store/problems.js';
 import { openStore, pgUrlFlag, STATE_OPTION, STORE_OPTION, storeUrl, workersStore } from './store.js';
-import { matrixLine } from '../attest/profile.js';
+import { matrixLine } from '../model/describe.js';
 import { contextCost, costLine } from '../status/cost.js';
-import { toolReviewLine } from '../decide/drift.js';
+import { toolReviewLine } from '../model/describe.js';
 
 /** A name as one shell word (POSIX single quotes). */
 const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;

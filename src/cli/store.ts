@@ -8,6 +8,7 @@ import { InvalidArgumentError, type Command } from 'commander';
 import type { Store } from '../store/store.js';
 import { vantageRoleOf, vantageRoleSql } from '../store/grants.js';
 import { connection, redactStoreUrl, storeUrlProblem } from '../store/url.js';
+import { chosenStoreUrl, openStore as openStoreOf, STORE_ENV, StoreChoiceError } from '../store/open.js';
 import { flagError, UsageError, vantageName } from './args.js';
 import { inert } from '../text/escape.js';
 
@@ -31,7 +32,7 @@ export const STATE_OPTION = [
 ] as const;
 
 /** The environment variable that names a PostgreSQL store when `--store` does not. */
-export const STORE_ENV = 'ONETAP_STORE_URL';
+export { STORE_ENV };
 
 /** A flag's PostgreSQL URL (`--store`, `--queue`), checked; a refusal shows it with its password replaced. */
 export const pgUrlFlag =
@@ -52,12 +53,12 @@ export const STORE_OPTION = [
 
 /** The PostgreSQL URL a command uses (`--store`, else `ONETAP_STORE_URL`), or undefined for the text history; checked (exit 2). */
 export function storeUrl(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined {
-  if (flag !== undefined) return flag;
-  const url = env[STORE_ENV];
-  if (!url) return undefined;
-  const problem = storeUrlProblem(url);
-  if (problem) throw new UsageError(`${STORE_ENV}: ${problem}, got "${redactStoreUrl(url)}"`);
-  return url;
+  try {
+    return chosenStoreUrl(flag, env);
+  } catch (err) {
+    if (err instanceof StoreChoiceError) throw new UsageError(err.message);
+    throw err;
+  }
 }
 
 export interface StoreChoice {
@@ -66,16 +67,16 @@ export interface StoreChoice {
 }
 
 /**
- * The store of a catalog: what `refresh` records to and every other command reads (`retentionDays` bounds what it
- * returns). Loaded when a command opens it: `onetap probe` never loads a store, a driver or the schemas. A
- * PostgreSQL store's schema is checked here, before any work (behind: exit 1 naming `onetap store migrate`).
+ * The store of a catalog, opened by the library's one factory (`store/open.ts`) once the flag and the environment
+ * are checked here (exit 2). `onetap probe` never loads a store, a driver or the schemas.
  */
 export async function openStore(catalogPath: string, choice: StoreChoice = {}): Promise<Store> {
   const url = storeUrl(choice.store);
-  const retention = choice.retentionDays === undefined ? {} : { days: choice.retentionDays };
-  if (url !== undefined) return (await import('../store/pg-store.js')).openPgStore(url, retention);
-  const { TextStore } = await import('../store/text-store.js');
-  return new TextStore(catalogPath, retention);
+  return openStoreOf(catalogPath, {
+    ...(url === undefined ? {} : { store: url }),
+    env: {},
+    ...(choice.retentionDays === undefined ? {} : { retentionDays: choice.retentionDays }),
+  });
 }
 
 /** The store the workers of a run across vantages record to (`flag` asked for them): needed, else exit 2. */

@@ -1,6 +1,6 @@
 /**
  * Tool drift (pure): what changed between the accepted tool list and the latest one. Judged on the whole list:
- * a tools digest other than the accepted one is a change, always (src/attest/snapshot.ts defines the digests);
+ * a tools digest other than the accepted one is a change, always (src/model/snapshot-hash.ts defines the digests);
  * the per-tool digests only say which tools. A serverInfo change alone (a version bump) is reported, not
  * reviewed. A server that turned into another one (serverInfo.name differs and fewer than half of the accepted
  * tool names remain) is `identity-changed`. Removed tools are a change too: the list a maintainer vetted is gone.
@@ -176,47 +176,6 @@ export function reviewBudget<T extends Pick<Observation, 'verdict' | 'reason' | 
   const over = typeof o.tokens === 'number' ? o.tokens > maxToolTokens : typeof o.tokensError === 'string';
   if (!over) return o;
   return { verdict: 'review', reason: 'context-budget', reasons: ['context-budget', ...o.reasons] };
-}
-
-/** "added: a, b; changed: c; removed: d" (empty when nothing changed). */
-export function describeToolChanges(c: ToolChanges | null | undefined): string {
-  if (!c) return '';
-  const parts = (['added', 'changed', 'removed'] as const)
-    .filter((k) => c[k].length)
-    .map((k) => `${k}: ${c[k].join(', ')}`);
-  if (c.unlisted) parts.push('the tool list changed beyond what the stored digests name');
-  return parts.join('; ');
-}
-
-/** What a maintainer reads about a row's tools, one line; null when there is nothing to say. */
-export function toolReviewLine(
-  r: {
-    reason: string;
-    toolsHash?: string | null;
-    acceptedHash?: string | null;
-    toolChanges?: ToolChanges | null;
-    firstUse?: boolean;
-    heldOut?: boolean;
-    findingsSeen?: number;
-  },
-  applied = true,
-): string | null {
-  const parts: string[] = [];
-  const diff = describeToolChanges(r.toolChanges);
-  if (diff) parts.push(diff);
-  if (r.findingsSeen) parts.push(`${r.findingsSeen} screening finding${r.findingsSeen === 1 ? '' : 's'}`);
-  // Only a --write run accepts anything; a plan says what one would.
-  if (r.firstUse)
-    parts.push(
-      applied
-        ? `tools ${r.toolsHash} accepted on first use`
-        : `tools ${r.toolsHash} would be accepted on first use by a --write run`,
-    );
-  if (!parts.length && r.reason !== 'suspicious-tools') return null;
-  if (r.toolsHash && r.acceptedHash !== r.toolsHash && !r.firstUse)
-    parts.push(`snapshot ${r.toolsHash}${r.acceptedHash ? ` (accepted: ${r.acceptedHash})` : ''}`);
-  if (r.heldOut) parts.push('held out of the runtime lists until accepted');
-  return parts.join('; ');
 }
 
 /**

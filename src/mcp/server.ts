@@ -31,6 +31,8 @@ export interface McpServeOptions {
   /** Permit loopback, private and link-local targets, and http:// (local testing only). */
   allowPrivate?: boolean;
   limits?: Partial<McpLimits>;
+  /** The PostgreSQL store the tools read (a checked URL); else `openStore`'s choice from the environment. */
+  store?: string;
 }
 
 const INSTRUCTIONS = [
@@ -107,6 +109,7 @@ export function createMcpServer(opts: McpServeOptions): Server {
       root: opts.root,
       allowPrivate: opts.allowPrivate === true,
       limits,
+      ...(opts.store === undefined ? {} : { store: opts.store }),
       progress: (progress, total, message) => {
         if (token === undefined || signal.aborted) return;
         const sent = ctx.mcpReq

@@ -18,12 +18,12 @@ import { refresh } from '../refresh/refresh.js';
 import { planJson } from '../decide/plan-json.js';
 import type { ProbeResult } from '../attest/probe.js';
 import { probeMany } from '../attest/probe-many.js';
-import { catalogProfile, CLIENT_PROFILES, DEFAULT_PROFILE_ID, matrixLine } from '../attest/profile.js';
+import { catalogProfile, CLIENT_PROFILES, DEFAULT_PROFILE_ID } from '../attest/profile.js';
 import { probeJson } from '../attest/json.js';
 import { inert } from '../text/escape.js';
-import { APP_WOULD_SAY, describe } from '../model/describe.js';
+import { APP_WOULD_SAY, describe, matrixLine } from '../model/describe.js';
 import { confinedPath } from './confine.js';
-import { TextStore } from '../store/text-store.js';
+import { openStore } from '../store/open.js';
 import { toolSetPrints } from '../store/tool-sets.js';
 import { ProgressCounter, withinTime, type McpLimits } from './limits.js';
 
@@ -37,6 +37,8 @@ export interface ToolContext {
   limits: McpLimits;
   /** Reports progress when the caller asked for it (a progressToken); a no-op otherwise. */
   progress: (progress: number, total: number | undefined, message: string) => void;
+  /** The PostgreSQL store the tools read (`--store`); else `openStore`'s choice (ONETAP_STORE_URL, the text history). */
+  store?: string;
 }
 
 export interface ToolOutcome {
@@ -231,9 +233,12 @@ const probeTool: ToolSpec = {
   },
 };
 
-/** The curated and removed entries' last tool sets, from the text history beside the catalog. */
-async function knownOf(path: string, catalog: Catalog) {
-  const store = new TextStore(path);
+/** The store the tools read: `--store`, else `openStore`'s choice. */
+const storeOf = (ctx: ToolContext) => (ctx.store === undefined ? {} : { store: ctx.store });
+
+/** The curated and removed entries' last tool sets, from the catalog's store. */
+async function knownOf(path: string, catalog: Catalog, ctx: ToolContext) {
+  const store = await openStore(path, storeOf(ctx));
   try {
     return await toolSetPrints(store, [...catalog.servers, ...catalog.removed]);
   } finally {
@@ -385,19 +390,22 @@ const planTool: ToolSpec = {
     const counter = new ProgressCounter();
     // refresh() hands its `probe` options to probeMany, which takes the address-checking lookup.
     const probe = { lookup: lookupFor(ctx) } as NonNullable<Parameters<typeof refresh>[0]['probe']>;
+    // The history the plan reads, closed when the refresh ends (a call past its limit returns before that).
+    const store = await openStore(path, storeOf(ctx));
     const outcome = await timed(
       ctx,
       counter,
       () => `probing ${catalog.servers.length} servers`,
       refresh({
         catalogPath: path,
+        store,
         write: false,
         record: false,
         allowHttp: ctx.allowPrivate,
         probe,
         profile: args.profile as string | undefined,
         matrix: args.matrix === true,
-      }),
+      }).finally(() => store.close()),
     );
     if (!outcome.done)
       throw new ToolRefused(
@@ -486,7 +494,7 @@ const discoverTool: ToolSpec = {
     const curated = useCatalog ? await readCatalogArg({ catalogPath: args.catalogPath }, ctx) : null;
     const catalog = curated?.catalog ?? parseCatalog('{"servers":[]}');
     // With probing, what the list's entries last served (its text history), as `onetap discover --probe` reads it.
-    const known = args.probe === true && curated?.path ? await knownOf(curated.path, catalog) : [];
+    const known = args.probe === true && curated?.path ? await knownOf(curated.path, catalog, ctx) : [];
     const source = args.source as string;
     const counter = new ProgressCounter();
     let outcome;

@@ -1,6 +1,6 @@
 /**
  * A tool list as stored: `history/snapshots/<hash>.json`, content-addressed, hashed on the full text and clipped
- * for storage (`src/attest/snapshot.ts` makes it, `src/store/snapshots.ts` reads it back as untrusted input).
+ * for storage (`src/model/snapshot-hash.ts` makes it, `src/store/snapshots.ts` reads it back as untrusted input).
  */
 import { z } from 'zod';
 import { count, sha256Hex, snapshotHash } from './scalars.js';

@@ -26,7 +26,7 @@ import { defaultDeadlineMs, gatherAcross, type AcrossOptions } from './across.js
 
 export interface RefreshOptions {
   catalogPath: string;
-  /** Where runs are read from and recorded (default: the text history beside the catalog). */
+  /** Where runs are read from and recorded (default: `openStore`'s choice, from ONETAP_STORE_URL in `env`). */
   store?: Store;
   /** Kept for the `--state` flag of 0.1 (the index is in memory since 0.2.0): unused. */
   statePath?: string;
@@ -138,8 +138,9 @@ export async function refresh(opts: RefreshOptions): Promise<RefreshResult> {
       `${opts.catalogPath}: HTTPS only (--allow-http opens http:// on loopback only): ${insecure.map((s) => s.url).join(', ')}`,
     );
   const recorded = opts.record ?? !!opts.write;
-  // The text store (and the schemas that validate what it reads) loads when a refresh runs, not with the CLI.
-  const store = opts.store ?? new (await import('../store/text-store.js')).TextStore(opts.catalogPath);
+  // The store (and the schemas that validate what it reads) loads when a refresh runs, not with the CLI: the one
+  // factory's choice (the text history beside the catalog, or PostgreSQL named by ONETAP_STORE_URL in `env`).
+  const store = opts.store ?? (await (await import('../store/open.js')).openStore(opts.catalogPath, { env: opts.env }));
   try {
     const historyProblems = await store.problems();
     const confirmDrops = opts.confirmDrops ?? catalog.policy.confirmDrops ?? 1;

@@ -17,8 +17,10 @@ import { listBadge, serverBadge } from '../status/badge.js';
 export interface StatusOptions {
   /** The catalog whose history the pages show (its text history, unless `store` is given). */
   catalogPath: string;
-  /** Where the history is read from (default: the text history beside the catalog, `retentionDays` kept). */
+  /** Where the history is read from (default: `openStore`'s choice, `retentionDays` kept). */
   store?: Store;
+  /** Where `openStore` reads ONETAP_STORE_URL when no `store` is given (default: this process's environment). */
+  env?: Readonly<Record<string, string | undefined>>;
   now?: () => Date;
   refreshMs?: number;
   /**
@@ -75,8 +77,9 @@ export function statusRoutes(
   /** The store, having said which history lines it leaves out whenever that changed (a pull may change them). */
   const store = async (): Promise<Store> => {
     try {
-      history ??= new (await import('../store/text-store.js')).TextStore(opts.catalogPath, {
-        days: opts.retentionDays ?? DEFAULT_RETENTION_DAYS,
+      history ??= await (await import('../store/open.js')).openStore(opts.catalogPath, {
+        ...(opts.env === undefined ? {} : { env: opts.env }),
+        retentionDays: opts.retentionDays ?? DEFAULT_RETENTION_DAYS,
         now,
       });
       const problems = await history.problems();

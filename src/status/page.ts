@@ -10,8 +10,8 @@ import { SAME_TOOLS_WORDS } from '../policy/same-tools.js';
 import type { Decision, VerdictName } from '../model/words.js';
 import { REASON_TEXT } from '../policy/policy.js';
 import { APP_SAYS, describe } from '../model/describe.js';
-import { matrixLine } from '../attest/profile.js';
-import { toolReviewLine } from '../decide/drift.js';
+import { matrixLine } from '../model/describe.js';
+import { toolReviewLine } from '../model/describe.js';
 import { html, trusted, type Html } from './html.js';
 import { VERDICT_COLOUR } from './badge.js';
 import {

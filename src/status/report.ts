@@ -4,8 +4,8 @@
  * every value goes through the `md` template and unknown enum values print as escaped text.
  */
 import { md, mdCodeWord, mdTrusted, type Md } from '../text/escape.js';
-import { matrixLine } from '../attest/profile.js';
-import { toolReviewLine } from '../decide/drift.js';
+import { matrixLine } from '../model/describe.js';
+import { toolReviewLine } from '../model/describe.js';
 import type { HistoryProblems } from '../model/plan.js';
 import { APP_WOULD_SAY } from '../model/describe.js';
 import { costChange, costLine } from './cost.js';

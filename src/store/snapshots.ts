@@ -7,7 +7,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { storedSnapshotSchema, type StoredSnapshot, type ToolDefinition, type ToolDigest } from '../model/snapshot.js';
-import { SNAPSHOT_LIMITS } from '../attest/snapshot.js';
+import { SNAPSHOT_LIMITS } from '../model/snapshot-hash.js';
 import { clipText } from '../text/clip.js';
 import type { FileWrite } from '../util/atomic.js';
 

@@ -3,7 +3,7 @@
  * entry's last list before it went). Records made before set digests were kept are fingerprinted from their stored
  * snapshot when it holds the whole list; a clipped one gives only the exact tools digest.
  */
-import { toolSetDigests } from '../attest/snapshot.js';
+import { toolSetDigests } from '../model/snapshot-hash.js';
 import type { ToolSetPrint } from '../policy/same-tools.js';
 import type { Store } from './store.js';
 

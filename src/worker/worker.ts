@@ -29,7 +29,8 @@ import {
   resolverWithin,
   type HostKey,
 } from '../net/host-key.js';
-import { storeUnreachable, type PgStore } from '../store/pg-store.js';
+import { storeUnreachable } from '../store/unreachable.js';
+import type { Coordination, HostLeases } from '../queue/coordination.js';
 import { LeaseLost } from '../net/fence.js';
 import { backoffMs } from '../util/backoff.js';
 import { RateLimitedLog, WORKER_BACKOFF } from './faults.js';
@@ -49,7 +50,8 @@ import type { JobProgress, PostgresConnectionOptions, PostgresQueueBackend } fro
 
 export interface WorkerOptions {
   vantage: string;
-  store: PgStore;
+  /** The store the workers share (PostgreSQL): leases, not-before times, observations. */
+  store: Coordination;
   /** The queue's PostgreSQL URL (the store's by default). */
   queueUrl: string;
   concurrency: number;
@@ -86,7 +88,7 @@ const pause = () => new Promise((r) => setTimeout(r, 50 + Math.random() * 100));
  * lease would expire, ends its requests and throws `LeaseLost` (nothing it observed is recorded).
  */
 async function politely<T>(
-  store: PgStore,
+  store: HostLeases,
   host: HostKey,
   limit: number,
   addresses: readonly string[],

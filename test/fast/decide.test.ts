@@ -7,16 +7,15 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { decide, detectOutage, type DecideInput, type RowInput } from '../../src/decide/decide.js';
 import {
-  describeToolChanges,
   identityChanged,
   reviewAgainst,
   reviewTools,
   toolChanges,
-  toolReviewLine,
   toolsDiffer,
   NO_TOOL_REVIEW,
 } from '../../src/decide/drift.js';
-import { storedSnapshot, toolListSnapshot } from '../../src/attest/snapshot.js';
+import { describeToolChanges, toolReviewLine } from '../../src/model/describe.js';
+import { storedSnapshot, toolListSnapshot } from '../../src/model/snapshot-hash.js';
 import { EMPTY_LOCK, type ToolsLock } from '../../src/model/acceptance.js';
 import type { StoredSnapshot, ToolDefinition } from '../../src/model/snapshot.js';
 import type { Observation } from '../../src/model/observation.js';

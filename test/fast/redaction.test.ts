@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { redactRun, redactText, secretsOf } from '../../src/attest/record.js';
 import { emptyRun } from '../../src/attest/live.js';
-import { storedSnapshot, toolListSnapshot, toolSetDigests } from '../../src/attest/snapshot.js';
+import { storedSnapshot, toolListSnapshot, toolSetDigests } from '../../src/model/snapshot-hash.js';
 import type { ToolDefinition } from '../../src/model/snapshot.js';
 
 const KEY = 'k3y-Zq9vX2mP7rT4wY8uB1nC6dF0';

@@ -19,7 +19,7 @@ import {
   snapshotPath,
   snapshotText,
 } from '../../src/store/snapshots.js';
-import { storedSnapshot, toolListSnapshot } from '../../src/attest/snapshot.js';
+import { storedSnapshot, toolListSnapshot } from '../../src/model/snapshot-hash.js';
 import { EMPTY_LOCK, type LockEntry } from '../../src/model/acceptance.js';
 import { CatalogError } from '../../src/catalog/model.js';
 

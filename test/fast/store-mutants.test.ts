@@ -27,7 +27,7 @@ import {
   snapshotPath,
   snapshotText,
 } from '../../src/store/snapshots.js';
-import { storedSnapshot, toolListSnapshot } from '../../src/attest/snapshot.js';
+import { storedSnapshot, toolListSnapshot } from '../../src/model/snapshot-hash.js';
 import type { PlanRow } from '../../src/model/plan.js';
 import type { Evidence } from '../../src/model/evidence.js';
 import type { Observation } from '../../src/model/observation.js';

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { countTokens as packageCount, encode } from 'gpt-tokenizer/encoding/o200k_base';
 import { contextText, loadCounter, TOKEN_LIMITS, type Counter } from '../../src/attest/tokens.js';
 import { LIST_CACHE_ENTRIES, remembered } from '../../src/attest/list-cache.js';
-import { toolListSnapshot, toolSetDigests } from '../../src/attest/snapshot.js';
+import { toolListSnapshot, toolSetDigests } from '../../src/model/snapshot-hash.js';
 import { sameToolsIndex, refuses, type ToolSetPrint } from '../../src/policy/same-tools.js';
 import { reviewBudget } from '../../src/decide/drift.js';
 import { AWKWARD, MANY, SMALL } from '../fixtures/tool-lists.js';

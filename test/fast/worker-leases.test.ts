@@ -11,6 +11,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { work } from '../../src/worker/worker.js';
 import { KAI_9000 } from '../../src/attest/profile.js';
 import type { PgStore } from '../../src/store/pg-store.js';
+import type { Coordination, HostLeases } from '../../src/queue/coordination.js';
 import type { ProbeJob } from '../../src/queue/queue.js';
 
 interface Calls {
@@ -21,7 +22,7 @@ interface Calls {
 }
 
 /** A store that grants every lease at once and records what was asked. */
-function recordingStore(): { store: PgStore; calls: Calls } {
+function recordingStore(): { store: Coordination; calls: Calls } {
   const calls: Calls = { hosts: [], holds: [], addresses: [], released: [] };
   const store = {
     acquireHost: async (host: string) => {
@@ -43,8 +44,15 @@ function recordingStore(): { store: PgStore; calls: Calls } {
     },
     recordObservation: async () => true,
   };
-  return { store: store as unknown as PgStore, calls };
+  return { store: store as unknown as Coordination, calls };
 }
+
+it("the PostgreSQL store is the queue's Coordination, structurally (a type-level check: it compiles)", () => {
+  // The store is below the queue: PgStore imports nothing of src/queue/, and still satisfies its interfaces.
+  const coordination = (store: PgStore): Coordination => store;
+  const leases = (store: PgStore): HostLeases => store;
+  assert.deepEqual([typeof coordination, typeof leases], ['function', 'function']);
+});
 
 const jobOf = (url: string, census: boolean, allowHttp = false): ProbeJob => ({
   run: { id: 'leases-1', startedAt: '2026-12-01T00:00:00.000Z' },

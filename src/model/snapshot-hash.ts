@@ -1,6 +1,7 @@
 /**
  * A server's tool list as one canonical, hashable document: what the deciding client saw (serverInfo and per
- * tool its name, title, description, inputSchema and annotations). Pure.
+ * tool its name, title, description, inputSchema and annotations). Pure and zod-free (the prober imports it; the
+ * store reads its limits and digests): the schema of the stored file is `./snapshot.ts`.
  *
  * The hashes, defined once here for everything that uses them:
  * - a tool's digest: SHA-256 of the canonical JSON of that one tool (sorted keys at every level);
@@ -12,7 +13,7 @@
  * Nothing here recurses past `MAX_NESTING` levels: a deeper answer is not processed (review/unprocessable).
  */
 import { hash as digestOf } from 'node:crypto';
-import type { StoredSnapshot, ToolDefinition, ToolDigest, ToolListSnapshot } from '../model/snapshot.js';
+import type { StoredSnapshot, ToolDefinition, ToolDigest, ToolListSnapshot } from './snapshot.js';
 
 export type { StoredSnapshot, ToolDigest, ToolListSnapshot };
 import { clipText } from '../text/clip.js';
