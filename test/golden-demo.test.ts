@@ -68,8 +68,8 @@ export function normalise(text: string, ctx: Context): string {
   s = s.replace(/\b\d{4}-\d\d-\d\d \d\d:\d\d(?::\d\d)?\b/g, '<time>');
   // 4. Dates counted from the run's day, written relative to it (so a window's length and a staleness offset stay
   //    pinned): the history API's day buckets ("date": "…"), the pages' day bars (title="…: live"), the
-  //    snapshot's stale_after, the log's heading (## … (). Fixed dates (the shipped catalog's decisions, protocol
-  //    versions, profile ids) are in none of these places and stay.
+  //    snapshot's stale_after, the log's heading (## … (), a row the run dropped (removedAt). Fixed dates (the
+  //    shipped catalog's decisions, protocol versions, profile ids) are in none of these places and stay.
   const rel = (d: string) => relativeDate(d, ctx.runDate);
   s = s.replace(/("date": ?")(\d{4}-\d\d-\d\d)"/g, (_, pre: string, d: string) => `${pre}${rel(d)}"`);
   s = s.replace(
@@ -77,6 +77,8 @@ export function normalise(text: string, ctx: Context): string {
     (_, pre: string, d: string, post: string) => `${pre}${rel(d)}${post}`,
   );
   s = s.replace(/(stale_after: )(\d{4}-\d\d-\d\d)\b/g, (_, pre: string, d: string) => `${pre}${rel(d)}`);
+  // A row the demo's run dropped says the run's day; the shipped catalog's earlier removals keep their dates.
+  s = s.split(`"removedAt": "${ctx.runDate}"`).join('"removedAt": "<run-date>"');
   s = s.replace(
     /^(## )(\d{4}-\d\d-\d\d)( \()/gm,
     (_, pre: string, d: string, post: string) => `${pre}${rel(d)}${post}`,
