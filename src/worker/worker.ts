@@ -6,7 +6,7 @@
  * once the vantages have answered.
  *
  * A worker trusts no job: the queue is a table anyone who can write the store can write. Every job is checked
- * (`jobProblem`) against what the worker was started to do before any request: keys only from the variables it was
+ * (`readJob`: parsed with its schema, `../model/jobs.ts`) against what the worker was started to do before any request: keys only from the variables it was
  * given (`--key-env`), http:// and loopback only when it was started with `--allow-http`.
  *
  * Politeness is shared by every worker through leases in the store, counted by host (normalised name and port,
@@ -37,12 +37,12 @@ import { RateLimitedLog, WORKER_BACKOFF } from './faults.js';
 import { LeaseFence } from './lease.js';
 import {
   hostLeaseMs,
-  jobProblem,
   jobUrlOf,
   lockMs,
   prepareQueue,
   queueConnection,
   queueNameOf,
+  readJob,
   type ProbeJob,
   type WorkerPermits,
 } from '../queue/queue.js';
@@ -165,7 +165,7 @@ async function addressesToLease(host: HostKey, allowPrivate: boolean, permits: W
   return (await addressesBy(lookup)(host.name)).filter((a) => !(permits.allowHttp && isLoopback(a)));
 }
 
-/** One job done (a job `jobProblem` passed): the observation recorded (or the canaries reported). */
+/** One job done (a job `readJob` passed): the observation recorded (or the canaries reported). */
 export async function work(job: ProbeJob, ctx: WorkContext, holder = `${hostname()}:${process.pid}`): Promise<string> {
   const { vantage, store, permits, signingKey } = ctx;
   const run = { id: job.run.id, startedAt: job.run.startedAt, vantage };
@@ -283,8 +283,8 @@ export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
   const worker = new Worker<ProbeJob, void, string, PostgresQueueBackend, JobProgress, PostgresConnectionOptions>(
     queueNameOf(opts.vantage),
     async (job, token) => {
-      const problem = jobProblem(job.data, opts.vantage, opts.permits);
-      if (problem !== null) {
+      const { job: data, problem } = readJob(job.data, opts.vantage, opts.permits);
+      if (data === undefined) {
         // Named by its URL and the problem (a variable's name, never a value); refused for good, before any request.
         opts.log(
           `${opts.vantage}: job ${job.id?.slice(0, 12)} for ${jobUrlOf(job.data)} refused: ${problem} (not tried again)`,
@@ -293,7 +293,7 @@ export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
       }
       const started = Date.now();
       try {
-        const said = await work(job.data, opts);
+        const said = await work(data, opts);
         opts.log(
           `${opts.vantage}: ${job.data.kind === 'canaries' ? '' : `${job.data.url} `}${said} (run ${job.data.run.id}, job ${job.id?.slice(0, 12)})`,
         );

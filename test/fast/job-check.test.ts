@@ -1,11 +1,13 @@
 /**
- * A worker trusts no job: every field of a job read from the queue is checked and bounded against what the worker was
- * started to do (`--key-env`, `--allow-http`) before any request. A table: a job as refresh writes it passes; each
+ * A worker trusts no job: every field of a job read from the queue is parsed with the job's schema (`src/model/jobs.ts`)
+ * and bounded, then checked against what the worker was started to do (`--key-env`, `--allow-http`) before any request. A table: a job as refresh writes it passes; each
  * change a written job could make is refused, naming the field (a variable by its name, never a value).
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { jobProblem, jobUrlOf, type WorkerPermits } from '../../src/queue/queue.js';
+import { jobUrlOf, readJob, type WorkerPermits } from '../../src/queue/queue.js';
+import { CANARIES_JOB_URL, probeJobSchema } from '../../src/model/jobs.js';
+import { CANARIES_URL } from '../../src/store/store.js';
 import { catalogProfile, KAI_9000, MCP_2025_11_25 } from '../../src/attest/profile.js';
 import { jobKeys } from '../../src/refresh/across.js';
 
@@ -44,6 +46,9 @@ const canaries = {
 };
 const strict: WorkerPermits = { keyEnv: new Set(['JINA_API_KEY']), allowHttp: false };
 const fixtures: WorkerPermits = { keyEnv: new Set(['JINA_API_KEY']), allowHttp: true };
+/** The problem `readJob` finds in a job, or null. */
+const jobProblem = (data: unknown, vantage: string, permits: WorkerPermits) =>
+  readJob(data, vantage, permits).problem ?? null;
 const json = (v: unknown) => JSON.parse(JSON.stringify(v)) as Record<string, unknown>;
 
 describe('a job read from the queue is checked before a worker acts on it', () => {
@@ -298,6 +303,11 @@ describe('a job read from the queue is checked before a worker acts on it', () =
       else assert.equal(p, null);
     });
   }
+  it('a job that passes is the job, as its schema parses it', () => {
+    assert.deepEqual(readJob(json(job), 'eu', strict).job, json(job));
+    assert.equal(probeJobSchema.safeParse(json(job)).success, true);
+    assert.equal(CANARIES_JOB_URL, CANARIES_URL);
+  });
   it('not an object at all', () => assert.equal(jobProblem('{"url":"x"}', 'eu', strict), 'not an object'));
   it("a problem never carries a variable's value, whatever the environment holds", () => {
     process.env.ONETAP_TEST_SECRET_VALUE = 'hunter2-hunter2';
