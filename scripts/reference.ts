@@ -35,7 +35,7 @@ import { LIMITS } from '../src/status/model.js';
 import { MCP_LIMITS } from '../src/mcp/limits.js';
 import { MAX_TIMER_MS } from '../src/cli/args.js';
 import { STALE_AFTER_DAYS } from '../src/apply/apply.js';
-import { JOB_LIMITS } from '../src/queue/queue.js';
+import { JOB_LIMITS } from '../src/model/jobs.js';
 import { MAX_STALLS } from '../src/worker/worker.js';
 
 /** The repository's root (this file runs from dist/scripts/). */
@@ -557,7 +557,7 @@ export const LIMIT_CONSTANTS: readonly LimitConstant[] = [
   { name: 'SERVE_LIMITS', file: 'src/serve/server.ts', value: SERVE_LIMITS },
   { name: 'LIMITS', file: 'src/status/model.ts', value: LIMITS },
   { name: 'MCP_LIMITS', file: 'src/mcp/limits.ts', value: MCP_LIMITS },
-  { name: 'JOB_LIMITS', file: 'src/queue/queue.ts', value: JOB_LIMITS },
+  { name: 'JOB_LIMITS', file: 'src/model/jobs.ts', value: JOB_LIMITS },
   { name: 'MAX_STALLS', file: 'src/worker/worker.ts', value: MAX_STALLS },
 ];
 
