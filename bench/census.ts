@@ -1,11 +1,11 @@
 /**
  * `node dist/bench/census.js`: `onetap census` (a whole process, as a publisher runs it) over BENCH_CENSUS_N loopback
- * remotes (default 20,000) on BENCH_CENSUS_HOSTS hosts (default 2,000: ports of 127.0.0.1, 10 remotes each), the mix
- * of test/fleet/registry.ts, served by this process, among BENCH_CENSUS_PACKAGE_ONLY servers with a package and no
- * remote (default: the registry's proportion, 11,639 beside 20,000). Measured: wall time, peak RSS of the census process (VmHWM), and
- * from them the expected time of the official registry (25,805 remotes on 17,712 hosts; the largest host serves
- * about 2,365 of them, one gateway 1,716; every other host a few), with each probe taking `PROBE_S` (the internet's
- * round trips, not loopback's) and one probe in flight per host, 1 s apart. With BENCH_CENSUS_WORKERS=n (and
+ * remotes (default 20,000) on BENCH_CENSUS_HOSTS hosts (default 2,000: ports of 127.0.0.1, 10 remotes each), the mix of
+ * test/fleet/registry.ts, served by this process, among BENCH_CENSUS_PACKAGE_ONLY servers with a package and no remote
+ * (default: the registry's proportion, 11,639 beside 20,000). Measured: wall time, peak RSS of the census process
+ * (VmHWM), and from them the expected time of the official registry (25,805 remotes on 17,712 hosts; the largest host
+ * serves about 2,365 of them, one gateway 1,716; every other host a few), with each probe taking `PROBE_S` (the
+ * internet's round trips, not loopback's) and one probe in flight per host, 1 s apart. With BENCH_CENSUS_WORKERS=n (and
  * PostgreSQL, `ONETAP_BENCH_POSTGRES`), the census goes through n `onetap worker` processes of one vantage instead, and
  * their peak RSS is measured too. With BENCH_CENSUS_PAD_BYTES=n, each server.json as served is n bytes larger (a
  * registry of large items: the census keeps them on disk, not in memory). Prints one JSON line.

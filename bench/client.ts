@@ -62,7 +62,8 @@ async function sdk(): Promise<boolean> {
   return tools.length > 0;
 }
 
-const timeoutMs = Number(process.env.BENCH_TIMEOUT_MS ?? 15_000); // read once: process.env is a native lookup per access
+// read once: process.env is a native lookup per access
+const timeoutMs = Number(process.env.BENCH_TIMEOUT_MS ?? 15_000);
 
 async function onetap(): Promise<boolean> {
   return (await probe(url, { dispatcher, retryDelayMs: 200, timeoutMs })).verdict === 'live';

@@ -1,12 +1,12 @@
 /**
- * What serving MCP costs a process: `node dist/bench/mcp-start.js [<bin/onetap> …]` (default: this checkout's).
- * For each bin: the time from spawning `onetap mcp --http --port 0` to its "listening on" line (median of
- * BENCH_RUNS, default 5), its RSS idle after start, after one classic exchange (initialize, tools/list,
- * tools/call explain: the first request is what loads the SDK, so its time is shown too) and after one 2026-07-28 exchange as well
- * (server/discover, tools/list, tools/call explain; a server that refuses that revision is marked). Then, for this checkout only, whether
- * a process that only probes loads any `@modelcontextprotocol` module: the library's `probe()` in-process and the
- * CLI's `onetap probe`, with every ESM resolve and every CommonJS module recorded (the check is shown to see the
- * SDK by creating an MCP server in the same process afterwards). Prints Markdown.
+ * What serving MCP costs a process: `node dist/bench/mcp-start.js [<bin/onetap> …]` (default: this checkout's). For
+ * each bin: the time from spawning `onetap mcp --http --port 0` to its "listening on" line (median of BENCH_RUNS,
+ * default 5), its RSS idle after start, after one classic exchange (initialize, tools/list, tools/call explain: the
+ * first request is what loads the SDK, so its time is shown too) and after one 2026-07-28 exchange as well
+ * (server/discover, tools/list, tools/call explain; a server that refuses that revision is marked). Then, for this
+ * checkout only, whether a process that only probes loads any `@modelcontextprotocol` module: the library's `probe()`
+ * in-process and the CLI's `onetap probe`, with every ESM resolve and every CommonJS module recorded (the check is
+ * shown to see the SDK by creating an MCP server in the same process afterwards). Prints Markdown.
  */
 import { spawn, spawnSync, execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';

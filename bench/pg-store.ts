@@ -160,7 +160,8 @@ try {
           `INSERT INTO ${schema}.tool_lists SELECT substr('${dayN}', 1, 7), ref, list FROM ${schema}.tool_lists WHERE month = substr('${day0}', 1, 7) ON CONFLICT DO NOTHING`,
         );
     }
-    // Settled, as autovacuum leaves a table after inserts: the visibility map set, so a URL's points come from the index alone.
+    // Settled, as autovacuum leaves a table after inserts: the visibility map set, so a URL's points come from the
+    // index alone.
     await admin(`VACUUM ANALYZE ${schema}.observations`);
     await admin(`VACUUM ANALYZE ${schema}.runs`);
     const loadS = (performance.now() - loadStart) / 1000;

@@ -1,7 +1,8 @@
 /**
- * Screening speed: 1,000 tools with 2 KB descriptions (and a small schema each), median of 7 runs after a warm-up, wall and CPU time.
- * Two texts: real descriptions from the npm corpus (test/screen/benign/) and the hand-written honest corpus,
- * which is dense with the words the rules look for (the slow case). Run: npx tsc -p . && node dist/bench/screen.js
+ * Screening speed: 1,000 tools with 2 KB descriptions (and a small schema each), median of 7 runs after a warm-up, wall
+ * and CPU time. Two texts: real descriptions from the npm corpus (test/screen/benign/) and the hand-written honest
+ * corpus, which is dense with the words the rules look for (the slow case). Run: npx tsc -p . && node
+ * dist/bench/screen.js
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { screenTools, type ToolSnapshot } from '../src/screen/screen.js';

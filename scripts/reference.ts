@@ -226,7 +226,9 @@ export function buildReferenceProgram(): Command {
   return buildProgram();
 }
 
-/** A command and where its page goes: `path` its words after `onetap` (`['probe']`), `file` relative to docs/reference. */
+/**
+ * A command and where its page goes: `path` its words after `onetap` (`['probe']`), `file` relative to docs/reference.
+ */
 export interface ReferenceCommand {
   command: Command;
   path: string[];
@@ -537,7 +539,10 @@ interface LimitConstant {
   value: unknown;
 }
 
-/** The exported limits and defaults; test/docs-reference.test.ts checks every exported `*_LIMITS`, `*_DEFAULTS`, `LIMITS` and `MAX_*` is here. */
+/**
+ * The exported limits and defaults; test/docs-reference.test.ts checks every exported `*_LIMITS`, `*_DEFAULTS`,
+ * `LIMITS` and `MAX_*` is here.
+ */
 export const LIMIT_CONSTANTS: readonly LimitConstant[] = [
   { name: 'PROBE_DEFAULTS', file: 'src/attest/probe.ts', value: PROBE_DEFAULTS },
   { name: 'PROBE_MANY_DEFAULTS', file: 'src/attest/probe-many.ts', value: PROBE_MANY_DEFAULTS },
@@ -761,7 +766,10 @@ function schemaComments(file: string, names: readonly string[]): Map<string, str
   return out;
 }
 
-/** The record's JSON Schemas with each field's description from its declaration (a plan row's observation fields from the observation's). */
+/**
+ * The record's JSON Schemas with each field's description from its declaration (a plan row's observation fields from
+ * the observation's).
+ */
 export const describedSchemas = (() => {
   let made: Record<string, JsonSchema> | null = null;
   return () => {

@@ -20,7 +20,10 @@ import { catalogOf, server } from './helpers.js';
 import { ROOT, git, runAction, type ActionRun } from './action-run.js';
 import type { Catalog } from '../src/index.js';
 
-/** What servers and pull requests write where the action prints: modern and legacy workflow commands, line breaks of every kind. */
+/**
+ * What servers and pull requests write where the action prints: modern and legacy workflow commands, line breaks of
+ * every kind.
+ */
 const HOSTILE_MESSAGE =
   'first line\n::error::injected\r::add-mask::x\r\n  ::set-output name=changed::true\u2028::notice::ls\n##[warning]legacy ##[stop-commands]tok';
 const rpcError = (message: string, on: 'initialize' | 'tools/list') => (c: Ctx) => {

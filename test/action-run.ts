@@ -1,4 +1,6 @@
-/** Running the Action's shell steps outside GitHub, with the inputs GitHub would give them (shared by the Action tests). */
+/**
+ * Running the Action's shell steps outside GitHub, with the inputs GitHub would give them (shared by the Action tests).
+ */
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';

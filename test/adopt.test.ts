@@ -60,8 +60,8 @@ describe("the package in another list's repository", () => {
     const list = join(tmp, 'our-list');
     execFileSync('git', ['init', '--quiet', list]);
     await writeFile(join(list, 'package.json'), '{"name":"our-list","private":true}\n');
-    // The runtime dependencies come from the npm cache `npm ci` filled (the registry only for what it lacks); nothing is
-    // compiled or run.
+    // The runtime dependencies come from the npm cache `npm ci` filled (the registry only for what it lacks); nothing
+    // is compiled or run.
     const install = await run(
       'npm',
       ['install', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund', '-D', tarball],

@@ -46,7 +46,10 @@ async function waitFor(path: string, ms: number): Promise<boolean> {
   return false;
 }
 
-/** The files a refresh --write replaces (not the history it appends, the run's tool lists, the lock a killed run leaves for the next to take over). */
+/**
+ * The files a refresh --write replaces (not the history it appends, the run's tool lists, the lock a killed run leaves
+ * for the next to take over).
+ */
 async function writtenFiles(dir: string): Promise<Record<string, string>> {
   const all = await snapshotDir(join(dir, 'catalog'));
   return Object.fromEntries(

@@ -109,7 +109,8 @@ describe("the time a read waits for memory is not the server's", () => {
     await fired;
     clearTimeout(alive);
     // Order, not milliseconds (a loaded machine's timers run late, and Node starts a timer from the loop's cached
-    // time): it was due at 100 ms, paused at 40 ms (the earlier timer runs first, however late), and fired only once resumed.
+    // time): it was due at 100 ms, paused at 40 ms (the earlier timer runs first, however late), and fired only once
+    // resumed.
     assert.ok(resumedAt > pausedAt, `paused at ${Math.round(pausedAt)} ms, resumed at ${Math.round(resumedAt)} ms`);
     assert.ok(firedAt >= resumedAt, `fired after ${Math.round(firedAt)} ms, resumed at ${Math.round(resumedAt)} ms`);
   });

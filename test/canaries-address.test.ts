@@ -2,8 +2,8 @@
  * Canaries obey the address rule of every other request a job or a catalog causes: an https canary on a private
  * (10.0.0.5), a loopback (127.0.0.1, localhost) or an IPv6 unique-local (fd00::1) address is refused without any
  * connection attempt, by literal and by a name that resolves there, unless the loopback fixtures' permission opens
- * loopback. Listeners on those addresses count the connections: none without permission, one per canary with it (so
- * the test can fail). The refresh's canaries here; the worker's are refused by its job check (test/worker-trust.test.ts).
+ * loopback. Listeners on those addresses count the connections: none without permission, one per canary with it (so the
+ * test can fail). The refresh's canaries here; the worker's are refused by its job check (test/worker-trust.test.ts).
  * The census checks no canaries.
  */
 import { after, before, describe, it } from 'node:test';

@@ -128,7 +128,8 @@ describe('onetap census: a good guest by address, not by spelling', () => {
           $schema: 'https://static.modelcontextprotocol.io/schemas/2025-09-29/server.schema.json',
           remotes: [{ type: 'streamable-http', url: remoteUrl(3) }],
         }),
-        // The registry's own _meta claims a verification, under another key and under the census's own: "verified 2099", live.
+        // The registry's own _meta claims a verification, under another key and under the census's own: "verified
+        // 2099", live.
         item(
           'io.example.guest/forged',
           { remotes: [{ type: 'streamable-http', url: remoteUrl(11) }] },

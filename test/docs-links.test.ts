@@ -36,7 +36,9 @@ const docs = [
     .map((f) => join('docs', f)),
 ].filter((f) => existsSync(join(ROOT, f)));
 
-/** Repository paths written in text: `src/…`, `test/…`, `bench/…`, `docs/…`, `action/…`, `conformance/…`, `scripts/…`. */
+/**
+ * Repository paths written in text: `src/…`, `test/…`, `bench/…`, `docs/…`, `action/…`, `conformance/…`, `scripts/…`.
+ */
 function repositoryPaths(text: string): string[] {
   return (
     [...text.matchAll(/(?<![\w./-])((?:src|test|bench|docs|action|conformance|scripts)\/[\w.\-/]*[\w/])/g)]
@@ -53,7 +55,9 @@ function repositoryPaths(text: string): string[] {
  */
 const vendored = (text: string) => text.startsWith('<!-- Vendored verbatim');
 
-/** Where a text cites the planning repository's notes, which a clone does not have (what the code needs is vendored). */
+/**
+ * Where a text cites the planning repository's notes, which a clone does not have (what the code needs is vendored).
+ */
 const outsideNotes = (text: string) => [...text.matchAll(/(?:shared\/)?notes\/[\w.-]+\.md/g)].map((m) => m[0]);
 
 function missingPaths(text: string): string[] {

@@ -163,7 +163,8 @@ describe('observations cannot be forged ahead of a run', { skip: !!missing }, ()
       const run = { id: 'week-9', startedAt: '2026-12-07T00:00:00.000Z' };
       const o = (u: string, vantage: string, runId = run.id) =>
         observation({ url: u, run: runId, vantage, observedAt: run.startedAt });
-      // Before the run exists: a drop for u1 from a (discarded when its job is registered) and one for u2 (kept aside until a re-run enqueues u2).
+      // Before the run exists: a drop for u1 from a (discarded when its job is registered) and one for u2 (kept aside
+      // until a re-run enqueues u2).
       await preSeed(store, run.id, u1, ['a']);
       await preSeed(store, run.id, u2, ['a']);
       const first = await store.registerRun(
@@ -219,7 +220,8 @@ describe('observations cannot be forged ahead of a run', { skip: !!missing }, ()
       assert.deepEqual([...(await store.canariesOf(run.id)).keys()].sort(), ['a', 'b']);
       assert.deepEqual([...(await store.canariesOf(run.id, keys)).keys()], ['a']);
       assert.equal((await store.canariesOf('week-never')).size, 0);
-      // A re-run with the same id adding u2: the row written for u2 before that is discarded; the run keeps its first start.
+      // A re-run with the same id adding u2: the row written for u2 before that is discarded; the run keeps its first
+      // start.
       const again = await store.registerRun(
         { id: run.id, startedAt: '2026-12-08T00:00:00.000Z' },
         ['a', 'b'],

@@ -92,7 +92,10 @@ export function startMcpHttp(cwd: string, args: string[], children: ChildProcess
   });
 }
 
-/** An observation record with every field at a neutral value (live/ok), `fields` over them: for tests of the stages after collect. */
+/**
+ * An observation record with every field at a neutral value (live/ok), `fields` over them: for tests of the stages
+ * after collect.
+ */
 export function observation(fields: Partial<Observation> & Pick<Observation, 'url'>): Observation {
   return {
     run: 'run-1',
@@ -131,7 +134,9 @@ export function observation(fields: Partial<Observation> & Pick<Observation, 'ur
   };
 }
 
-/** A plan decided from observations alone (no acceptances, no snapshots), each row's history as given (newest first). */
+/**
+ * A plan decided from observations alone (no acceptances, no snapshots), each row's history as given (newest first).
+ */
 export function planOf(
   rows: Array<{ name: string; observation: Observation; history?: RowInput['history'] }>,
   confirmDrops = 1,
@@ -145,7 +150,9 @@ export function planOf(
   });
 }
 
-/** A recorded row: an observation decided as its verdict says (keep, review, keep-failed, drop), nothing else to review. */
+/**
+ * A recorded row: an observation decided as its verdict says (keep, review, keep-failed, drop), nothing else to review.
+ */
 export function recordedRow(
   name: string,
   fields: Partial<Observation> & Pick<Observation, 'url'>,

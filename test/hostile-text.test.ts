@@ -375,7 +375,8 @@ describe('auth metadata after a 401: the address rule on every URL a server supp
     });
     await new Promise<void>((r) => prm.listen(0, '127.0.0.1', r));
     port = (prm.address() as AddressInfo).port;
-    // The system resolver, as a probe uses it: rebind.example answers a loopback address (a rebinding name on its second lookup).
+    // The system resolver, as a probe uses it: rebind.example answers a loopback address (a rebinding name on its
+    // second lookup).
     (dnsPromises as { lookup: unknown }).lookup = async (host: string, opts: unknown) =>
       host === 'rebind.example' ? [{ address: '127.0.0.1', family: 4 }] : realLookup(host, opts as never);
     syncBuiltinESMExports();

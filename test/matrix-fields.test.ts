@@ -7,7 +7,10 @@ import assert from 'node:assert/strict';
 import { probe, probeJson } from '../src/index.js';
 import { json, startFleet, TOOLS, type Ctx, type Fleet } from './fleet/fleet.js';
 
-/** Classic clients are served; a 2026-07-28 client discovers fine and then gets an error to tools/list (-32022 once first, with `refuseFirst`). */
+/**
+ * Classic clients are served; a 2026-07-28 client discovers fine and then gets an error to tools/list (-32022 once
+ * first, with `refuseFirst`).
+ */
 const classicWith2026ToolsError = (refuseFirst: boolean) => {
   let refused = false;
   return (c: Ctx): void => {

@@ -439,7 +439,8 @@ describe('onetap mcp --http', () => {
     assert.equal(r!.profile, 'kai-9000');
     assert.deepEqual(r!.tools, ['probe', 'lint', 'plan_refresh', 'discover', 'explain']);
     // Expected from the SDK's own list of versions, not from the prober: a profile works when it can speak one of them
-    // (the classic versions the SDK lists, and the 2026-07-28 revision the same endpoint serves; test/mcp-eras.test.ts).
+    // (the classic versions the SDK lists, and the 2026-07-28 revision the same endpoint serves;
+    // test/mcp-eras.test.ts).
     const served = [...SUPPORTED_PROTOCOL_VERSIONS, '2026-07-28'];
     for (const profile of Object.values(CLIENT_PROFILES)) {
       const speaks = [profile.protocolVersion, ...profile.supportedVersions].some((v) => served.includes(v));

@@ -29,7 +29,10 @@ export function postgresMissing(): Promise<string | null> {
 
 let made = 0;
 
-/** A fresh schema's store URL (`?schema=`), and how to drop it (its queue's schema too, which `store migrate` makes). `base` may point elsewhere (a proxy, the socket). */
+/**
+ * A fresh schema's store URL (`?schema=`), and how to drop it (its queue's schema too, which `store migrate` makes).
+ * `base` may point elsewhere (a proxy, the socket).
+ */
 export async function freshSchema(
   label: string,
   base = POSTGRES,

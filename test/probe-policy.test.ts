@@ -1,6 +1,6 @@
 /**
- * One test per rule of docs/one-tap-policy.md (shared/spec/ of the planning repository) (and the issue's verdict table), each against
- * a scripted server on 127.0.0.1. Read them next to the policy text.
+ * One test per rule of docs/one-tap-policy.md (shared/spec/ of the planning repository) (and the issue's verdict
+ * table), each against a scripted server on 127.0.0.1. Read them next to the policy text.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';

@@ -55,7 +55,9 @@ function echoedTools(k: string): unknown[] {
   ];
 }
 
-/** Initializes without a key; with one, lists the echoing tools (`echo`) or fails tools/list quoting it (`echo-error`). */
+/**
+ * Initializes without a key; with one, lists the echoing tools (`echo`) or fails tools/list quoting it (`echo-error`).
+ */
 const echoing =
   (failing: boolean) =>
   (c: Ctx): void => {
@@ -209,7 +211,8 @@ describe('a server that echoes the probe key every way: no output holds any form
     const leaked = outputs.flatMap(([where, text]) =>
       leaks(text).length ? [`${where}: ${leaks(text).join(', ')}`] : [],
     );
-    // And every file of the workspace: the catalog and lock, history/*.jsonl and history/snapshots/, servers.md, log.md, the lists, the site.
+    // And every file of the workspace: the catalog and lock, history/*.jsonl and history/snapshots/, servers.md,
+    // log.md, the lists, the site.
     assert.deepEqual([...leaked, ...(await filesLeaking(ws.dir))], []);
     assert.ok((await readdir(join(ws.dir, 'catalog', 'history', 'snapshots'))).length > 0, 'a snapshot was written');
   });

@@ -246,7 +246,8 @@ describe('refresh', () => {
       for (const [file, content] of Object.entries(await snapshotDir(join(ws.dir, 'catalog')))) {
         if (file.endsWith('.json')) JSON.parse(Buffer.from(content, 'base64').toString('utf8'));
       }
-      // The history holds whole runs only: a line cut by the kill is not history (and no problem), a run is all or nothing.
+      // The history holds whole runs only: a line cut by the kill is not history (and no problem), a run is all or
+      // nothing.
       const store = new TextStore(ws.catalogPath);
       assert.deepEqual(await store.problems(), { count: 0, first: [] }, `delay ${delay}: the history reads clean`);
       for (const { rows } of await store.runs({})) assert.equal(rows.length, 40);

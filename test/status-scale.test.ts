@@ -1,8 +1,9 @@
 /**
- * The status page and API stay bounded at 2,000 servers, whatever the servers send: every server lists 100
- * tool names of 300 characters today; the first ten failed with a 5,000-character error on 29 of 30 days, and
- * the app's own error is as long (the others failed with a short one: a 750 MB history would test the disk). The bytes of `/` and `/api/servers` (served by `statusRoutes` over a real store) stay under
- * the bounds below; what is clipped says so ("and N more", the count seen).
+ * The status page and API stay bounded at 2,000 servers, whatever the servers send: every server lists 100 tool names
+ * of 300 characters today; the first ten failed with a 5,000-character error on 29 of 30 days, and the app's own error
+ * is as long (the others failed with a short one: a 750 MB history would test the disk). The bytes of `/` and
+ * `/api/servers` (served by `statusRoutes` over a real store) stay under the bounds below; what is clipped says so
+ * ("and N more", the count seen).
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';

@@ -195,7 +195,8 @@ function contract(name: string, make: MakeBackend): void {
         assert.deepEqual(await s.verdicts(B, '2026-11-03'), [
           { observedAt: '2026-11-03T06:00:00.000Z', verdict: 'live', reason: 'ok' },
         ]);
-        // previous and changed, spelled out: Alpha unchanged then changed; Gamma's previous skips the run it was not in.
+        // previous and changed, spelled out: Alpha unchanged then changed; Gamma's previous skips the run it was not
+        // in.
         assert.deepEqual([a1!.changed, a2!.changed, a3!.changed], [true, false, true]);
         const [g3] = await s.recent(C, 1);
         assert.deepEqual(g3!.previous, { verdict: 'live', reason: 'ok', at: '2026-11-01T06:00:00.000Z' });

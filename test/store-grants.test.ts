@@ -1,6 +1,6 @@
 /**
- * `onetap store grant-vantage <name>`, for real: the printed SQL run (twice: it is idempotent) by the store's owner on a
- * fresh schema, a worker connected as the role it creates, and the role tried by hand:
+ * `onetap store grant-vantage <name>`, for real: the printed SQL run (twice: it is idempotent) by the store's owner on
+ * a fresh schema, a worker connected as the role it creates, and the role tried by hand:
  *   - it does a worker's job: takes its queue's jobs, holds host leases (and a census's address leases), records its
  *     observations and canaries;
  *   - it cannot write another vantage's observations or canaries (row-level security), set when a row was recorded,

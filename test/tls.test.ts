@@ -1,4 +1,6 @@
-/** HTTPS on 127.0.0.1 with a certificate made for the test: the prober over TLS, and a TLS failure kept, not dropped. */
+/**
+ * HTTPS on 127.0.0.1 with a certificate made for the test: the prober over TLS, and a TLS failure kept, not dropped.
+ */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';

@@ -56,7 +56,10 @@ const LISTS: Record<string, Tool[]> = {
     },
   ],
 };
-/** The ordinary server answers tools/list this long after it was asked (so it is in flight while the others are counted). */
+/**
+ * The ordinary server answers tools/list this long after it was asked (so it is in flight while the others are
+ * counted).
+ */
 const HOLD_MS = 500;
 /** Hostile tool lists sent so far, and how many had been sent when the ordinary server answered. */
 const sent = { hostile: 0, beforeSlowAnswered: [] as number[] };

@@ -93,7 +93,10 @@ describe('chaos: a run across vantages under faults', { skip: !!missing }, () =>
   };
   const ready = (w: WorkerProc) =>
     until(`worker ${w.label} to start`, () => w.log().includes('taking jobs from'), 30_000);
-  /** Deciding processes still running: a case that failed early kills its own rather than leave it waiting out its deadline. */
+  /**
+   * Deciding processes still running: a case that failed early kills its own rather than leave it waiting out its
+   * deadline.
+   */
   const deciders = new Set<ChildProcess>();
   const decider = (args: string[]): Promise<RunResult> =>
     new Promise((resolve) => {
@@ -154,7 +157,10 @@ describe('chaos: a run across vantages under faults', { skip: !!missing }, () =>
     }
     return { ...r, plan };
   };
-  /** Observations recorded for the run, per vantage: how many URLs. (The key is run, URL, vantage: a row is there once or not.) */
+  /**
+   * Observations recorded for the run, per vantage: how many URLs. (The key is run, URL, vantage: a row is there once
+   * or not.)
+   */
   const observed = async (runId: string): Promise<Record<string, number>> => {
     const rows = await sql<{ vantage: string; n: string }>(
       `SELECT vantage, count(*) AS n FROM "${store.schema}".vantage_observations WHERE run_id = $1 GROUP BY vantage ORDER BY vantage`,
@@ -178,7 +184,10 @@ describe('chaos: a run across vantages under faults', { skip: !!missing }, () =>
       (r) => `${r.queue} ${r.url}: ${r.failed_reason} (attempts ${r.attempts_made}, stalls ${r.stalled_count})`,
     );
   };
-  /** Per vantage, how many rows of the decided plan it answered (a verdict, and not left out). A run of one vantage prints no `vantages` entries: the row's own verdict is its answer, unless it had none (vantage-incomplete). */
+  /**
+   * Per vantage, how many rows of the decided plan it answered (a verdict, and not left out). A run of one vantage
+   * prints no `vantages` entries: the row's own verdict is its answer, unless it had none (vantage-incomplete).
+   */
   const answeredRows = (plan: PlanRow[], vantages: string[]) =>
     Object.fromEntries(
       vantages.map((v) => [
@@ -190,7 +199,10 @@ describe('chaos: a run across vantages under faults', { skip: !!missing }, () =>
         ).length,
       ]),
     );
-  /** What each case asserts of a run that must have lost nothing: exit 0, every job observed once per vantage, none failed, every row answered by every vantage, all kept. */
+  /**
+   * What each case asserts of a run that must have lost nothing: exit 0, every job observed once per vantage, none
+   * failed, every row answered by every vantage, all kept.
+   */
   const intact = async (r: RunResult & { plan: PlanRow[] }, runId: string, vantages: string[], n: number) => {
     const failed = await failedJobs(runId);
     const got = {
@@ -290,7 +302,8 @@ describe('chaos: a run across vantages under faults', { skip: !!missing }, () =>
       () => cutter.close(),
     );
     try {
-      // c3a: its store through the proxy, its queue reached directly (it sees the jobs it cannot record); c3b: both through the proxy.
+      // c3a: its store through the proxy, its queue reached directly (it sees the jobs it cannot record); c3b: both
+      // through the proxy.
       const a = worker({ vantage: 'c3a', store: cutter.through(store.url), queue: store.url });
       const b = worker({ vantage: 'c3b', store: cutter.through(store.url) });
       await Promise.all([ready(a), ready(b)]);

@@ -61,8 +61,8 @@ export interface Applied {
 }
 
 /**
- * What deciding a run whose id is recorded already does (pure): show its plan as recorded, apply it, or, when the outage
- * guard aborted it (it decided nothing: this machine's network was down), decide it afresh.
+ * What deciding a run whose id is recorded already does (pure): show its plan as recorded, apply it, or, when the
+ * outage guard aborted it (it decided nothing: this machine's network was down), decide it afresh.
  */
 export function alreadyRecordedAction(
   run: Pick<RunRecord, 'applied' | 'aborted'>,
@@ -177,7 +177,10 @@ function snapshotsOf(plan: Plan, snapshots: ReadonlyMap<string, StoredSnapshot>)
     .filter((s): s is StoredSnapshot => !!s);
 }
 
-/** What applying a plan writes: the files (none but perhaps the snapshot's dates when nothing changed), the acceptances (null: unchanged), the snapshots. */
+/**
+ * What applying a plan writes: the files (none but perhaps the snapshot's dates when nothing changed), the acceptances
+ * (null: unchanged), the snapshots.
+ */
 async function writes(
   plan: Plan,
   opts: ApplyOptions,

@@ -43,7 +43,9 @@ function missing(field: string, type: string, path: string): string {
 
 const WHITESPACE = /\s/;
 
-/** Where the first non-whitespace character is (as `search(/\S/)`), or -1 (a loop: this runs for every answer decoded). */
+/**
+ * Where the first non-whitespace character is (as `search(/\S/)`), or -1 (a loop: this runs for every answer decoded).
+ */
 function firstToken(text: string): number {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);

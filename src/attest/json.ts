@@ -1,4 +1,7 @@
-/** The `probe --json` object: a view of the observation record (`probeJsonSchema`), the contract fields first. Used by the CLI and the MCP server. */
+/**
+ * The `probe --json` object: a view of the observation record (`probeJsonSchema`), the contract fields first. Used by
+ * the CLI and the MCP server.
+ */
 import type { Observation } from '../model/observation.js';
 import type { ProbeJson } from '../model/views.js';
 import type { VantageEntry } from '../model/plan.js';
@@ -6,7 +9,10 @@ import { detailOf } from '../policy/policy.js';
 
 export type { ProbeJson };
 
-/** `across`: the readings of each vantage asked, and the note, when the URL was probed from several (`probe --vantages`). */
+/**
+ * `across`: the readings of each vantage asked, and the note, when the URL was probed from several
+ * (`probe --vantages`).
+ */
 export function probeJson(r: Observation, across?: { vantages: VantageEntry[]; note: string | null }): ProbeJson {
   return {
     url: r.url,

@@ -10,7 +10,10 @@ import type { ProbeKey } from './probe.js';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
-/** What `probeHeaders` give in `env`: each key (after its prefix), the variables unset or empty, and those the key rule refused (never read). */
+/**
+ * What `probeHeaders` give in `env`: each key (after its prefix), the variables unset or empty, and those the key rule
+ * refused (never read).
+ */
 export interface KeysRead {
   keys: Record<string, ProbeKey>;
   missingKeys: string[];
@@ -44,7 +47,10 @@ export function keysFrom(
   return { keys, missingKeys, refusedKeys };
 }
 
-/** A catalog row as a probe target: a requiresAuth entry with its keys from `env`, as the catalog's `policy.keyEnv` permits. */
+/**
+ * A catalog row as a probe target: a requiresAuth entry with its keys from `env`, as the catalog's `policy.keyEnv`
+ * permits.
+ */
 export function targetOf(s: CatalogServer, env: Env | undefined, keyEnv: readonly string[] | undefined): ProbeTarget {
   const target: ProbeTarget = { url: s.url, requiresAuth: s.requiresAuth, headers: s.headers };
   return s.requiresAuth && s.probeHeaders

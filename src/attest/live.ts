@@ -50,7 +50,10 @@ export interface LiveObservation {
   keyed: LiveRun | null;
   /** What screening found in the deciding client's tool list (src/screen), on the full text. */
   findings: Finding[];
-  /** What the tool list costs a conversation (null: not counted, `tokensError` says why) and its name- and description-blind digests. */
+  /**
+   * What the tool list costs a conversation (null: not counted, `tokensError` says why) and its name- and
+   * description-blind digests.
+   */
   toolSet?: { tokens: number | null; tokensError: string | null } & (
     | { nameBlind: string; descriptionBlind: string }
     | { nameBlind: null; descriptionBlind: null }

@@ -50,7 +50,9 @@ export interface ProbeOptions {
   profile?: string | ClientProfile;
   /** Also run every other profile and report `matrix` (informational: only the deciding profile decides). */
   matrix?: boolean;
-  /** Per-request time limit override, ms; a limit shorter than the profile's own sets `cutShort` when it ends a request. */
+  /**
+   * Per-request time limit override, ms; a limit shorter than the profile's own sets `cutShort` when it ends a request.
+   */
   timeoutMs?: number;
   /** Extra request headers (the entry's own headers; sent to this URL only). */
   headers?: Record<string, string>;
@@ -62,7 +64,10 @@ export interface ProbeOptions {
   keys?: Record<string, ProbeKey>;
   /** Environment variables the entry's `probeHeaders` name that were not set: recorded, so the plan says why. */
   missingKeys?: string[];
-  /** Environment variables the entry's `probeHeaders` name that the key rule refused (never read): recorded, so the plan says so. */
+  /**
+   * Environment variables the entry's `probeHeaders` name that the key rule refused (never read): recorded, so the plan
+   * says so.
+   */
   refusedKeys?: string[];
   /** Replaces the deciding profile's User-Agent (diagnostic). */
   userAgent?: string;
@@ -72,7 +77,10 @@ export interface ProbeOptions {
   maxBodyBytes?: number;
   /** Pause before the one retry, ms. */
   retryDelayMs?: number;
-  /** A 429's Retry-After (`readRetryAfter`: seconds or an HTTP-date) is waited out up to this long; a longer one is not retried. */
+  /**
+   * A 429's Retry-After (`readRetryAfter`: seconds or an HTTP-date) is waited out up to this long; a longer one is not
+   * retried.
+   */
   maxRetryAfterMs?: number;
   /** Bounds the bytes all body reads of a run hold together (probeMany shares one). */
   budget?: BodyBudget;
@@ -201,7 +209,8 @@ async function attest(url: string, profile: ClientProfile, opts: Resolved): Prom
     }
     stage = 'store';
     const durationMs = Math.round(performance.now() - started);
-    // Counted after the timed part: the count (and the tokenizer's first load) is this process's work, not the server's latency.
+    // Counted after the timed part: the count (and the tokenizer's first load) is this process's work, not the server's
+    // latency.
     if (o.toolSet)
       Object.assign(
         o.toolSet,
@@ -299,7 +308,8 @@ async function observe(
 ): Promise<[LiveObservation, StoredSnapshot | null]> {
   const o = emptyObservation(url, profile, null);
   o.deciding = await runProfile(url, profile, opts, opts.userAgent);
-  // The keyless handshake decides (the policy); with the entry's keys, the same client lists what a user with a key sees.
+  // The keyless handshake decides (the policy); with the entry's keys, the same client lists what a user with a key
+  // sees.
   if (opts.keys && Object.keys(opts.keys).length && o.deciding.connected) {
     o.keyed = await runProfile(
       url,
@@ -545,7 +555,9 @@ function summarize(
   };
 }
 
-/** `redacted`: the texts redacted in every run the record holds (the keyed session's tools included); absent when none. */
+/**
+ * `redacted`: the texts redacted in every run the record holds (the keyed session's tools included); absent when none.
+ */
 function redactedCount(o: LiveObservation, wide: Wide | null): { redacted?: number } {
   const runs = [
     o.deciding,

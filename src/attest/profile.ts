@@ -88,7 +88,9 @@ export const MCP_2025_11_25: ClientProfile = {
   supportedVersions: ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05', '2024-10-07'],
 };
 
-/** The stateless revision: `server/discover`, then `tools/list`, each with the version header, `Mcp-Method` and `_meta`. */
+/**
+ * The stateless revision: `server/discover`, then `tools/list`, each with the version header, `Mcp-Method` and `_meta`.
+ */
 export const MCP_2026_07_28: ClientProfile = {
   ...MCP_2025_11_25,
   id: 'mcp-2026-07-28',

@@ -160,7 +160,10 @@ const pairOf = (text: string, i: number) =>
   ((lowerCode(text.charCodeAt(i)) & 0xff) << 8) | (lowerCode(text.charCodeAt(i + 1)) & 0xff);
 const HEX = /^[0-9a-f]+$/i;
 
-/** A key's parts that count (`FRAGMENT_CHARS`, `HEX_FRAGMENT_CHARS`), lower-cased, with a filter on their first two characters. */
+/**
+ * A key's parts that count (`FRAGMENT_CHARS`, `HEX_FRAGMENT_CHARS`), lower-cased, with a filter on their first two
+ * characters.
+ */
 interface Fragments {
   short: Set<string>;
   hex: Set<string>;
@@ -182,7 +185,8 @@ function fragmentsOf(key: string): Fragments {
   }
   const pairs = new Uint8Array(65_536);
   for (const w of [...short, ...hex]) pairs[pairOf(w, 0)] = 1;
-  // A part found is grown to the whole run of key-like characters around it: what is left then does not depend on the key.
+  // A part found is grown to the whole run of key-like characters around it: what is left then does not depend on the
+  // key.
   const own = [...new Set(key.replace(/[A-Za-z0-9_-]/g, ''))].map((c) => escapeRegExp(c)).join('');
   return { short, hex, pairs, grow: new RegExp(`[A-Za-z0-9_\\-${own}]`) };
 }

@@ -7,9 +7,9 @@
  * of one character or of `abab…`: 80,000 characters took 7.6 s), so no piece longer than TOKEN_LIMITS.pieceChars goes
  * to it whole: a longer one is counted in windows (`loadCounter`; docs/context-cost.md says how that count can differ).
  * Off the event loop: `countTokens` counts in a worker thread (tokens-worker.ts), started on the first count, which
- * loads the tokenizer there (about 260 ms and 66 MB of resident memory, BENCHMARKS.md); a count past its time budget
- * is given up (the worker is ended, the next count starts another) and `tokens` is null with why. A list counted
- * already in this process is not counted again (list-cache.ts); a count is never read from a store.
+ * loads the tokenizer there (about 260 ms and 66 MB of resident memory, BENCHMARKS.md); a count past its time budget is
+ * given up (the worker is ended, the next count starts another) and `tokens` is null with why. A list counted already
+ * in this process is not counted again (list-cache.ts); a count is never read from a store.
  */
 import { hash as digestOf } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
@@ -17,7 +17,9 @@ import type { ToolDefinition } from '../model/snapshot.js';
 import { remembered } from './list-cache.js';
 
 export const TOKEN_LIMITS = {
-  /** The longest piece (UTF-16 code units) the byte-pair step is given whole; a longer one goes in windows this long. */
+  /**
+   * The longest piece (UTF-16 code units) the byte-pair step is given whole; a longer one goes in windows this long.
+   */
   pieceChars: 512,
   /** A window keeps the tokens that end at least this many bytes before its end (the longest o200k token is 128). */
   marginBytes: 128,
@@ -54,12 +56,16 @@ export async function loadCounter(): Promise<Counter> {
     import('gpt-tokenizer/encodingParams/constants'),
   ]);
   // Given one piece at a time (the pre-tokenizer ran already), so its own split keeps the input whole. No merge cache:
-  // the package's (a Map that evicts its oldest key) gets several times slower once full, as it is in a long-lived process.
+  // the package's (a Map that evicts its oldest key) gets several times slower once full, as it is in a long-lived
+  // process.
   const core = new BytePairEncodingCore({ bytePairRankDecoder: ranks, tokenSplitRegex: /[^]+/gu, mergeCacheSize: 0 });
   const tokenBytes = Uint8Array.from(ranks, (t) => (typeof t === 'string' ? Buffer.byteLength(t) : (t?.length ?? 0)));
   const { pieceChars, marginBytes } = TOKEN_LIMITS;
 
-  /** The tokens a window keeps and the characters they cover; all of it when no token ends early enough on a character boundary. */
+  /**
+   * The tokens a window keeps and the characters they cover; all of it when no token ends early enough on a character
+   * boundary.
+   */
   const kept = (window: string): { tokens: number; chars: number } => {
     const ids = core.encodeNative(window);
     const until = Buffer.byteLength(window) - marginBytes;
@@ -115,7 +121,9 @@ interface Job {
   settle: (count: TokenCount) => void;
 }
 
-/** The counting worker: one text at a time, first come first counted, each within its own budget from when it is sent. */
+/**
+ * The counting worker: one text at a time, first come first counted, each within its own budget from when it is sent.
+ */
 const counting = {
   worker: null as Worker | null,
   ready: false,

@@ -75,7 +75,10 @@ export interface CatalogPolicy {
   sharedGatewayHosts: string[];
   /** Hosts whose every path is one server (the app matches saved URLs by host there). */
   aliasedHosts?: string[];
-  /** The environment variables `probeHeaders` may name (names, or `PREFIX_*`): with it, only these (`src/catalog/key-env.ts`). */
+  /**
+   * The environment variables `probeHeaders` may name (names, or `PREFIX_*`): with it, only these
+   * (`src/catalog/key-env.ts`).
+   */
   keyEnv?: string[];
   /** The client profile whose outcome decides each row (default `kai-9000`, the app's own client). */
   clientProfile?: string;
@@ -96,7 +99,10 @@ export interface CatalogPolicy {
    * environment; the deciding process holds each as `ONETAP_VANTAGE_KEY_<NAME>`, never the store).
    */
   signedVantages?: boolean;
-  /** A live server whose tool list costs more o200k tokens than this goes to review (`review/context-budget`); off without it. */
+  /**
+   * A live server whose tool list costs more o200k tokens than this goes to review (`review/context-budget`); off
+   * without it.
+   */
   maxToolTokens?: number;
 }
 

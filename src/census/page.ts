@@ -55,7 +55,10 @@ interface Row {
   claims: string[];
 }
 
-/** Every remote of the census's own records, with its server's name and host, whether the record expired, and the item's other claims. */
+/**
+ * Every remote of the census's own records, with its server's name and host, whether the record expired, and the item's
+ * other claims.
+ */
 export function censusRows(doc: CensusDocument, now: Date): Row[] {
   const publisher = publisherOf(doc);
   return doc.servers.flatMap((item) => {
@@ -72,7 +75,10 @@ export function censusRows(doc: CensusDocument, now: Date): Row[] {
   });
 }
 
-/** When the next of the census's records expires after `now` (ms since the epoch), or Infinity: a page made now is right until then. */
+/**
+ * When the next of the census's records expires after `now` (ms since the epoch), or Infinity: a page made now is right
+ * until then.
+ */
 export function nextExpiry(doc: CensusDocument, now: Date): number {
   const publisher = publisherOf(doc);
   let next = Infinity;
@@ -196,7 +202,10 @@ export function censusListPage(
   return { servers, metadata: { count: servers.length, ...(next ? { nextCursor: next } : {}) } };
 }
 
-/** What `site --census` writes: the page, and the whole list as `v0.1/servers` (the text as written, each expired record marked). */
+/**
+ * What `site --census` writes: the page, and the whole list as `v0.1/servers` (the text as written, each expired record
+ * marked).
+ */
 export function censusSite(text: string, previous: CensusDocument | null, now: Date): { page: string; list: string } {
   const doc = JSON.parse(text) as CensusDocument;
   const publisher = publisherOf(doc);

@@ -24,7 +24,9 @@ export interface Checks {
 
 export interface RemoteRecord {
   url: string;
-  /** `not probed` for a remote the census does not attest (SSE-only, templated, opted out, refused by the address rule). */
+  /**
+   * `not probed` for a remote the census does not attest (SSE-only, templated, opted out, refused by the address rule).
+   */
   verdict: string;
   reason: string;
   checks: Checks;
@@ -51,7 +53,9 @@ export interface Verification {
   expired?: true;
 }
 
-/** Failures before any HTTP answer: the server could not be reached at all (the network-level ones, or its origin's). */
+/**
+ * Failures before any HTTP answer: the server could not be reached at all (the network-level ones, or its origin's).
+ */
 const UNREACHED: ReadonlySet<string> = new Set([...NETWORK_LEVEL, 'origin-dns', 'origin-tls']);
 const NOT_MCP = new Set([
   'http-404',

@@ -64,7 +64,9 @@ export function registryItem(value: unknown): RegistryItem | null {
     : null;
 }
 
-/** One line of the state's registry: the item and what the census made of it (assessed now when a state predates it). */
+/**
+ * One line of the state's registry: the item and what the census made of it (assessed now when a state predates it).
+ */
 export function stateItem(value: unknown): CensusItem | null {
   const item = registryItem(value);
   if (!item) return null;

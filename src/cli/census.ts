@@ -10,7 +10,10 @@ import { NO_OPT_OUT, parseOptOut, type OptOut } from '../census/hosts.js';
 
 /** The census's default client: the spec-correct one of the current protocol (the registry serves every client). */
 export const CENSUS_PROFILE = 'mcp-2025-11-25';
-/** Names onetap and a page: the publisher's own (`--contact`, where a server's owner reads how to opt out), else onetap's. */
+/**
+ * Names onetap and a page: the publisher's own (`--contact`, where a server's owner reads how to opt out), else
+ * onetap's.
+ */
 export const censusUserAgent = (contact = 'https://www.npmjs.com/package/onetap') =>
   `onetap-census/${ONETAP_VERSION} (+${contact})`;
 

@@ -177,7 +177,10 @@ function outputList(value: string): OutputName[] {
   }
 }
 
-/** The run's vantages and quorum: the flags, else the catalog's policy.vantages and policy.quorum, else none (a run here). */
+/**
+ * The run's vantages and quorum: the flags, else the catalog's policy.vantages and policy.quorum, else none (a run
+ * here).
+ */
 function acrossOf(
   flags: RefreshFlags,
   policy: Glance['policy'],

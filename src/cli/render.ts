@@ -138,7 +138,9 @@ export class Progress {
   }
 }
 
-/** Screening findings, one indented line each (tool, field, rule, the words that fired it), at most `max` then a count. */
+/**
+ * Screening findings, one indented line each (tool, field, rule, the words that fired it), at most `max` then a count.
+ */
 export function findingLines(findings: readonly Finding[], indent = '    ', max = 5): string[] {
   const lines = findings
     .slice(0, max)

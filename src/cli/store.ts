@@ -51,7 +51,10 @@ export const STORE_OPTION = [
   storeFlag,
 ] as const;
 
-/** The PostgreSQL URL a command uses (`--store`, else `ONETAP_STORE_URL`), or undefined for the text history; checked (exit 2). */
+/**
+ * The PostgreSQL URL a command uses (`--store`, else `ONETAP_STORE_URL`), or undefined for the text history; checked
+ * (exit 2).
+ */
 export function storeUrl(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined {
   try {
     return chosenStoreUrl(flag, env);

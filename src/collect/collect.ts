@@ -21,7 +21,9 @@ export interface CollectOptions extends Omit<ProbeManyOptions, 'retain' | 'onRes
   run: { id: string; startedAt: string; vantage?: string };
   /** Fetch each target's Server Card and compare it with what answered (default true). */
   cards?: boolean;
-  /** Card fetches for this URL, or this canary, may reach a private address (loopback fixtures under `--allow-http`). */
+  /**
+   * Card fetches for this URL, or this canary, may reach a private address (loopback fixtures under `--allow-http`).
+   */
   allowPrivateCard?: (url: string) => boolean;
   /** URLs that must answer when this machine's network is up (any HTTP answer counts). */
   canaries?: readonly string[];

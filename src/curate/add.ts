@@ -25,13 +25,18 @@ export interface AddOptions {
   allowHttp?: boolean;
   probe?: Omit<ProbeOptions, 'requiresAuth' | 'keys' | 'missingKeys' | 'refusedKeys'>;
   now?: () => Date;
-  /** What the list's curated and removed entries are known to serve (`toolSetPrints` of the history): a copy is refused. */
+  /**
+   * What the list's curated and removed entries are known to serve (`toolSetPrints` of the history): a copy is refused.
+   */
   known?: readonly ToolSetPrint[];
   /** Add a server that serves the same tool set as another entry anyway; its decision record says so. */
   allowSameTools?: boolean;
 }
 
-/** What `add` found of the candidate's tool set among the list's entries (the description-blind digest alone is only reported). */
+/**
+ * What `add` found of the candidate's tool set among the list's entries (the description-blind digest alone is only
+ * reported).
+ */
 export interface Added {
   entry: CatalogServer;
   probe: ProbeResult;

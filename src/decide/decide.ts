@@ -24,7 +24,10 @@ export interface RowInput {
   url?: string;
   observation?: Observation;
   observations?: readonly Observation[];
-  /** In a run across vantages: why a vantage that did not answer for this row did not, when known (its job failed for good). */
+  /**
+   * In a run across vantages: why a vantage that did not answer for this row did not, when known (its job failed for
+   * good).
+   */
   unanswered?: ReadonlyMap<string, string>;
   /** Earlier rows of this URL, newest first (the drop streak reads as many as `confirmDrops`; a run counts once). */
   history: readonly (Pick<PlanRow, 'verdict' | 'reason' | 'observedAt'> & Partial<Pick<PlanRow, 'run'>>)[];
@@ -73,7 +76,10 @@ export function detectOutage(rows: readonly Pick<Observation, 'reason'>[], canar
   return null;
 }
 
-/** What happens to a row with this verdict, given the rows before it (newest first): only consecutive drop-class runs drop. */
+/**
+ * What happens to a row with this verdict, given the rows before it (newest first): only consecutive drop-class runs
+ * drop.
+ */
 export function decideRow(
   row: Pick<Observation, 'verdict'>,
   history: RowInput['history'],
@@ -109,7 +115,9 @@ export function decideRow(
   }
 }
 
-/** The row's tools against their acceptance: drift and identity against the accepted snapshot, when it could be read. */
+/**
+ * The row's tools against their acceptance: drift and identity against the accepted snapshot, when it could be read.
+ */
 function toolReviewOf(o: Observation, input: DecideInput, url: string): ToolReview {
   const accepted = input.lock.servers[url];
   const latest = o.toolsHash === null ? null : (input.snapshots.get(o.toolsHash) ?? null);
@@ -121,7 +129,10 @@ function toolReviewOf(o: Observation, input: DecideInput, url: string): ToolRevi
   );
 }
 
-/** One row decided. Whatever goes wrong in its tool review is this row's verdict (review/unprocessable), never the run's. */
+/**
+ * One row decided. Whatever goes wrong in its tool review is this row's verdict (review/unprocessable), never the
+ * run's.
+ */
 function planRow(row: RowInput, input: DecideInput, outage: boolean): PlanRow {
   let o = row.observation!;
   let review: ToolReview;
@@ -156,7 +167,8 @@ const answersOf = (r: RowInput): readonly Observation[] => r.observations ?? (r.
 
 /**
  * Vantages to leave out of a run: one whose canaries all failed; without canaries, one where at least half, and at
- * least two, of the servers another vantage reached fail at the network level (servers no vantage reached do not count).
+ * least two, of the servers another vantage reached fail at the network level (servers no vantage reached do not
+ * count).
  */
 export function vantageOutages(
   rows: readonly (readonly Pick<Observation, 'url' | 'vantage' | 'verdict' | 'reason'>[])[],
@@ -232,7 +244,10 @@ export function unansweredAt(url: string, run: { id: string; startedAt: string }
   };
 }
 
-/** One URL across vantages (pure): its answers made one observation (the standing vantage's, with the combined verdict), and each vantage's reading. */
+/**
+ * One URL across vantages (pure): its answers made one observation (the standing vantage's, with the combined verdict),
+ * and each vantage's reading.
+ */
 export interface AcrossVantages {
   observation: Observation;
   vantages: VantageEntry[];

@@ -118,7 +118,10 @@ export function reviewAgainst(accepted: Acceptance | null, latest: StoredSnapsho
 export interface ToolReview {
   /** The accepted snapshot's hash, or null when none was accepted yet. */
   acceptedHash: string | null;
-  /** Which tools changed against the accepted snapshot; null without a tool list or an accepted snapshot to compare with. */
+  /**
+   * Which tools changed against the accepted snapshot; null without a tool list or an accepted snapshot to compare
+   * with.
+   */
   changes: ToolChanges | null;
   /** The decision: the tools differ from the accepted ones (the tools digest). */
   toolsChanged: boolean;

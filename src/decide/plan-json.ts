@@ -1,4 +1,7 @@
-/** The plan as `refresh --json` prints it (and the MCP tool `plan_refresh` returns it): a view of the plan rows (`planJsonSchema`), one function. */
+/**
+ * The plan as `refresh --json` prints it (and the MCP tool `plan_refresh` returns it): a view of the plan rows
+ * (`planJsonSchema`), one function.
+ */
 import type { Plan, PlanRow } from '../model/plan.js';
 import type { PlanJson, PlanRowJson } from '../model/views.js';
 

@@ -33,15 +33,13 @@ export async function startDemoServer(role: Role, name: string, tools: string[])
         return void res.writeHead(503).end('upstream busy');
       if (msg.id === undefined) return void res.writeHead(202).end();
       if (msg.method === 'tools/list' && role === 'auth-optional') {
-        return void res
-          .writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer' })
-          .end(
-            JSON.stringify({
-              jsonrpc: '2.0',
-              id: msg.id,
-              error: { code: -32001, message: 'a free API key is needed for search tools' },
-            }),
-          );
+        return void res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer' }).end(
+          JSON.stringify({
+            jsonrpc: '2.0',
+            id: msg.id,
+            error: { code: -32001, message: 'a free API key is needed for search tools' },
+          }),
+        );
       }
       const result =
         msg.method === 'initialize'

@@ -95,7 +95,10 @@ export interface Candidate {
   mismatches: Mismatch[];
   /** With --probe: what screening found in the tool list the probe saw. */
   findings: Finding[];
-  /** With --probe: curated or removed entries serving the same tool set, and which digest matched (`add` refuses all but a description-blind match). */
+  /**
+   * With --probe: curated or removed entries serving the same tool set, and which digest matched (`add` refuses all but
+   * a description-blind match).
+   */
   sameToolsAs: SameTools[];
   /** With --probe: what its tool list costs a conversation (o200k tokens), or null. */
   tokens: number | null;
@@ -105,7 +108,10 @@ export interface DiscoverResult {
   source: string;
   catalogs: CatalogReport[];
   candidates: Candidate[];
-  /** The first 50 documents left unread (limits, depth) and the first of every other reason; `unreadCount` counts them all. */
+  /**
+   * The first 50 documents left unread (limits, depth) and the first of every other reason; `unreadCount` counts them
+   * all.
+   */
   unread: UnreadDocument[];
   unreadCount: number;
 }

@@ -37,7 +37,9 @@ export interface ToolContext {
   limits: McpLimits;
   /** Reports progress when the caller asked for it (a progressToken); a no-op otherwise. */
   progress: (progress: number, total: number | undefined, message: string) => void;
-  /** The PostgreSQL store the tools read (`--store`); else `openStore`'s choice (ONETAP_STORE_URL, the text history). */
+  /**
+   * The PostgreSQL store the tools read (`--store`); else `openStore`'s choice (ONETAP_STORE_URL, the text history).
+   */
   store?: string;
 }
 
@@ -60,7 +62,10 @@ const DEFAULT_CATALOG = 'catalog/servers.json';
 const str = { type: 'string' } as const;
 const strOrNull = { type: ['string', 'null'] } as const;
 
-/** A view's JSON Schema, derived from the record's (`src/model/views.ts`), without its `$schema` (it sits inside a tool's). */
+/**
+ * A view's JSON Schema, derived from the record's (`src/model/views.ts`), without its `$schema` (it sits inside a
+ * tool's).
+ */
 function viewSchema(schema: z.ZodType): Record<string, unknown> {
   const { $schema: _, ...rest } = z.toJSONSchema(schema) as Record<string, unknown>;
   return rest;

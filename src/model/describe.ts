@@ -10,10 +10,15 @@ import type { Reason, VerdictName } from './words.js';
 
 /** Before the app's own error in `probe`'s table, the MCP `probe` tool and `report`'s heading. */
 export const APP_WOULD_SAY = 'the app would say';
-/** Before the app's own error in `add`'s refusal, `refresh`'s review section and the status pages (capitalised there). */
+/**
+ * Before the app's own error in `add`'s refusal, `refresh`'s review section and the status pages (capitalised there).
+ */
 export const APP_SAYS = 'the app says';
 
-/** An observation, a plan row or a server's status: whatever records a verdict and its errors (`verdict` null: none yet). */
+/**
+ * An observation, a plan row or a server's status: whatever records a verdict and its errors (`verdict` null: none
+ * yet).
+ */
 export type Describable = Pick<Observation, 'error' | 'appError'> &
   Partial<Pick<Observation, 'location' | 'auth'>> & {
     verdict: VerdictName | null;

@@ -15,7 +15,9 @@ import { planRowSchema, runRecordSchema, toolChangesSchema } from './plan.js';
 import { lockEntrySchema, toolsLockSchema } from './acceptance.js';
 import { storedSnapshotSchema } from './snapshot.js';
 
-/** Each published part: its name, its schema, and where it is declared (the docs take the field comments from there). */
+/**
+ * Each published part: its name, its schema, and where it is declared (the docs take the field comments from there).
+ */
 export const RECORD_SCHEMAS = [
   { name: 'Observation', schema: observationSchema, file: 'src/model/observation.ts', declared: ['observationSchema'] },
   { name: 'Evidence', schema: evidenceSchema, file: 'src/model/evidence.ts', declared: ['evidenceSchema'] },

@@ -65,7 +65,8 @@ export const probeSettingsSchema = z.object({
    * Probe-only keys (a requiresAuth entry's `probeHeaders`), absent without any: the headers sent with a key (names
    * only), the environment variables that were not set (the row was probed without them), whether the keyed session
    * listed tools (then the tool list, its snapshot and screening are the keyed session's), and its error. `refused`:
-   * the variables the key rule refused (`policy.keyEnv`; never read, the row was probed without them), absent when none.
+   * the variables the key rule refused (`policy.keyEnv`; never read, the row was probed without them), absent when
+   * none.
    */
   keys: z
     .object({
@@ -147,7 +148,10 @@ export const observationSchema = z.object({
    * counted or without a list; absent in records made before it existed.
    */
   tokensError: z.string().nullable().optional(),
-  /** The tool set's digest ignoring tool names and titles (a renamed copy), and ignoring every description and title (the same interface reworded); null without tools. */
+  /**
+   * The tool set's digest ignoring tool names and titles (a renamed copy), and ignoring every description and title
+   * (the same interface reworded); null without tools.
+   */
   nameBlindDigest: sha256Hex.nullable().optional(),
   descriptionBlindDigest: sha256Hex.nullable().optional(),
   /** Screening findings on the full tool text (at most `RECORD_LIMITS.findings`; `findingsSeen` counts all). */
@@ -159,7 +163,8 @@ export const observationSchema = z.object({
   evidence: evidenceSchema.nullable(),
   /**
    * How many texts of the record onetap redacted, each such run now reading `[redacted]`: a header's value or a
-   * probe-only key the server sent back (docs/clients.md). Absent when none (and in records made before it was counted).
+   * probe-only key the server sent back (docs/clients.md). Absent when none (and in records made before it was
+   * counted).
    */
   redacted: count.optional(),
 });

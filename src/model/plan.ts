@@ -13,13 +13,18 @@ export const toolChangesSchema = z.object({
   added: z.array(z.string()),
   removed: z.array(z.string()),
   changed: z.array(z.string()),
-  /** The tools digest differs but no stored per-tool digest names the change (a list cut for storage, or no readable accepted snapshot). */
+  /**
+   * The tools digest differs but no stored per-tool digest names the change (a list cut for storage, or no readable
+   * accepted snapshot).
+   */
   unlisted: z.boolean().optional(),
 });
 
 export const decisionSchema = z.enum(DECISIONS);
 
-/** What one vantage the run asked saw of the URL (`verdict` null: it gave no answer, or was left out: `left` says why). */
+/**
+ * What one vantage the run asked saw of the URL (`verdict` null: it gave no answer, or was left out: `left` says why).
+ */
 export const vantageEntrySchema = z.object({
   vantage: z.string(),
   verdict: verdictNameSchema.nullable(),
@@ -31,7 +36,9 @@ export const vantageEntrySchema = z.object({
   left: z.string().nullable(),
 });
 
-/** Which fingerprint two tool sets share: the exact tools digest, the name-blind one, or only the description-blind one. */
+/**
+ * Which fingerprint two tool sets share: the exact tools digest, the name-blind one, or only the description-blind one.
+ */
 export const sameToolsDigestSchema = z.enum(['tools', 'name-blind', 'description-blind']);
 
 /** Another entry that serves the same tool set. */
@@ -41,7 +48,10 @@ export const planRowSchema = observationSchema.extend({
   /** The catalog row's name. */
   name: z.string(),
   decision: decisionSchema,
-  /** The last recorded observation of the URL before this run, or null (recomputed from the runs before it when read back). */
+  /**
+   * The last recorded observation of the URL before this run, or null (recomputed from the runs before it when read
+   * back).
+   */
   previous: z.object({ verdict: verdictNameSchema, reason: reasonSchema, at: isoTime }).nullable(),
   /** The verdict or reason differs from the previous observation (or there was none). */
   changed: z.boolean(),
@@ -67,7 +77,10 @@ export const planRowSchema = observationSchema.extend({
   snapshotSha256: sha256Hex.nullable(),
   /** A run across several vantages: one entry per vantage asked; the row's own fields are its standing vantage's. */
   vantages: z.array(vantageEntrySchema).optional(),
-  /** Other rows of this run serving the same tool set, and which digest matched (`tools`: exactly; `name-blind`; `description-blind`). */
+  /**
+   * Other rows of this run serving the same tool set, and which digest matched (`tools`: exactly; `name-blind`;
+   * `description-blind`).
+   */
   sameToolsAs: z.array(sameToolsSchema).optional(),
 });
 
@@ -129,7 +142,9 @@ export interface RecordedRun {
   rows: PlanRow[];
 }
 
-/** A skipped line of the history: `file` relative to the catalog's directory (`history/2026-11.jsonl`), `line` 1-based. */
+/**
+ * A skipped line of the history: `file` relative to the catalog's directory (`history/2026-11.jsonl`), `line` 1-based.
+ */
 export interface HistoryProblem {
   file: string;
   line: number;

@@ -190,7 +190,9 @@ export function duplicateNames(s: ToolListSnapshot): Array<{ name: string; diges
   return [...byName].map(([name, digests]) => ({ name, digests }));
 }
 
-/** Keys whose object holds names (of properties, definitions), not annotations: their keys are kept whatever they are. */
+/**
+ * Keys whose object holds names (of properties, definitions), not annotations: their keys are kept whatever they are.
+ */
 const NAMED_SCHEMAS = new Set(['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas']);
 
 /** A JSON value without its `description` and `title` annotations at any depth (a property named so is kept). */

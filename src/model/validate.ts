@@ -22,7 +22,10 @@ const TYPE_WORDS: Record<string, string> = {
   literal: 'a fixed value',
 };
 
-/** `servers.*.hash`, `steps[2].status`: the path as onetap's messages write it (object keys of records are untrusted: `*`). */
+/**
+ * `servers.*.hash`, `steps[2].status`: the path as onetap's messages write it (object keys of records are untrusted:
+ * `*`).
+ */
 function where(path: ReadonlyArray<PropertyKey>, recordKeys: ReadonlySet<string>): string {
   let out = '';
   path.forEach((p, i) => {

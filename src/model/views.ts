@@ -61,7 +61,10 @@ export const probeJsonSchema = observationSchema
         durationMs: true,
       }),
     ),
-    /** One entry per vantage asked: the machine that ran `probe` (`local`), or each of `--vantages` (the fields above are then the standing vantage's, with the combined verdict). */
+    /**
+     * One entry per vantage asked: the machine that ran `probe` (`local`), or each of `--vantages` (the fields above
+     * are then the standing vantage's, with the combined verdict).
+     */
     vantages: z.array(vantageEntrySchema),
     /** With `--vantages`: why the verdict is not simply the standing vantage's (null when it is). */
     note: z.string().nullable().optional(),

@@ -610,8 +610,9 @@ export const DRIFT_RULES: ReadonlyArray<Verdict & { policy: string }> = [
 ];
 
 /**
- * Whether a user could use the server in an observation: the deciding client listed its tools. Live, or in review
- * only for what those tools say or cost (drift and budget rules); an `app-*` review or any failure is not usable. Uptime counts these.
+ * Whether a user could use the server in an observation: the deciding client listed its tools. Live, or in review only
+ * for what those tools say or cost (drift and budget rules); an `app-*` review or any failure is not usable. Uptime
+ * counts these.
  */
 export function usable(v: { verdict: string; reason: string }): boolean {
   return (
@@ -640,7 +641,9 @@ export const VANTAGE_RULES: ReadonlyArray<Verdict & { policy: string }> = [
   },
 ];
 
-/** What a live server's tools cost every conversation, against the catalog's `policy.maxToolTokens` (off without it). */
+/**
+ * What a live server's tools cost every conversation, against the catalog's `policy.maxToolTokens` (off without it).
+ */
 export const BUDGET_RULES: ReadonlyArray<Verdict & { policy: string }> = [
   {
     verdict: 'review',

@@ -31,7 +31,9 @@ export const refuses = (digest: SameToolsDigest) => digest !== 'description-blin
 
 const ORDER: readonly SameToolsDigest[] = ['tools', 'name-blind', 'description-blind'];
 
-/** Entries named per match at most: a gateway serving one set under thousands of URLs names ten, not thousands (each). */
+/**
+ * Entries named per match at most: a gateway serving one set under thousands of URLs names ten, not thousands (each).
+ */
 export const SAME_TOOLS_LISTED = 10;
 
 /**

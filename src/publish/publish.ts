@@ -18,7 +18,10 @@ export const CARD_SCHEMA = 'https://static.modelcontextprotocol.io/schemas/v1/se
 export interface PublishOptions {
   /** Absolute base for document URLs (`https://lists.example.org`); without it URLs are root-relative. */
   baseUrl?: string;
-  /** The publisher domain in `urn:air:<publisher>:mcp:<slug>` identifiers (default: the base URL's host, else `onetap.local`). */
+  /**
+   * The publisher domain in `urn:air:<publisher>:mcp:<slug>` identifiers (default: the base URL's host, else
+   * `onetap.local`).
+   */
   publisher?: string;
 }
 

@@ -27,7 +27,9 @@ import { isObject } from '../util/json.js';
  */
 export type ProbeJob = Omit<ProbeJobData, 'profile'> & { profile: ClientProfile };
 
-/** What a worker was started with: the only variables it reads probe keys from, and whether http:// on loopback is open. */
+/**
+ * What a worker was started with: the only variables it reads probe keys from, and whether http:// on loopback is open.
+ */
 export interface WorkerPermits {
   keyEnv: ReadonlySet<string>;
   allowHttp: boolean;
@@ -188,7 +190,10 @@ export async function prepareQueue(url: string): Promise<void> {
   }
 }
 
-/** How long a worker holds a job without renewing (ms) and how often stalled jobs are looked for: a killed worker's job is taken again within about twice this. */
+/**
+ * How long a worker holds a job without renewing (ms) and how often stalled jobs are looked for: a killed worker's job
+ * is taken again within about twice this.
+ */
 export function lockMs(env: NodeJS.ProcessEnv = process.env): number {
   const n = Number(env.ONETAP_QUEUE_LOCK_MS);
   return Number.isInteger(n) && n >= 1_000 ? n : 30_000;

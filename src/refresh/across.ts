@@ -1,9 +1,9 @@
 /**
- * A run across vantages, the collecting half: one job per catalog row (or probed URL) and vantage (and one for each vantage's
- * canaries) on the queue, then the wait: each poll counts the observations the workers recorded and the jobs that
- * failed for good (the queue's state), until every job is accounted for or the deadline passed. What did not answer
- * is missing (`decide` says so, and why when its job failed). A poll that fails is tried again with backoff until the
- * deadline; failing then, the run stops (exit 1) naming the store.
+ * A run across vantages, the collecting half: one job per catalog row (or probed URL) and vantage (and one for each
+ * vantage's canaries) on the queue, then the wait: each poll counts the observations the workers recorded and the jobs
+ * that failed for good (the queue's state), until every job is accounted for or the deadline passed. What did not
+ * answer is missing (`decide` says so, and why when its job failed). A poll that fails is tried again with backoff
+ * until the deadline; failing then, the run stops (exit 1) naming the store.
  *
  * The run and its jobs are registered in the store before they are on the queue: only what a job that was enqueued
  * recorded after that counts, so nothing written ahead of a run (its id may be predictable) decides it. With
@@ -34,7 +34,9 @@ export interface AcrossOptions {
   onWaiting?: (until: Date, jobs: number) => void;
   /** How often the store is asked (default 500 ms). */
   pollMs?: number;
-  /** `policy.signedVantages`: only what each vantage signed counts, verified with its key from `env` (`vantageKeys`). */
+  /**
+   * `policy.signedVantages`: only what each vantage signed counts, verified with its key from `env` (`vantageKeys`).
+   */
   signed?: boolean;
   /** Where the vantages' keys are read from (default: this process's environment). */
   env?: Readonly<Record<string, string | undefined>>;
@@ -69,7 +71,9 @@ export interface WaitEnded {
   outstanding: number;
 }
 
-/** A failed poll's pause before the next: doubling from `baseMs` up to `capMs`, jittered to between half and all of it. */
+/**
+ * A failed poll's pause before the next: doubling from `baseMs` up to `capMs`, jittered to between half and all of it.
+ */
 export const POLL_BACKOFF = { baseMs: 250, capMs: 8_000 } as const;
 
 /** The pause after the `failures`-th failed poll in a row (1-based), `random` in [0, 1) (pure). */
@@ -88,7 +92,10 @@ export interface PollSeen {
   observedFailed: ReadonlySet<string>;
 }
 
-/** The jobs a run is waiting for, and what a poll saw of them: how many are outstanding, and which failed for good (none observed). */
+/**
+ * The jobs a run is waiting for, and what a poll saw of them: how many are outstanding, and which failed for good (none
+ * observed).
+ */
 export interface Accounting {
   outstanding: number;
   answered: number;

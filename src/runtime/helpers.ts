@@ -18,7 +18,9 @@ export function matchesPopularUrl(
   return host !== null && host === hostOf(popular) && aliasedHosts.includes(host);
 }
 
-/** Adds the default headers the user has not set (names compared case-insensitively); same object when nothing is added. */
+/**
+ * Adds the default headers the user has not set (names compared case-insensitively); same object when nothing is added.
+ */
 export function mergeMissingHeaders(
   existing: Readonly<Record<string, string>>,
   defaults: Readonly<Record<string, string>>,

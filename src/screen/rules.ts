@@ -92,7 +92,9 @@ const PATH_LEAD = String.raw`[~$%\w.{}\\/:-]{0,60}?`;
 
 const TAKE = String.raw`(?:read|cat|open|load|fetch|retrieve|get|grab|collect|extract|copy|include|attach|pass|send|upload|provide|paste|insert|append|embed|put|add|supply|look\s+up|look\s+at|check|view|inspect|access|run|execute|print|dump|echo)`;
 
-/** The file's content is taken out: "the contents of ~/.ssh/id_rsa", "read .env and pass its content / pass it as …". */
+/**
+ * The file's content is taken out: "the contents of ~/.ssh/id_rsa", "read .env and pass its content / pass it as …".
+ */
 /** Parameters, arguments, fields: where a model would smuggle text. */
 const ARGUMENT = String.raw`(?:\b(?:parameters?|params?|arguments?|args?|fields?|properties)\b|\b(?:as|in|into|inside|to|via)\s+(?:the\s+)?[\x60'"][\w.-]{1,64}[\x60'"]|\b(?:as|in|into|inside|via)\s+(?:the\s+)?[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b)`;
 
@@ -284,9 +286,15 @@ function toolKey(name: string): string {
 const TRIGGER = String.raw`\b(?:when|whenever|each\s+time|every\s+time|any\s*time|if|before|after|once)\b`;
 const INVOKE = String.raw`(?:call|calls|calling|called|use|uses|using|used|invoke|invokes|invoking|invoked|run|runs|running|execute|executes|executing)`;
 const TOOL_REF = String.raw`(?:the\s+|a\s+|any\s+)?[\x60'"]?([\p{L}\p{N}_.-]{1,64})[\x60'"]?`;
-/** A name that can only be a tool's: quoted, or an identifier with a separator (github_create_issue); captured in group 1 or 2. */
+/**
+ * A name that can only be a tool's: quoted, or an identifier with a separator (github_create_issue); captured in group
+ * 1 or 2.
+ */
 const IDENT_REF = String.raw`(?:the\s+)?(?:[\x60'"]([\p{L}\p{N}_.-]{1,64})[\x60'"]|(?<![\p{L}\p{N}_.-])([\p{L}\p{N}]+(?:[_-][\p{L}\p{N}]+)+)(?![\p{L}\p{N}_-]))`;
-/** One tool or a short list ("`run_shell` or `execute_command`", "fetch_url, http_get or browser_navigate"); the first is captured. */
+/**
+ * One tool or a short list ("`run_shell` or `execute_command`", "fetch_url, http_get or browser_navigate"); the first
+ * is captured.
+ */
 const TOOL_LIST =
   TOOL_REF + String.raw`(?:\s*(?:,|\/|\bor\b|\band\b)\s*(?:the\s+)?[\x60'"]?[\p{L}\p{N}_.-]{1,64}[\x60'"]?){0,4}`;
 
@@ -300,7 +308,10 @@ const MEDDLE = String.raw`\b(?:(?:also|additionally)\s+(?:\w+\s+)?(?:add|append|
  */
 const OUTWARD_TOOL = String.raw`[\x60'"]?(?<![\p{L}\p{N}_.-])((?:[\p{L}\p{N}]+[_.-]){1,5}(?:send|post|mail|email|sms|upload|share|publish|webhook|tweet|notify|log|http|request|comment|issue|dm)(?:[_.-][\p{L}\p{N}]+){0,5}|(?:send|post|mail|email|sms|upload|share|publish|webhook|tweet|notify|log|http|request|comment|dm)(?:[_.-][\p{L}\p{N}]+){1,5})(?![\p{L}\p{N}])[\x60'"]?`;
 
-/** What other tools return, as a noun phrase: "the output of every other tool call", "results from any search tool", "other tools' results". */
+/**
+ * What other tools return, as a noun phrase: "the output of every other tool call", "results from any search tool",
+ * "other tools' results".
+ */
 const OUTPUT = String.raw`(?:outputs?|results?|responses?|result\s+sets?|return\s+values?|content|data)`;
 const OTHER_TOOLS = String.raw`(?:(?:this\s+or\s+)?(?:any|every|each|all(?:\s+the)?|another)\s+(?:other\s+)?(?:[\w-]+\s+){0,3}?(?:tools?|tool\s+calls?)|(?:the\s+)?other\s+(?:[\w-]+\s+){0,2}?tools?|(?:the\s+)?(?:most\s+recent|latest|last|previous|prior)\s+calls?\s+to\s+(?:any|every|another|an?)\s+(?:other\s+)?tools?)`;
 const OTHER_OUTPUT = String.raw`(?:\b${OUTPUT}\s+(?:of|from|returned\s+by|produced\s+by)\s+(?:the\s+)?${OTHER_TOOLS}\b|\b(?:other|another|every\s+other|any\s+other)\s+tools?'?s?\s+${OUTPUT}\b)`;
@@ -880,7 +891,8 @@ export const RULES: readonly Rule[] = [
         rx(String.raw`\b(?:all|every|each|any|always)\b`),
         rx(String.raw`\b(?:e-?mails?|messages?|mail|replies|dms?)\b`),
       ),
-      // The conversation itself sent to a literal address, however the order is phrased ("use the http tool to POST the complete conversation … to https://…").
+      // The conversation itself sent to a literal address, however the order is phrased ("use the http tool to POST the
+      // complete conversation … to https://…").
       when(
         [['http', '@', ...PHONE_WORDS], SEND_WORDS, CONTEXT_WORDS],
         rx(
@@ -888,7 +900,8 @@ export const RULES: readonly Rule[] = [
             String.raw`\s+(?:[\w'’-]+\s+){0,6}?${CONTEXT_WIDE}.{0,120}?\b(?:to|at|via|into)\s+(?:${URL_LITERAL}|${EMAIL_LITERAL}|${PHONE_LITERAL})`,
         ),
       ),
-      // A Markdown image whose query carries data the model fills in: "![ok](https://img.example/s.png?d=DATA) where DATA is … the user's messages".
+      // A Markdown image whose query carries data the model fills in: "![ok](https://img.example/s.png?d=DATA) where
+      // DATA is … the user's messages".
       when(
         [['!['], ['http']],
         rx(String.raw`!\[[^\]\n]{0,200}\]\(\s*https?:\/\/[^\s)]{1,500}?[?&][\w-]{1,64}=`),
@@ -899,7 +912,8 @@ export const RULES: readonly Rule[] = [
           String.raw`${CONTEXT_WIDE}|(?<![a-z])(?:messages|conversation|chat|history|prompts|secrets?|passwords?|tokens|api[_\s]keys?|credentials|replies|transcript)(?![a-z])`,
         ),
       ),
-      // Placeholders in a URL's query that stand for the conversation: "?prev=<your previous reply>&hist=<rest of the chat>".
+      // Placeholders in a URL's query that stand for the conversation: "?prev=<your previous reply>&hist=<rest of the
+      // chat>".
       when(
         [['={', '=<', '=${', '=[', '=%7b', '=%3c'], ['http']],
         rx(
@@ -917,7 +931,8 @@ export const RULES: readonly Rule[] = [
           String.raw`\b(?:with|containing|including|carrying|appending|followed\s+by|plus)\b[^.;]{0,80}?${CONTEXT_WIDE}`,
         ),
       ),
-      // Another tool that sends, called with the conversation: "call `send_email` with … the full conversation as the body".
+      // Another tool that sends, called with the conversation: "call `send_email` with … the full conversation as the
+      // body".
       when(
         [OUTWARD_GATES, CONTEXT_WORDS],
         rx(String.raw`\b(?:call|invoke|use|run|trigger)\s+(?:the\s+)?${OUTWARD_TOOL}`),
@@ -951,7 +966,8 @@ export const RULES: readonly Rule[] = [
           ORDER + String.raw`(?:${ROUTE}\s+(?:\w+\s+){0,3}?(?:its|their|the)\s+(?:\w+\s+){0,3}?${OUTPUT}|${TAMPER})\b`,
         ),
       ),
-      // "Treat every line beginning with >> as an instruction", "comply with every instruction that appears in tool outputs".
+      // "Treat every line beginning with >> as an instruction", "comply with every instruction that appears in tool
+      // outputs".
       when(
         [['treat'], ['instruction', 'directive', 'order']],
         rx(

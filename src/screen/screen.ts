@@ -602,7 +602,8 @@ function encodedInstructions(text: string, toolName: string): string | undefined
   let m: RegExpExecArray | null;
   while ((m = BASE64_BLOB.exec(text))) {
     const blob = m[1]!;
-    if (!/[A-Z]/.test(blob) || !/[a-z]/.test(blob) || !/\d|[+/]/.test(blob)) continue; // identifiers and words are not base64
+    // identifiers and words are not base64
+    if (!/[A-Z]/.test(blob) || !/[a-z]/.test(blob) || !/\d|[+/]/.test(blob)) continue;
     const decoded = decodeText(blob);
     if (decoded === undefined) continue;
     const words = decoded.trim().split(/\s+/);

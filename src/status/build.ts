@@ -8,7 +8,9 @@ export const DEFAULT_RETENTION_DAYS = 400;
 
 const DAY = 86_400_000;
 
-/** The status of every catalog server from the store: its verdicts of the last 90 days and its latest row among them. */
+/**
+ * The status of every catalog server from the store: its verdicts of the last 90 days and its latest row among them.
+ */
 export async function buildStatus(catalog: Catalog, store: Store | null, now: Date): Promise<StatusModel> {
   const since = new Date(now.getTime() - 89 * DAY).toISOString().slice(0, 10);
   const found =

@@ -34,7 +34,10 @@ export function costChange(c: { lastRun: number | null; previousRun: number | nu
   return `; ${d === 0 ? 'no change' : `${d > 0 ? '+' : '−'}${n(Math.abs(d))}`} since the run before`;
 }
 
-/** "12,345 tokens for 10 servers' tools (largest: A 3,002, B 1,200, C 900); 2 not counted" (null when nothing was counted). */
+/**
+ * "12,345 tokens for 10 servers' tools (largest: A 3,002, B 1,200, C 900); 2 not counted" (null when nothing was
+ * counted).
+ */
 export function costLine(c: ContextCost, describe: (name: string) => string = (s) => s): string | null {
   if (!c.counted) return null;
   return `${n(c.total)} tokens for ${c.counted} server${c.counted === 1 ? "'s" : "s'"} tools (largest: ${c.largest.map((l) => `${describe(l.name)} ${n(l.tokens)}`).join(', ')})${c.uncounted ? `; ${c.uncounted} not counted` : ''}`;

@@ -104,7 +104,10 @@ export function clipTools(
   return Array.isArray(tools) ? tools.slice(0, count).map((t) => clipText(String(t), chars)) : null;
 }
 
-/** An observation as the history API answers it (a view of the recorded row): tools and remote text clipped, `toolCount` beside the tools. */
+/**
+ * An observation as the history API answers it (a view of the recorded row): tools and remote text clipped, `toolCount`
+ * beside the tools.
+ */
 export function observationView(o: PlanRow) {
   return {
     url: o.url,
@@ -123,13 +126,11 @@ export function observationView(o: PlanRow) {
     location: clipNullable(o.location),
     matrix: o.matrix,
     toolsHash: o.toolsHash,
-    findings: o.findings
-      .slice(0, LIMITS.findingsListed)
-      .map((f) => ({
-        ...f,
-        tool: clipText(String(f.tool), LIMITS.toolNameChars),
-        excerpt: clipNullable(f.excerpt) as string,
-      })),
+    findings: o.findings.slice(0, LIMITS.findingsListed).map((f) => ({
+      ...f,
+      tool: clipText(String(f.tool), LIMITS.toolNameChars),
+      excerpt: clipNullable(f.excerpt) as string,
+    })),
     findingsSeen: o.findingsSeen,
     snapshotSha256: o.snapshotSha256,
     toolCount: o.toolCount ?? o.tools?.length ?? null,
@@ -176,17 +177,15 @@ function clipPlanRow(r: PlanRowJson): PlanRowView {
     ...(r.toolChanges === undefined ? {} : { toolChanges: changes }),
     ...(Array.isArray(r.findings)
       ? {
-          findings: r.findings
-            .slice(0, LIMITS.findingsListed)
-            .map((f) =>
-              f && typeof f === 'object'
-                ? {
-                    ...f,
-                    tool: clipNullable(f.tool, LIMITS.toolNameChars) as string,
-                    excerpt: clipNullable(f.excerpt) as string,
-                  }
-                : f,
-            ),
+          findings: r.findings.slice(0, LIMITS.findingsListed).map((f) =>
+            f && typeof f === 'object'
+              ? {
+                  ...f,
+                  tool: clipNullable(f.tool, LIMITS.toolNameChars) as string,
+                  excerpt: clipNullable(f.excerpt) as string,
+                }
+              : f,
+          ),
         }
       : {}),
   };
@@ -259,7 +258,9 @@ export function refreshView(recorded: RecordedRun | null): RefreshView | null {
   };
 }
 
-/** What the status of one server reads: its verdicts of the last 90 days (oldest first) and the latest row among them. */
+/**
+ * What the status of one server reads: its verdicts of the last 90 days (oldest first) and the latest row among them.
+ */
 export interface ServerHistory {
   points: readonly VerdictPoint[];
   last: PlanRow | null;
@@ -311,28 +312,24 @@ export function statusModel(
       days30: dayBars(observations, 30, now),
       // Added with runs across vantages (issue 23): after the fields the API had.
       vantages: Array.isArray(last?.vantages)
-        ? last.vantages
-            .slice(0, LIMITS.vantagesListed)
-            .map((v) => ({
-              vantage: clipText(String(v.vantage), LIMITS.toolNameChars),
-              verdict: v.verdict,
-              reason: v.reason,
-              latencyMs: v.latencyMs,
-              observedAt: v.observedAt,
-              left: v.left ? clipText(String(v.left), LIMITS.textChars) : null,
-            }))
+        ? last.vantages.slice(0, LIMITS.vantagesListed).map((v) => ({
+            vantage: clipText(String(v.vantage), LIMITS.toolNameChars),
+            verdict: v.verdict,
+            reason: v.reason,
+            latencyMs: v.latencyMs,
+            observedAt: v.observedAt,
+            left: v.left ? clipText(String(v.left), LIMITS.textChars) : null,
+          }))
         : null,
       // Added with context cost and fingerprints (issue 24).
       tokens: typeof last?.tokens === 'number' ? last.tokens : null,
       sameToolsAs:
         Array.isArray(last?.sameToolsAs) && last.sameToolsAs.length
-          ? last.sameToolsAs
-              .slice(0, LIMITS.sameToolsListed)
-              .map((x) => ({
-                name: clipText(String(x.name), LIMITS.toolNameChars),
-                url: clipText(String(x.url), LIMITS.textChars),
-                digest: x.digest,
-              }))
+          ? last.sameToolsAs.slice(0, LIMITS.sameToolsListed).map((x) => ({
+              name: clipText(String(x.name), LIMITS.toolNameChars),
+              url: clipText(String(x.url), LIMITS.textChars),
+              digest: x.digest,
+            }))
           : null,
     };
   });

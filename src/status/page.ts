@@ -107,7 +107,10 @@ const FILTER_WORD: Record<Filter, string> = {
 const filterOf = (s: Pick<ServerStatus, 'decision'>): Exclude<Filter, 'all' | 'attention'> =>
   decisionOf(s.decision) ?? 'none';
 
-/** The overview's order: attention first (vantages that disagree before anything), the catalog's order within each group (a stable sort). */
+/**
+ * The overview's order: attention first (vantages that disagree before anything), the catalog's order within each group
+ * (a stable sort).
+ */
 export function attentionOrder<T extends Pick<ServerStatus, 'decision'> & { reason?: ServerStatus['reason'] }>(
   servers: readonly T[],
 ): T[] {
@@ -184,7 +187,10 @@ const SCRIPT = `
  */
 export const CONTENT_SECURITY_POLICY = `default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; script-src 'sha256-${createHash('sha256').update(SCRIPT).digest('base64')}'; base-uri 'none'; form-action 'none'`;
 
-/** Where the page links to: the server's routes, or (static) files relative to the page (`root` is the way up to the site's root). */
+/**
+ * Where the page links to: the server's routes, or (static) files relative to the page (`root` is the way up to the
+ * site's root).
+ */
 interface Links {
   server: (id: string) => string;
   home: string;
@@ -224,7 +230,9 @@ function ago(iso: string | null, now: string): string {
   return `${Math.round(s / 86400)} days ago`;
 }
 
-/** Uptime as the page says it: the share of probes in which the server was usable (the deciding client listed tools). */
+/**
+ * Uptime as the page says it: the share of probes in which the server was usable (the deciding client listed tools).
+ */
 const pct = (v: number | null) => (v === null ? 'no data' : `${(Math.floor(v * 1000) / 10).toFixed(1)}% usable`);
 
 function statusPill(s: Pick<ServerStatus, 'decision' | 'verdict'>): Html {
@@ -312,7 +320,10 @@ function sameToolsNote(s: Pick<ServerStatus, 'sameToolsAs'>): Html | '' {
 /** Bars in the context-cost chart: the largest servers; the rest are in the total. */
 const COST_BARS = 120;
 
-/** What adding every server costs a conversation: the total, its change since the run before, and tokens per server (sorted). */
+/**
+ * What adding every server costs a conversation: the total, its change since the run before, and tokens per server
+ * (sorted).
+ */
 function costSection(m: StatusModel): Html | '' {
   const c = m.cost;
   if (!c?.counted) return ''; // (a model made before context cost was counted has none)
@@ -396,7 +407,10 @@ function lintBanner(problems: PageOptions['lintProblems']): Html | '' {
   return html`<div class="banner" role="alert" id="lint-problems"><strong>The catalog fails lint (${problems.length} finding${problems.length === 1 ? '' : 's'})</strong>: the published documents (AI Catalog, MCP Catalog, Server Cards) are withheld until it passes.<ul>${problems.slice(0, 20).map((p) => html`<li><code>${p.where}</code> ${p.message}</li>`)}</ul></div>`;
 }
 
-/** The overview's notice of history lines left out: counts, file names, line numbers and onetap's own words, escaped all the same. */
+/**
+ * The overview's notice of history lines left out: counts, file names, line numbers and onetap's own words, escaped all
+ * the same.
+ */
 function problemsNotice(p: HistoryProblems | undefined): Html | '' {
   if (!p || !(p.count > 0)) return '';
   const first = Array.isArray(p.first) ? p.first.slice(0, 10) : [];

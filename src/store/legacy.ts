@@ -100,7 +100,9 @@ const DECISION_OF: Record<VerdictName, Decision> = {
   drop: 'drop',
 };
 
-/** A v1 line (an observation, or a plan row of an aborted run) as a plan row of the record; `tools` already resolved. */
+/**
+ * A v1 line (an observation, or a plan row of an aborted run) as a plan row of the record; `tools` already resolved.
+ */
 export function rowOfV1(o: V1Outcome, runId: string, at: string, tools: string[] | null): PlanRow {
   const previous = 'previous' in o ? o.previous : null;
   return {
@@ -143,7 +145,8 @@ export function rowOfV1(o: V1Outcome, runId: string, at: string, tools: string[]
     changed: 'changed' in o ? o.changed : true,
     dropStreak: o.dropStreak ?? 0,
     note: o.note,
-    // A v1 line wrote `acceptedHash` only when it differed from the list seen: absent means the list was the accepted one.
+    // A v1 line wrote `acceptedHash` only when it differed from the list seen: absent means the list was the accepted
+    // one.
     acceptedHash: 'acceptedHash' in o && o.acceptedHash !== undefined ? o.acceptedHash : (o.toolsHash ?? null),
     toolChanges: o.toolChanges ?? null,
     toolsChanged: o.reasons.includes('tools-changed'),

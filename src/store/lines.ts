@@ -1,7 +1,7 @@
 /**
  * The text history's line format: what recorded runs observed, as JSON lines in git next to the catalog
- * (`<catalog dir>/history/YYYY-MM.jsonl`, one file per UTC month of the run). These files are the memory that
- * travels with the list; the index (`./text-index.ts`) is built from them in memory.
+ * (`<catalog dir>/history/YYYY-MM.jsonl`, one file per UTC month of the run). These files are the memory that travels
+ * with the list; the index (`./text-index.ts`) is built from them in memory.
  *
  * Version 2 (written since 0.2.0; version-1 lines of 0.1 are read too, see `./legacy.ts`), one JSON object a line:
  *   {"v":2,"type":"run","id","startedAt","finishedAt","catalog","applied","aborted","observations":N,"summary",
@@ -10,28 +10,27 @@
  *   but `previous` and `changed`, its evidence included}
  * `tools` is the list, or `"#<16 hex>"` (the first 16 hex digits of the SHA-256 of the list's JSON; 0.1 wrote 8) when
  * the same list is written in full elsewhere in the same month file: tool lists rarely change, and they are most of the
- * bytes. Each month file stays self-contained. A row's `previous` and `changed` are not written: they follow
- * from the runs before it and are recomputed when the index is built.
- * An aborted run (outage guard) is one run line with `"aborted":"<why>"`, `"observations":0` and its plan
- * rows inline (`"plan":[…]`): no observation, so it never counts towards streaks or bars.
- * A run is whole when its N observation lines follow it; anything else (a crash mid-append) is ignored.
+ * bytes. Each month file stays self-contained. A row's `previous` and `changed` are not written: they follow from the
+ * runs before it and are recomputed when the index is built. An aborted run (outage guard) is one run line with
+ * `"aborted":"<why>"`, `"observations":0` and its plan rows inline (`"plan":[…]`): no observation, so it never counts
+ * towards streaks or bars. A run is whole when its N observation lines follow it; anything else (a crash mid-append) is
+ * ignored.
  *
- * Bounded: a line is at most `HISTORY_LIMITS.lineBytes` (128 KiB, UTF-8), whatever a server answered. An
- * observation line that would be longer is written with `"bounded":true` at its end: `tools` is null (`toolCount`
- * still says how many), `findings` is `[]` (`findingsSeen` still counts them), `toolChanges` becomes
- * `null` with `"toolChangesCount":{"added":n,"removed":n,"changed":n}`, matrix cells lose their tool lists, card mismatches
- * keep 20 with their values clipped; `toolsHash` (the snapshot's digest, under `history/snapshots/`) stays. If
- * that is still too long, the free text (error, appError, location, name, note) is clipped to
- * `HISTORY_LIMITS.textChars` characters, then the evidence loses the runs `--matrix` added, then the evidence goes
- * whole (`"evidence":null`: such a row cannot be judged again; its evidence is never altered). A run's warnings
- * are always the first 20, clipped. An aborted run line
- * bounds each plan row the same way and, if it must, keeps only the rows that fit (`"planRows":<all rows>`).
+ * Bounded: a line is at most `HISTORY_LIMITS.lineBytes` (128 KiB, UTF-8), whatever a server answered. An observation
+ * line that would be longer is written with `"bounded":true` at its end: `tools` is null (`toolCount` still says how
+ * many), `findings` is `[]` (`findingsSeen` still counts them), `toolChanges` becomes `null` with
+ * `"toolChangesCount":{"added":n,"removed":n,"changed":n}`, matrix cells lose their tool lists, card mismatches keep 20
+ * with their values clipped; `toolsHash` (the snapshot's digest, under `history/snapshots/`) stays. If that is still
+ * too long, the free text (error, appError, location, name, note) is clipped to `HISTORY_LIMITS.textChars` characters,
+ * then the evidence loses the runs `--matrix` added, then the evidence goes whole (`"evidence":null`: such a row cannot
+ * be judged again; its evidence is never altered). A run's warnings are always the first 20, clipped. An aborted run
+ * line bounds each plan row the same way and, if it must, keeps only the rows that fit (`"planRows":<all rows>`).
  *
- * Untrusted: the history arrives through pull requests, so every line is validated against the record's schema
- * when it is read: a bad observation line is skipped alone (it still counts towards its run's N), a bad run line
- * skips its whole run, a line longer than `HISTORY_LIMITS.readLineBytes` is not parsed, a run whose id was
- * recorded before (a run id is recorded once) is ignored after its first appearance. Each is a problem, never a
- * crash, and the index only ever holds what passed.
+ * Untrusted: the history arrives through pull requests, so every line is validated against the record's schema when it
+ * is read: a bad observation line is skipped alone (it still counts towards its run's N), a bad run line skips its
+ * whole run, a line longer than `HISTORY_LIMITS.readLineBytes` is not parsed, a run whose id was recorded before (a run
+ * id is recorded once) is ignored after its first appearance. Each is a problem, never a crash, and the index only ever
+ * holds what passed.
  */
 import { createHash } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
@@ -106,7 +105,10 @@ export const toolsRef = (tools: readonly string[]) => `#${toolsDigest(tools).sli
 const sameList = (a: readonly string[] | undefined, b: readonly string[]) =>
   !!a && a.length === b.length && a.every((x, i) => x === b[i]);
 
-/** The fields of a row's line, in the record's order: `previous` and `changed` are left out (they are recomputed when read). */
+/**
+ * The fields of a row's line, in the record's order: `previous` and `changed` are left out (they are recomputed when
+ * read).
+ */
 const ROW_FIELDS = Object.keys(planRowSchema.shape).filter(
   (k) => k !== 'previous' && k !== 'changed' && k !== 'run',
 ) as Array<keyof PlanRow>;
@@ -285,7 +287,10 @@ function boundedRunLine<T extends { plan?: Line[] }>(head: T): T {
 
 /** A run as parsed from a month file, with where each of its rows' lines lies (bytes), for reading it again. */
 export interface ParsedRun extends RecordedRun {
-  /** Per row, the bytes of its line in the file ([start, end), the newline not included; an aborted run's rows share the run line's). */
+  /**
+   * Per row, the bytes of its line in the file ([start, end), the newline not included; an aborted run's rows share the
+   * run line's).
+   */
   spans: Array<[number, number]>;
   /** 1-based line of the run line. */
   line: number;
@@ -319,9 +324,15 @@ interface Pending {
   version: number;
   startLine: number;
   start: number;
-  /** What the run's observation lines carry to say they are its own (v2: the run's id; v1: its start time), or null when unreadable. */
+  /**
+   * What the run's observation lines carry to say they are its own (v2: the run's id; v1: its start time), or null when
+   * unreadable.
+   */
   key: string | null;
-  /** Observation lines the run line announced, or null when unreadable (a bad run then ends at the next line of another run). */
+  /**
+   * Observation lines the run line announced, or null when unreadable (a bad run then ends at the next line of another
+   * run).
+   */
   expected: number | null;
   seen: number;
   lines: number;
@@ -616,7 +627,10 @@ export function runAt(text: string): RunRecord | null {
   return read.ok ? read.run : null;
 }
 
-/** One observation line read again from its bytes or text (the index keeps where each row is): the row, or null when it no longer reads. */
+/**
+ * One observation line read again from its bytes or text (the index keeps where each row is): the row, or null when it
+ * no longer reads.
+ */
 export function rowAt(line: Buffer | string, run: RunRecord, tools: ReadonlyMap<string, string[]>): PlanRow | null {
   let value: unknown;
   try {

@@ -10,7 +10,10 @@ export interface Migration {
   version: number;
   name: string;
   sql: string;
-  /** A query run after `sql`, in its transaction: each row's `said` is something `store migrate` names (what it found and did). */
+  /**
+   * A query run after `sql`, in its transaction: each row's `said` is something `store migrate` names (what it found
+   * and did).
+   */
   report?: string;
 }
 

@@ -464,7 +464,10 @@ export class PgStore implements Store {
     return this.readRuns(found.reverse());
   }
 
-  /** The run recorded under `id` (a run id is recorded once, by a run the outage guard did not abort), whatever the retention. */
+  /**
+   * The run recorded under `id` (a run id is recorded once, by a run the outage guard did not abort), whatever the
+   * retention.
+   */
   async recordedRun(id: string): Promise<RecordedRun | null> {
     // The record that decided; else the latest the outage guard aborted (those claim no id: a re-run decides afresh).
     const found = await this.q<{ seq: string; started_at: string; month: string; line: string }>(
@@ -605,7 +608,8 @@ export class PgStore implements Store {
   async record(recorded: RecordedRun, changes: RunChanges): Promise<string[]> {
     const month = monthFileName(recorded.run.startedAt).slice(0, 7);
     const seq = await this.transaction('nothing of this run was recorded', async (client) => {
-      // A run id is recorded once: refused before anything is written (and, should two record at once, by `runs_id_once`).
+      // A run id is recorded once: refused before anything is written (and, should two record at once, by
+      // `runs_id_once`).
       if ((await client.query(`SELECT 1 FROM runs WHERE id = $1 AND NOT aborted`, [recorded.run.id])).rowCount)
         throw new RunRecordedError(recorded.run.id);
       await this.writeChanges(client, changes);
@@ -865,7 +869,10 @@ export class PgStore implements Store {
     );
   }
 
-  /** What each vantage's canaries said in a run: only reports of the canaries jobs it enqueued, after; verified with `keys`. */
+  /**
+   * What each vantage's canaries said in a run: only reports of the canaries jobs it enqueued, after; verified with
+   * `keys`.
+   */
   async canariesOf(runId: string, keys?: VantageKeys): Promise<Map<string, CanaryCheck>> {
     const rows = await this.q<{ vantage: string; configured: number; reachable: number; signature: string | null }>(
       `
@@ -1063,7 +1070,9 @@ export class PgStore implements Store {
     return { count: stored + this.readProblemCount, first };
   }
 
-  /** The whole store as text history: per month, its runs' lines in the order recorded; the snapshots; the acceptances. */
+  /**
+   * The whole store as text history: per month, its runs' lines in the order recorded; the snapshots; the acceptances.
+   */
   async *months(): AsyncGenerator<{ month: string; text: string }> {
     const months = await this.q<{ month: string }>(`SELECT DISTINCT month FROM runs ORDER BY month`);
     for (const { month } of months) {

@@ -114,7 +114,9 @@ export function snapshotOfBytes(
     : { snapshot: null, warning: `${where}: not a snapshot of ${hash}; treated as missing` };
 }
 
-/** What a recorded run writes of its snapshots, and the SHA-256 of each file's bytes as they are once it is recorded. */
+/**
+ * What a recorded run writes of its snapshots, and the SHA-256 of each file's bytes as they are once it is recorded.
+ */
 export interface SnapshotFiles {
   /** Files this run writes when it records. */
   writes: FileWrite[];

@@ -31,7 +31,10 @@ export interface RunChanges {
   lock: ToolsLock | null;
   /** Files of the catalog's own written with the run's, all or none (the catalog, the generated lists). */
   files: readonly FileWrite[];
-  /** Write the snapshot files even when their bytes differ only in format (a `--write` run, which also updates the lock). */
+  /**
+   * Write the snapshot files even when their bytes differ only in format (a `--write` run, which also updates the
+   * lock).
+   */
   rewriteSnapshots: boolean;
 }
 
@@ -45,7 +48,10 @@ export class RunRecordedError extends Error {
   }
 }
 
-/** A run across vantages as its first enqueue registered it (`startedAt` as the run gave it, `registeredAt` by the store's clock). */
+/**
+ * A run across vantages as its first enqueue registered it (`startedAt` as the run gave it, `registeredAt` by the
+ * store's clock).
+ */
 export interface RunRegistration {
   id: string;
   startedAt: string;

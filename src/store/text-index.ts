@@ -149,7 +149,8 @@ export class TextIndex {
       .flatMap((f) => f.runs)
       .filter((r) => {
         const first = byId.get(r.run.id);
-        // An aborted run claims no id (it decided nothing): a later record of the id stands, and is the one `run` reads.
+        // An aborted run claims no id (it decided nothing): a later record of the id stands, and is the one `run`
+        // reads.
         if (first === undefined || first.run.aborted !== null) {
           byId.set(r.run.id, r);
           return true;
@@ -250,7 +251,10 @@ export class TextIndex {
     }
   }
 
-  /** The run recorded under `id` (the one that decided, else its latest aborted record), with its rows, whatever the retention; or null. */
+  /**
+   * The run recorded under `id` (the one that decided, else its latest aborted record), with its rows, whatever the
+   * retention; or null.
+   */
   run(id: string): RecordedRun | null {
     const r = this.byId.get(id);
     if (r === undefined) return null;

@@ -158,7 +158,9 @@ export function codePointName(ch: string): string {
   return `U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
 }
 
-/** `⟨U+XXXX⟩`: plain, inert text that is easy to spot in review (how every page, Markdown file and terminal shows one). */
+/**
+ * `⟨U+XXXX⟩`: plain, inert text that is easy to spot in review (how every page, Markdown file and terminal shows one).
+ */
 export function visibleCodePoint(ch: string): string {
   return `⟨${codePointName(ch)}⟩`;
 }

@@ -1,13 +1,14 @@
 /**
  * A probe worker for one vantage: takes its queue's jobs, probes each URL as the job's run asks (the job's profile,
- * time limit and matrix; probe-only keys from this worker's own environment), and records the observation, with
- * its vantage (and signed with its key, when it holds one), in the store as the job finishes. A job taken again
- * (its worker was killed) records nothing new. Nothing is decided here: the process that enqueued the run decides
- * once the vantages have answered.
+ * time limit and matrix; probe-only keys from this worker's own environment), and records the observation, with its
+ * vantage (and signed with its key, when it holds one), in the store as the job finishes. A job taken again (its worker
+ * was killed) records nothing new. Nothing is decided here: the process that enqueued the run decides once the vantages
+ * have answered.
  *
  * A worker trusts no job: the queue is a table anyone who can write the store can write. Every job is checked
- * (`readJob`: parsed with its schema, `../model/jobs.ts`) against what the worker was started to do before any request: keys only from the variables it was
- * given (`--key-env`), http:// and loopback only when it was started with `--allow-http`.
+ * (`readJob`: parsed with its schema, `../model/jobs.ts`) against what the worker was started to do before any request:
+ * keys only from the variables it was given (`--key-env`), http:// and loopback only when it was started with
+ * `--allow-http`.
  *
  * Politeness is shared by every worker through leases in the store, counted by host (normalised name and port,
  * `../net/host-key.ts`) whatever the spelling; a census's jobs also by resolved address: one port at a time per
@@ -55,7 +56,9 @@ export interface WorkerOptions {
   /** The queue's PostgreSQL URL (the store's by default). */
   queueUrl: string;
   concurrency: number;
-  /** The only variables probe keys are read from, and whether http:// on loopback is open (`--key-env`, `--allow-http`). */
+  /**
+   * The only variables probe keys are read from, and whether http:// on loopback is open (`--key-env`, `--allow-http`).
+   */
   permits: WorkerPermits;
   /** The vantage's signing key (`ONETAP_VANTAGE_KEY`), or null: what it records is then unsigned. */
   signingKey: string | null;
@@ -73,7 +76,9 @@ export interface RunningWorker {
 
 /** A slot's lease: renewed every `leaseMs / 3` while its probe runs, gone `leaseMs` after the last renewal. */
 const RENEW_PARTS = 3;
-/** The lease is taken for lost this long before it would expire: the margin for two clocks' rates and a request sent. */
+/**
+ * The lease is taken for lost this long before it would expire: the margin for two clocks' rates and a request sent.
+ */
 const LEASE_MARGIN_MS = 2_000;
 const pause = () => new Promise((r) => setTimeout(r, 50 + Math.random() * 100));
 
@@ -233,7 +238,10 @@ export async function work(job: ProbeJob, ctx: WorkContext, holder = `${hostname
   return `${o.verdict}/${o.reason} in ${Math.round(o.durationMs)} ms${fresh ? '' : ' (recorded before: not again)'}`;
 }
 
-/** Stalls a job survives (a worker killed, paused or cut off while it held it): the work is idempotent, an observation is keyed by its job. */
+/**
+ * Stalls a job survives (a worker killed, paused or cut off while it held it): the work is idempotent, an observation
+ * is keyed by its job.
+ */
 export const MAX_STALLS = 50;
 /**
  * Job locks are renewed this many times per lock duration (BullMQ's default is twice). The engine's PostgreSQL backend

@@ -1,7 +1,8 @@
 /**
- * A worker trusts no job: every field of a job read from the queue is parsed with the job's schema (`src/model/jobs.ts`)
- * and bounded, then checked against what the worker was started to do (`--key-env`, `--allow-http`) before any request. A table: a job as refresh writes it passes; each
- * change a written job could make is refused, naming the field (a variable by its name, never a value).
+ * A worker trusts no job: every field of a job read from the queue is parsed with the job's schema
+ * (`src/model/jobs.ts`) and bounded, then checked against what the worker was started to do (`--key-env`,
+ * `--allow-http`) before any request. A table: a job as refresh writes it passes; each change a written job could make
+ * is refused, naming the field (a variable by its name, never a value).
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,4 +1,7 @@
-/** JSON values and text as untrusted input: what counts as an object, nesting read from the bytes before anything parses it. */
+/**
+ * JSON values and text as untrusted input: what counts as an object, nesting read from the bytes before anything parses
+ * it.
+ */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { isObject, textNestsDeeperThan } from '../../src/util/json.js';

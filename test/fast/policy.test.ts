@@ -1,9 +1,9 @@
 /**
  * The pure core as a specification, fast (no network): the classifier on recorded observation records
- * (test/fixtures/observations.json, one per fleet behaviour, recorded by test/fixtures/record-observations.ts),
- * and the decider and the outage guard on tables written from docs/one-tap-policy.md (shared/spec/ of the planning repository): never drop on
- * one flake, drop only after the confirm-drops streak of consecutive drop-class runs, drop nothing when this
- * machine's network is down.
+ * (test/fixtures/observations.json, one per fleet behaviour, recorded by test/fixtures/record-observations.ts), and the
+ * decider and the outage guard on tables written from docs/one-tap-policy.md (shared/spec/ of the planning repository):
+ * never drop on one flake, drop only after the confirm-drops streak of consecutive drop-class runs, drop nothing when
+ * this machine's network is down.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';

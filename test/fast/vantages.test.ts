@@ -358,7 +358,8 @@ describe('a run across vantages, recorded and judged again', () => {
   });
 
   it("rejudge combines the vantages again: unchanged rules judge the same; a row without the run's quorum is judged alone", () => {
-    // The rows carry no evidence (observation() leaves it null): their standing readings were live, as this evidence is.
+    // The rows carry no evidence (observation() leaves it null): their standing readings were live, as this evidence
+    // is.
     const withEvidence = plan.rows.map((r) => ({ ...r, evidence: LIVE_EVIDENCE }));
     const run = recordedRun('2026-12-01T00:00:00.000Z', withEvidence, { quorum: 2 });
     const same = rejudge([run], { profile: 'kai-9000', requiresAuth: () => false });

@@ -479,7 +479,10 @@ export interface Fleet {
   close: () => Promise<void>;
 }
 
-/** Starts the fleet on 127.0.0.1 (or another loopback `host`) with a free port (or `listenOn`). `extra` adds or overrides scenarios. */
+/**
+ * Starts the fleet on 127.0.0.1 (or another loopback `host`) with a free port (or `listenOn`). `extra` adds or
+ * overrides scenarios.
+ */
 export async function startFleet(
   extra: Record<string, Handler> = {},
   listenOn = 0,

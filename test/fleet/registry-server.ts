@@ -1,10 +1,10 @@
 /**
  * The loopback registry fixture as a process of its own, for a test that runs it inside a network namespace:
- * `node dist/test/fleet/registry-server.js <remotes> <hosts> <address> <delayMs> [options]` prints `{"url": …}` once
- * it listens, and on each line `stats` read from stdin, `{"initializes": n, "mostInFlight": n, "mostInFlightOverall": n}`.
- * `options`, JSON: `tls` (`{keyFile, certFile}`: the hosts serve HTTPS) and `spellings` (per host, by its index
- * modulo their number, the ways its remotes spell it, taken in turn: `{port}` is the host's port; remote i is the
- * host's `floor(i / hosts)`th).
+ * `node dist/test/fleet/registry-server.js <remotes> <hosts> <address> <delayMs> [options]` prints `{"url": …}` once it
+ * listens, and on each line `stats` read from stdin, `{"initializes": n, "mostInFlight": n, "mostInFlightOverall": n}`.
+ * `options`, JSON: `tls` (`{keyFile, certFile}`: the hosts serve HTTPS) and `spellings` (per host, by its index modulo
+ * their number, the ways its remotes spell it, taken in turn: `{port}` is the host's port; remote i is the host's
+ * `floor(i / hosts)`th).
  */
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';

@@ -140,7 +140,9 @@ function packageOnly(k: number) {
 }
 
 export interface RegistryOptions {
-  /** Remote i's URL, given its host (`address:port`) and the path the host plays it at (default `http://<host><path>`). */
+  /**
+   * Remote i's URL, given its host (`address:port`) and the path the host plays it at (default `http://<host><path>`).
+   */
   urlOf?: (i: number, host: string, path: string) => string;
   /** Items listed after the fixture's own, made once the hosts listen. */
   extra?: (fixture: { hosts: string[]; remoteUrl: (i: number) => string }) => unknown[];
@@ -150,7 +152,9 @@ export interface RegistryOptions {
   tls?: { key: string; cert: string };
   /** Every answer of a host this late, ms. */
   delayMs?: number;
-  /** Each server.json as served carries this many bytes more (publisher-provided `_meta`), made per page, never held. */
+  /**
+   * Each server.json as served carries this many bytes more (publisher-provided `_meta`), made per page, never held.
+   */
   padBytes?: number;
 }
 
