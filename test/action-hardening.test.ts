@@ -128,7 +128,11 @@ describe('action/check.sh: server and pull-request text never becomes a workflow
     );
     assert.match(
       r.stdout,
-      /^ {2}Multi \(.*\): review\/handshake-error.*first line ::error::injected ::add-mask::x +::set-output name=changed::true ::notice::ls #\\#\[warning\]legacy #\\#\[stop-commands\]tok/m,
+      new RegExp(
+        String.raw`^ {2}Multi \(.*\): review\/handshake-error.*first line ::error::injected ::add-mask::x +::set-out` +
+          String.raw`put name=changed::true ::notice::ls #\\#\[warning\]legacy #\\#\[stop-commands\]tok`,
+        'm',
+      ),
     );
     assert.match(r.stdout, /^::error file=catalog\/servers\.json,title=onetap: not one-tap ready::Multi \(/m);
     assert.match(r.stdout, /^ {2}Stop \(.*\): review\/handshake-error/m);
@@ -141,7 +145,8 @@ const a = process.argv.slice(2);
 const hostile = ${JSON.stringify(`::stop-commands::tok\n  ::warning::from stderr\r::add-mask::x\n##[error]legacy\n${HOSTILE_MESSAGE}\n`)};
 process.stderr.write(hostile);
 if (a[0] === 'refresh') {
-  console.log(JSON.stringify({ plan: [], summary: { total: 0, keep: 0, keepFailed: 0, review: 0, drop: 0, changed: 0 }, aborted: null, probedAt: '2026-11-30T06:00:00.000Z' }));
+  console.log(JSON.stringify({ plan: [], summary: { total: 0, keep: 0, keepFailed: 0, review: 0, drop: 0, changed: \
+0 }, aborted: null, probedAt: '2026-11-30T06:00:00.000Z' }));
 } else if (a[0] === 'report') console.log('# report');
 else if (a[0] === 'site') process.stdout.write(hostile);
 `;

@@ -116,103 +116,107 @@ describe('action.yml and the example workflow', () => {
 });
 
 describe('action/run.sh: weekly refresh in fresh clones', () => {
-  it('commits only the history to the default branch, leaves the pull request content, and drops a dead server when its streak completes across clones', async () => {
-    // Two servers of the loopback fleet share its host: declared, so the catalog passes lint and the site publishes.
-    const policy = { authOptionalHosts: [], sharedGatewayHosts: [new URL(fleet.origin).host] };
-    const remote = await remoteWith(
-      catalogOf([server('Steady', fleet.url('ok-json')), server('Dying', fleet.url('dying'))], { policy }),
-    );
-    const inputs = {
-      write: 'true',
-      'allow-http': 'true',
-      timeout: '2000',
-      'confirm-drops': '2',
-      'site-dir': '_site',
-      'site-base-url': 'https://example.github.io/list',
-    };
-    const mainBefore = git(remote, 'rev-parse', 'main');
+  it(
+    'commits only the history to the default branch, leaves the pull request content, and drops a dead server when ' +
+      'its streak completes across clones',
+    async () => {
+      // Two servers of the loopback fleet share its host: declared, so the catalog passes lint and the site publishes.
+      const policy = { authOptionalHosts: [], sharedGatewayHosts: [new URL(fleet.origin).host] };
+      const remote = await remoteWith(
+        catalogOf([server('Steady', fleet.url('ok-json')), server('Dying', fleet.url('dying'))], { policy }),
+      );
+      const inputs = {
+        write: 'true',
+        'allow-http': 'true',
+        timeout: '2000',
+        'confirm-drops': '2',
+        'site-dir': '_site',
+        'site-base-url': 'https://example.github.io/list',
+      };
+      const mainBefore = git(remote, 'rev-parse', 'main');
 
-    // Week 1: everything live.
-    const week1 = await freshClone(remote);
-    const r1 = await runAction(tmp, 'run.sh', week1, inputs);
-    assert.equal(r1.code, 0, r1.stdout + r1.stderr);
-    assert.deepEqual(
-      [
-        r1.outputs.changed,
-        r1.outputs.outage,
-        r1.outputs.total,
-        r1.outputs.keep,
-        r1.outputs['keep-failed'],
-        r1.outputs.review,
-        r1.outputs.drop,
-      ],
-      ['true', 'false', '2', '2', '0', '0', '0'],
-    );
-    assert.deepEqual(r1.outputs['pr-paths']!.split('\n'), [
-      'catalog/servers.json',
-      'catalog/tools.lock.json',
-      'catalog/generated/popular-servers.json',
-      'catalog/generated/popular-servers.ts',
-      'catalog/generated/PopularMcpServers.kt',
-      'catalog/servers.md',
-      'catalog/log.md',
-    ]);
-    assert.match(await readFile(r1.outputs['report-path']!, 'utf8'), /\| Steady \|/);
-    assert.ok(
-      existsSync(join(week1, '_site', 'index.html')) &&
-        existsSync(join(week1, '_site', '.well-known', 'ai-catalog.json')),
-    );
-    assert.equal(r1.outputs['site-path'], '_site');
-    // The pull request's content waits in the working tree for create-pull-request; the history is not part of it.
-    const dirty = git(week1, 'status', '--porcelain', '--untracked-files=all').split('\n');
-    assert.ok(
-      dirty.some((l) => l.endsWith('catalog/servers.md')),
-      dirty.join('\n'),
-    );
-    assert.ok(!dirty.some((l) => l.includes('catalog/history/')), dirty.join('\n'));
-    assert.ok(
-      !git(remote, 'ls-tree', '-r', '--name-only', 'main').includes('servers.md'),
-      'generated files go through the pull request only',
-    );
-    if (historyInGit) {
-      assert.match(r1.outputs['history-commit']!, /^[0-9a-f]{40}$/);
-      assert.equal(git(remote, 'rev-parse', 'main'), r1.outputs['history-commit']);
-      assert.equal(git(remote, 'rev-parse', 'main^'), mainBefore);
-      // The month files and the tool snapshots (history/snapshots/<hash>.json) are history.
+      // Week 1: everything live.
+      const week1 = await freshClone(remote);
+      const r1 = await runAction(tmp, 'run.sh', week1, inputs);
+      assert.equal(r1.code, 0, r1.stdout + r1.stderr);
       assert.deepEqual(
-        git(remote, 'diff', '--name-only', 'main^', 'main')
-          .split('\n')
-          .every((f) => /^catalog\/history\//.test(f)),
-        true,
+        [
+          r1.outputs.changed,
+          r1.outputs.outage,
+          r1.outputs.total,
+          r1.outputs.keep,
+          r1.outputs['keep-failed'],
+          r1.outputs.review,
+          r1.outputs.drop,
+        ],
+        ['true', 'false', '2', '2', '0', '0', '0'],
       );
-      assert.equal(
-        git(week1, 'rev-parse', 'HEAD'),
-        r1.outputs['history-commit'],
-        'the checkout stands on the pushed history',
+      assert.deepEqual(r1.outputs['pr-paths']!.split('\n'), [
+        'catalog/servers.json',
+        'catalog/tools.lock.json',
+        'catalog/generated/popular-servers.json',
+        'catalog/generated/popular-servers.ts',
+        'catalog/generated/PopularMcpServers.kt',
+        'catalog/servers.md',
+        'catalog/log.md',
+      ]);
+      assert.match(await readFile(r1.outputs['report-path']!, 'utf8'), /\| Steady \|/);
+      assert.ok(
+        existsSync(join(week1, '_site', 'index.html')) &&
+          existsSync(join(week1, '_site', '.well-known', 'ai-catalog.json')),
       );
-    }
+      assert.equal(r1.outputs['site-path'], '_site');
+      // The pull request's content waits in the working tree for create-pull-request; the history is not part of it.
+      const dirty = git(week1, 'status', '--porcelain', '--untracked-files=all').split('\n');
+      assert.ok(
+        dirty.some((l) => l.endsWith('catalog/servers.md')),
+        dirty.join('\n'),
+      );
+      assert.ok(!dirty.some((l) => l.includes('catalog/history/')), dirty.join('\n'));
+      assert.ok(
+        !git(remote, 'ls-tree', '-r', '--name-only', 'main').includes('servers.md'),
+        'generated files go through the pull request only',
+      );
+      if (historyInGit) {
+        assert.match(r1.outputs['history-commit']!, /^[0-9a-f]{40}$/);
+        assert.equal(git(remote, 'rev-parse', 'main'), r1.outputs['history-commit']);
+        assert.equal(git(remote, 'rev-parse', 'main^'), mainBefore);
+        // The month files and the tool snapshots (history/snapshots/<hash>.json) are history.
+        assert.deepEqual(
+          git(remote, 'diff', '--name-only', 'main^', 'main')
+            .split('\n')
+            .every((f) => /^catalog\/history\//.test(f)),
+          true,
+        );
+        assert.equal(
+          git(week1, 'rev-parse', 'HEAD'),
+          r1.outputs['history-commit'],
+          'the checkout stands on the pushed history',
+        );
+      }
 
-    // Week 2: Dying answers 404; the pull request of week 1 was never merged. The first drop-class run is kept.
-    fleet.state('dying').dead = true;
-    const r2 = await runAction(tmp, 'run.sh', await freshClone(remote), inputs);
-    assert.equal(r2.code, 0, r2.stdout + r2.stderr);
-    assert.deepEqual([r2.outputs['keep-failed'], r2.outputs.drop], ['1', '0']);
+      // Week 2: Dying answers 404; the pull request of week 1 was never merged. The first drop-class run is kept.
+      fleet.state('dying').dead = true;
+      const r2 = await runAction(tmp, 'run.sh', await freshClone(remote), inputs);
+      assert.equal(r2.code, 0, r2.stdout + r2.stderr);
+      assert.deepEqual([r2.outputs['keep-failed'], r2.outputs.drop], ['1', '0']);
 
-    // Week 3: a new clone again, nothing outside git; the streak of two completes.
-    const week3 = await freshClone(remote);
-    const r3 = await runAction(tmp, 'run.sh', week3, inputs);
-    assert.equal(r3.code, 0, r3.stdout + r3.stderr);
-    if (historyInGit) {
-      assert.equal(r3.outputs.drop, '1', 'the streak was read from the history in git');
-      const catalog = JSON.parse(await readFile(join(week3, 'catalog', 'servers.json'), 'utf8')) as Catalog;
-      assert.deepEqual(
-        catalog.removed.map((r) => r.name),
-        ['Dying'],
-      );
-      assert.equal(git(remote, 'rev-list', '--count', `${mainBefore}..main`), '3', 'one history commit per week');
-    }
-    fleet.state('dying').dead = false;
-  });
+      // Week 3: a new clone again, nothing outside git; the streak of two completes.
+      const week3 = await freshClone(remote);
+      const r3 = await runAction(tmp, 'run.sh', week3, inputs);
+      assert.equal(r3.code, 0, r3.stdout + r3.stderr);
+      if (historyInGit) {
+        assert.equal(r3.outputs.drop, '1', 'the streak was read from the history in git');
+        const catalog = JSON.parse(await readFile(join(week3, 'catalog', 'servers.json'), 'utf8')) as Catalog;
+        assert.deepEqual(
+          catalog.removed.map((r) => r.name),
+          ['Dying'],
+        );
+        assert.equal(git(remote, 'rev-list', '--count', `${mainBefore}..main`), '3', 'one history commit per week');
+      }
+      fleet.state('dying').dead = false;
+    },
+  );
 
   it('a quiet week: nothing changed, no pull request, the history still grows; dates only when they would go stale', async () => {
     const remote = await remoteWith(catalogOf([server('Steady', fleet.url('ok-json'))]));
@@ -373,7 +377,8 @@ if (a[0] === 'refresh') {
     fs.appendFileSync(run.RACE_CLONE + '/catalog/history/2026-11.jsonl', JSON.stringify({ run: 'concurrent' }) + '\\n');
     git('add', '.'); git('commit', '-qm', 'concurrent history'); git('push', '-q', 'origin', run.RACE_BRANCH);
   }
-  console.log(JSON.stringify({ plan: [], summary: { total: 0, keep: 0, keepFailed: 0, review: 0, drop: 0, changed: 0 }, aborted: null, probedAt: '2026-11-30T06:00:00.000Z' }));
+  console.log(JSON.stringify({ plan: [], summary: { total: 0, keep: 0, keepFailed: 0, review: 0, drop: 0, changed: \
+0 }, aborted: null, probedAt: '2026-11-30T06:00:00.000Z' }));
 } else if (a[0] === 'report') console.log('# report');
 `;
 

@@ -59,67 +59,72 @@ describe('context cost and fingerprints through the commands', () => {
     assert.equal((JSON.parse(keyed.stdout) as Array<{ tokens: number }>)[0]!.tokens, GOLDEN.MANY, keyed.stderr);
   });
 
-  it('refresh: tokens per row, a list over policy.maxToolTokens in review, entries serving the same set flagged; the report and page show the total', async () => {
-    const ws = await workspace(
-      catalogOf(
-        [
-          server('Small A', fleet.url('small-a')),
-          server('Small B', fleet.url('small-b')),
-          server('Renamed', fleet.url('small-renamed')),
-          server('Reworded', fleet.url('small-reworded')),
-          server('Many', fleet.url('many')),
-          server('Growing', fleet.url('growing')),
-        ],
-        { policy: { authOptionalHosts: [], sharedGatewayHosts: [new URL(fleet.origin).host], maxToolTokens: 1_000 } },
-      ),
-    );
-    const r = await runCli(['refresh', '--catalog', ws.catalogPath, '--allow-http', '--write', '--json']);
-    assert.equal(r.code, 0, r.stderr);
-    type Row = {
-      name: string;
-      decision: string;
-      reason: string;
-      tokens: number | null;
-      sameToolsAs: Array<{ name: string; digest: string }>;
-    };
-    const plan = (JSON.parse(r.stdout) as { plan: Row[] }).plan;
-    const by = Object.fromEntries(plan.map((x) => [x.name, x]));
-    assert.deepEqual(
-      plan.map((x) => x.tokens),
-      [GOLDEN.SMALL, GOLDEN.SMALL, by.Renamed!.tokens, by.Reworded!.tokens, GOLDEN.MANY, GOLDEN.SMALL],
-    );
-    assert.deepEqual([by.Many!.decision, by.Many!.reason], ['review', 'context-budget']);
-    assert.deepEqual([by['Small A']!.decision, by['Small A']!.reason], ['keep', 'ok']);
-    const same = (name: string) => by[name]!.sameToolsAs.map((s) => `${s.name}:${s.digest}`);
-    assert.deepEqual(same('Small A'), [
-      'Small B:tools',
-      'Growing:tools',
-      'Renamed:name-blind',
-      'Reworded:description-blind',
-    ]);
-    assert.deepEqual(same('Renamed'), ['Small A:name-blind', 'Small B:name-blind', 'Growing:name-blind']);
-    assert.deepEqual(same('Many'), []);
+  it(
+    'refresh: tokens per row, a list over policy.maxToolTokens in review, entries serving the same set flagged; ' +
+      'the report and page show the total',
+    async () => {
+      const ws = await workspace(
+        catalogOf(
+          [
+            server('Small A', fleet.url('small-a')),
+            server('Small B', fleet.url('small-b')),
+            server('Renamed', fleet.url('small-renamed')),
+            server('Reworded', fleet.url('small-reworded')),
+            server('Many', fleet.url('many')),
+            server('Growing', fleet.url('growing')),
+          ],
+          { policy: { authOptionalHosts: [], sharedGatewayHosts: [new URL(fleet.origin).host], maxToolTokens: 1_000 } },
+        ),
+      );
+      const r = await runCli(['refresh', '--catalog', ws.catalogPath, '--allow-http', '--write', '--json']);
+      assert.equal(r.code, 0, r.stderr);
+      type Row = {
+        name: string;
+        decision: string;
+        reason: string;
+        tokens: number | null;
+        sameToolsAs: Array<{ name: string; digest: string }>;
+      };
+      const plan = (JSON.parse(r.stdout) as { plan: Row[] }).plan;
+      const by = Object.fromEntries(plan.map((x) => [x.name, x]));
+      assert.deepEqual(
+        plan.map((x) => x.tokens),
+        [GOLDEN.SMALL, GOLDEN.SMALL, by.Renamed!.tokens, by.Reworded!.tokens, GOLDEN.MANY, GOLDEN.SMALL],
+      );
+      assert.deepEqual([by.Many!.decision, by.Many!.reason], ['review', 'context-budget']);
+      assert.deepEqual([by['Small A']!.decision, by['Small A']!.reason], ['keep', 'ok']);
+      const same = (name: string) => by[name]!.sameToolsAs.map((s) => `${s.name}:${s.digest}`);
+      assert.deepEqual(same('Small A'), [
+        'Small B:tools',
+        'Growing:tools',
+        'Renamed:name-blind',
+        'Reworded:description-blind',
+      ]);
+      assert.deepEqual(same('Renamed'), ['Small A:name-blind', 'Small B:name-blind', 'Growing:name-blind']);
+      assert.deepEqual(same('Many'), []);
 
-    grown = true;
-    const second = await runCli(['refresh', '--catalog', ws.catalogPath, '--allow-http', '--write', '--json']);
-    const tokens = (JSON.parse(second.stdout) as { plan: Row[] }).plan.map((x) => x.tokens!);
-    const total = tokens.reduce((a, b) => a + b, 0);
-    const change = total - plan.reduce((a, x) => a + x.tokens!, 0);
-    assert.ok(change > GOLDEN.AWKWARD / 2, 'Growing grew');
-    const md = await runCli(['report', '--markdown', '--catalog', ws.catalogPath]);
-    assert.match(
-      md.stdout,
-      new RegExp(
-        `\\*\\*Context cost\\*\\*: ${total.toLocaleString('en')} tokens for 6 servers' tools \\(largest: Many 3,002, Growing ${tokens[5]!.toLocaleString('en')}, Reworded [\\d,]+\\); \\+${change.toLocaleString('en')} since the run before\\.`,
-      ),
-    );
-    assert.match(md.stdout, /\*\*Same tool set as another server\*\*/);
-    const html = `${ws.dir}/report.html`;
-    assert.equal((await runCli(['report', '--html', html, '--catalog', ws.catalogPath])).code, 0);
-    const page = await readFile(html, 'utf8');
-    assert.match(page, new RegExp(`<strong>${total.toLocaleString('en')}</strong> tokens of tool definitions`));
-    assert.equal((page.match(/<i style="height:\d+%" data-id=/g) ?? []).length, 6, 'one bar per server');
-  });
+      grown = true;
+      const second = await runCli(['refresh', '--catalog', ws.catalogPath, '--allow-http', '--write', '--json']);
+      const tokens = (JSON.parse(second.stdout) as { plan: Row[] }).plan.map((x) => x.tokens!);
+      const total = tokens.reduce((a, b) => a + b, 0);
+      const change = total - plan.reduce((a, x) => a + x.tokens!, 0);
+      assert.ok(change > GOLDEN.AWKWARD / 2, 'Growing grew');
+      const md = await runCli(['report', '--markdown', '--catalog', ws.catalogPath]);
+      assert.match(
+        md.stdout,
+        new RegExp(
+          `\\*\\*Context cost\\*\\*: ${total.toLocaleString('en')} tokens for 6 servers' tools \\(largest: Many ` +
+            `3,002, Growing ${tokens[5]!.toLocaleString('en')}, Reworded [\\d,]+\\); \\+${change.toLocaleString('en')} since the run before\\.`,
+        ),
+      );
+      assert.match(md.stdout, /\*\*Same tool set as another server\*\*/);
+      const html = `${ws.dir}/report.html`;
+      assert.equal((await runCli(['report', '--html', html, '--catalog', ws.catalogPath])).code, 0);
+      const page = await readFile(html, 'utf8');
+      assert.match(page, new RegExp(`<strong>${total.toLocaleString('en')}</strong> tokens of tool definitions`));
+      assert.equal((page.match(/<i style="height:\d+%" data-id=/g) ?? []).length, 6, 'one bar per server');
+    },
+  );
 
   it('add refuses a copy of a curated or a removed entry (naming it) unless --allow-same-tools; a reworded interface is reported, not refused', async () => {
     const ws = await workspace(

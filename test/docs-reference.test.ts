@@ -76,7 +76,9 @@ describe('docs/reference is generated from the code', () => {
       assert.equal(
         firstTextBlock(text),
         helps[i],
-        `${t.page}: its help block is not what \`onetap ${[...t.args, '--help'].join(' ')}\` prints (npm run docs; or scripts/reference.ts builds another program than src/cli/main.ts)`,
+        `${t.page}: its help block is not what \`onetap ${[...t.args, '--help'].join(
+          ' ',
+        )}\` prints (npm run docs; or scripts/reference.ts builds another program than src/cli/main.ts)`,
       );
     });
     assert.ok(

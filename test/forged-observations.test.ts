@@ -183,7 +183,8 @@ describe('observations cannot be forged ahead of a run', { skip: !!missing }, ()
       await store.recordObservation(o(u1, 'a', 'week-never'), null, KEYS.a); // a run never registered
       // A row the store writer altered after a's worker signed it.
       await sql(
-        `UPDATE "${name}".vantage_observations SET line = replace(line, '"verdict":"live"', '"verdict":"drop"') WHERE run_id = $1 AND url = $2 AND vantage = 'a'`,
+        `UPDATE "${name}".vantage_observations SET line = replace(line, '"verdict":"live"', '"verdict":"drop"') ` +
+          `WHERE run_id = $1 AND url = $2 AND vantage = 'a'`,
         [run.id, u3],
       );
       const pairs = (list: Array<{ url: string; vantage: string }>) =>

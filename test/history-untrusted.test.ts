@@ -90,7 +90,8 @@ async function inBrowser(open: (page: import('playwright-core').Page) => Promise
   const seen = await tab.evaluate(() => ({
     refreshMeta: document.querySelectorAll('meta[http-equiv="refresh" i]').length,
     injected: document.querySelectorAll(
-      'img, iframe, object, embed, svg, #overlay, body script:not(:last-of-type), meta:not([charset]):not([name=viewport]):not([http-equiv="Content-Security-Policy"])',
+      'img, iframe, object, embed, svg, #overlay, body script:not(:last-of-type), ' +
+        'meta:not([charset]):not([name=viewport]):not([http-equiv="Content-Security-Policy"])',
     ).length,
     xss: (window as unknown as { __xss?: number }).__xss,
     notice: (document.getElementById('history-problems') as HTMLElement | null)?.innerText ?? null,
@@ -234,207 +235,215 @@ const untilTrue = async (test: () => boolean, ms = 5_000) => {
 };
 
 describe('a hostile history, through every command that reads it', () => {
-  it('report (json, markdown, html), site, serve, accept and refresh exit as without the bad lines; only good rows count; the pages hold nothing injected', async (t) => {
-    const h = await hostileHistory();
-    const { catalogPath, statePath, dir } = h.ws;
-    const before = await readFile(h.path, 'utf8');
+  it(
+    'report (json, markdown, html), site, serve, accept and refresh exit as without the bad lines; only good rows ' +
+      'count; the pages hold nothing injected',
+    async (t) => {
+      const h = await hostileHistory();
+      const { catalogPath, statePath, dir } = h.ws;
+      const before = await readFile(h.path, 'utf8');
 
-    // report --json: exit 0, the problems counted and named, the good rows decided and recorded.
-    const json = await runCli(['report', '--json', '--catalog', catalogPath, '--state', statePath]);
-    assert.equal(json.code, 0, json.stderr);
-    const report = JSON.parse(json.stdout) as ReportJson;
-    assert.equal(
-      report.historyProblems.count,
-      h.expectedProblems.length,
-      JSON.stringify(report.historyProblems, null, 1),
-    );
-    assert.deepEqual(
-      report.historyProblems.first.map((p) => [p.file, p.line]),
-      h.expectedProblems.map(([line]) => [h.file, line]),
-    );
-    h.expectedProblems.forEach(([, re], i) => assert.match(report.historyProblems.first[i]!.problem, re));
-    assert.match(
-      json.stderr,
-      new RegExp(
-        `^onetap: ${h.expectedProblems.length} history lines skipped.*${h.file.replace('.', '\\.')}:${h.expectedProblems[0][0]}: observation line: url`,
-        'm',
-      ),
-    );
-    const byId = Object.fromEntries(report.servers.map((s) => [s.id, s]));
-    assert.deepEqual(
-      [byId.steady!.verdict, byId.steady!.reason, byId.steady!.lastProbeAt],
-      ['live', 'ok', h.t2],
-      'the good observation of the run with bad lines is recorded',
-    );
-    assert.deepEqual(
-      [byId.other!.verdict, byId.other!.reason, byId.other!.lastProbeAt],
-      ['review', 'zero-tools', h.t4],
-      'the run after the bad run is whole and read',
-    );
-    assert.equal(report.lastRefresh!.startedAt, h.t4, "the bad run line's run is not the latest");
-    assert.deepEqual(
-      report.lastRefresh!.plan.map((r) => [r.name, r.decision]),
-      [['Other', 'review']],
-    );
-    assert.ok(
-      report.servers.every((s) =>
-        s.days30.every((d) => d.verdict === null || ['live', 'review', 'failed', 'drop'].includes(d.verdict)),
-      ),
-    );
-    assert.ok(
-      !json.stdout.includes('http-equiv') && !json.stdout.includes('onerror'),
-      'nothing of the bad lines is in the status',
-    );
+      // report --json: exit 0, the problems counted and named, the good rows decided and recorded.
+      const json = await runCli(['report', '--json', '--catalog', catalogPath, '--state', statePath]);
+      assert.equal(json.code, 0, json.stderr);
+      const report = JSON.parse(json.stdout) as ReportJson;
+      assert.equal(
+        report.historyProblems.count,
+        h.expectedProblems.length,
+        JSON.stringify(report.historyProblems, null, 1),
+      );
+      assert.deepEqual(
+        report.historyProblems.first.map((p) => [p.file, p.line]),
+        h.expectedProblems.map(([line]) => [h.file, line]),
+      );
+      h.expectedProblems.forEach(([, re], i) => assert.match(report.historyProblems.first[i]!.problem, re));
+      assert.match(
+        json.stderr,
+        new RegExp(
+          `^onetap: ${h.expectedProblems.length} history lines skipped.*${h.file.replace('.', '\\.')}:${h.expectedProblems[0][0]}: observation line: url`,
+          'm',
+        ),
+      );
+      const byId = Object.fromEntries(report.servers.map((s) => [s.id, s]));
+      assert.deepEqual(
+        [byId.steady!.verdict, byId.steady!.reason, byId.steady!.lastProbeAt],
+        ['live', 'ok', h.t2],
+        'the good observation of the run with bad lines is recorded',
+      );
+      assert.deepEqual(
+        [byId.other!.verdict, byId.other!.reason, byId.other!.lastProbeAt],
+        ['review', 'zero-tools', h.t4],
+        'the run after the bad run is whole and read',
+      );
+      assert.equal(report.lastRefresh!.startedAt, h.t4, "the bad run line's run is not the latest");
+      assert.deepEqual(
+        report.lastRefresh!.plan.map((r) => [r.name, r.decision]),
+        [['Other', 'review']],
+      );
+      assert.ok(
+        report.servers.every((s) =>
+          s.days30.every((d) => d.verdict === null || ['live', 'review', 'failed', 'drop'].includes(d.verdict)),
+        ),
+      );
+      assert.ok(
+        !json.stdout.includes('http-equiv') && !json.stdout.includes('onerror'),
+        'nothing of the bad lines is in the status',
+      );
 
-    // The other readers, side by side (the index is built now).
-    const out = join(dir, 'site');
-    const htmlFile = join(dir, 'report.html');
-    const serving = serve(['--allow-http', '--catalog', catalogPath, '--state', statePath]);
-    const [markdown, site, accept] = await Promise.all([
-      runCli(['report', '--markdown', '--html', htmlFile, '--catalog', catalogPath, '--state', statePath]),
-      runCli(['site', '--out', out, '--catalog', catalogPath, '--state', statePath]),
-      runCli([
-        'accept',
-        'Steady',
-        '--decision',
-        'test: reviewed the list',
+      // The other readers, side by side (the index is built now).
+      const out = join(dir, 'site');
+      const htmlFile = join(dir, 'report.html');
+      const serving = serve(['--allow-http', '--catalog', catalogPath, '--state', statePath]);
+      const [markdown, site, accept] = await Promise.all([
+        runCli(['report', '--markdown', '--html', htmlFile, '--catalog', catalogPath, '--state', statePath]),
+        runCli(['site', '--out', out, '--catalog', catalogPath, '--state', statePath]),
+        runCli([
+          'accept',
+          'Steady',
+          '--decision',
+          'test: reviewed the list',
+          '--catalog',
+          catalogPath,
+          '--state',
+          statePath,
+        ]),
+      ]);
+      assert.equal(markdown.code, 0, markdown.stderr);
+      assert.match(markdown.stdout, new RegExp(`> \\*\\*History:\\*\\* ${h.expectedProblems.length} lines skipped`));
+      assert.ok(!/http-equiv|onerror|<script/i.test(markdown.stdout), 'no markup of the bad lines in the PR body');
+      assert.match(markdown.stdout, /\| Steady \| .* \| `live\/ok` \|/);
+      assert.match(
+        markdown.stderr,
+        new RegExp(
+          `^onetap: ${h.expectedProblems.length} history lines skipped[^]*^wrote ${htmlFile.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`,
+          'm',
+        ),
+      );
+      assert.equal(site.code, 0, site.stderr);
+      assert.match(site.stderr, new RegExp(`${h.expectedProblems.length} history lines skipped`));
+      assert.equal(accept.code, 0, accept.stderr);
+      assert.match(
+        accept.stdout,
+        new RegExp(`^accepted Steady \\(.*\\): tools ${h.toolsHash} by test: reviewed the list`),
+      );
+      const pages = [
+        await readFile(htmlFile, 'utf8'),
+        ...(await Promise.all(
+          ['index.html', 'servers/steady.html', 'servers/other.html'].map((p) => readFile(join(out, p), 'utf8')),
+        )),
+      ];
+      for (const page of pages)
+        assert.ok(
+          !/http-equiv=["']?refresh|onerror|example\.invalid|__xss/i.test(page),
+          'no markup of the bad lines in a page',
+        );
+
+      // serve: a stderr line at start, the page and the API answer, the page shows the notice.
+      const served = await serving;
+      try {
+        assert.ok(
+          await untilTrue(() => served.stderr().includes('history lines skipped')),
+          `serve says so at start: ${served.stderr()}`,
+        );
+        assert.match(
+          served.stderr(),
+          new RegExp(`^onetap serve: ${h.expectedProblems.length} history lines skipped`, 'm'),
+        );
+        const overview = await fetch(`${served.url}/`);
+        assert.equal(overview.status, 200);
+        const body = await overview.text();
+        assert.ok(body.includes('id="history-problems"') && !/http-equiv=["']?refresh|onerror/i.test(body));
+        assert.equal((await fetch(`${served.url}/servers/steady`)).status, 200);
+        const api = (await (await fetch(`${served.url}/api/servers`)).json()) as ReportJson;
+        assert.deepEqual(
+          api.servers.map((s) => s.verdict),
+          ['live', 'review'],
+        );
+
+        if (needBrowser(t)) {
+          const views = {
+            served: await inBrowser((p) => p.goto(`${served.url}/`)),
+            servedServer: await inBrowser((p) => p.goto(`${served.url}/servers/other`)),
+            report: await inBrowser((p) => p.goto(pathToFileURL(htmlFile).href)),
+            site: await inBrowser((p) => p.goto(pathToFileURL(join(out, 'index.html')).href)),
+          };
+          for (const [name, v] of Object.entries(views)) {
+            assert.equal(v.refreshMeta, 0, `${name}: no meta refresh`);
+            assert.equal(v.injected, 0, `${name}: no injected element`);
+            assert.equal(v.xss, undefined, `${name}: no script ran`);
+            assert.equal(v.navigatedAway, false, `${name}: the page stayed`);
+            assert.deepEqual(v.dialogs, []);
+            assert.ok(
+              v.barClasses.every((c) => /^(sw )?bar( v-(live|review|failed|drop|none))?$/.test(c)),
+              `${name}: bar classes ${v.barClasses.join(', ')}`,
+            );
+            assert.ok(!v.text.includes('pwned'), `${name}: no overlay text`);
+          }
+          for (const v of [views.served, views.report, views.site]) {
+            assert.match(v.notice ?? '', new RegExp(`^${h.expectedProblems.length} history lines skipped`));
+            assert.match(
+              v.notice ?? '',
+              new RegExp(
+                `${h.file.replace('.', '\\.')}:${h.expectedProblems[0][0]} observation line: url: expected a string`,
+              ),
+            );
+            assert.ok(v.rows.includes('steady:✓ live'), v.rows.join(' | '));
+            assert.ok(
+              v.rows.some((r) => r.startsWith('other:') && /review/i.test(r)),
+              v.rows.join(' | '),
+            );
+          }
+          assert.match(views.servedServer.text, /zero-tools/);
+        }
+      } finally {
+        served.child.kill('SIGTERM');
+      }
+
+      // refresh --record: probes, decides from the good history only (previous = the last good observation), records.
+      const r = await runCli([
+        'refresh',
+        '--record',
+        '--json',
+        '--allow-http',
+        '--timeout',
+        '2000',
         '--catalog',
         catalogPath,
         '--state',
         statePath,
-      ]),
-    ]);
-    assert.equal(markdown.code, 0, markdown.stderr);
-    assert.match(markdown.stdout, new RegExp(`> \\*\\*History:\\*\\* ${h.expectedProblems.length} lines skipped`));
-    assert.ok(!/http-equiv|onerror|<script/i.test(markdown.stdout), 'no markup of the bad lines in the PR body');
-    assert.match(markdown.stdout, /\| Steady \| .* \| `live\/ok` \|/);
-    assert.match(
-      markdown.stderr,
-      new RegExp(
-        `^onetap: ${h.expectedProblems.length} history lines skipped[^]*^wrote ${htmlFile.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`,
-        'm',
-      ),
-    );
-    assert.equal(site.code, 0, site.stderr);
-    assert.match(site.stderr, new RegExp(`${h.expectedProblems.length} history lines skipped`));
-    assert.equal(accept.code, 0, accept.stderr);
-    assert.match(
-      accept.stdout,
-      new RegExp(`^accepted Steady \\(.*\\): tools ${h.toolsHash} by test: reviewed the list`),
-    );
-    const pages = [
-      await readFile(htmlFile, 'utf8'),
-      ...(await Promise.all(
-        ['index.html', 'servers/steady.html', 'servers/other.html'].map((p) => readFile(join(out, p), 'utf8')),
-      )),
-    ];
-    for (const page of pages)
-      assert.ok(
-        !/http-equiv=["']?refresh|onerror|example\.invalid|__xss/i.test(page),
-        'no markup of the bad lines in a page',
-      );
-
-    // serve: a stderr line at start, the page and the API answer, the page shows the notice.
-    const served = await serving;
-    try {
-      assert.ok(
-        await untilTrue(() => served.stderr().includes('history lines skipped')),
-        `serve says so at start: ${served.stderr()}`,
-      );
-      assert.match(
-        served.stderr(),
-        new RegExp(`^onetap serve: ${h.expectedProblems.length} history lines skipped`, 'm'),
-      );
-      const overview = await fetch(`${served.url}/`);
-      assert.equal(overview.status, 200);
-      const body = await overview.text();
-      assert.ok(body.includes('id="history-problems"') && !/http-equiv=["']?refresh|onerror/i.test(body));
-      assert.equal((await fetch(`${served.url}/servers/steady`)).status, 200);
-      const api = (await (await fetch(`${served.url}/api/servers`)).json()) as ReportJson;
+      ]);
+      assert.equal(r.code, 0, r.stderr);
+      const plan = JSON.parse(r.stdout) as {
+        plan: Array<{
+          name: string;
+          decision: string;
+          previous: { verdict: string; reason: string; at: string } | null;
+        }>;
+      };
       assert.deepEqual(
-        api.servers.map((s) => s.verdict),
-        ['live', 'review'],
+        plan.plan.map((x) => [x.name, x.decision, x.previous?.verdict, x.previous?.reason, x.previous?.at]),
+        [
+          ['Steady', 'keep', 'live', 'ok', h.t2],
+          ['Other', 'keep', 'review', 'zero-tools', h.t4],
+        ],
       );
-
-      if (needBrowser(t)) {
-        const views = {
-          served: await inBrowser((p) => p.goto(`${served.url}/`)),
-          servedServer: await inBrowser((p) => p.goto(`${served.url}/servers/other`)),
-          report: await inBrowser((p) => p.goto(pathToFileURL(htmlFile).href)),
-          site: await inBrowser((p) => p.goto(pathToFileURL(join(out, 'index.html')).href)),
-        };
-        for (const [name, v] of Object.entries(views)) {
-          assert.equal(v.refreshMeta, 0, `${name}: no meta refresh`);
-          assert.equal(v.injected, 0, `${name}: no injected element`);
-          assert.equal(v.xss, undefined, `${name}: no script ran`);
-          assert.equal(v.navigatedAway, false, `${name}: the page stayed`);
-          assert.deepEqual(v.dialogs, []);
-          assert.ok(
-            v.barClasses.every((c) => /^(sw )?bar( v-(live|review|failed|drop|none))?$/.test(c)),
-            `${name}: bar classes ${v.barClasses.join(', ')}`,
-          );
-          assert.ok(!v.text.includes('pwned'), `${name}: no overlay text`);
-        }
-        for (const v of [views.served, views.report, views.site]) {
-          assert.match(v.notice ?? '', new RegExp(`^${h.expectedProblems.length} history lines skipped`));
-          assert.match(
-            v.notice ?? '',
-            new RegExp(
-              `${h.file.replace('.', '\\.')}:${h.expectedProblems[0][0]} observation line: url: expected a string`,
-            ),
-          );
-          assert.ok(v.rows.includes('steady:✓ live'), v.rows.join(' | '));
-          assert.ok(
-            v.rows.some((r) => r.startsWith('other:') && /review/i.test(r)),
-            v.rows.join(' | '),
-          );
-        }
-        assert.match(views.servedServer.text, /zero-tools/);
-      }
-    } finally {
-      served.child.kill('SIGTERM');
-    }
-
-    // refresh --record: probes, decides from the good history only (previous = the last good observation), records.
-    const r = await runCli([
-      'refresh',
-      '--record',
-      '--json',
-      '--allow-http',
-      '--timeout',
-      '2000',
-      '--catalog',
-      catalogPath,
-      '--state',
-      statePath,
-    ]);
-    assert.equal(r.code, 0, r.stderr);
-    const plan = JSON.parse(r.stdout) as {
-      plan: Array<{ name: string; decision: string; previous: { verdict: string; reason: string; at: string } | null }>;
-    };
-    assert.deepEqual(
-      plan.plan.map((x) => [x.name, x.decision, x.previous?.verdict, x.previous?.reason, x.previous?.at]),
-      [
-        ['Steady', 'keep', 'live', 'ok', h.t2],
-        ['Other', 'keep', 'review', 'zero-tools', h.t4],
-      ],
-    );
-    const next = new TextStore(catalogPath);
-    const last = (await next.latestRun())!;
-    assert.ok(last.run.startedAt > h.t4, 'the new run is recorded and read');
-    assert.deepEqual(
-      last.rows.map((o) => [o.name, o.verdict]),
-      [
-        ['Steady', 'live'],
-        ['Other', 'live'],
-      ],
-    );
-    assert.equal((await next.problems()).count, h.expectedProblems.length, 'the bad lines are still counted');
-    assert.ok(
-      (await readFile(h.path, 'utf8')).startsWith(before),
-      'an append never cuts the bad lines (they are whole lines, in git)',
-    );
-  });
+      const next = new TextStore(catalogPath);
+      const last = (await next.latestRun())!;
+      assert.ok(last.run.startedAt > h.t4, 'the new run is recorded and read');
+      assert.deepEqual(
+        last.rows.map((o) => [o.name, o.verdict]),
+        [
+          ['Steady', 'live'],
+          ['Other', 'live'],
+        ],
+      );
+      assert.equal((await next.problems()).count, h.expectedProblems.length, 'the bad lines are still counted');
+      assert.ok(
+        (await readFile(h.path, 'utf8')).startsWith(before),
+        'an append never cuts the bad lines (they are whole lines, in git)',
+      );
+    },
+  );
 });
 
 describe('the pages whatever a store holds', () => {

@@ -501,7 +501,9 @@ describe('size', () => {
     ] as const) {
       const { bytes, gzipped, perObservation } = await measure(years, servers, tools);
       t.diagnostic(
-        `${years} years x 52 weekly runs x ${servers} servers x ${tools} tools: ${(bytes / 1e6).toFixed(2)} MB of text (${perObservation} bytes per observation), ${(gzipped / 1e3).toFixed(0)} kB gzipped`,
+        `${years} years x 52 weekly runs x ${servers} servers x ${tools} tools: ${(bytes / 1e6).toFixed(
+          2,
+        )} MB of text (${perObservation} bytes per observation), ${(gzipped / 1e3).toFixed(0)} kB gzipped`,
       );
       assert.ok(bytes < limit, `${bytes} bytes`);
     }

@@ -74,8 +74,11 @@ const HONEST = [
 ];
 
 /** Raw code points that must never survive into an output (the honest sequences removed first). */
-const RAW_HIDDEN =
-  /[\u{E0000}-\u{E007F}\uFE00-\uFE0F\u{E0100}-\u{E01EF}\u115F\u1160\u3164\uFFA0\u00AD\u034F\u061C\u180E\u200B-\u200F\u202A-\u202E\u2060-\u206F\uFEFF\uFFF9-\uFFFB]/u;
+const RAW_HIDDEN = new RegExp(
+  String.raw`[\u{E0000}-\u{E007F}\uFE00-\uFE0F\u{E0100}-\u{E01EF}\u115F\u1160\u3164\uFFA0\u00AD\u034F\u061C\u180E\u2` +
+    String.raw`00B-\u200F\u202A-\u202E\u2060-\u206F\uFEFF\uFFF9-\uFFFB]`,
+  'u',
+);
 const withoutHonest = (text: string) => HONEST.reduce((t, h) => t.split(h).join(' '), text);
 const assertNoRawHidden = (text: string, what: string) => {
   const m = RAW_HIDDEN.exec(withoutHonest(text));

@@ -487,29 +487,33 @@ describe('onetap mcp --http', () => {
     assert.equal(await post({}), 200);
   });
 
-  it("a body is parsed once: megabytes of `[[[[` are refused unparsed, text that is not JSON gets the SDK's words, a refusal keeps the request's id", async () => {
-    const send = async (body: string, headers: Record<string, string> = {}) => {
-      const r = await fetch(url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
-        body,
+  it(
+    "a body is parsed once: megabytes of `[[[[` are refused unparsed, text that is not JSON gets the SDK's words, " +
+      "a refusal keeps the request's id",
+    async () => {
+      const send = async (body: string, headers: Record<string, string> = {}) => {
+        const r = await fetch(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+          body,
+        });
+        return [r.status, await r.json()] as const;
+      };
+      assert.deepEqual(await send('['.repeat(3_900_000)), [
+        400,
+        { jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: nested deeper than 256 levels' } },
+      ]);
+      assert.deepEqual(await send('{"jsonrpc":"2.0","id":7,"method":"ping"'), [
+        400,
+        { jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: Invalid JSON' } },
+      ]);
+      const [status, refused] = await send('{"jsonrpc":"2.0","id":9,"method":"tools/list"}', {
+        'mcp-protocol-version': '1999-01-01',
       });
-      return [r.status, await r.json()] as const;
-    };
-    assert.deepEqual(await send('['.repeat(3_900_000)), [
-      400,
-      { jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: nested deeper than 256 levels' } },
-    ]);
-    assert.deepEqual(await send('{"jsonrpc":"2.0","id":7,"method":"ping"'), [
-      400,
-      { jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: Invalid JSON' } },
-    ]);
-    const [status, refused] = await send('{"jsonrpc":"2.0","id":9,"method":"tools/list"}', {
-      'mcp-protocol-version': '1999-01-01',
-    });
-    assert.equal(status, 400);
-    assert.equal((refused as { id?: unknown }).id, 9);
-  });
+      assert.equal(status, 400);
+      assert.equal((refused as { id?: unknown }).id, 9);
+    },
+  );
 
   it('runs until stopped: SIGTERM ends it with exit 0', async () => {
     const child = children.at(-1)!;

@@ -92,7 +92,8 @@ describe('the product imports only its runtime dependencies', () => {
     );
     write(
       'util/quiet.ts',
-      "// import ts from 'typescript';\n/** from 'typescript' */\nexport const url = 'https://example.com';\nconst said = 'taken from ' + 'typescript';\nconst cmd = 'store import';\n",
+      "// import ts from 'typescript';\n/** from 'typescript' */\nexport const url = 'https://example.com';\nconst " +
+        "said = 'taken from ' + 'typescript';\nconst cmd = 'store import';\n",
     );
     try {
       assert.deepEqual(nonRuntimeImports(root, PACKAGE.dependencies).sort(), [

@@ -38,7 +38,9 @@ function echoedTools(k: string): unknown[] {
     { name: 'search', description: 'Search the web.', inputSchema: { type: 'object' } },
     {
       name: 'echo',
-      description: `value ${k}; upper ${k.toUpperCase()}; lower ${k.toLowerCase()}; base64 ${b64(k)}; base64url ${b64url(`x:${k}`)}; basic ${b64(`user:${k}`)}; prefix ${k.slice(0, 12)}…; middle …${k.slice(9, 19)}…`,
+      description:
+        `value ${k}; upper ${k.toUpperCase()}; lower ${k.toLowerCase()}; base64 ${b64(k)}; base64url ` +
+        `${b64url(`x:${k}`)}; basic ${b64(`user:${k}`)}; prefix ${k.slice(0, 12)}…; middle …${k.slice(9, 19)}…`,
       inputSchema: {
         type: 'object',
         properties: {

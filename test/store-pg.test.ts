@@ -105,66 +105,70 @@ describe('the PostgreSQL store', { skip: !!missing }, () => {
     assert.match(none.stderr, /--store: a PostgreSQL URL is needed \(or set ONETAP_STORE_URL\)/);
   });
 
-  it('refresh --write records to the store, not beside the catalog; report, rejudge, accept and serve read it from another directory; the password appears nowhere', async () => {
-    const { url: plain, schema: name } = await schema('fleetrun');
-    const url = plain.replace('postgresql://postgres@', 'postgresql://postgres:pw-s3cret-77@');
-    assert.equal((await runCli(['store', 'migrate', '--store', url])).code, 0);
-    const ws = await workspace(fleetCatalog('ok-json', 'ok-sse', 'tools-error'));
-    const r = await runCli(['refresh', '--catalog', ws.catalogPath, '--allow-http', '--write', '--timeout', '2000'], {
-      env: { ONETAP_STORE_URL: url },
-    });
-    assert.equal(r.code, 0, r.stderr);
-    assert.ok(!existsSync(join(ws.dir, 'catalog', 'history')), 'no text history beside the catalog');
-    assert.ok(!existsSync(join(ws.dir, 'catalog', 'tools.lock.json')), 'acceptances are in the store');
-    const runs = await sql<{ n: string; obs: string }>(
-      `SELECT count(*) AS n, (SELECT count(*) FROM "${name}".observations) AS obs FROM "${name}".runs`,
-    );
-    assert.deepEqual(runs, [{ n: '1', obs: '3' }]);
-    assert.equal(
-      (await sql(`SELECT url FROM "${name}".acceptances`)).length,
-      2,
-      'first use accepted the two listing servers',
-    );
+  it(
+    'refresh --write records to the store, not beside the catalog; report, rejudge, accept and serve read it from ' +
+      'another directory; the password appears nowhere',
+    async () => {
+      const { url: plain, schema: name } = await schema('fleetrun');
+      const url = plain.replace('postgresql://postgres@', 'postgresql://postgres:pw-s3cret-77@');
+      assert.equal((await runCli(['store', 'migrate', '--store', url])).code, 0);
+      const ws = await workspace(fleetCatalog('ok-json', 'ok-sse', 'tools-error'));
+      const r = await runCli(['refresh', '--catalog', ws.catalogPath, '--allow-http', '--write', '--timeout', '2000'], {
+        env: { ONETAP_STORE_URL: url },
+      });
+      assert.equal(r.code, 0, r.stderr);
+      assert.ok(!existsSync(join(ws.dir, 'catalog', 'history')), 'no text history beside the catalog');
+      assert.ok(!existsSync(join(ws.dir, 'catalog', 'tools.lock.json')), 'acceptances are in the store');
+      const runs = await sql<{ n: string; obs: string }>(
+        `SELECT count(*) AS n, (SELECT count(*) FROM "${name}".observations) AS obs FROM "${name}".runs`,
+      );
+      assert.deepEqual(runs, [{ n: '1', obs: '3' }]);
+      assert.equal(
+        (await sql(`SELECT url FROM "${name}".acceptances`)).length,
+        2,
+        'first use accepted the two listing servers',
+      );
 
-    // Another machine: the same catalog file elsewhere, the store shared.
-    const elsewhere = await workspace(fleetCatalog('ok-json', 'ok-sse', 'tools-error'));
-    const report = await runCli(['report', '--json', '--catalog', elsewhere.catalogPath, '--store', url]);
-    assert.equal(report.code, 0, report.stderr);
-    const status = JSON.parse(report.stdout) as {
-      lastRefresh: unknown;
-      servers: Array<{ name: string; verdict: string | null }>;
-    };
-    assert.ok(status.lastRefresh, 'the run recorded elsewhere is the last refresh');
-    assert.deepEqual(
-      status.servers.map((s) => s.verdict),
-      ['live', 'live', 'review'],
-    );
-    const rejudged = await runCli(['rejudge', '--catalog', elsewhere.catalogPath, '--store', url]);
-    assert.equal(rejudged.code, 0, rejudged.stderr + rejudged.stdout);
-    assert.match(rejudged.stdout, /0 differ/);
-
-    const srv = await startServe(['--catalog', elsewhere.catalogPath, '--store', url, '--allow-http']);
-    try {
-      const api = (await (await fetch(`${srv.url}/api/servers`)).json()) as {
-        servers: Array<{ verdict: string | null }>;
+      // Another machine: the same catalog file elsewhere, the store shared.
+      const elsewhere = await workspace(fleetCatalog('ok-json', 'ok-sse', 'tools-error'));
+      const report = await runCli(['report', '--json', '--catalog', elsewhere.catalogPath, '--store', url]);
+      assert.equal(report.code, 0, report.stderr);
+      const status = JSON.parse(report.stdout) as {
+        lastRefresh: unknown;
+        servers: Array<{ name: string; verdict: string | null }>;
       };
+      assert.ok(status.lastRefresh, 'the run recorded elsewhere is the last refresh');
       assert.deepEqual(
-        api.servers.map((s) => s.verdict),
+        status.servers.map((s) => s.verdict),
         ['live', 'live', 'review'],
       );
-      const page = await (await fetch(`${srv.url}/`)).text();
-      assert.match(page, /ok-sse/);
-    } finally {
-      await srv.close();
-    }
+      const rejudged = await runCli(['rejudge', '--catalog', elsewhere.catalogPath, '--store', url]);
+      assert.equal(rejudged.code, 0, rejudged.stderr + rejudged.stdout);
+      assert.match(rejudged.stdout, /0 differ/);
 
-    const everything =
-      [r, report, rejudged].map((x) => x.stdout + x.stderr).join('') +
-      srv.output() +
-      JSON.stringify(await snapshotDir(ws.dir)) +
-      JSON.stringify(await sql(`SELECT line FROM "${name}".runs UNION ALL SELECT line FROM "${name}".observations`));
-    assert.doesNotMatch(everything, /pw-s3cret-77/);
-  });
+      const srv = await startServe(['--catalog', elsewhere.catalogPath, '--store', url, '--allow-http']);
+      try {
+        const api = (await (await fetch(`${srv.url}/api/servers`)).json()) as {
+          servers: Array<{ verdict: string | null }>;
+        };
+        assert.deepEqual(
+          api.servers.map((s) => s.verdict),
+          ['live', 'live', 'review'],
+        );
+        const page = await (await fetch(`${srv.url}/`)).text();
+        assert.match(page, /ok-sse/);
+      } finally {
+        await srv.close();
+      }
+
+      const everything =
+        [r, report, rejudged].map((x) => x.stdout + x.stderr).join('') +
+        srv.output() +
+        JSON.stringify(await snapshotDir(ws.dir)) +
+        JSON.stringify(await sql(`SELECT line FROM "${name}".runs UNION ALL SELECT line FROM "${name}".observations`));
+      assert.doesNotMatch(everything, /pw-s3cret-77/);
+    },
+  );
 
   it('a text history imported and exported gives the same files, byte for byte; rejudge and report read both alike', async () => {
     const ws = await workspace(fleetCatalog('ok-json', 'ok-sse', 'tools-error', 'reset', 'zero-tools'));
@@ -265,7 +269,8 @@ describe('the PostgreSQL store', { skip: !!missing }, () => {
       assert.match(cut.stderr, /nothing of this run was recorded/);
       assert.deepEqual(
         await sql(
-          `SELECT (SELECT count(*) FROM "${name}".runs) AS runs, (SELECT count(*) FROM "${name}".acceptances) AS accepted, (SELECT count(*) FROM "${name}".snapshots) AS snapshots`,
+          `SELECT (SELECT count(*) FROM "${name}".runs) AS runs, (SELECT count(*) FROM "${name}".acceptances) AS ` +
+            `accepted, (SELECT count(*) FROM "${name}".snapshots) AS snapshots`,
         ),
         [{ runs: '0', accepted: '0', snapshots: '0' }],
         'the transaction was rolled back whole',

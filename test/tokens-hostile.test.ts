@@ -135,7 +135,8 @@ describe('a tool list cannot stall a run through its token count', () => {
     );
   });
 
-  it("4 MiB of random letters past the count's budget (the probe's own timeout): live, `tokens: null` with why; the wait is not in durationMs; the next count works", {
+  it("4 MiB of random letters past the count's budget (the probe's own timeout): live, `tokens: null` with why; the " +
+    'wait is not in durationMs; the next count works', {
     timeout: 60_000,
   }, async () => {
     const timeoutMs = 1_000;

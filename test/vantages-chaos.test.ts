@@ -177,7 +177,8 @@ describe('chaos: a run across vantages under faults', { skip: !!missing }, () =>
       stalled_count: number;
       failed_reason: string | null;
     }>(
-      `SELECT queue, data->>'url' AS url, attempts_made, stalled_count, failed_reason FROM "${store.schema}_queue".job WHERE data->'run'->>'id' = $1 AND state = 'failed' ORDER BY url`,
+      `SELECT queue, data->>'url' AS url, attempts_made, stalled_count, failed_reason FROM ` +
+        `"${store.schema}_queue".job WHERE data->'run'->>'id' = $1 AND state = 'failed' ORDER BY url`,
       [runId],
     );
     return rows.map(
@@ -230,7 +231,8 @@ describe('chaos: a run across vantages under faults', { skip: !!missing }, () =>
     );
   };
 
-  it("1. a worker's store cut for 10 s (connections cut, new ones refused) during a run: every observation recorded once, no job failed, every row observed from that vantage", {
+  it("1. a worker's store cut for 10 s (connections cut, new ones refused) during a run: every observation recorded " +
+    'once, no job failed, every row observed from that vantage', {
     timeout: 150_000,
   }, async () => {
     const hosts = await startMcpHosts(3, { holdMs: (m) => (m === 'tools/list' ? 300 : 0) });
@@ -509,11 +511,14 @@ describe('chaos: a run across vantages under faults', { skip: !!missing }, () =>
 
     const partition = (rules: string[]) =>
       execFileSync('ip', ['netns', 'exec', ns, 'nft', '-f', '-'], {
-        input: `flush table inet chaos\ntable inet chaos {\n  chain out {\n    type filter hook output priority 0; policy accept;\n${rules.map((r) => `    ${r}\n`).join('')}  }\n}\n`,
+        input:
+          `flush table inet chaos\ntable inet chaos {\n  chain out {\n    type filter hook output priority 0; ` +
+          `policy accept;\n${rules.map((r) => `    ${r}\n`).join('')}  }\n}\n`,
         stdio: ['pipe', 'ignore', 'inherit'],
       });
 
-    it('partitioned from 25% of the hosts (refused): those rows are vantage-split, the rest kept; from 50% (dropped packets): the vantage is left out; never a drop', {
+    it('partitioned from 25% of the hosts (refused): those rows are vantage-split, the rest kept; from 50% (dropped ' +
+      'packets): the vantage is left out; never a drop', {
       timeout: 120_000,
     }, async () => {
       const urls = hosts.origins.map((o) => `${o}/ok-json`);

@@ -219,46 +219,53 @@ describe('the decider of a run across vantages under faults and re-runs', { skip
     );
   });
 
-  it('a vantage whose jobs failed for good: the wait ends once every job is accounted for, that vantage counted as not answering, why in the note', async () => {
-    const ws = await workspace(
-      catalogOf([server('One', `${fleet.url('ok-json')}?t=failed`), server('Two', `${fleet.url('ok-sse')}?t=failed`)], {
-        policy: policy(),
-      }),
-    );
-    const started = Date.now();
-    const r = await runCli([
-      'refresh',
-      '--catalog',
-      ws.catalogPath,
-      '--allow-http',
-      '--record',
-      '--json',
-      '--vantages',
-      'a,c',
-      '--quorum',
-      '2',
-      '--run-id',
-      'failed-1',
-      '--deadline',
-      '60000',
-      '--store',
-      store.url,
-    ]);
-    assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stderr, /every job accounted for \(2 of 4 jobs answered, 2 failed for good\): deciding now/);
-    // Well before the deadline (60 s): the point of the fix, with a generous margin.
-    assert.ok(Date.now() - started < 30_000, `took ${Date.now() - started} ms`);
-    const plan = (JSON.parse(r.stdout) as Printed).plan;
-    assert.deepEqual(
-      plan.map((p) => `${p.verdict}/${p.reason}`),
-      ['failed/vantage-incomplete', 'failed/vantage-incomplete'],
-    );
-    for (const p of plan)
-      assert.match(
-        p.note!,
-        /^1 of 2 vantages answered, the quorum is 2: no answer from c \(its job failed: refused: url: a private, loopback or reserved address/,
+  it(
+    'a vantage whose jobs failed for good: the wait ends once every job is accounted for, that vantage counted as ' +
+      'not answering, why in the note',
+    async () => {
+      const ws = await workspace(
+        catalogOf(
+          [server('One', `${fleet.url('ok-json')}?t=failed`), server('Two', `${fleet.url('ok-sse')}?t=failed`)],
+          {
+            policy: policy(),
+          },
+        ),
       );
-  });
+      const started = Date.now();
+      const r = await runCli([
+        'refresh',
+        '--catalog',
+        ws.catalogPath,
+        '--allow-http',
+        '--record',
+        '--json',
+        '--vantages',
+        'a,c',
+        '--quorum',
+        '2',
+        '--run-id',
+        'failed-1',
+        '--deadline',
+        '60000',
+        '--store',
+        store.url,
+      ]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stderr, /every job accounted for \(2 of 4 jobs answered, 2 failed for good\): deciding now/);
+      // Well before the deadline (60 s): the point of the fix, with a generous margin.
+      assert.ok(Date.now() - started < 30_000, `took ${Date.now() - started} ms`);
+      const plan = (JSON.parse(r.stdout) as Printed).plan;
+      assert.deepEqual(
+        plan.map((p) => `${p.verdict}/${p.reason}`),
+        ['failed/vantage-incomplete', 'failed/vantage-incomplete'],
+      );
+      for (const p of plan)
+        assert.match(
+          p.note!,
+          /^1 of 2 vantages answered, the quorum is 2: no answer from c \(its job failed: refused: url: a private, loopback or reserved address/,
+        );
+    },
+  );
 
   it('a job failed for good is read from the queue with why; the run enqueued again, it is tried again, its attempts afresh', async () => {
     const { Worker, UnrecoverableError, createPostgresBackend } = await import('bullmq');
@@ -385,7 +392,10 @@ describe('the decider of a run across vantages under faults and re-runs', { skip
       assert.equal(r.code, 1, r.stderr);
       assert.match(
         r.stderr,
-        /the store postgresql:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/test\?schema=\w+: a query failed: .* \(the wait's polls failed until the deadline, \d+ in a row, each tried again with backoff\)/,
+        new RegExp(
+          String.raw`the store postgresql:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/test\?schema=\w+: a query failed: .*` +
+            String.raw` \(the wait's polls failed until the deadline, \d+ in a row, each tried again with backoff\)`,
+        ),
       );
       assert.ok((r.stderr.match(/a poll failed/g) ?? []).length >= 2, r.stderr);
       assert.doesNotMatch(r.stdout + r.stderr, /sekrit/);
@@ -433,7 +443,8 @@ describe('the decider of a run across vantages under faults and re-runs', { skip
         );
         for (const [i, line] of lines.entries()) {
           await client.query(
-            `INSERT INTO observations (run_seq, run_started_at, position, url, vantage, observed_at, verdict, reason, line) VALUES ($1, $2, $3, $4, 'local', $2, $5, $6, $7)`,
+            `INSERT INTO observations (run_seq, run_started_at, position, url, vantage, observed_at, verdict, ` +
+              `reason, line) VALUES ($1, $2, $3, $4, 'local', $2, $5, $6, $7)`,
             [rows[0].seq, r.run.startedAt, i, A, r.rows[i]!.verdict, r.rows[i]!.reason, line],
           );
         }
@@ -450,7 +461,10 @@ describe('the decider of a run across vantages under faults and re-runs', { skip
       );
       assert.match(
         m.stdout,
-        /\n {2}- run github-9 \(started 2026-11-01T06:40:00\.000Z, recorded \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\): recorded again after its first record; kept aside in runs_set_aside \(seq 2\)\n/,
+        new RegExp(
+          String.raw`\n {2}- run github-9 \(started 2026-11-01T06:40:00\.000Z, recorded \d{4}-\d\d-\d\dT\d\d:\d\d:\d` +
+            String.raw`\dZ\): recorded again after its first record; kept aside in runs_set_aside \(seq 2\)\n`,
+        ),
       );
       assert.equal((m.stdout.match(/kept aside in runs_set_aside/g) ?? []).length, 1);
       assert.deepEqual(await sql(`SELECT id, started_at FROM "${old.schema}".runs ORDER BY seq`), [
@@ -467,7 +481,8 @@ describe('the decider of a run across vantages under faults and re-runs', { skip
       );
       await assert.rejects(
         sql(
-          `INSERT INTO "${old.schema}".runs (id, started_at, month, aborted, applied, observations, line) VALUES ('github-9', 'x', '2026-11', false, false, 0, '{}')`,
+          `INSERT INTO "${old.schema}".runs (id, started_at, month, aborted, applied, observations, line) VALUES ` +
+            `('github-9', 'x', '2026-11', false, false, 0, '{}')`,
         ),
         /runs_id_once/,
       );

@@ -243,7 +243,8 @@ describe('a run across vantages under faults', { skip: !!missing }, () => {
     }
   });
 
-  it("a census through the workers of two vantages: every remote recorded once, one request per host at a time over every worker, the census's User-Agent, the vantages in the records", {
+  it('a census through the workers of two vantages: every remote recorded once, one request per host at a time over ' +
+    "every worker, the census's User-Agent, the vantages in the records", {
     timeout: 120_000,
   }, async () => {
     const { url } = await schema('census_across');

@@ -123,48 +123,52 @@ describe('a worker trusts no job', { skip: !!missing }, () => {
     return row!;
   };
 
-  it('a job naming a variable the worker was not started to read is refused once, before any request; the log names URL and variable, never a value', async () => {
-    const control = job('keys', 'given', {
-      probeHeaders: { Authorization: { env: 'JINA_API_KEY', prefix: 'Bearer ' } },
-    });
-    const store = job('keys', 'store', { probeHeaders: { Authorization: { env: 'ONETAP_STORE_URL' } } });
-    const cloud = job('keys', 'cloud', { probeHeaders: { 'X-Key': { env: 'SECRET_CLOUD_KEY' } } });
-    const shape = job('keys', 'shape', { probeHeaders: { Authorization: 'JINA_API_KEY' } as never });
-    await enqueue(url, [control, store, cloud, shape]);
-    assert.deepEqual([(await finished(control)).state], ['completed']);
-    assert.ok(
-      seen.some((s) => s.n === 'given' && s.authorization === `Bearer ${JINA}`),
-      'the variable it was given is read and sent',
-    );
-    for (const refused of [store, cloud, shape]) {
-      assert.deepEqual(
-        await finished(refused),
-        { state: 'failed', attempts_made: 1, max_attempts: 3 },
-        `${refused.name}: refused for good, never tried again`,
+  it(
+    'a job naming a variable the worker was not started to read is refused once, before any request; the log names ' +
+      'URL and variable, never a value',
+    async () => {
+      const control = job('keys', 'given', {
+        probeHeaders: { Authorization: { env: 'JINA_API_KEY', prefix: 'Bearer ' } },
+      });
+      const store = job('keys', 'store', { probeHeaders: { Authorization: { env: 'ONETAP_STORE_URL' } } });
+      const cloud = job('keys', 'cloud', { probeHeaders: { 'X-Key': { env: 'SECRET_CLOUD_KEY' } } });
+      const shape = job('keys', 'shape', { probeHeaders: { Authorization: 'JINA_API_KEY' } as never });
+      await enqueue(url, [control, store, cloud, shape]);
+      assert.deepEqual([(await finished(control)).state], ['completed']);
+      assert.ok(
+        seen.some((s) => s.n === 'given' && s.authorization === `Bearer ${JINA}`),
+        'the variable it was given is read and sent',
       );
+      for (const refused of [store, cloud, shape]) {
+        assert.deepEqual(
+          await finished(refused),
+          { state: 'failed', attempts_made: 1, max_attempts: 3 },
+          `${refused.name}: refused for good, never tried again`,
+        );
+        assert.equal(
+          seen.filter((s) => s.n === refused.name).length,
+          0,
+          `${refused.name}: no request reached the server`,
+        );
+      }
+      const log = logs.get('keys')!;
+      assert.match(
+        log,
+        new RegExp(
+          `for ${fleet.url('keyed')}\\?n=store refused: probeHeaders\\.Authorization reads ONETAP_STORE_URL, which this worker was not started to read`,
+        ),
+      );
+      assert.match(log, /n=cloud refused: probeHeaders\.X-Key reads SECRET_CLOUD_KEY/);
+      assert.match(log, /n=shape refused: probeHeaders\.Authorization: expected \{env, prefix\}/);
+      for (const value of [STORE_PASSWORD, CLOUD, JINA])
+        assert.ok(!log.includes(value), `the log never carries ${value}`);
       assert.equal(
-        seen.filter((s) => s.n === refused.name).length,
-        0,
-        `${refused.name}: no request reached the server`,
+        log.split('\n').filter((l) => l.includes('warning: --store carries a password')).length,
+        1,
+        'the password on the command line is warned about, once',
       );
-    }
-    const log = logs.get('keys')!;
-    assert.match(
-      log,
-      new RegExp(
-        `for ${fleet.url('keyed')}\\?n=store refused: probeHeaders\\.Authorization reads ONETAP_STORE_URL, which this worker was not started to read`,
-      ),
-    );
-    assert.match(log, /n=cloud refused: probeHeaders\.X-Key reads SECRET_CLOUD_KEY/);
-    assert.match(log, /n=shape refused: probeHeaders\.Authorization: expected \{env, prefix\}/);
-    for (const value of [STORE_PASSWORD, CLOUD, JINA])
-      assert.ok(!log.includes(value), `the log never carries ${value}`);
-    assert.equal(
-      log.split('\n').filter((l) => l.includes('warning: --store carries a password')).length,
-      1,
-      'the password on the command line is warned about, once',
-    );
-  });
+    },
+  );
 
   it("the variables a catalog's key rule refused travel as names only: never read, and the record says the row was probed without them", async () => {
     const j = job('keys', 'refused', {

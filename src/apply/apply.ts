@@ -97,7 +97,8 @@ export async function applyRecordedRun(
   const urls = (xs: ReadonlyArray<{ url: string }>) => xs.map((x) => x.url).join('\n');
   if (urls(plan.rows) !== urls(opts.catalog.servers)) {
     throw new CatalogError(
-      `run ${recorded.run.id} is recorded for other rows than ${opts.catalogPath} holds now: it cannot be applied (a run id is recorded once; decide a new run with another --run-id)`,
+      `run ${recorded.run.id} is recorded for other rows than ${opts.catalogPath} holds now: it cannot be applied ` +
+        `(a run id is recorded once; decide a new run with another --run-id)`,
     );
   }
   const release = await acquireLock(opts.catalogPath, 10_000);

@@ -235,7 +235,9 @@ export async function runStatelessClient(url: string, profile: ClientProfile, op
       : [];
     const mutual = profile.supportedVersions.find((v) => supported.includes(v));
     if (mutual === undefined) {
-      run.error = `-32022 on server/discover: the server supports ${supported.join(', ') || 'no version it names'}, none of ours (${profile.supportedVersions.join(', ')})`;
+      run.error = `-32022 on server/discover: the server supports ${
+        supported.join(', ') || 'no version it names'
+      }, none of ours (${profile.supportedVersions.join(', ')})`;
       return finish(run, started);
     }
     version = mutual;

@@ -1,6 +1,7 @@
 /**
  * What a tool list costs a conversation: the o200k token count of exactly
- * `JSON.stringify(tools.map((t) => ({ name: t.name, description: t.description ?? '', input_schema: t.inputSchema ?? {} })))`
+ * `JSON.stringify(tools.map((t) => ({ name: t.name, description: t.description ?? '', input_schema: t.inputSchema ?? {}
+ * })))`
  * over the full list (before anything is clipped), the compact form a registry census counts, so figures compare.
  *
  * Bounded in time: gpt-tokenizer's byte-pair step is quadratic in the length of one piece of its pre-tokenizer (a run

@@ -87,9 +87,10 @@ function policyProblems(catalog: Catalog, opts: LintOptions): LintProblem[] {
  */
 export function looksSecret(text: string): boolean {
   if (
-    /\b(?:sk|pk|rk)[-_](?:live|test|proj|ant)?[-_]?[A-Za-z0-9]{16,}|\bgh[pousr]_[A-Za-z0-9]{20,}|\bgithub_pat_\w{20,}|\bxox[abprs]-[A-Za-z0-9-]{10,}|\bAKIA[0-9A-Z]{16}\b|\beyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}|\bBearer\s+\S{8,}/.test(
-      text,
-    )
+    new RegExp(
+      String.raw`\b(?:sk|pk|rk)[-_](?:live|test|proj|ant)?[-_]?[A-Za-z0-9]{16,}|\bgh[pousr]_[A-Za-z0-9]{20,}|` +
+        String.raw`\bgithub_pat_\w{20,}|\bxox[abprs]-[A-Za-z0-9-]{10,}|\bAKIA[0-9A-Z]{16}\b|\beyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}|\bBearer\s+\S{8,}`,
+    ).test(text)
   )
     return true;
   for (const run of text.match(/[A-Za-z0-9_-]{32,}/g) ?? []) {
@@ -137,7 +138,9 @@ export function lintCatalog(catalog: Catalog, opts: LintOptions = {}): LintProbl
           );
       problems.push({
         where: place,
-        message: `${m?.[3] ? `${m[3].slice(1)} ` : ''}${e.message ?? 'is invalid'}${e.params && 'additionalProperty' in e.params ? `: "${e.params.additionalProperty}"` : ''}`,
+        message: `${m?.[3] ? `${m[3].slice(1)} ` : ''}${e.message ?? 'is invalid'}${
+          e.params && 'additionalProperty' in e.params ? `: "${e.params.additionalProperty}"` : ''
+        }`,
       });
     }
   }
@@ -178,7 +181,9 @@ export function lintCatalog(catalog: Catalog, opts: LintOptions = {}): LintProbl
     else if (sameHost !== undefined && !gateways.has(host))
       problems.push({
         where: where('servers', i, s.name),
-        message: `duplicate host ${host}: servers[${sameHost}] (${catalog.servers[sameHost]!.name}) is already on it (declare it in policy.sharedGatewayHosts if several servers really live there)`,
+        message:
+          `duplicate host ${host}: servers[${sameHost}] (${catalog.servers[sameHost]!.name}) is already on ` +
+          `it (declare it in policy.sharedGatewayHosts if several servers really live there)`,
       });
     seenUrl.set(url, seenUrl.get(url) ?? i);
     seenHost.set(host, seenHost.get(host) ?? i);
@@ -241,7 +246,8 @@ export function entryProblems(s: CatalogServer, catalog: Catalog, opts: LintOpti
   const removed = removedMatch(s.url, catalog);
   if (removed !== null)
     out.push(
-      `previously removed: removed[${removed}] (${catalog.removed[removed]!.name}, ${catalog.removed[removed]!.reason}); a new decision must first take it off the removed list`,
+      `previously removed: removed[${removed}] (${catalog.removed[removed]!.name}, ` +
+        `${catalog.removed[removed]!.reason}); a new decision must first take it off the removed list`,
     );
   out.push(...hiddenTextProblems(s));
   return out;
@@ -282,7 +288,11 @@ export function hiddenCharacterProblem(text: string): string | null {
   const chars = [...text.slice(hit.index, hit.index + Math.max(hit.length, 1))];
   const kinds = [...new Set(chars.slice(0, 4).map(hiddenKind))].join(', ');
   const many = chars.length > 1;
-  return `hidden character${many ? 's' : ''} ${codePoints(chars.join(''))} (${kinds}${rule ? `; screening rule ${rule}` : ''}) at character ${[...text.slice(0, hit.index)].length}: a reader cannot see ${many ? 'them' : 'it'} and every output shows ${many ? 'them' : 'it'} escaped; remove ${many ? 'them' : 'it'} or write ${many ? 'them' : 'it'} visibly`;
+  return `hidden character${many ? 's' : ''} ${codePoints(chars.join(''))} (${kinds}${
+    rule ? `; screening rule ${rule}` : ''
+  }) at character ${[...text.slice(0, hit.index)].length}: a reader cannot see ${
+    many ? 'them' : 'it'
+  } and every output shows ${many ? 'them' : 'it'} escaped; remove ${many ? 'them' : 'it'} or write ${many ? 'them' : 'it'} visibly`;
 }
 
 /** A step of a field path, the key made visible. */

@@ -96,8 +96,12 @@ export function asRead(item: CensusEntry, publisher: string | null, now: Date): 
   return { ...item, _meta: { ...item._meta, [`${publisher}/verification`]: { ...own, expired: true } } };
 }
 
-const SEARCH = `const q=document.getElementById('q');const rows=[...document.querySelectorAll('#remotes tbody tr')];q.addEventListener('input',()=>{const s=q.value.toLowerCase();for(const r of rows)r.hidden=!r.dataset.s.includes(s)});`;
-export const CENSUS_CSP = `default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-${createHash('sha256').update(SEARCH).digest('base64')}'; base-uri 'none'; form-action 'none'`;
+const SEARCH =
+  `const q=document.getElementById('q');const rows=[...document.querySelectorAll('#remotes tbody ` +
+  `tr')];q.addEventListener('input',()=>{const s=q.value.toLowerCase();for(const r of rows)r.hidden=!r.dataset.s.includes(s)});`;
+export const CENSUS_CSP =
+  `default-src 'none'; style-src 'unsafe-inline'; script-src ` +
+  `'sha256-${createHash('sha256').update(SEARCH).digest('base64')}'; base-uri 'none'; form-action 'none'`;
 
 const BUCKETS = [500, 1_000, 2_000, 5_000, 10_000, 30_000, Infinity];
 const n = (x: number) => x.toLocaleString('en');
@@ -153,36 +157,83 @@ export function censusPage(doc: CensusDocument, previous: CensusDocument | null,
   const list = (title: string, items: Row[]) =>
     html`<h3>${title} (${items.length})</h3><ul>${items.slice(0, 50).map((r) => html`<li>${r.name} <span class="meta">${r.remote.url}</span></li>`)}</ul>`;
   const body = html`<h1>MCP Registry census</h1>
-<p class="meta">${n(doc.servers.length)} servers, ${n(rows.length)} remotes${verifiedAt ? html`, verified <time datetime="${verifiedAt}">${verifiedAt.slice(0, 16).replace('T', ' ')} UTC</time>` : ''}${publisher ? html` by ${publisher}` : ''}. The records are unsigned.</p>
-${publisher ? '' : html`<p class="expired">This document names no publisher: none of its records is shown as the census's own.</p>`}${expiredAt !== null ? html`<p class="expired">These records expired at <time datetime="${expiredAt}">${expiredAt}</time>: they say nothing now.</p>` : ''}${notVerified ? html`<p class="meta">${n(notVerified)} servers not verified (over the limits, or invalid against the registry's schema).</p>` : ''}${claimed ? html`<p class="meta">${n(claimed)} servers carry a verification claimed by another key: shown as claimed by it, never as this census's verdict.</p>` : ''}
-<section id="verdicts"><h2>Verdicts</h2><ul class="counts">${[...counts].sort((a, b) => b[1] - a[1]).map(([v, c]) => html`<li><strong>${n(c)}</strong> ${v}</li>`)}</ul></section>
+<p class="meta">${n(doc.servers.length)} servers, ${n(rows.length)} remotes${
+    verifiedAt
+      ? html`, verified <time datetime="${verifiedAt}">${verifiedAt.slice(0, 16).replace('T', ' ')} UTC</time>`
+      : ''
+  }${publisher ? html` by ${publisher}` : ''}. The records are unsigned.</p>
+${
+  publisher
+    ? ''
+    : html`<p class="expired">This document names no publisher: none of its records is shown as the \
+census's own.</p>`
+}${
+  expiredAt !== null
+    ? html`<p class="expired">These records expired at <time datetime="${expiredAt}">\
+${expiredAt}</time>: they say nothing now.</p>`
+    : ''
+}${
+  notVerified
+    ? html`<p class="meta">${n(notVerified)} servers not verified (over the limits, or invalid against \
+the registry's schema).</p>`
+    : ''
+}${
+  claimed
+    ? html`<p class="meta">${n(claimed)} servers carry a verification claimed by another key: shown as \
+claimed by it, never as this census's verdict.</p>`
+    : ''
+}
+<section id="verdicts"><h2>Verdicts</h2><ul class="counts">${[...counts]
+    .sort((a, b) => b[1] - a[1])
+    .map(([v, c]) => html`<li><strong>${n(c)}</strong> ${v}</li>`)}</ul></section>
 <section id="tokens"><h2>What tool lists cost</h2>
 ${
   tokens.length
-    ? html`<p>${n(tokens.length)} counted: median ${n(quantile(tokens, 0.5))}, p90 ${n(quantile(tokens, 0.9))}, p99 ${n(quantile(tokens, 0.99))}, largest ${n(tokens.at(-1)!)} tokens (o200k).</p>
-<div class="hist" role="img" aria-label="remotes per token range">${buckets.map((b) => html`<div><i style="height:${Math.round((b.count / most) * 100)}%" title="${b.count} remotes"></i><span>${b.label}</span></div>`)}</div>`
+    ? html`<p>${n(tokens.length)} counted: median ${n(quantile(tokens, 0.5))}, p90 ${n(
+        quantile(tokens, 0.9),
+      )}, p99 ${n(quantile(tokens, 0.99))}, largest ${n(tokens.at(-1)!)} tokens (o200k).</p>
+<div class="hist" role="img" aria-label="remotes per token range">${buckets.map(
+        (b) =>
+          html`<div><i style="height:${Math.round((b.count / most) * 100)}%" title="${b.count} remotes"></i><span>${b.label}</span></div>`,
+      )}</div>`
     : html`<p>No tool list counted.</p>`
 }</section>
-<section id="hosts"><h2>Hosts with the most entries</h2><table><thead><tr><th>Host</th><th>Entries</th><th>Live</th></tr></thead><tbody>${hosts.map(([h, c]) => html`<tr><td>${h}</td><td>${n(c.entries)}</td><td>${n(c.live)}</td></tr>`)}</tbody></table></section>
-${changes ? html`<section id="changes"><h2>Since the previous census</h2>${list('Newly dead', changes.newlyDead)}${list('Recovered', changes.recovered)}${list('Changed tools', changes.toolsChanged)}</section>` : ''}
+<section id="hosts"><h2>Hosts with the most entries</h2><table><thead><tr><th>Host</th><th>Entries</th><th>Live</th>\
+</tr></thead><tbody>${hosts.map(([h, c]) => html`<tr><td>${h}</td><td>${n(c.entries)}</td><td>${n(c.live)}</td></tr>`)}</tbody></table></section>
+${
+  changes
+    ? html`<section id="changes"><h2>Since the previous census</h2>${list(
+        'Newly dead',
+        changes.newlyDead,
+      )}${list('Recovered', changes.recovered)}${list('Changed tools', changes.toolsChanged)}</section>`
+    : ''
+}
 <section><h2>Every remote</h2><input id="q" type="search" placeholder="filter by name, URL or verdict" aria-label="filter">
-<table id="remotes"><thead><tr><th>Server</th><th>Remote</th><th>Verdict</th><th>Tokens</th><th>Same tools as</th><th>Other claims</th></tr></thead><tbody>${rows.map(
+<table id="remotes"><thead><tr><th>Server</th><th>Remote</th><th>Verdict</th><th>Tokens</th><th>Same tools as</th>\
+<th>Other claims</th></tr></thead><tbody>${rows.map(
     (r) =>
-      html`<tr data-s="${`${r.name} ${r.remote.url} ${r.remote.verdict}/${r.remote.reason}${r.expired ? ' expired' : ''}`.toLowerCase()}"><td>${r.name}</td><td>${r.remote.url}</td><td>${r.remote.verdict}/${r.remote.reason}${r.expired ? html` <span class="expired">(expired)</span>` : ''}</td><td>${typeof r.remote.tokens === 'number' ? n(r.remote.tokens) : '—'}</td><td>${(
-        r.remote.sameToolsAs ?? []
-      )
+      html`<tr data-s="${`${r.name} ${r.remote.url} ${r.remote.verdict}/${r.remote.reason}${
+        r.expired ? ' expired' : ''
+      }`.toLowerCase()}"><td>${r.name}</td><td>${r.remote.url}</td><td>\
+${r.remote.verdict}/${r.remote.reason}${
+        r.expired ? html` <span class="expired">(expired)</span>` : ''
+      }</td><td>${typeof r.remote.tokens === 'number' ? n(r.remote.tokens) : '—'}</td><td>${(r.remote.sameToolsAs ?? [])
         .slice(0, 3)
         .map((s) => s.name)
         .join(', ')}</td><td>${claimsOf(r.claims)}</td></tr>`,
   )}</tbody></table></section>`;
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<meta http-equiv="Content-Security-Policy" content="${CENSUS_CSP}"><title>MCP Registry census</title><style>${CSS}</style></head><body>${body}<script>${trusted(SEARCH)}</script></body></html>`;
+<meta http-equiv="Content-Security-Policy" content="${CENSUS_CSP}"><title>MCP Registry census</title><style>\
+${CSS}</style></head><body>${body}<script>${trusted(SEARCH)}</script></body></html>`;
 }
 
 const CSS = `body{font:15px/1.45 system-ui,sans-serif;margin:24px auto;max-width:1100px;padding:0 16px;color:#1b1f24}.meta{color:#59636e;font-size:13px}
-.counts{display:flex;flex-wrap:wrap;gap:14px;list-style:none;padding:0}table{border-collapse:collapse;width:100%;font-size:13px}th,td{text-align:left;padding:5px 8px;border-bottom:1px solid #d1d9e0;word-break:break-all}
-.hist{display:flex;gap:6px;align-items:flex-end;height:120px;margin:8px 0 28px}.hist div{flex:1;display:flex;flex-direction:column;justify-content:flex-end;height:100%;position:relative}
-.expired{color:#9a6700;font-weight:600}.hist i{display:block;background:#1f883d;border-radius:2px 2px 0 0;min-height:1px}.hist span{position:absolute;bottom:-20px;font-size:11px;color:#59636e}#q{width:100%;padding:6px;margin:8px 0;font:inherit}`;
+.counts{display:flex;flex-wrap:wrap;gap:14px;list-style:none;padding:0}table{border-collapse:collapse;width:100%;\
+font-size:13px}th,td{text-align:left;padding:5px 8px;border-bottom:1px solid #d1d9e0;word-break:break-all}
+.hist{display:flex;gap:6px;align-items:flex-end;height:120px;margin:8px 0 28px}.hist div{flex:1;display:flex;\
+flex-direction:column;justify-content:flex-end;height:100%;position:relative}
+.expired{color:#9a6700;font-weight:600}.hist i{display:block;background:#1f883d;border-radius:2px 2px 0 0;\
+min-height:1px}.hist span{position:absolute;bottom:-20px;font-size:11px;color:#59636e}#q{width:100%;padding:6px;margin:8px 0;font:inherit}`;
 
 /**
  * A page of the document as the registry's list API answers (`cursor`: where the page starts; `limit` at most 100),

@@ -31,7 +31,9 @@ export function registerAccept(program: Command): void {
           snapshot: opts.snapshot,
         });
         process.stdout.write(
-          `accepted ${inert(entry.name)} (${inert(url)}): tools ${entry.hash}${previous ? ` (was ${previous.hash})` : ''} by ${inert(entry.by)}: ${inert(entry.why)}\n`,
+          `accepted ${inert(entry.name)} (${inert(url)}): tools ${entry.hash}${
+            previous ? ` (was ${previous.hash})` : ''
+          } by ${inert(entry.by)}: ${inert(entry.why)}\n`,
         );
         process.exitCode = 0;
       } catch (err) {

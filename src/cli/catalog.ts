@@ -164,7 +164,10 @@ export function registerCatalogCommands(program: Command): void {
       process.stderr.write(sameToolsNotes(opts.name, result.sameToolsAs));
       if (result.added) {
         process.stdout.write(
-          `added ${inert(result.entry!.name)} (${inert(result.entry!.url)}): ${result.probe!.verdict}/${result.probe!.reason}, ${result.probe!.tools?.length ?? 0} tools${result.probe!.tokens === null ? '' : `, ${result.probe!.tokens.toLocaleString('en')} tokens`}\n`,
+          `added ${inert(result.entry!.name)} (${inert(result.entry!.url)}): ` +
+            `${result.probe!.verdict}/${result.probe!.reason}, ${
+              result.probe!.tools?.length ?? 0
+            } tools${result.probe!.tokens === null ? '' : `, ${result.probe!.tokens.toLocaleString('en')} tokens`}\n`,
         );
       } else {
         process.stderr.write(result.problems.map((p) => `onetap: refused ${inert(url)}: ${inert(p)}\n`).join(''));
@@ -250,7 +253,8 @@ function entryOptions(cmd: Command): Command {
     .option('--requires-auth', 'auth-optional entry (the host must be in policy.authOptionalHosts)')
     .option(
       '--probe-header <line>',
-      "with --requires-auth: a probe-only key, 'Name: prefix${VARIABLE}', its value read from the environment variable and never written (repeatable; the entry keeps the variable's name)",
+      "with --requires-auth: a probe-only key, 'Name: prefix${VARIABLE}', its value read from the environment " +
+        "variable and never written (repeatable; the entry keeps the variable's name)",
       probeHeaderFlag,
     )
     .option('--catalog <file>', 'catalog file', DEFAULT_CATALOG)

@@ -62,7 +62,8 @@ export function registerCensus(program: Command): void {
   program
     .command('census')
     .description(
-      'attest every remote of the official MCP Registry as a good guest (resumable) and publish the results as verification records; never touches a curated catalog',
+      'attest every remote of the official MCP Registry as a good guest (resumable) and publish the results as ' +
+        'verification records; never touches a curated catalog',
     )
     .requiredOption(
       '--registry <url|file>',
@@ -87,7 +88,8 @@ export function registerCensus(program: Command): void {
     .option('--matrix', 'also run every other client profile (one handshake more per profile and server)')
     .option(
       '--vantages <list>',
-      "through the workers of these vantages (`onetap worker --vantage <name>`), on the queue of --store: one probe per host over every worker; each URL's answers made one verdict (a majority decides a drop)",
+      'through the workers of these vantages (`onetap worker --vantage <name>`), on the queue of --store: one probe ' +
+        "per host over every worker; each URL's answers made one verdict (a majority decides a drop)",
       vantageList,
     )
     .option(...STORE_OPTION)
@@ -153,7 +155,13 @@ export function registerCensus(program: Command): void {
         process.exitCode = 1;
         return;
       }
-      const said = `${result.servers} servers, ${result.remotes} remotes: ${result.probed} probed (${result.probedNow} in this run), ${result.skipped} not probed by rule${result.serversSkipped ? `; ${result.serversSkipped} servers skipped (over the limits, or invalid against the registry's schema)` : ''}`;
+      const said =
+        `${result.servers} servers, ${result.remotes} remotes: ${result.probed} probed ` +
+        `(${result.probedNow} in this run), ${result.skipped} not probed by rule${
+          result.serversSkipped
+            ? `; ${result.serversSkipped} servers skipped (over the limits, or invalid against the registry's schema)`
+            : ''
+        }`;
       if (result.code === 3) {
         process.stderr.write(
           `onetap: outage guard: ${inert(result.outage!)}; nothing published (${said}; --resume goes on from the state)\n`,

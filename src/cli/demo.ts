@@ -84,7 +84,11 @@ export async function runDemo(out: { write: (s: string) => unknown } = process.s
     out.write(
       [
         '',
-        `Look at: ${join(workspace, 'catalog', 'servers.md')} (snapshot), ${join(workspace, 'catalog', 'generated')} (runtime lists), ${join(workspace, 'catalog', 'log.md')}`,
+        `Look at: ${join(workspace, 'catalog', 'servers.md')} (snapshot), ${join(
+          workspace,
+          'catalog',
+          'generated',
+        )} (runtime lists), ${join(workspace, 'catalog', 'log.md')}`,
         `The status page of this run (the fleet is gone, its history stays; http:// because it played on 127.0.0.1):`,
         `  ${onetap} serve --catalog ${catalogPath} --allow-http     # then open http://127.0.0.1:8787/`,
         `Your own list: ${onetap} init --dir <your list repository> (README: "Your own list in five minutes")`,

@@ -182,7 +182,9 @@ export function registerDiscovery(program: Command): void {
         if (removed.length)
           out += `removed ${removed.length} card${removed.length === 1 ? '' : 's'} of servers no longer in the catalog:\n${list(removed)}\n`;
         if (kept.length)
-          out += `kept ${kept.length} card${kept.length === 1 ? '' : 's'} of servers no longer in the catalog, changed since onetap wrote them (remove by hand):\n${list(kept)}\n`;
+          out += `kept ${kept.length} card${
+            kept.length === 1 ? '' : 's'
+          } of servers no longer in the catalog, changed since onetap wrote them (remove by hand):\n${list(kept)}\n`;
         process.stdout.write(out);
       },
     );
@@ -371,12 +373,16 @@ function renderDiscovery(r: DiscoverResult, color: boolean, probed: boolean): st
   const lines = [`Discovery from ${inert(r.source)}`, '', 'Documents read:'];
   for (const c of r.catalogs)
     lines.push(
-      `  ${c.error ? 'x' : '✓'} ${inert(c.url)} (${c.kind}${c.specVersion ? ` ${inert(c.specVersion)}` : ''}, ${c.entries} entries)${c.error ? `: ${inert(c.error)}` : ''}`,
+      `  ${c.error ? 'x' : '✓'} ${inert(c.url)} (${c.kind}${
+        c.specVersion ? ` ${inert(c.specVersion)}` : ''
+      }, ${c.entries} entries)${c.error ? `: ${inert(c.error)}` : ''}`,
     );
   if (r.unreadCount) {
     lines.push(
       '',
-      `Left unread: ${r.unreadCount} document${r.unreadCount === 1 ? '' : 's'}${r.unreadCount > r.unread.length ? ` (the first ${r.unread.length} listed)` : ''}`,
+      `Left unread: ${r.unreadCount} document${r.unreadCount === 1 ? '' : 's'}${
+        r.unreadCount > r.unread.length ? ` (the first ${r.unread.length} listed)` : ''
+      }`,
     );
     for (const u of r.unread) lines.push(`  - ${inert(u.url)}: ${inert(u.why)}`);
   }

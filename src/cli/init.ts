@@ -32,7 +32,8 @@ export function registerInit(program: Command): void {
     )
     .option(
       '--outputs <list>',
-      `the generated files a refresh writes, comma-separated: ${OUTPUT_NAMES.join(', ')} (default: ${INIT_OUTPUTS.join(',')}; with --kotlin-package, kotlin too)`,
+      `the generated files a refresh writes, comma-separated: ${OUTPUT_NAMES.join(', ')} (default: ` +
+        `${INIT_OUTPUTS.join(',')}; with --kotlin-package, kotlin too)`,
       (v: string) => {
         try {
           return parseOutputList(v);

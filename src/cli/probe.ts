@@ -57,7 +57,8 @@ export function registerProbe(program: Command): void {
     .option('--header <line>', 'extra request header "Name: value" (repeatable)', parseHeader)
     .option(
       '--probe-header <line>',
-      "with --requires-auth: a key, 'Name: prefix${VARIABLE}', read from the environment variable: the keyless handshake decides, a second session with the key lists the tools; redacted from everything printed (repeatable)",
+      "with --requires-auth: a key, 'Name: prefix${VARIABLE}', read from the environment variable: the keyless " +
+        'handshake decides, a second session with the key lists the tools; redacted from everything printed (repeatable)',
       probeHeaderFlag,
     )
     .option('--concurrency <n>', 'probes in flight at once', positiveInt, PROBE_MANY_DEFAULTS.concurrency)
@@ -73,7 +74,8 @@ export function registerProbe(program: Command): void {
     )
     .option(
       '--vantages <list>',
-      'probe from the workers of these vantages instead of here (comma-separated; `onetap worker --vantage <name>` takes the jobs; needs a PostgreSQL store); the verdict combines them as a refresh does',
+      'probe from the workers of these vantages instead of here (comma-separated; `onetap worker --vantage <name>` ' +
+        'takes the jobs; needs a PostgreSQL store); the verdict combines them as a refresh does',
       vantageList,
     )
     .option(

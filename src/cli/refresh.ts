@@ -135,12 +135,14 @@ export function registerRefresh(program: Command): void {
     )
     .option(
       '--next-run-days <n>',
-      "days until the next scheduled run: a --write that changes nothing writes no generated file, but refreshes the snapshot's dates if they would go stale before then (default 7)",
+      'days until the next scheduled run: a --write that changes nothing writes no generated file, but refreshes ' +
+        "the snapshot's dates if they would go stale before then (default 7)",
       positiveInt,
     )
     .option(
       '--vantages <list>',
-      "a run across vantages: the workers' vantages, comma-separated (`onetap worker --vantage <name>` takes their jobs; needs a PostgreSQL store; default: policy.vantages, else a run here)",
+      "a run across vantages: the workers' vantages, comma-separated (`onetap worker --vantage <name>` takes their " +
+        'jobs; needs a PostgreSQL store; default: policy.vantages, else a run here)',
       vantageList,
     )
     .option(
@@ -150,12 +152,15 @@ export function registerRefresh(program: Command): void {
     )
     .option(
       '--run-id <id>',
-      "the run's id (default: its start time): letters, digits and . _ : + - (up to 200); enqueueing the same run again adds no job; a run id is recorded once: deciding a recorded run again prints its recorded plan and exit code (and applies it with --write when it was only recorded)",
+      "the run's id (default: its start time): letters, digits and . _ : + - (up to 200); enqueueing the same run " +
+        'again adds no job; a run id is recorded once: deciding a recorded run again prints its recorded plan and ' +
+        'exit code (and applies it with --write when it was only recorded)',
       runIdFlag,
     )
     .option(
       '--deadline <ms>',
-      'with --vantages: how long to wait for the workers at most: the wait ends once every job answered or failed for good (default: the worst case of one row)',
+      'with --vantages: how long to wait for the workers at most: the wait ends once every job answered or failed ' +
+        'for good (default: the worst case of one row)',
       timeoutMs,
     )
     .option('--queue <url>', "with --vantages: the queue's PostgreSQL URL (default: the store's)", pgUrlFlag('--queue'))
@@ -298,7 +303,11 @@ async function refreshWith(
             onWaited: (w: WaitEnded) => {
               const stood = `${w.answered} of ${w.jobs} jobs answered, ${w.failed} failed for good`;
               process.stderr.write(
-                `onetap: ${w.accounted ? `every job accounted for (${stood}): deciding now` : `the deadline passed (${stood}, ${w.outstanding} outstanding): deciding on what arrived`}\n`,
+                `onetap: ${
+                  w.accounted
+                    ? `every job accounted for (${stood}): deciding now`
+                    : `the deadline passed (${stood}, ${w.outstanding} outstanding): deciding on what arrived`
+                }\n`,
               );
             },
           },
@@ -341,16 +350,24 @@ async function refreshWith(
     const id = inert(flags.runId ?? result.probedAt);
     out.write(
       result.written.length
-        ? `\nRun ${id} was recorded already, not applied: its recorded plan is applied now (nothing probed or recorded again).\nWrote:\n${result.written.map((p) => `  ${p}`).join('\n')}\n`
-        : `\nRun ${id} was recorded already: this is its plan as recorded; nothing was probed, recorded or written again${result.exitCode === 3 ? ' (it was aborted by the outage guard: decide a new run, with another --run-id, to probe again)' : ''}.\n`,
+        ? `\nRun ${id} was recorded already, not applied: its recorded plan is applied now (nothing probed or ` +
+            `recorded again).\nWrote:\n${result.written.map((p) => `  ${p}`).join('\n')}\n`
+        : `\nRun ${id} was recorded already: this is its plan as recorded; nothing was probed, recorded or written ` +
+            `again${result.exitCode === 3 ? ' (it was aborted by the outage guard: decide a new run, with another --run-id, to probe again)' : ''}.\n`,
     );
   } else if (result.exitCode === 3) {
     out.write(
-      `\nABORTED by the outage guard: ${result.plan.aborted}\nNo file was written${flags.write || flags.record ? ' (the aborted run is recorded in the history)' : ''}.\n`,
+      `\nABORTED by the outage guard: ${result.plan.aborted}\nNo file was written${
+        flags.write || flags.record ? ' (the aborted run is recorded in the history)' : ''
+      }.\n`,
     );
   } else if (result.quiet) {
     out.write(
-      `\nNothing changed: ${result.datesOnly ? "only the snapshot's dates were refreshed (they would have gone stale before the next run)" : 'no generated file written'}; the run is in the history.\n${result.written.length ? `Wrote:\n${result.written.map((p) => `  ${p}`).join('\n')}\n` : ''}`,
+      `\nNothing changed: ${
+        result.datesOnly
+          ? "only the snapshot's dates were refreshed (they would have gone " + 'stale before the next run)'
+          : 'no generated file written'
+      }; the run is in the history.\n${result.written.length ? `Wrote:\n${result.written.map((p) => `  ${p}`).join('\n')}\n` : ''}`,
     );
   } else if (result.written.length) {
     out.write(`\nWrote:\n${result.written.map((p) => `  ${p}`).join('\n')}\n`);
@@ -406,7 +423,9 @@ function renderPlan(plan: Plan, catalogPath: string, color: boolean, written: bo
       .filter((r) => r.decision === 'review')
       .map(
         (r) =>
-          `${inert(r.name)}: ${r.reason}, ${REASON_TEXT[r.reason]}${r.location ? ` → ${inert(r.location)}` : ''}${r.appError ? `; ${APP_SAYS}: ${inert(r.appError)}` : r.error ? ` (${inert(r.error)})` : ''}`,
+          `${inert(r.name)}: ${r.reason}, ${REASON_TEXT[r.reason]}${
+            r.location ? ` → ${inert(r.location)}` : ''
+          }${r.appError ? `; ${APP_SAYS}: ${inert(r.appError)}` : r.error ? ` (${inert(r.error)})` : ''}`,
       ),
   );
   section(

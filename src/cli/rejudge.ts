@@ -94,7 +94,10 @@ function renderRejudged(r: Rejudged, profile: string, color: boolean): string {
   }
   const rows = r.runs.reduce((n, run) => n + run.rows.length, 0);
   lines.push(
-    `Summary: ${r.runs.length} run${r.runs.length === 1 ? '' : 's'}, ${rows} rows judged as ${profile}: ${r.differences} differ, ${r.noEvidence} without evidence (recorded before 0.2.0, bounded away, or without a run of ${profile}).`,
+    `Summary: ${r.runs.length} run${
+      r.runs.length === 1 ? '' : 's'
+    }, ${rows} rows judged as ${profile}: ${r.differences} differ, ${r.noEvidence} without evidence (recorded \
+before 0.2.0, bounded away, or without a run of ${profile}).`,
   );
   return lines.join('\n');
 }

@@ -79,7 +79,11 @@ export function registerSite(program: Command): void {
           // Named, as publish names them; the site is still written (as serve still serves), so a weekly run goes on.
           if (lintProblems.length)
             process.stderr.write(
-              `${lintProblems.map((p) => inert(formatProblems(opts.catalog, [p]))).join('\n')}\nonetap: the catalog fails lint: the status pages are written with the findings, the published documents are not\n`,
+              `${lintProblems
+                .map((p) => inert(formatProblems(opts.catalog, [p])))
+                .join(
+                  '\n',
+                )}\nonetap: the catalog fails lint: the status pages are written with the findings, the published documents are not\n`,
             );
           await writeSite(opts.out, files);
           const skipped = describeHistoryProblems(await store.problems());

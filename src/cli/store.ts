@@ -119,7 +119,8 @@ export function registerStore(program: Command): void {
   store
     .command('migrate')
     .description(
-      'apply the schema migrations the store lacks (idempotent; exit 0 when up to date), naming what one found and did (6: runs recorded again under an id they already had, kept aside in runs_set_aside)',
+      'apply the schema migrations the store lacks (idempotent; exit 0 when up to date), naming what one found and ' +
+        'did (6: runs recorded again under an id they already had, kept aside in runs_set_aside)',
     )
     .option(...NEEDED_STORE_OPTION)
     .action(async (opts: { store?: string }) => {
@@ -137,7 +138,8 @@ export function registerStore(program: Command): void {
   store
     .command('import')
     .description(
-      'load a text history (<dir>/YYYY-MM.jsonl, <dir>/snapshots/, tools.lock.json beside <dir>) into the store, in one transaction; runs it holds already are left out',
+      'load a text history (<dir>/YYYY-MM.jsonl, <dir>/snapshots/, tools.lock.json beside <dir>) into the store, in ' +
+        'one transaction; runs it holds already are left out',
     )
     .requiredOption('--from <dir>', "the history directory (a catalog's history/)")
     .option(...NEEDED_STORE_OPTION)
@@ -150,7 +152,9 @@ export function registerStore(program: Command): void {
         const r = await importHistory(pg, opts.from);
         process.stdout.write(
           `imported ${r.runs} run${r.runs === 1 ? '' : 's'}, ${r.snapshots} snapshots, ${r.acceptances} acceptances into ${redactStoreUrl(url)}` +
-            `${r.present ? ` (${r.present} runs were there already)` : ''}${r.problems ? `; ${r.problems} history lines could not be used (onetap report names them)` : ''}\n`,
+            `${r.present ? ` (${r.present} runs were there already)` : ''}${
+              r.problems ? `; ${r.problems} history lines could not be used (onetap report names them)` : ''
+            }\n`,
         );
         for (const s of r.skipped) process.stderr.write(`onetap: warning: ${s}\n`);
       });
@@ -180,7 +184,8 @@ export function registerStore(program: Command): void {
   store
     .command('grant-vantage')
     .description(
-      "print the SQL for a PostgreSQL role of one vantage's workers: its own observations, canaries and queue, the host leases, nothing else (run it as the store's owner, after migrate)",
+      "print the SQL for a PostgreSQL role of one vantage's workers: its own observations, canaries and queue, the " +
+        "host leases, nothing else (run it as the store's owner, after migrate)",
     )
     .argument('<name>', "the vantage (as its workers' --vantage)", vantageName)
     .option('--role <name>', "the role's name (default <schema>_vantage_<name>)", roleFlag)

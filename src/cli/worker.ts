@@ -60,7 +60,8 @@ export function registerWorker(program: Command): void {
     .option('--concurrency <n>', 'jobs in flight at once', positiveInt, 8)
     .option(
       '--store <url>',
-      `PostgreSQL store the observations are recorded to (default $${STORE_ENV}; one of them is needed; a password is better in $${STORE_ENV}: a flag shows in ps)`,
+      `PostgreSQL store the observations are recorded to (default $${STORE_ENV}; one of them is needed; a password ` +
+        `is better in $${STORE_ENV}: a flag shows in ps)`,
       pgUrlFlag('--store'),
     )
     .option('--queue <url>', "the queue's PostgreSQL URL (default: the store's)", pgUrlFlag('--queue'))
@@ -117,7 +118,9 @@ export function registerWorker(program: Command): void {
         log,
       });
       log(
-        `${flags.vantage}: taking jobs from ${redactStoreUrl(flags.queue ?? url)} (concurrency ${flags.concurrency}; probe keys from ${permits.keyEnv.size ? [...permits.keyEnv].join(', ') : 'no variable'}` +
+        `${flags.vantage}: taking jobs from ${redactStoreUrl(
+          flags.queue ?? url,
+        )} (concurrency ${flags.concurrency}; probe keys from ${permits.keyEnv.size ? [...permits.keyEnv].join(', ') : 'no variable'}` +
           `${permits.allowHttp ? '; http on loopback' : ''}; observations ${signingKey ? 'signed' : 'unsigned'})`,
       );
       await new Promise<void>((resolve) => {

@@ -148,7 +148,8 @@ export async function addServer(opts: AddOptions, restoring?: number): Promise<A
     throw new AddRefused(
       copies.map(
         (s) =>
-          `serves the same tool set as ${placeOf(s)}: ${SAME_TOOLS_WORDS[s.digest]} (its ${s.digest} digest matched); --allow-same-tools adds it anyway and says so in its decision record`,
+          `serves the same tool set as ${placeOf(s)}: ${SAME_TOOLS_WORDS[s.digest]} (its ${s.digest} digest ` +
+          `matched); --allow-same-tools adds it anyway and says so in its decision record`,
       ),
       result,
       sameToolsAs,

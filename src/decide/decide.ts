@@ -71,7 +71,10 @@ export function detectOutage(rows: readonly Pick<Observation, 'reason'>[], canar
   }
   const failing = rows.filter((r) => isNetworkLevel(r.reason)).length;
   if (networkLooksDown(failing, rows.length)) {
-    return `the local network looks down: ${failing} of ${rows.length} entries failed at the network level (DNS, refused, timeout, TLS); nothing is dropped or written`;
+    return (
+      `the local network looks down: ${failing} of ${rows.length} entries failed at the network level (DNS, ` +
+      `refused, timeout, TLS); nothing is dropped or written`
+    );
   }
   return null;
 }
@@ -334,7 +337,8 @@ export function decide(input: DecideInput): Plan {
     const remaining = asked.length - left.size;
     aborted =
       remaining < quorum
-        ? `too few vantages left to decide: ${remaining} of ${asked.length} (the quorum is ${quorum}); ${[...left].map(([v, why]) => `${v}: ${why}`).join('; ')}`
+        ? `too few vantages left to decide: ${remaining} of ${asked.length} (the quorum is ${quorum}); ` +
+          `${[...left].map(([v, why]) => `${v}: ${why}`).join('; ')}`
         : null;
     rows = combined(input, asked, quorum, left).map((r) => {
       const p = planRow(r, input, aborted !== null);

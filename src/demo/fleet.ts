@@ -44,7 +44,8 @@ export async function startDemoServer(role: Role, name: string, tools: string[])
       const result =
         msg.method === 'initialize'
           ? { protocolVersion: '2024-11-05', capabilities: { tools: {} }, serverInfo: { name, version: 'demo' } }
-          : // Each server's own tools: described, with an argument of its own, so no two demo servers serve the same set.
+          : // Each server's own tools: described, with an argument of its own, so no two demo servers serve the
+            // same set.
             {
               tools: tools.map((t) => ({
                 name: t,

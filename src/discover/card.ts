@@ -206,7 +206,9 @@ export function validateCard(value: unknown, opts: ValidateOptions = {}): Valida
   const current = run(currentCard, value, deadline);
   if (current.valid) return finish('server-card', current, 'current', [], start);
   if (!legacyCard.first()(value)) return finish('server-card', current, null, [], start);
-  const why = `passes only the earlier (seed-era) Server Card schema; the current one (card-only since 2026-06-18) says: ${current.errors.map((e) => `${e.pointer}: ${e.message}`).join('; ')}`;
+  const why =
+    `passes only the earlier (seed-era) Server Card schema; the current one (card-only since 2026-06-18) ` +
+    `says: ${current.errors.map((e) => `${e.pointer}: ${e.message}`).join('; ')}`;
   if (opts.legacy)
     return finish(
       'server-card',

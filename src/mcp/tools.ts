@@ -167,7 +167,8 @@ const probeTool: ToolSpec = {
         type: 'boolean',
         default: false,
         description:
-          'Also run every client profile per URL: each result gets matrix {profileId: {works, verdict, reason, tools}} (which clients would work, e.g. after an app upgrade). Slower.',
+          'Also run every client profile per URL: each result gets matrix {profileId: {works, verdict, reason, ' +
+          'tools}} (which clients would work, e.g. after an app upgrade). Slower.',
       },
     },
     additionalProperties: false,
@@ -308,7 +309,9 @@ const lintTool: ToolSpec = {
   async run(args, ctx) {
     const { catalog, label } = await readCatalogArg(args, ctx);
     const problems = lintCatalog(catalog, { allowHttp: args.allowHttp === true });
-    const head = `${inert(label)}: ${catalog.servers.length} servers, ${catalog.removed.length} removed, ${problems.length ? `${problems.length} problem(s)` : 'no problems'}`;
+    const head =
+      `${inert(label)}: ${catalog.servers.length} servers, ${catalog.removed.length} removed, ` +
+      `${problems.length ? `${problems.length} problem(s)` : 'no problems'}`;
     return {
       summary: [head, ...problems.map((p) => `- ${inert(p.where)}: ${inert(p.message)}`)].join('\n'),
       structured: {
@@ -338,13 +341,16 @@ const planTool: ToolSpec = {
       profile: {
         type: 'string',
         maxLength: 64,
-        description: `The deciding client profile: ${Object.keys(CLIENT_PROFILES).join(', ')}, or one of the catalog's policy.profiles (default: the catalog's policy.clientProfile, else ${DEFAULT_PROFILE_ID}).`,
+        description:
+          `The deciding client profile: ${Object.keys(CLIENT_PROFILES).join(', ')}, or one of the ` +
+          `catalog's policy.profiles (default: the catalog's policy.clientProfile, else ${DEFAULT_PROFILE_ID}).`,
       },
       matrix: {
         type: 'boolean',
         default: false,
         description:
-          'Also run every client profile per server: each row gets matrix {profileId: {works, verdict, reason, tools}}, to see which servers survive an app upgrade. Informational: only the deciding profile decides. Slower.',
+          'Also run every client profile per server: each row gets matrix {profileId: {works, verdict, reason, ' +
+          'tools}}, to see which servers survive an app upgrade. Informational: only the deciding profile decides. Slower.',
       },
     },
     additionalProperties: false,
@@ -423,7 +429,9 @@ const planTool: ToolSpec = {
       ...(plan.aborted ? [`OUTAGE GUARD: ${inert(plan.aborted)} (a real refresh would change nothing)`] : []),
       ...plan.rows.map(
         (r) =>
-          `- ${inert(r.name)} (${inert(r.url)}): ${r.decision}, ${r.verdict}/${r.reason}${r.note ? `; ${inert(r.note)}` : ''}${r.error ? `; ${inert(r.error)}` : ''}${r.matrix ? `; ${matrixLine(r.matrix)}` : ''}`,
+          `- ${inert(r.name)} (${inert(r.url)}): ${r.decision}, ${r.verdict}/${r.reason}${
+            r.note ? `; ${inert(r.note)}` : ''
+          }${r.error ? `; ${inert(r.error)}` : ''}${r.matrix ? `; ${matrixLine(r.matrix)}` : ''}`,
       ),
     ].join('\n');
     return { summary, structured: { ...planJson(plan), probedAt, written: [], quiet: false, datesOnly: false } };
@@ -542,7 +550,13 @@ const discoverTool: ToolSpec = {
       ),
       ...r.candidates.map(
         (c) =>
-          `- ${inert(c.title ?? c.name ?? '?')} ${inert(c.url ?? c.cardUrl ?? '-')}: ${c.valid ? 'valid' : 'invalid'} card, ${c.eligible ? (c.curated ? 'already curated' : 'eligible') : 'not eligible'}; ${inert(c.why)}${c.verdict ? `; probe ${c.verdict}/${c.reason}` : ''}${c.mismatches.length ? `; ${c.mismatches.length} card/server mismatch(es)` : ''}`,
+          `- ${inert(c.title ?? c.name ?? '?')} ${inert(c.url ?? c.cardUrl ?? '-')}: ${
+            c.valid ? 'valid' : 'invalid'
+          } card, ${
+            c.eligible ? (c.curated ? 'already curated' : 'eligible') : 'not eligible'
+          }; ${inert(c.why)}${c.verdict ? `; probe ${c.verdict}/${c.reason}` : ''}${
+            c.mismatches.length ? `; ${c.mismatches.length} card/server mismatch(es)` : ''
+          }`,
       ),
       ...(r.unreadCount
         ? [

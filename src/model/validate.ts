@@ -73,7 +73,9 @@ export function check<S extends z.ZodType>(schema: S, value: unknown): Checked<z
   // A value that is only null where something else belongs: say what belongs there.
   return {
     ok: false,
-    problem: `${at ? `${at}: ` : ''}expected ${expected(issue, schemaAt(schema, issue.path))}${isNullable(schema, issue.path) && issue.code === 'invalid_type' ? ', or null' : ''}`,
+    problem: `${at ? `${at}: ` : ''}expected ${expected(issue, schemaAt(schema, issue.path))}${
+      isNullable(schema, issue.path) && issue.code === 'invalid_type' ? ', or null' : ''
+    }`,
   };
 }
 

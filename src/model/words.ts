@@ -101,7 +101,8 @@ export const QUIRKS = [
   'gzip-response', // answered gzip (Android asks for it); desktop's CIO engine asks for none
   'tools-paginated', // more tools behind nextCursor: the app shows page 1 only
   'version-corrected', // a -32022 named a version of ours, and the retry with it worked (2026-07-28)
-  'invalid-tool-headers', // tools with an invalid x-mcp-header declaration, which a 2026-07-28 client excludes (`excludedTools`)
+  // tools with an invalid x-mcp-header declaration, which a 2026-07-28 client excludes (`excludedTools`)
+  'invalid-tool-headers',
 ] as const;
 export type Quirk = (typeof QUIRKS)[number];
 

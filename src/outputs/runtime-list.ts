@@ -35,7 +35,10 @@ export function runtimeTypeScript(servers: PopularMcpServer[]): string {
     const headers = Object.entries(s.headers)
       .map(([k, v]) => `${tsString(k)}: ${tsString(v)}`)
       .join(', ');
-    return `  {\n    name: ${tsString(s.name)},\n    url: ${tsString(s.url)},\n    description: ${tsString(s.description)},\n    headers: {${headers ? ` ${headers} ` : ''}},\n    requiresAuth: ${s.requiresAuth},\n  },`;
+    return (
+      `  {\n    name: ${tsString(s.name)},\n    url: ${tsString(s.url)},\n    description: ` +
+      `${tsString(s.description)},\n    headers: {${headers ? ` ${headers} ` : ''}},\n    requiresAuth: ${s.requiresAuth},\n  },`
+    );
   };
   return `// ${GENERATED}
 

@@ -46,7 +46,9 @@ export function snapshotMarkdown(m: RefreshModel): string {
   for (const server of m.catalog.servers) {
     const r = byUrl.get(server.url);
     lines.push(
-      md`| ${server.name} | ${server.url} | ${server.requiresAuth ? 'optional key' : 'none'} | ${r ? probeCell(r) : 'not probed'} | ${r?.tools ? mdToolList(r.tools) : '—'} |`,
+      md`| ${server.name} | ${server.url} | ${server.requiresAuth ? 'optional key' : 'none'} | ${
+        r ? probeCell(r) : 'not probed'
+      } | ${r?.tools ? mdToolList(r.tools) : '—'} |`,
     );
   }
   const dropped = m.plan.rows.filter((r) => r.decision === 'drop');

@@ -190,7 +190,8 @@ const unprocessableRules: Rule[] = [
     verdict: 'review',
     reason: 'unprocessable',
     policy:
-      "nothing a server sends can stop the run: an answer onetap cannot process (deeper than 256 levels, or one that fails reading, hashing, screening or storing) is that row's verdict, for a human",
+      'nothing a server sends can stop the run: an answer onetap cannot process (deeper than 256 levels, or one ' +
+      "that fails reading, hashing, screening or storing) is that row's verdict, for a human",
     when: ({ o }) => o.unprocessable !== null,
   },
 ];
@@ -649,7 +650,8 @@ export const BUDGET_RULES: ReadonlyArray<Verdict & { policy: string }> = [
     verdict: 'review',
     reason: 'context-budget',
     policy:
-      'a tool list above policy.maxToolTokens (o200k tokens of its compact form), or too costly to count within its time, goes to a human: the server works, and stays in the runtime lists',
+      'a tool list above policy.maxToolTokens (o200k tokens of its compact form), or too costly to count within its ' +
+      'time, goes to a human: the server works, and stays in the runtime lists',
   },
 ];
 

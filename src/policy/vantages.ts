@@ -52,7 +52,9 @@ export function combineVantages(
       verdict: 'failed',
       reason: 'vantage-incomplete',
       from: index(readings, readings.find(reachable) ?? readings[0]),
-      note: `${readings.length} of ${asked.length} vantages answered, the quorum is ${quorum}${missing.length ? `: no answer from ${missing.map(named).join(', ')}` : ''}`,
+      note: `${readings.length} of ${asked.length} vantages answered, the quorum is ${quorum}${
+        missing.length ? `: no answer from ${missing.map(named).join(', ')}` : ''
+      }`,
     };
   }
   // With the quorum met, a vantage that did not answer is named only when why is known (its job failed).

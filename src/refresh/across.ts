@@ -414,7 +414,8 @@ export async function gatherAcross(
       : []),
     ...(leftOut
       ? [
-          `${leftOut} observation(s) or canaries report(s) of run ${run.id} were left out: not of a job it enqueued${keys ? ", or not signed with their vantage's key" : ''}, or not readable`,
+          `${leftOut} observation(s) or canaries report(s) of run ${run.id} were left out: not of a job it ` +
+            `enqueued${keys ? ", or not signed with their vantage's key" : ''}, or not readable`,
         ]
       : []),
     ...canariesFailed.map(([v, why]) => `vantage ${v} reported no canaries: ${why}`),

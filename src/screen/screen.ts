@@ -173,8 +173,10 @@ const PROSE_EXPECTED = /prompt|instruction|template/i;
  * lead surrogate: U+110BD, U+1343x, U+1BCAx, U+1D17x, U+E00xx tags and selectors). Must stay a superset of
  * both; most text has none, and then both are skipped.
  */
-const ODD_CHARACTER =
-  /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u034f\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u115f\u1160\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb\ud804\ud80d\ud82f\ud834\udb40]/;
+const ODD_CHARACTER = new RegExp(
+  String.raw`[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u034f\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u` +
+    String.raw`115f\u1160\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb\ud804\ud80d\ud82f\ud834\udb40]`,
+);
 
 type Report = (path: FieldPath, rule: string, excerpt: string) => void;
 
@@ -591,8 +593,11 @@ function sentencesOf(text: string): string[] {
 
 /** A whole run of 24+ base64 characters (attempts start only after a delimiter, which keeps the scan fast). */
 const BASE64_BLOB = /(?:^|[^A-Za-z0-9+/_-])([A-Za-z0-9+/_-]{24,}={0,2})/g;
-const CUE_WORDS =
-  /\b(ignore|disregard|instructions?|must|always|never|read|send|pass|include|secret|password|ssh|system|assistant|user|tool|parameter|argument|conversation|hidden)\b/gi;
+const CUE_WORDS = new RegExp(
+  String.raw`\b(ignore|disregard|instructions?|must|always|never|read|send|pass|include|secret|password|ssh|system|` +
+    String.raw`assistant|user|tool|parameter|argument|conversation|hidden)\b`,
+  'gi',
+);
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 /** An excerpt when a blob decodes to readable orders, else undefined. */

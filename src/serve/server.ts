@@ -134,7 +134,9 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       const problems = opts.lint ? publishProblems(catalog, opts.lint) : [];
       if (problems.length) {
         log(
-          `onetap serve: ${opts.catalogPath} fails lint, its published documents are withheld${lastGoodDocs ? ' (the last good ones stay)' : ''}: ${new UnpublishableCatalog(problems).message}`,
+          `onetap serve: ${opts.catalogPath} fails lint, its published documents are withheld${
+            lastGoodDocs ? ' (the last good ones stay)' : ''
+          }: ${new UnpublishableCatalog(problems).message}`,
         );
         for (const p of problems) log(formatProblems(opts.catalogPath, [p]));
       } else {

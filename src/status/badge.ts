@@ -37,7 +37,8 @@ export function badge(label: string, message: string, colour: string): string {
   const [lt, mt] = [escapeHtml(label), escapeHtml(message)];
   return (
     `<svg xmlns="http://www.w3.org/2000/svg" width="${l + m}" height="20" role="img" aria-label="${lt}: ${mt}"><title>${lt}: ${mt}</title>` +
-    `<rect width="${l}" height="20" rx="3" fill="#555"/><rect x="${l}" width="${m}" height="20" rx="3" fill="${colour}"/><rect x="${l}" width="4" height="20" fill="${colour}"/>` +
+    `<rect width="${l}" height="20" rx="3" fill="#555"/><rect x="${l}" width="${m}" height="20" rx="3" ` +
+    `fill="${colour}"/><rect x="${l}" width="4" height="20" fill="${colour}"/>` +
     `<g fill="#fff" text-anchor="middle" font-family="Verdana,DejaVu Sans,Geneva,sans-serif" font-size="11">` +
     `<text x="${l / 2}" y="14">${lt}</text><text x="${l + m / 2}" y="14">${mt}</text></g></svg>\n`
   );

@@ -40,5 +40,7 @@ export function costChange(c: { lastRun: number | null; previousRun: number | nu
  */
 export function costLine(c: ContextCost, describe: (name: string) => string = (s) => s): string | null {
   if (!c.counted) return null;
-  return `${n(c.total)} tokens for ${c.counted} server${c.counted === 1 ? "'s" : "s'"} tools (largest: ${c.largest.map((l) => `${describe(l.name)} ${n(l.tokens)}`).join(', ')})${c.uncounted ? `; ${c.uncounted} not counted` : ''}`;
+  return `${n(c.total)} tokens for ${c.counted} server${
+    c.counted === 1 ? "'s" : "s'"
+  } tools (largest: ${c.largest.map((l) => `${describe(l.name)} ${n(l.tokens)}`).join(', ')})${c.uncounted ? `; ${c.uncounted} not counted` : ''}`;
 }

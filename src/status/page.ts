@@ -119,18 +119,22 @@ export function attentionOrder<T extends Pick<ServerStatus, 'decision'> & { reas
 }
 
 const CSS = `
-:root{--live:${VERDICT_COLOUR.live};--review:${VERDICT_COLOUR.review};--failed:${VERDICT_COLOUR.failed};--drop:${VERDICT_COLOUR.drop};--none:#d0d7de;--fg:#1f2328;--muted:#59636e;--line:#d1d9e0;--bg:#f6f8fa;--card:#fff}
-@media (prefers-color-scheme:dark){:root{--live:#3fb950;--review:#d29922;--failed:#f0883e;--drop:#f85149;--none:#3d444d;--fg:#f0f6fc;--muted:#9198a1;--line:#3d444d;--bg:#0d1117;--card:#151b23}}
+:root{--live:${VERDICT_COLOUR.live};--review:${VERDICT_COLOUR.review};--failed:${VERDICT_COLOUR.failed};\
+--drop:${VERDICT_COLOUR.drop};--none:#d0d7de;--fg:#1f2328;--muted:#59636e;--line:#d1d9e0;--bg:#f6f8fa;--card:#fff}
+@media (prefers-color-scheme:dark){:root{--live:#3fb950;--review:#d29922;--failed:#f0883e;--drop:#f85149;\
+--none:#3d444d;--fg:#f0f6fc;--muted:#9198a1;--line:#3d444d;--bg:#0d1117;--card:#151b23}}
 *{box-sizing:border-box}body{margin:0;font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg)}
 a{color:inherit}main{max-width:1120px;margin:0 auto;padding:24px 16px 48px}
 header.top{display:flex;flex-wrap:wrap;align-items:baseline;gap:8px 16px;margin-bottom:16px}h1{font-size:24px;margin:0}h2{font-size:18px;margin:32px 0 12px}
 .sub{color:var(--muted)}.counts{display:flex;flex-wrap:wrap;gap:8px;margin:8px 0 20px}
-.pill{display:inline-flex;align-items:center;gap:6px;padding:2px 10px;border-radius:999px;font-weight:600;font-size:13px;border:1px solid currentColor;white-space:nowrap}
+.pill{display:inline-flex;align-items:center;gap:6px;padding:2px 10px;border-radius:999px;font-weight:600;\
+font-size:13px;border:1px solid currentColor;white-space:nowrap}
 .t-live{color:var(--live)}.t-review{color:var(--review)}.t-failed{color:var(--failed)}.t-drop{color:var(--drop)}.t-none,.t-unknown{color:var(--muted)}
 .banner{border:1px solid var(--drop);color:var(--drop);background:var(--card);border-radius:8px;padding:10px 14px;margin:0 0 16px}
 .banner.notice{border-color:var(--review);color:var(--fg)}.banner.notice ul{margin:4px 0 0;padding-left:20px;font-size:13px;color:var(--muted)}
 .servers{display:grid;gap:10px}
-.server{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:14px 16px;display:grid;grid-template-columns:minmax(0,1.2fr) minmax(0,1fr) 300px;gap:6px 20px;align-items:start}
+.server{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:14px 16px;display:grid;\
+grid-template-columns:minmax(0,1.2fr) minmax(0,1fr) 300px;gap:6px 20px;align-items:start}
 @media (max-width:900px){.server{grid-template-columns:1fr}}
 .name{font-weight:650;font-size:16px;text-decoration:none}.name:hover{text-decoration:underline}.url{color:var(--muted);font-size:13px;word-break:break-all}
 .desc{margin:2px 0 0}.reason{margin:6px 0 0;font-size:14px}.meta{color:var(--muted);font-size:13px}
@@ -142,13 +146,15 @@ details{font-size:13px}summary{cursor:pointer;color:var(--muted)}.tools{margin:4
 .barlabel{display:flex;justify-content:space-between;color:var(--muted);font-size:12px;margin:2px 0 8px}
 .legend{display:flex;flex-wrap:wrap;gap:14px;color:var(--muted);font-size:13px;margin:10px 0 0}.legend span{display:inline-flex;align-items:center;gap:6px}
 .sw{width:10px;height:10px;border-radius:2px;display:inline-block;background:var(--none)}
-.plan{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:14px 16px;margin-top:24px}.plan h2{margin:0 0 6px}.plan ul{margin:4px 0 0;padding-left:20px}
+.plan{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:14px 16px;margin-top:24px}\
+.plan h2{margin:0 0 6px}.plan ul{margin:4px 0 0;padding-left:20px}
 .plan h3{font-size:12px;margin:14px 0 2px;color:var(--muted);text-transform:uppercase;letter-spacing:.05em}.summary{margin:0}
 table{width:100%;border-collapse:collapse;background:var(--card);border:1px solid var(--line);border-radius:10px;overflow:hidden;font-size:14px}
 th,td{text-align:left;padding:7px 10px;border-bottom:1px solid var(--line);vertical-align:top}th{background:var(--bg);font-weight:600}
 footer{margin-top:32px;color:var(--muted);font-size:13px}
 .more{color:var(--muted);font-size:12px;margin:4px 0 0}
-.cost{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:14px 16px;margin:0 0 16px}.cost h2{margin:0 0 6px;font-size:16px}.cost p{margin:0 0 8px}
+.cost{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:14px 16px;margin:0 0 16px}\
+.cost h2{margin:0 0 6px;font-size:16px}.cost p{margin:0 0 8px}
 .costbars{display:flex;gap:1px;align-items:flex-end;height:64px}.costbars i{flex:1;min-width:1px;background:var(--live);border-radius:1px 1px 0 0}
 .show{position:absolute;opacity:0;width:1px;height:1px;margin:0}
 .counts label{cursor:pointer}.counts label:hover{text-decoration:underline}
@@ -185,7 +191,9 @@ const SCRIPT = `
  * Defence in depth behind the escaping: only this page's own script may run (by hash), nothing loads from
  * elsewhere, and the page may only talk to its own origin.
  */
-export const CONTENT_SECURITY_POLICY = `default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; script-src 'sha256-${createHash('sha256').update(SCRIPT).digest('base64')}'; base-uri 'none'; form-action 'none'`;
+export const CONTENT_SECURITY_POLICY =
+  `default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; ` +
+  `connect-src 'self'; script-src 'sha256-${createHash('sha256').update(SCRIPT).digest('base64')}'; base-uri 'none'; form-action 'none'`;
 
 /**
  * Where the page links to: the server's routes, or (static) files relative to the page (`root` is the way up to the
@@ -256,7 +264,9 @@ export function bars(days: DayBar[], thin = false, titles = true): Html {
   // A day's verdict is a class name: only a known word, else the day shows as one without data.
   const verdicts = days.map((d) => verdictOf(d.verdict));
   for (const v of verdicts) counts[v ?? 'none']++;
-  const label = `${days.length}-day history: ${counts.live} live, ${counts.review} review, ${counts.failed} failed, ${counts.drop} drop, ${counts.none} without data`;
+  const label =
+    `${days.length}-day history: ${counts.live} live, ${counts.review} review, ${counts.failed} failed, ` +
+    `${counts.drop} drop, ${counts.none} without data`;
   return html`<div class="bars${thin ? ' thin' : ''}" role="img" aria-label="${label}" data-days="${days.length}">${days.map(
     (d, i) => {
       const v = verdicts[i]!;
@@ -277,7 +287,13 @@ const BAR: Record<VerdictName | 'none', Html> = Object.fromEntries(
 function toolList(s: ServerStatus, tools: string[], more: string | null): Html {
   const count = s.toolCount ?? tools.length;
   const rest = count - tools.length;
-  return html`<details data-key="${s.id}"><summary><span class="tool-count">${count}</span> tool${count === 1 ? '' : 's'}</summary><ul class="tools">${tools.map((t) => html`<li>${t}</li>`)}</ul>${rest > 0 ? html`<p class="more">and ${rest} more${more ? html` (<a href="${more}">the server's page</a> lists up to ${LIMITS.toolsOnServerPage})` : ''}</p>` : ''}</details>`;
+  return html`<details data-key="${s.id}"><summary><span class="tool-count">${count}</span> tool${
+    count === 1 ? '' : 's'
+  }</summary><ul class="tools">${tools.map((t) => html`<li>${t}</li>`)}</ul>${
+    rest > 0
+      ? html`<p class="more">and ${rest} more${more ? html` (<a href="${more}">the server's page</a> lists up to ${LIMITS.toolsOnServerPage})` : ''}</p>`
+      : ''
+  }</details>`;
 }
 
 /** The words before the app's own error, at the start of a sentence. */
@@ -294,10 +310,20 @@ function serverRow(s: ServerStatus, now: string, standalone: boolean, links: Lin
   </div>
   <div>
     ${statusPill(s)}
-    <p class="reason">${s.verdict ? html`<strong>${s.verdict}/${s.reason}</strong>: ${s.reasonText}` : 'No probe recorded yet.'}${d.error && s.verdict !== 'live' && s.reason !== 'zero-tools' ? html`<br><span class="meta">${d.error}</span>` : ''}${d.appSays ? html`<br><span class="meta">${APP_SAYS_SENTENCE}: ${d.appSays}</span>` : ''}${d.location ? html`<br><span class="meta">Redirects to ${d.location}</span>` : ''}</p>
+    <p class="reason">${
+      s.verdict ? html`<strong>${s.verdict}/${s.reason}</strong>: ${s.reasonText}` : 'No probe recorded yet.'
+    }${
+      d.error && s.verdict !== 'live' && s.reason !== 'zero-tools' ? html`<br><span class="meta">${d.error}</span>` : ''
+    }${d.appSays ? html`<br><span class="meta">${APP_SAYS_SENTENCE}: ${d.appSays}</span>` : ''}${
+      d.location ? html`<br><span class="meta">Redirects to ${d.location}</span>` : ''
+    }</p>
     ${s.matrix ? html`<p class="meta matrix" title="which clients would connect and list tools">${safely(() => matrixLine(s.matrix!))}</p>` : ''}
     ${s.vantages ? html`<p class="meta vantages" title="what each vantage saw">${safely(() => vantagesLine(s.vantages!))}</p>` : ''}
-    <div class="meta">Last probe: <time datetime="${s.lastProbeAt ?? ''}" title="${s.lastProbeAt ?? ''}">${ago(s.lastProbeAt, now)}</time>${s.attempts && s.attempts > 1 ? ` · ${s.attempts} tries` : ''}${s.durationMs !== null ? ` · ${s.durationMs} ms` : ''}${tokensText(s)}</div>
+    <div class="meta">Last probe: <time datetime="${s.lastProbeAt ?? ''}" title="${
+      s.lastProbeAt ?? ''
+    }">${ago(s.lastProbeAt, now)}</time>${
+      s.attempts && s.attempts > 1 ? ` · ${s.attempts} tries` : ''
+    }${s.durationMs !== null ? ` · ${s.durationMs} ms` : ''}${tokensText(s)}</div>
     ${sameToolsNote(s)}
     ${tools ? toolList(s, tools, standalone ? null : links.server(s.id)) : html`<div class="meta">Tools: unknown</div>`}
   </div>
@@ -313,7 +339,12 @@ const tokensText = (s: Pick<ServerStatus, 'tokens'>) =>
 
 function sameToolsNote(s: Pick<ServerStatus, 'sameToolsAs'>): Html | '' {
   return Array.isArray(s.sameToolsAs) && s.sameToolsAs.length
-    ? html`<p class="meta same-tools">Same tool set as ${s.sameToolsAs.map((x, i) => html`${i ? ', ' : ''}<span title="${x.url}">${x.name}</span> (${SAME_TOOLS_WORDS[x.digest] ?? 'a shared digest'})`)}</p>`
+    ? html`<p class="meta same-tools">Same tool set as ${s.sameToolsAs.map(
+        (x, i) =>
+          html`${
+            i ? ', ' : ''
+          }<span title="${x.url}">${x.name}</span> (${SAME_TOOLS_WORDS[x.digest] ?? 'a shared digest'})`,
+      )}</p>`
     : '';
 }
 
@@ -332,8 +363,22 @@ function costSection(m: StatusModel): Html | '' {
   const top = Math.max(1, shown[0]!.tokens!);
   const change = c.lastRun !== null && c.previousRun !== null ? c.lastRun - c.previousRun : null;
   return html`<section class="cost" id="cost" aria-label="Context cost"><h2>Context cost</h2>
-<p>Adding every server puts <strong>${c.total.toLocaleString('en')}</strong> tokens of tool definitions into each conversation (${c.counted} of ${m.servers.length} servers counted; o200k tokens of the compact list)${change === null ? '' : html`: <span class="change">${change === 0 ? 'no change' : `${change > 0 ? '+' : '−'}${Math.abs(change).toLocaleString('en')}`} since the run before</span>`}.</p>
-<div class="costbars" role="img" aria-label="tokens per server, largest first">${shown.map((s) => html`<i style="height:${Math.max(1, Math.round((s.tokens! / top) * 100))}%" data-id="${s.id}" title="${s.name}: ${s.tokens!.toLocaleString('en')} tokens"></i>`)}</div>
+<p>Adding every server puts <strong>${c.total.toLocaleString('en')}</strong>\
+ tokens of tool definitions into each conversation (${c.counted} of ${m.servers.length} servers counted;\
+ o200k tokens of the compact list)${
+   change === null
+     ? ''
+     : html`: <span class="change">${
+         change === 0 ? 'no change' : `${change > 0 ? '+' : '−'}${Math.abs(change).toLocaleString('en')}`
+       } since the run before</span>`
+ }.</p>
+<div class="costbars" role="img" aria-label="tokens per server, largest first">${shown.map(
+    (s) =>
+      html`<i style="height:${Math.max(
+        1,
+        Math.round((s.tokens! / top) * 100),
+      )}%" data-id="${s.id}" title="${s.name}: ${s.tokens!.toLocaleString('en')} tokens"></i>`,
+  )}</div>
 ${counted.length > shown.length ? html`<p class="more">the ${shown.length} largest of ${counted.length}</p>` : ''}</section>`;
 }
 
@@ -345,7 +390,15 @@ function planSection(r: RefreshView | null, now: string): Html {
     return html`<section class="plan" id="plan"><h2>Last refresh</h2><p>No refresh recorded yet. Run <code>onetap refresh</code>.</p></section>`;
   const list = (title: string, rows: RefreshView['plan'], line: (x: RefreshView['plan'][number]) => Html) =>
     rows.length
-      ? html`<h3>${title} (${rows.length})</h3><ul>${rows.slice(0, PLAN_ROWS_LISTED).map((x) => html`<li>${line(x)}</li>`)}</ul>${rows.length > PLAN_ROWS_LISTED ? html`<p class="more">and ${rows.length - PLAN_ROWS_LISTED} more (the servers above, or /api/refreshes/latest)</p>` : ''}`
+      ? html`<h3>${title} (${rows.length})</h3><ul>${rows
+          .slice(0, PLAN_ROWS_LISTED)
+          .map((x) => html`<li>${line(x)}</li>`)}</ul>${
+          rows.length > PLAN_ROWS_LISTED
+            ? html`<p class="more">and ${
+                rows.length - PLAN_ROWS_LISTED
+              } more (the servers above, or /api/refreshes/latest)</p>`
+            : ''
+        }`
       : '';
   const s = r.summary;
   return html`<section class="plan" id="plan">
@@ -370,19 +423,31 @@ function planSection(r: RefreshView | null, now: string): Html {
       const findings = Array.isArray(x.findings)
         ? x.findings.filter((f) => f && typeof f === 'object').slice(0, 5)
         : [];
-      return html`<strong>${x.name}</strong>: ${x.reason}, ${reasonText(x.reason)}${tools ? html`<br><span class="meta">Tools: ${tools}</span>` : ''}${findings.length ? html`<ul class="findings">${findings.map((f) => html`<li><code>${f.tool}</code> ${f.field} [${f.rule}]: ${f.excerpt}</li>`)}</ul>` : ''}`;
+      return html`<strong>${x.name}</strong>: ${x.reason}, ${reasonText(x.reason)}${
+        tools ? html`<br><span class="meta">Tools: ${tools}</span>` : ''
+      }${
+        findings.length
+          ? html`<ul class="findings">${findings.map(
+              (f) => html`<li><code>${f.tool}</code> ${f.field} [${f.rule}]: ${f.excerpt}</li>`,
+            )}</ul>`
+          : ''
+      }`;
     },
   )}
   ${list(
     'Changed since the run before',
     r.plan.filter((x) => x.changed === true),
     (x) =>
-      html`<strong>${x.name}</strong>: ${x.previous && typeof x.previous === 'object' ? `${x.previous.verdict}/${x.previous.reason}` : 'first probe'} → ${x.verdict}/${x.reason}`,
+      html`<strong>${x.name}</strong>: ${
+        x.previous && typeof x.previous === 'object' ? `${x.previous.verdict}/${x.previous.reason}` : 'first probe'
+      } → ${x.verdict}/${x.reason}`,
   )}
 </section>`;
 }
 
-const legend = html`<div class="legend" aria-label="Legend">${(['live', 'review', 'failed', 'drop'] as const).map((v) => html`<span><i class="sw bar v-${v}"></i>${VERDICT_WORD[v]}</span>`)}<span><i class="sw"></i>no probe</span><span>usable: the app's client listed the tools (live, or in review for what they say)</span></div>`;
+const legend = html`<div class="legend" aria-label="Legend">${(['live', 'review', 'failed', 'drop'] as const).map(
+  (v) => html`<span><i class="sw bar v-${v}"></i>${VERDICT_WORD[v]}</span>`,
+)}<span><i class="sw"></i>no probe</span><span>usable: the app's client listed the tools (live, or in review for what they say)</span></div>`;
 
 export interface PageOptions {
   /** Refresh in place from the server (off for a static report). */
@@ -404,7 +469,11 @@ export interface PageOptions {
 /** The overview's banner of a catalog that fails lint: each finding, escaped, and what is withheld. */
 function lintBanner(problems: PageOptions['lintProblems']): Html | '' {
   if (!problems?.length) return '';
-  return html`<div class="banner" role="alert" id="lint-problems"><strong>The catalog fails lint (${problems.length} finding${problems.length === 1 ? '' : 's'})</strong>: the published documents (AI Catalog, MCP Catalog, Server Cards) are withheld until it passes.<ul>${problems.slice(0, 20).map((p) => html`<li><code>${p.where}</code> ${p.message}</li>`)}</ul></div>`;
+  return html`<div class="banner" role="alert" id="lint-problems"><strong>\
+The catalog fails lint (${problems.length} finding${
+    problems.length === 1 ? '' : 's'
+  })</strong>: the published documents (AI Catalog, MCP Catalog, Server Cards) are withheld until it passes.<ul>\
+${problems.slice(0, 20).map((p) => html`<li><code>${p.where}</code> ${p.message}</li>`)}</ul></div>`;
 }
 
 /**
@@ -414,7 +483,11 @@ function lintBanner(problems: PageOptions['lintProblems']): Html | '' {
 function problemsNotice(p: HistoryProblems | undefined): Html | '' {
   if (!p || !(p.count > 0)) return '';
   const first = Array.isArray(p.first) ? p.first.slice(0, 10) : [];
-  return html`<div class="banner notice" role="status" id="history-problems"><strong>${p.count} history line${p.count === 1 ? '' : 's'} skipped</strong>: not of the history's line format (or of a run cut short), so this page is drawn without ${p.count === 1 ? 'it' : 'them'}.${first.length ? html`<ul>${first.map((x) => html`<li><code>${x.file}:${x.line}</code> ${x.problem}</li>`)}</ul>` : ''}</div>`;
+  return html`<div class="banner notice" role="status" id="history-problems"><strong>\
+${p.count} history line${p.count === 1 ? '' : 's'} skipped</strong>\
+: not of the history's line format (or of a run cut short), so this page is drawn without ${
+    p.count === 1 ? 'it' : 'them'
+  }.${first.length ? html`<ul>${first.map((x) => html`<li><code>${x.file}:${x.line}</code> ${x.problem}</li>`)}</ul>` : ''}</div>`;
 }
 
 export function overviewPage(m: StatusModel, opts: PageOptions = {}): string {
@@ -425,13 +498,21 @@ export function overviewPage(m: StatusModel, opts: PageOptions = {}): string {
   // Outside #live: the in-place refresh replaces #live, and the reader's filter stays chosen.
   const radios = FILTERS.map(
     (f) =>
-      html`<input type="radio" class="show" name="show" id="show-${f}" value="${f}"${f === 'all' ? trusted(' checked') : ''} aria-label="show ${FILTER_WORD[f]}">`,
+      html`<input type="radio" class="show" name="show" id="show-${f}" value="${f}"${
+        f === 'all' ? trusted(' checked') : ''
+      } aria-label="show ${FILTER_WORD[f]}">`,
   );
   const filter = (f: Filter, n: number, tone: string) =>
     html`<label for="show-${f}" class="pill t-${tone}" data-show="${f}">${n} ${FILTER_WORD[f]}</label>`;
   const body = html`${radios}<div id="live">
-<header class="top"><h1>One-tap MCP servers</h1><span class="sub">${m.servers.length} curated remote servers · checked with the app's own handshake · updated <time datetime="${m.generatedAt}">${m.generatedAt.slice(0, 16).replace('T', ' ')} UTC</time></span></header>
-<div class="counts" aria-label="Show">${filter('all', m.servers.length, 'none')}${attention ? filter('attention', attention, 'drop') : ''}${(['drop', 'review', 'keep-failed', 'none', 'keep'] as const).filter((d) => counts.get(d)).map((d) => filter(d, counts.get(d)!, d === 'none' ? 'none' : DECISION_TONE[d]))}</div>
+<header class="top"><h1>One-tap MCP servers</h1><span class="sub">\
+${m.servers.length} curated remote servers · checked with the app's own handshake · updated <time \
+datetime="${m.generatedAt}">${m.generatedAt.slice(0, 16).replace('T', ' ')} UTC</time></span></header>
+<div class="counts" aria-label="Show">${filter('all', m.servers.length, 'none')}${
+    attention ? filter('attention', attention, 'drop') : ''
+  }${(['drop', 'review', 'keep-failed', 'none', 'keep'] as const)
+    .filter((d) => counts.get(d))
+    .map((d) => filter(d, counts.get(d)!, d === 'none' ? 'none' : DECISION_TONE[d]))}</div>
 ${m.lastRefresh?.aborted ? html`<div class="banner" role="alert">The last refresh was stopped by the outage guard: ${m.lastRefresh.aborted}</div>` : ''}
 ${lintBanner(opts.lintProblems)}${problemsNotice(opts.historyProblems)}
 ${costSection(m)}
@@ -442,8 +523,12 @@ ${
   opts.standalone
     ? html`<footer>A static report generated by onetap at ${m.generatedAt}.</footer>`
     : opts.static
-      ? html`<footer>JSON: <a href="${links.file('api/servers.json')}">api/servers.json</a> · <a href="${links.file('api/refreshes/latest.json')}">api/refreshes/latest.json</a> · Discovery: <a href="${links.file('.well-known/ai-catalog.json')}">AI Catalog</a>, <a href="${links.file('.well-known/mcp/catalog.json')}">MCP Catalog</a> · generated ${m.generatedAt}</footer>`
-      : html`<footer>JSON: <a href="/api/servers">/api/servers</a> · <a href="/api/refreshes/latest">/api/refreshes/latest</a> · Discovery: <a href="/.well-known/ai-catalog.json">AI Catalog</a>, <a href="/.well-known/mcp/catalog.json">MCP Catalog</a></footer>`
+      ? html`<footer>JSON: <a href="${links.file('api/servers.json')}">api/servers.json</a>\
+ · <a href="${links.file('api/refreshes/latest.json')}">api/refreshes/latest.json</a>\
+ · Discovery: <a href="${links.file('.well-known/ai-catalog.json')}">AI Catalog</a>\
+, <a href="${links.file('.well-known/mcp/catalog.json')}">MCP Catalog</a> · generated ${m.generatedAt}</footer>`
+      : html`<footer>JSON: <a href="/api/servers">/api/servers</a> · <a href="/api/refreshes/latest">\
+/api/refreshes/latest</a> · Discovery: <a href="/.well-known/ai-catalog.json">AI Catalog</a>, <a href="/.well-known/mcp/catalog.json">MCP Catalog</a></footer>`
 }
 </div>`;
   return layout(
@@ -459,7 +544,13 @@ ${
 function observationRow(o: PlanRow): Html {
   const v = verdictWord(o.verdict);
   const at = o.observedAt;
-  return html`<tr data-verdict="${v}"><td><time datetime="${at}">${at.slice(0, 19).replace('T', ' ')}</time></td><td><span class="pill t-${v}">${v === 'unknown' ? '?' : MARK[v]} ${v === 'unknown' ? 'unknown verdict' : v === 'none' ? 'no verdict' : VERDICT_WORD[v]}</span></td><td>${o.reason}</td><td>${o.attempts}</td><td>${o.durationMs} ms</td><td>${o.httpStatus ?? '—'}</td><td>${typeof o.error === 'string' ? clipText(o.error, LIMITS.textChars) : ''}</td></tr>`;
+  return html`<tr data-verdict="${v}"><td><time datetime="${at}">${at
+    .slice(0, 19)
+    .replace('T', ' ')}</time></td><td><span class="pill t-${v}">${v === 'unknown' ? '?' : MARK[v]} ${
+    v === 'unknown' ? 'unknown verdict' : v === 'none' ? 'no verdict' : VERDICT_WORD[v]
+  }</span></td><td>${o.reason}</td><td>${o.attempts}</td><td>${o.durationMs} ms</td><td>${
+    o.httpStatus ?? '—'
+  }</td><td>${typeof o.error === 'string' ? clipText(o.error, LIMITS.textChars) : ''}</td></tr>`;
 }
 
 /** What each vantage of the last run across vantages saw of the server: its verdict, time taken, and when. */
@@ -468,7 +559,15 @@ function vantageTable(vantages: NonNullable<ServerStatus['vantages']>): Html {
 <table id="vantages"><thead><tr><th>Vantage</th><th>Verdict</th><th>Latency</th><th>When (UTC)</th></tr></thead>
 <tbody>${vantages.map((v) => {
     const word = v.verdict === null ? 'none' : verdictWord(v.verdict);
-    return html`<tr data-verdict="${word}"><td>${v.vantage}</td><td>${v.verdict === null ? (v.left ? html`left out: ${v.left}` : 'no answer') : html`<span class="pill t-${word}">${v.verdict}/${v.reason}</span>${v.left ? html` <span class="meta">(left out: ${v.left})</span>` : ''}`}</td><td>${v.latencyMs === null ? '—' : `${v.latencyMs} ms`}</td><td>${v.observedAt ? html`<time datetime="${v.observedAt}">${v.observedAt.slice(0, 19).replace('T', ' ')}</time>` : '—'}</td></tr>`;
+    return html`<tr data-verdict="${word}"><td>${v.vantage}</td><td>${
+      v.verdict === null
+        ? v.left
+          ? html`left out: ${v.left}`
+          : 'no answer'
+        : html`<span class="pill t-${word}">${v.verdict}/${v.reason}</span>${v.left ? html` <span class="meta">(left out: ${v.left})</span>` : ''}`
+    }</td><td>${v.latencyMs === null ? '—' : `${v.latencyMs} ms`}</td><td>${
+      v.observedAt ? html`<time datetime="${v.observedAt}">${v.observedAt.slice(0, 19).replace('T', ' ')}</time>` : '—'
+    }</td></tr>`;
   })}</tbody></table>`;
 }
 
@@ -492,19 +591,34 @@ export function serverPage(
 <p><a href="${links.home}">← All servers</a></p>
 <header class="top"><h1>${s.name}</h1>${statusPill(s)}</header>
 <div class="url">${s.url}</div><p class="desc">${s.description}</p>
-<p class="reason">${s.verdict ? html`<strong>${s.verdict}/${s.reason}</strong>: ${s.reasonText}` : 'No probe recorded yet.'}${s.appError ? html`<br><span class="meta">${APP_SAYS_SENTENCE}: ${s.appError}</span>` : ''}</p>
+<p class="reason">${
+    s.verdict ? html`<strong>${s.verdict}/${s.reason}</strong>: ${s.reasonText}` : 'No probe recorded yet.'
+  }${s.appError ? html`<br><span class="meta">${APP_SAYS_SENTENCE}: ${s.appError}</span>` : ''}</p>
 ${s.matrix ? html`<p class="meta matrix">Clients: ${safely(() => matrixLine(s.matrix!))}</p>` : ''}
-${typeof s.tokens === 'number' ? html`<p class="meta tokens">Its tools cost ${s.tokens.toLocaleString('en')} tokens in every conversation (o200k, the compact list).</p>` : ''}${sameToolsNote(s)}
+${
+  typeof s.tokens === 'number'
+    ? html`<p class="meta tokens">\
+Its tools cost ${s.tokens.toLocaleString('en')} tokens in every conversation (o200k, the compact list).</p>`
+    : ''
+}${sameToolsNote(s)}
 ${s.vantages ? vantageTable(s.vantages) : ''}
 <h2>History</h2>
 ${bars(days30)}<div class="barlabel"><span>30 days</span><span>${pct(s.uptime30)}</span></div>
 ${bars(days90, true)}<div class="barlabel"><span>90 days</span><span>${pct(s.uptime90)}</span></div>
 ${legend}
-${tools ? html`<h2>Tools (${toolCount})</h2><ul class="tools">${tools.map((t) => html`<li>${t}</li>`)}</ul>${toolCount > tools.length ? html`<p class="more">and ${toolCount - tools.length} more</p>` : ''}` : ''}
+${
+  tools
+    ? html`<h2>Tools (${toolCount})</h2><ul class="tools">${tools.map(
+        (t) => html`<li>${t}</li>`,
+      )}</ul>${toolCount > tools.length ? html`<p class="more">and ${toolCount - tools.length} more</p>` : ''}`
+    : ''
+}
 <h2>Probes (last 90 days)</h2>
 <table id="observations"><thead><tr><th>Time (UTC)</th><th>Verdict</th><th>Reason</th><th>Tries</th><th>Duration</th><th>HTTP</th><th>Error</th></tr></thead>
 <tbody>${rows.length ? rows.map(observationRow) : html`<tr><td colspan="7">No probes recorded.</td></tr>`}</tbody></table>
-<footer>JSON: <a href="${opts.static ? links.file(history) : `/api/servers/${encodeURIComponent(s.id)}/history?days=90`}">${opts.static ? history : `/${history}`}</a> · generated ${generatedAt}</footer>
+<footer>JSON: <a href="${
+    opts.static ? links.file(history) : `/api/servers/${encodeURIComponent(s.id)}/history?days=90`
+  }">${opts.static ? history : `/${history}`}</a> · generated ${generatedAt}</footer>
 </div>`;
   return layout(
     `${s.name}: status`,

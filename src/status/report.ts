@@ -49,7 +49,9 @@ export function markdownReport(m: StatusModel, problems?: HistoryProblems): stri
   if (problems && problems.count > 0) {
     const first = Array.isArray(problems.first) ? problems.first.slice(0, 10) : [];
     lines.push(
-      md`> **History:** ${count(problems.count)} line${problems.count === 1 ? '' : 's'} skipped, not of the history's line format or of a run cut short (the report is made without ${problems.count === 1 ? 'it' : 'them'}):`,
+      md`> **History:** ${count(problems.count)} line${
+        problems.count === 1 ? '' : 's'
+      } skipped, not of the history's line format or of a run cut short (the report is made without ${problems.count === 1 ? 'it' : 'them'}):`,
     );
     for (const x of first) lines.push(md`> - ${mdCodeWord(x.file)} line ${count(x.line)}: ${x.problem}`);
     lines.push(md``);
@@ -57,7 +59,9 @@ export function markdownReport(m: StatusModel, problems?: HistoryProblems): stri
   if (r) {
     const s = r.summary ?? {};
     lines.push(
-      md`Last refresh ${r.startedAt} (${r.applied === true ? 'applied' : 'plan only'}): ${count(s.keep)} kept, ${count(s.keepFailed)} probe failed (kept), ${count(s.review)} review, ${count(s.drop)} dropped; ${count(s.changed)} changed.`,
+      md`Last refresh ${r.startedAt} (${
+        r.applied === true ? 'applied' : 'plan only'
+      }): ${count(s.keep)} kept, ${count(s.keepFailed)} probe failed (kept), ${count(s.review)} review, ${count(s.drop)} dropped; ${count(s.changed)} changed.`,
       md``,
     );
     if (r.aborted) lines.push(md`> **Outage guard:** ${r.aborted}`, md``);
@@ -98,14 +102,17 @@ export function markdownReport(m: StatusModel, problems?: HistoryProblems): stri
     const tools =
       typeof s.toolCount === 'number' ? String(s.toolCount) : Array.isArray(s.tools) ? String(s.tools.length) : '—';
     lines.push(
-      md`| ${s.name} | ${status} | ${s.reason ? verdictReason(s.verdict, s.reason) : '—'} | ${tools} | ${strip(s.days30)} | ${pct(s.uptime30)} | ${pct(s.uptime90)} | ${typeof s.tokens === 'number' ? s.tokens.toLocaleString('en') : '—'} |`,
+      md`| ${s.name} | ${status} | ${
+        s.reason ? verdictReason(s.verdict, s.reason) : '—'
+      } | ${tools} | ${strip(s.days30)} | ${pct(s.uptime30)} | ${pct(s.uptime90)} | ${typeof s.tokens === 'number' ? s.tokens.toLocaleString('en') : '—'} |`,
     );
   }
   const cost = m.cost ? costLine(m.cost) : null;
   if (cost)
     lines.push(
       md``,
-      md`**Context cost**: ${cost}${costChange(m.cost) ?? ''}. Every conversation of a user who adds every server carries these tool definitions (o200k tokens; a model's own count runs higher).`,
+      md`**Context cost**: ${cost}${costChange(m.cost) ?? ''}. Every conversation of a user who adds every server \
+carries these tool definitions (o200k tokens; a model's own count runs higher).`,
     );
   const same = m.servers.filter((s) => s.sameToolsAs?.length);
   if (same.length)

@@ -32,7 +32,8 @@ export async function readLockFile(path: string): Promise<ToolsLock> {
   const c = check(toolsLockSchema, value);
   if (!c.ok)
     throw new CatalogError(
-      `${path}: ${c.problem} (expected {"version": 1, "servers": {<url>: {name, hash (16 hex digits), toolsDigest?, snapshotSha256? (64 hex digits), by, why, at}}})`,
+      `${path}: ${c.problem} (expected {"version": 1, "servers": {<url>: {name, hash (16 hex digits), toolsDigest?, ` +
+        `snapshotSha256? (64 hex digits), by, why, at}}})`,
     );
   return c.value;
 }

@@ -184,7 +184,8 @@ export async function openPgStore(url: string, retention: Retention = {}): Promi
     const version = await schemaVersion(db, connection(url).schema);
     if (version < SCHEMA_VERSION) {
       throw new StoreError(
-        `the store ${redactStoreUrl(url)} is at schema version ${version}, this onetap needs ${SCHEMA_VERSION}: run \`onetap store migrate\` with the same --store first`,
+        `the store ${redactStoreUrl(url)} is at schema version ${version}, this onetap needs ${SCHEMA_VERSION}: run ` +
+          `\`onetap store migrate\` with the same --store first`,
       );
     }
     if (version > SCHEMA_VERSION)
@@ -749,7 +750,9 @@ export class PgStore implements Store {
     // (the tool list in a CTE beside it): both recorded or neither.
     const line = JSON.stringify(boundedObservationLine(o as unknown as Record<string, unknown>));
     const signature = key === null ? null : signObservation(key, line);
-    const observation = `INSERT INTO vantage_observations (run_id, url, vantage, observed_at, line, signature) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING RETURNING 1 AS fresh`;
+    const observation =
+      `INSERT INTO vantage_observations (run_id, url, vantage, observed_at, line, signature) ` +
+      `VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING RETURNING 1 AS fresh`;
     if (!snapshot)
       return (await this.q(observation, [o.run, o.url, o.vantage, o.observedAt, line, signature])).length === 1;
     const content = snapshotText(snapshot);
@@ -977,7 +980,8 @@ export class PgStore implements Store {
   async renewAddresses(addresses: readonly string[], holder: string, leaseMs: number): Promise<boolean> {
     const wanted = [...new Set(addresses)];
     const renewed = await this.q(
-      `UPDATE address_leases SET expires_at = now() + $3 * interval '1 millisecond' WHERE address = ANY($1::text[]) AND holder = $2 AND expires_at > now() RETURNING address`,
+      `UPDATE address_leases SET expires_at = now() + $3 * interval '1 millisecond' WHERE address = ANY($1::text[]) ` +
+        `AND holder = $2 AND expires_at > now() RETURNING address`,
       [wanted, holder, leaseMs],
     );
     return renewed.length === wanted.length;
@@ -997,7 +1001,8 @@ export class PgStore implements Store {
    */
   async holdHost(host: string, ms: number): Promise<void> {
     await this.q(
-      `INSERT INTO host_not_before (host, until) VALUES ($1, now() + $2 * interval '1 millisecond') ON CONFLICT (host) DO UPDATE SET until = greatest(host_not_before.until, excluded.until)`,
+      `INSERT INTO host_not_before (host, until) VALUES ($1, now() + $2 * interval '1 millisecond') ON CONFLICT ` +
+        `(host) DO UPDATE SET until = greatest(host_not_before.until, excluded.until)`,
       [host, ms],
     );
   }

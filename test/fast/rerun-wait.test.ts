@@ -309,7 +309,10 @@ describe('the wait, on an injected clock: polls until every job is accounted for
     const r = await run([down], 60_000);
     assert.match(
       String(r.outcome),
-      /^the store postgres:\/\/u:\*\*\*@db\/x: a query failed: Connection terminated \(the wait's polls failed until the deadline, \d+ in a row, each tried again with backoff\)$/,
+      new RegExp(
+        String.raw`^the store postgres:\/\/u:\*\*\*@db\/x: a query failed: Connection terminated \(the wait's polls ` +
+          String.raw`failed until the deadline, \d+ in a row, each tried again with backoff\)$`,
+      ),
     );
     assert.equal(r.at, 60_000, 'tried until the deadline, not past it');
     assert.ok(

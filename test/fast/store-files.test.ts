@@ -192,7 +192,17 @@ describe('snapshot files', () => {
     await mkdir(dirname(snapshotPath(catalog, snap.hash)), { recursive: true });
     await writeFile(snapshotPath(catalog, snap.hash), snapshotText(snap));
     assert.deepEqual((await snapshotFiles(catalog, [snap], true)).writes, []);
-    const format1 = `${JSON.stringify({ hash: snap.hash, serverInfo: snap.serverInfo, tools: snap.tools, toolsSeen: 2, digests: { search: 'a'.repeat(12) } }, null, 2)}\n`;
+    const format1 = `${JSON.stringify(
+      {
+        hash: snap.hash,
+        serverInfo: snap.serverInfo,
+        tools: snap.tools,
+        toolsSeen: 2,
+        digests: { search: 'a'.repeat(12) },
+      },
+      null,
+      2,
+    )}\n`;
     await writeFile(snapshotPath(catalog, snap.hash), format1);
     const kept = await snapshotFiles(catalog, [snap], false);
     assert.deepEqual(

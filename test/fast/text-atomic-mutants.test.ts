@@ -147,34 +147,45 @@ describe('squeezed: whitespace runs as one space, trimmed, at most max units', (
 
 // ---------------------------------------------------------------------------------------------------------
 describe('maybeHidden: decided by code unit, so honest text without any listed unit is not flagged', () => {
-  it('false for Latin, Cyrillic, Arabic and Devanagari letters, CJK, Hangul, typographic punctuation, fullwidth forms, U+FFFD, emoji and other astral characters', () => {
-    const honest = [
-      'café',
-      'Привет',
-      'مرحبا',
-      'नमस्ते',
-      '日本語',
-      '한국어',
-      'ＡＢＣ',
-      '\ufffc\ufffd',
-      '\uf900',
-      '😀',
-      '🐀',
-      '🏿',
-      '𝐀',
-      '\u{233ff}',
-      '\u{10000}',
-      '\u{10ffff}',
-      'ok 😀 日本 café',
-      'a\u00a0b',
-      '\u0606\u200a',
-      '\u2030\u205f',
-      '\u2070\ufe10',
-      '\ufff0',
-      '\u2010\u2014 \u2018quoted\u2019 \u201cquoted\u201d \u2020\u2022\u2026\u2027', // dashes, quotes, dagger, bullet, ellipsis (U+2010–U+2027)
-    ];
-    for (const t of honest) assert.equal(maybeHidden(t), false, hex(t));
-  });
+  it(
+    'false for Latin, Cyrillic, Arabic and Devanagari letters, CJK, Hangul, typographic punctuation, fullwidth ' +
+      'forms, U+FFFD, emoji and other astral characters',
+    () => {
+      const honest = [
+        'café',
+        'Привет',
+        'مرحبا',
+        'नमस्ते',
+        '日本語',
+        '한국어',
+        'ＡＢＣ',
+        '\ufffc\ufffd',
+        '\uf900',
+        '😀',
+        '🐀',
+        '🏿',
+        '𝐀',
+        '\u{233ff}',
+        '\u{10000}',
+        '\u{10ffff}',
+        'ok 😀 日本 café',
+        'a\u00a0b',
+        '\u0606\u200a',
+        '\u2030\u205f',
+        '\u2070\ufe10',
+        '\ufff0',
+        '\u2010\u2014 \u2018quoted\u2019 \u201cquoted\u201d ' +
+          '' +
+          '' +
+          '' +
+          '' +
+          '' +
+          '' +
+          '\u2020\u2022\u2026\u2027', // dashes, quotes, dagger, bullet, ellipsis (U+2010–U+2027)
+      ];
+      for (const t of honest) assert.equal(maybeHidden(t), false, hex(t));
+    },
+  );
 
   it('true for a lead surrogate followed by anything but a trail surrogate, even a unit at or above U+DC00 (U+E000…)', () => {
     for (const t of ['\ud83d\uff21', '\ud83d\ufffd', '\ud83d\uf900', 'x\ud83d\ue000', '\ud83d\ud83d'])

@@ -38,7 +38,11 @@ process.stdout.write(`${JSON.stringify({ url: reg.url })}\n`);
 for await (const line of createInterface({ input: process.stdin })) {
   if (line.trim() === 'stats')
     process.stdout.write(
-      `${JSON.stringify({ initializes: [...reg.initializes.values()].length, mostInFlight: reg.mostInFlight(), mostInFlightOverall: reg.mostInFlightOverall() })}\n`,
+      `${JSON.stringify({
+        initializes: [...reg.initializes.values()].length,
+        mostInFlight: reg.mostInFlight(),
+        mostInFlightOverall: reg.mostInFlightOverall(),
+      })}\n`,
     );
 }
 await reg.close();
