@@ -80,7 +80,7 @@ const rx = (source: string) => new RegExp(source, 'u');
 /** A place where an order to the model begins: sentence or clause start, or after a modal ("you must …"). */
 const ORDER =
   String.raw`(?:^|[,;:(>*•–—-]\s*|\b(?:then|first|next|please|also|always|now|must|should|shall|need to|` +
-  String.raw`needs to|have to|has to|required to|make sure to|be sure to|remember to|don't forget to|you(?:'ll|` +
+  `needs to|have to|has to|required to|make sure to|be sure to|remember to|don't forget to|you(?:'ll|` +
   String.raw` will)?(?: also)? (?:must|should|need to|have to|are to|are required to))\s+)(?:(?:also|always|first|then|just|\w+ly)\s+)?`;
 
 /**
@@ -102,7 +102,7 @@ const SECRET_PATH =
 const PATH_LEAD = String.raw`[~$%\w.{}\\/:-]{0,60}?`;
 
 const TAKE =
-  String.raw`(?:read|cat|open|load|fetch|retrieve|get|grab|collect|extract|copy|include|attach|pass|send|` +
+  `(?:read|cat|open|load|fetch|retrieve|get|grab|collect|extract|copy|include|attach|pass|send|` +
   String.raw`upload|provide|paste|insert|append|embed|put|add|supply|look\s+up|look\s+at|check|view|inspect|access|run|execute|print|dump|echo)`;
 
 /**
@@ -144,14 +144,14 @@ const CONTEXT_WIDE =
   String.raw`prompts|turns|questions|replies|tool\s+(?:calls|results|outputs))\b|\b(?:every|each|any|all)` +
   String.raw`\s+(?:earlier|previous|prior|past|other)\s+tool\s+(?:calls?|results?|outputs?|responses?)\b)`;
 
-const SEND = String.raw`(?:send|post|upload|forward|transmit|submit|leak|exfiltrate|copy|mirror|relay|deliver|beacon|e-?mail)`;
+const SEND = `(?:send|post|upload|forward|transmit|submit|leak|exfiltrate|copy|mirror|relay|deliver|beacon|e-?mail)`;
 
 const URL_LITERAL = String.raw`https?:\/\/[^\s)>\]"'\x60]{1,2000}`;
 const EMAIL_LITERAL = String.raw`[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63}){1,8}`;
 
 /** Something worth stealing, as the object of a send. */
 const LOOT =
-  String.raw`(?:data|contents?|results?|outputs?|responses?|conversation|chat|history|transcript|` +
+  `(?:data|contents?|results?|outputs?|responses?|conversation|chat|history|transcript|` +
   String.raw`messages|keys?|credentials|tokens?|secrets?|passwords?|files?|everything|all|it|them|a\s+copy|copies|(?:this|that|the)\s+(?:information|info))`;
 
 /** A phone number written out with its country code (+1-555-0142, +44 20 7946 0958). */
@@ -318,7 +318,7 @@ function toolKey(name: string): string {
 }
 
 const TRIGGER = String.raw`\b(?:when|whenever|each\s+time|every\s+time|any\s*time|if|before|after|once)\b`;
-const INVOKE = String.raw`(?:call|calls|calling|called|use|uses|using|used|invoke|invokes|invoking|invoked|run|runs|running|execute|executes|executing)`;
+const INVOKE = `(?:call|calls|calling|called|use|uses|using|used|invoke|invokes|invoking|invoked|run|runs|running|execute|executes|executing)`;
 const TOOL_REF = String.raw`(?:the\s+|a\s+|any\s+)?[\x60'"]?([\p{L}\p{N}_.-]{1,64})[\x60'"]?`;
 /**
  * A name that can only be a tool's: quoted, or an identifier with a separator (github_create_issue); captured in group
@@ -337,8 +337,8 @@ const TOOL_LIST =
 /** After the trigger, what an order about another tool tells the model to do. */
 const MEDDLE =
   String.raw`\b(?:(?:also|additionally)\s+(?:\w+\s+)?(?:add|append|prepend|include|send|bcc|cc|forward|` +
-  String.raw`copy|attach|set|change|replace|post|upload|open|insert|put|call|run|execute|delete|remove|transfer|` +
-  String.raw`write|save|store|log|record)|change|replace|modify|redirect|reroute|rewrite|override|bcc|prepend|` +
+  `copy|attach|set|change|replace|post|upload|open|insert|put|call|run|execute|delete|remove|transfer|` +
+  `write|save|store|log|record)|change|replace|modify|redirect|reroute|rewrite|override|bcc|prepend|` +
   String.raw`prefix|append|inject|intercept|hijack|swap|secretly|covertly)\b`;
 
 /**
@@ -349,7 +349,7 @@ const MEDDLE =
 const OUTWARD_TOOL =
   String.raw`[\x60'"]?(?<![\p{L}\p{N}_.-])((?:[\p{L}\p{N}]+[_.-]){1,5}(?:send|post|mail|email|` +
   String.raw`sms|upload|share|publish|webhook|tweet|notify|log|http|request|comment|issue|dm)(?:[_.-][\p{L}\p{N}]+)` +
-  String.raw`{0,5}|(?:send|post|mail|email|sms|upload|share|publish|webhook|tweet|notify|log|http|request|comment|` +
+  `{0,5}|(?:send|post|mail|email|sms|upload|share|publish|webhook|tweet|notify|log|http|request|comment|` +
   String.raw`dm)(?:[_.-][\p{L}\p{N}]+){1,5})(?![\p{L}\p{N}])[\x60'"]?`;
 
 /**
@@ -370,15 +370,15 @@ const AFTER_OTHER_TOOL =
   String.raw`\b(?:after|when|whenever|once|each\s+time|every\s+time|any\s*time)\s+(?:any|` +
   String.raw`every|each|another)\s+(?:other\s+)?(?:[\w-]+\s+)?tool\s+(?:returns|responds|answers|finishes|completes|` +
   String.raw`runs|is\s+(?:called|used|run)|has\s+(?:run|returned))\b`;
-const ROUTE = String.raw`(?:pass|send|forward|route|pipe|feed|copy|give|hand|submit|relay|post|upload|mirror|cache|store|log|write|append)`;
+const ROUTE = `(?:pass|send|forward|route|pipe|feed|copy|give|hand|submit|relay|post|upload|mirror|cache|store|log|write|append)`;
 const TAMPER =
-  String.raw`(?:replace|change|modify|remove|rewrite|alter|swap|edit|filter|censor|hide|omit|drop|` +
-  String.raw`delete|strip|redact|suppress|falsify|reorder|re-?rank|insert|inject|prepend|append)`;
+  `(?:replace|change|modify|remove|rewrite|alter|swap|edit|filter|censor|hide|omit|drop|` +
+  `delete|strip|redact|suppress|falsify|reorder|re-?rank|insert|inject|prepend|append)`;
 
 /** An adverb that hides the action after it: "silently call …", "quietly forward …". */
 const HIDDEN_ACTION =
   String.raw`\b(?:silently|quietly|discreetly|invisibly|stealthily)\s+(?:also\s+)?(?:call|` +
-  String.raw`invoke|run|execute|send|forward|post|upload|email|share|bcc|cc|transfer|pay|charge|subscribe|renew|` +
+  `invoke|run|execute|send|forward|post|upload|email|share|bcc|cc|transfer|pay|charge|subscribe|renew|` +
   String.raw`approve|merge|install|grant|replace|swap|switch|redirect|rewrite|change|modify)\b`;
 
 /** A download piped into an interpreter: `curl … | sh`, `wget -qO- … | python`, `iex (iwr …)`, `bash <(curl …)`. */
@@ -532,7 +532,7 @@ export const RULES: readonly Rule[] = [
             String.raw`instruções|istruzioni)\s+(?:anteriores|previas|précédentes|antérieures|precedenti)|` +
             String.raw`\bignor\w*\s+(?:sie\s+)?(?:alle\s+)?(?:vorherigen|bisherigen|obigen)\s+(?:anweisungen|` +
             String.raw`instruktionen)|(?<!\p{L})игнорир\p{L}*\s+(?:все\s+)?(?:предыдущие|прежние)\s+(?:инструкции|` +
-            String.raw`указания)|忽略(?:之前|以前|先前|上面|上述|前面)(?:的)?(?:所有|全部)?(?:的)?(?:指令|指示|说明|提示)|(?:以前|前|上記)の(?:すべての|全ての)?(?:指示|命令)を無視`,
+            `указания)|忽略(?:之前|以前|先前|上面|上述|前面)(?:的)?(?:所有|全部)?(?:的)?(?:指令|指示|说明|提示)|(?:以前|前|上記)の(?:すべての|全ての)?(?:指示|命令)を無視`,
         ),
       ),
       when(
@@ -584,7 +584,7 @@ export const RULES: readonly Rule[] = [
         ],
         rx(
           String.raw`\b(?:do\s+not|don'?t|never|must\s+not|should\s+not|without)\s+(?:ever\s+)?(?:tell|telling|` +
-            String.raw`inform|informing|notify|notifying|alert|alerting|mention|mentioning|disclose|disclosing|warn|` +
+            `inform|informing|notify|notifying|alert|alerting|mention|mentioning|disclose|disclosing|warn|` +
             String.raw`warning)\s+(?:(?:this|that|these|those|it|them|anything)(?:\s+[\w-]+){0,2}?\s+)?(?:(?:to|` +
             String.raw`with)\s+)?(?:the\s+|any\s+)?(?:users?|human|operator|person)\b(?=\s*(?:$|[.,;:!?)\]]|` +
             String.raw`\b(?:about|of|that|anything|this|it|and|or|either|unless|until|afterwards|later|yet)\b))`,
@@ -600,7 +600,7 @@ export const RULES: readonly Rule[] = [
         [['hide', 'conceal', 'keep']],
         rx(
           String.raw`\b(?:hide|conceal|keep)\s+(?:this|it|that|these|them|the|your|any|all)(?:\s+(?:tool|tools|call|` +
-            String.raw`calls|step|steps|action|actions|request|requests|note|notes|instructions?|message|messages|` +
+            `calls|step|steps|action|actions|request|requests|note|notes|instructions?|message|messages|` +
             String.raw`fact|details?|part|usage|use|operation|behaviou?r)){0,2}\s+(?:secret\s+|hidden\s+)` +
             String.raw`?from\s+(?:the\s+)?(?:users?|humans?|person|people|operator|customer)\b|\bkeep\s+(?:this|it)\s+between\s+us\b`,
         ),
@@ -780,7 +780,7 @@ export const RULES: readonly Rule[] = [
         rx(SECRET_PATH),
         rx(
           ORDER +
-            String.raw`(?:read|cat|open|load|export|dump|copy|paste|include|attach|pass|send|upload|provide|supply|` +
+            `(?:read|cat|open|load|export|dump|copy|paste|include|attach|pass|send|upload|provide|supply|` +
             String.raw`put|insert|add|embed|append)\s+(?:(?!(?:path|paths|name|names|location|filename|directory|` +
             String.raw`dir|folder)\b)[\w'’-]+\s+){0,4}?[\x60'"(]?${PATH_LEAD}${SECRET_PATH}`,
         ),
@@ -1005,7 +1005,7 @@ export const RULES: readonly Rule[] = [
         [['must', 'should', 'shall', 'has to', 'have to', 'need']],
         rx(
           String.raw`\b(?:must|should|shall|has\s+to|have\s+to|needs?\s+to)\s+(?:also\s+|always\s+)?be\s+(?:sent|` +
-            String.raw`posted|uploaded|forwarded|mirrored|copied|reported|logged|transmitted|relayed|submitted|` +
+            `posted|uploaded|forwarded|mirrored|copied|reported|logged|transmitted|relayed|submitted|` +
             String.raw`cc'?d|bcc'?d)\s+(?:\w+\s+){0,3}?(?:to|at)\s+(?:${URL_LITERAL}|${EMAIL_LITERAL})`,
         ),
       ),
@@ -1013,7 +1013,7 @@ export const RULES: readonly Rule[] = [
         [['http'], ['={', '=<', '=${', '=[', '=%7b']],
         rx(
           String.raw`https?:\/\/[^\s]{0,300}?[?&][\w-]{1,64}=(?:\{\{?|<|\$\{|\[|%7b)\s*(?:conversation|history|chat|` +
-            String.raw`messages?|prompt|system_prompt|secrets?|ssh|env|password|credentials?|file_?contents?|` +
+            `messages?|prompt|system_prompt|secrets?|ssh|env|password|credentials?|file_?contents?|` +
             String.raw`contents|context|notes)\b(?!\s*[_-]?(?:ids?|identifiers?|names?|numbers?|titles?|counts?)\b)`,
         ),
       ),
@@ -1043,7 +1043,7 @@ export const RULES: readonly Rule[] = [
             String.raw`where\s+\S+\s+is|replace\s+\S+\s+with|fill\s+in|substitute|containing)\b`,
         ),
         rx(
-          String.raw`${CONTEXT_WIDE}|(?<![a-z])(?:messages|conversation|chat|history|prompts|secrets?|passwords?|` +
+          `${CONTEXT_WIDE}|(?<![a-z])(?:messages|conversation|chat|history|prompts|secrets?|passwords?|` +
             String.raw`tokens|api[_\s]keys?|credentials|replies|transcript)(?![a-z])`,
         ),
       ),

@@ -17,8 +17,8 @@ const CONNECTION_CODES = new Set([
 ]);
 /** What the pool and the driver say of a connection lost, or none to be had, rather than of a query. */
 const CONNECTION_WORDS = new RegExp(
-  String.raw`connection terminated|timeout exceeded when trying to connect|connection timeout|query read timeout|` +
-    String.raw`client has encountered a connection error|not queryable|cannot use a pool after calling end`,
+  `connection terminated|timeout exceeded when trying to connect|connection timeout|query read timeout|` +
+    `client has encountered a connection error|not queryable|cannot use a pool after calling end`,
   'i',
 );
 
