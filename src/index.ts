@@ -72,8 +72,8 @@ export {
 export { toolsLockSchema, lockEntrySchema, type ToolsLock, type LockEntry } from './model/acceptance.js';
 export { storedSnapshotSchema, type StoredSnapshot, type ToolDefinition } from './model/snapshot.js';
 export { check, type Checked } from './model/validate.js';
-export { probeJson, type ProbeJson } from './attest/json.js';
-export { planJson, planRowJson, type PlanJson, type PlanRowJson } from './decide/plan-json.js';
+export { probeJson, type ProbeJson } from './views/probe.js';
+export { planJson, planRowJson, type PlanJson, type PlanRowJson } from './views/plan.js';
 
 // The clients and the policy
 export {

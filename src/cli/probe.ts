@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { PROBE_MANY_DEFAULTS, probeMany } from '../attest/probe-many.js';
 import { jsonInvisibleEscaped } from '../text/escape.js';
 import type { ProbeResult } from '../attest/probe.js';
-import { probeJson } from '../attest/json.js';
+import { probeJson } from '../views/probe.js';
 import { CLIENT_PROFILES, DEFAULT_PROFILE_ID } from '../attest/profile.js';
 import {
   findingLines,

@@ -5,7 +5,7 @@ import { REASON_TEXT } from '../policy/policy.js';
 import { majority } from '../policy/vantages.js';
 import { refresh, type RefreshResult } from '../refresh/refresh.js';
 import type { WaitEnded } from '../refresh/across.js';
-import { planJson } from '../decide/plan-json.js';
+import { planJson } from '../views/plan.js';
 import {
   flagError,
   knownProfile,

@@ -8,7 +8,7 @@ import type { MatrixCell } from '../model/observation.js';
 import type { PlanRow, RecordedRun, SameTools, VerdictPoint } from '../model/plan.js';
 import { contextCost, type ContextCost } from './cost.js';
 import type { Decision, Reason, VerdictName } from '../model/words.js';
-import { planRowJson, type PlanRowJson } from '../decide/plan-json.js';
+import { planRowJson, type PlanRowJson } from '../views/plan.js';
 import { REASON_TEXT, usable } from '../policy/policy.js';
 import { clipText } from '../text/clip.js';
 

@@ -1,11 +1,12 @@
 /**
- * The `probe --json` object: a view of the observation record (`probeJsonSchema`), the contract fields first. Used by
+ * The `probe --json` object: the observation record's view (`probeJsonSchema`), the contract fields first. Used by
  * the CLI and the MCP server.
  */
 import type { Observation } from '../model/observation.js';
-import type { ProbeJson } from '../model/views.js';
+import { probeJsonSchema, type ProbeJson } from '../model/views.js';
 import type { VantageEntry } from '../model/plan.js';
 import { detailOf } from '../policy/policy.js';
+import { project } from './project.js';
 
 export type { ProbeJson };
 
@@ -14,32 +15,9 @@ export type { ProbeJson };
  * (`probe --vantages`).
  */
 export function probeJson(r: Observation, across?: { vantages: VantageEntry[]; note: string | null }): ProbeJson {
-  return {
-    url: r.url,
-    verdict: r.verdict,
-    reason: r.reason,
-    attempts: r.attempts,
-    httpStatus: r.httpStatus,
-    protocolVersion: r.protocolVersion,
-    serverName: r.serverName,
-    tools: r.tools,
-    sessionId: r.sessionId,
-    durationMs: r.durationMs,
-    error: r.error,
-    profile: r.profile,
-    reasons: r.reasons,
-    appError: r.appError,
-    diagnosis: r.diagnosis,
-    cutShort: r.cutShort,
+  return project<ProbeJson>(probeJsonSchema, r, {
     detail: detailOf(r),
-    serverVersion: r.serverVersion,
-    quirks: r.quirks,
-    excludedTools: r.excludedTools,
-    auth: r.auth,
-    location: r.location,
-    findings: r.findings,
-    toolsHash: r.toolsHash,
-    ...(r.matrix ? { matrix: r.matrix } : {}),
+    matrix: r.matrix || undefined,
     steps: (r.evidence?.deciding.steps ?? []).map((s) => ({
       step: s.step,
       status: s.status,
@@ -49,9 +27,6 @@ export function probeJson(r: Observation, across?: { vantages: VantageEntry[]; n
       errorCode: s.errorCode,
       durationMs: s.durationMs,
     })),
-    toolsDigest: r.toolsDigest,
-    findingsSeen: r.findingsSeen,
-    observedAt: r.observedAt,
     tokens: r.tokens ?? null,
     tokensError: r.tokensError ?? null,
     nameBlindDigest: r.nameBlindDigest ?? null,
@@ -66,7 +41,7 @@ export function probeJson(r: Observation, across?: { vantages: VantageEntry[]; n
         left: null,
       },
     ],
-    ...(across ? { note: across.note } : {}),
-    ...(r.redacted ? { redacted: r.redacted } : {}),
-  };
+    note: across ? across.note : undefined,
+    redacted: r.redacted || undefined,
+  });
 }
