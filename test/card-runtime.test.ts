@@ -104,9 +104,9 @@ describe('card vs runtime', () => {
       probe: { retryDelayMs: 10 },
     });
     const by = Object.fromEntries(plan.rows.map((r) => [r.name, r]));
-    assert.deepEqual(by['Agrees']!.cardMismatches, []);
-    assert.equal(by['Disagrees']!.cardMismatches![0]!.field, 'version');
-    assert.equal(by['Disagrees']!.decision, 'keep');
+    assert.deepEqual(by.Agrees!.cardMismatches, []);
+    assert.equal(by.Disagrees!.cardMismatches![0]!.field, 'version');
+    assert.equal(by.Disagrees!.decision, 'keep');
     assert.equal(by['No card']!.cardMismatches, null);
   });
 });

@@ -8,7 +8,7 @@ import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { discover } from '../src/discover/discover.js';
-import { guardedGet, guardedLookup, FetchRefused } from '../src/net/fetcher.js';
+import { guardedGet, guardedLookup, type FetchRefused } from '../src/net/fetcher.js';
 import { validateCard, validateDocument } from '../src/discover/card.js';
 import { judgeCard } from '../src/discover/eligibility.js';
 import { publication, writePublication } from '../src/publish/publish.js';

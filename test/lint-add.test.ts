@@ -2,7 +2,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';
-import { addServer, AddRefused } from '../src/curate/add.js';
+import { addServer, type AddRefused } from '../src/curate/add.js';
 import { lintCatalog, loadCatalog, parseCatalog } from '../src/index.js';
 import { catalogOf, runCli, server, workspace } from './helpers.js';
 import { startFleet, type Fleet } from './fleet/fleet.js';

@@ -117,6 +117,7 @@ describe('chaos: a run across vantages under faults', { skip: !!missing }, () =>
   };
 
   /** `refresh --vantages … --record --json` on a catalog of these URLs (the store reached directly). */
+  // biome-ignore lint/complexity/useMaxParams: positional before the rule came (0.4); to take an options object
   const refresh = async (
     runId: string,
     urls: string[],

@@ -65,6 +65,7 @@ class AppConnection {
     return h;
   }
 
+  // biome-ignore lint/complexity/useMaxParams: positional before the rule came (0.4); to take an options object
   private async post(
     step: StepName,
     message: unknown,

@@ -249,7 +249,10 @@ export class AppSseReader {
     const pending = this.pending;
     this.pending = 'unknown';
     if (this.winner !== null || pending === 'other') return;
-    if (this.held.length === 0) return this.line(bytes, start, end);
+    if (this.held.length === 0) {
+      this.line(bytes, start, end);
+      return;
+    }
     const line = Buffer.concat([this.held.bytes(), bytes.subarray(start, end)]);
     this.held.clear();
     this.line(line, 0, line.length);

@@ -438,6 +438,7 @@ type Wide = { diagnosis: LiveRun | null; others: Record<string, LiveRun> };
  * record always gives the same verdict again; every top-level field outside `diagnosis` and `matrix` is the
  * deciding client's: adding --matrix (which runs the diagnosis too) does not change what the deciding client saw.
  */
+// biome-ignore lint/complexity/useMaxParams: positional before the rule came (0.4); to take an options object
 function summarize(
   url: string,
   profile: ClientProfile,

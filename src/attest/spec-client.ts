@@ -36,6 +36,7 @@ function baseHeaders(profile: ClientProfile, opts: ClientOptions): Record<string
   };
 }
 
+// biome-ignore lint/complexity/useMaxParams: positional before the rule came (0.4); to take an options object
 async function post(
   url: string,
   s: Session,
@@ -152,6 +153,7 @@ export async function runSpecClient(url: string, profile: ClientProfile, opts: C
 }
 
 /** tools/list through nextCursor, up to the profile's page count. */
+// biome-ignore lint/complexity/useMaxParams: positional before the rule came (0.4); to take an options object
 async function listToolPages(
   url: string,
   s: Session,

@@ -317,7 +317,10 @@ export function hiddenTextProblems(value: unknown): string[] {
     if (v === null || typeof v !== 'object' || seen.has(v)) continue;
     seen.add(v);
     const children: Array<{ value: unknown; path: string }> = [];
-    if (Array.isArray(v)) v.forEach((x, i) => children.push({ value: x, path: `${path}[${i}]` }));
+    if (Array.isArray(v))
+      v.forEach((x, i) => {
+        children.push({ value: x, path: `${path}[${i}]` });
+      });
     else {
       for (const [k, x] of Object.entries(v)) {
         const problem = hiddenCharacterProblem(k);

@@ -238,7 +238,9 @@ function checkNode(
   if (typeof value === 'string' && node.minLength !== undefined && [...value].length < node.minLength)
     out.push({ segments, message: 'must not be empty' });
   if (Array.isArray(value) && node.items)
-    value.forEach((item, i) => checkNode(node.items!, item, [...segments, String(i)], out));
+    value.forEach((item, i) => {
+      checkNode(node.items!, item, [...segments, String(i)], out);
+    });
   if (isObject(value)) {
     for (const key of node.required ?? [])
       if (!Object.hasOwn(value, key)) out.push({ segments: [...segments, key], message: 'is required' });

@@ -320,6 +320,7 @@ export async function runCensus(opts: CensusOptions): Promise<CensusResult> {
  * The targets through the workers, each URL's answers made one observation by the rules of a run across vantages and
  * handed to `take` as they are read back, a page at a time (never the whole run's observations at once).
  */
+// biome-ignore lint/complexity/useMaxParams: positional before the rule came (0.4); to take an options object
 async function acrossWorkers(
   targets: readonly Target[],
   opts: CensusOptions,

@@ -37,7 +37,7 @@ export function parseOptOut(text: string): OptOut {
       /* not a host */
     }
     const port = m?.[2] === undefined ? null : Number(m[2]);
-    if (!url || !url.hostname || (!bareV6 && !m) || (port !== null && (port < 1 || port > 65_535)))
+    if (!url?.hostname || (!bareV6 && !m) || (port !== null && (port < 1 || port > 65_535)))
       throw new Error(`line ${i + 1} is not a host or host:port: ${JSON.stringify(entry.slice(0, 80))}`);
     const name = normalName(url.hostname);
     if (port === null) names.add(name);

@@ -258,6 +258,7 @@ export async function runRefresh(
   }
 }
 
+// biome-ignore lint/complexity/useMaxParams: positional before the rule came (0.4); to take an options object
 async function refreshWith(
   flags: RefreshFlags,
   out: Parameters<typeof runRefresh>[1],

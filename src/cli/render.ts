@@ -65,15 +65,15 @@ export class OrderedJsonArray {
   private readonly waiting = new Map<number, Buffer>();
   private next = 0;
 
-  /** `escape` applies to each item's JSON text (for example `jsonInvisibleEscaped`). */
+  /** `escapeJson` applies to each item's JSON text (for example `jsonInvisibleEscaped`). */
   constructor(
     private readonly write: (text: string | Uint8Array) => void,
-    private readonly escape: (json: string) => string = (json) => json,
+    private readonly escapeJson: (json: string) => string = (json) => json,
   ) {}
 
   put(index: number, item: unknown): void {
     // Stringified inside a one-item array, it comes out indented as an array item (no second pass to indent).
-    const text = this.escape(JSON.stringify([item], null, 2).slice(2, -2));
+    const text = this.escapeJson(JSON.stringify([item], null, 2).slice(2, -2));
     // An item that must wait for earlier ones (thousands behind one hanging server) waits as UTF-8 bytes, outside
     // V8's heap: held there, they would be promoted and would grow the old generation they then leave as garbage.
     if (index !== this.next) {

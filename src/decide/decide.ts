@@ -262,6 +262,7 @@ export interface AcrossVantages {
  * `left`: vantages left out of the run, with why (their answers are shown, not counted); `unanswered`: why a vantage
  * that did not answer did not, when known.
  */
+// biome-ignore lint/complexity/useMaxParams: positional before the rule came (0.4); to take an options object
 export function acrossVantages(
   all: readonly Observation[],
   asked: readonly string[],

@@ -361,6 +361,7 @@ function refusedRemote(c: Candidate, policy: FetchPolicy): boolean {
   }
 }
 
+// biome-ignore lint/complexity/useMaxParams: positional before the rule came (0.4); to take an options object
 async function readCandidate(
   ref: CardRef,
   opts: DiscoverOptions,

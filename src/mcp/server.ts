@@ -221,6 +221,7 @@ export function requestRefusal(
  * An answer given before the request body is read, so without the request's id: the wire schema's error response
  * has `id` optional and, when present, a string or a number (`null` is not one), so it is left out.
  */
+// biome-ignore lint/complexity/useMaxParams: positional before the rule came (0.4); to take an options object
 function jsonRpcError(
   res: ServerResponse,
   status: number,

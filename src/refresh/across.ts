@@ -219,6 +219,7 @@ export interface JobSettings {
  * failed for good) or the deadline. Resolves to the run as registered, how many records written ahead of the jobs
  * were discarded, and the jobs that failed for good without answering (per URL and vantage, why).
  */
+// biome-ignore lint/complexity/useMaxParams: positional before the rule came (0.4); to take an options object
 export async function awaitAcross(
   targets: readonly Target[],
   canaries: readonly string[],
@@ -285,6 +286,7 @@ export async function awaitAcross(
 }
 
 /** A poll: the store's observations and canaries reports, and the queue's jobs that failed for good. */
+// biome-ignore lint/complexity/useMaxParams: positional before the rule came (0.4); to take an options object
 function pollOf(
   runId: string,
   urls: readonly string[],
@@ -319,6 +321,7 @@ const POLL_TIMEOUT_MS = 10_000;
  * Polls until nothing is outstanding or the deadline; a failed poll is tried again after `pollBackoffMs`. The last
  * poll is at the deadline: when it fails, so does the wait (its error names the store or the queue).
  */
+// biome-ignore lint/complexity/useMaxParams: positional before the rule came (0.4); to take an options object
 export async function waitFor(
   expected: { probes: number; canaries: readonly string[] },
   poll: () => Promise<PollSeen>,
@@ -379,6 +382,7 @@ function within<T>(p: Promise<T>, ms: number): Promise<T> {
 }
 
 /** `awaitAcross`, then what arrived, read once: what arrived by the deadline decides. */
+// biome-ignore lint/complexity/useMaxParams: positional before the rule came (0.4); to take an options object
 export async function gatherAcross(
   targets: readonly Target[],
   canaries: readonly string[],

@@ -328,6 +328,7 @@ async function decided(
 }
 
 /** A run across vantages, the collecting half: the workers probe; their observations come back per row. */
+// biome-ignore lint/complexity/useMaxParams: positional before the rule came (0.4); to take an options object
 async function collectAcross(
   opts: RefreshOptions,
   catalog: Catalog,

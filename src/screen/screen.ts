@@ -180,6 +180,7 @@ const ODD_CHARACTER = new RegExp(
 
 type Report = (path: FieldPath, rule: string, excerpt: string) => void;
 
+// biome-ignore lint/complexity/useMaxParams: positional before the rule came (0.4); to take an options object
 function screenText(
   raw: string,
   field: FieldPath,
@@ -216,6 +217,7 @@ function screenText(
 const NO_HITS: ReadonlyArray<{ rule: TextRule; at: number; sentence: string }> = [];
 
 /** Each text rule that fires on the text, once, with the sentence and the place where it fired. */
+// biome-ignore lint/complexity/useMaxParams: positional before the rule came (0.4); to take an options object
 function textHits(
   normalized: string,
   isValue: boolean,
@@ -297,6 +299,7 @@ function openClauses(words: Set<string>): (clause: Clause) => boolean {
  * text in one call (per-call overhead dominated when patterns ran per sentence); a candidate's paragraph is then
  * split into sentences and checked one by one, so a match can never span two sentences.
  */
+// biome-ignore lint/complexity/useMaxParams: positional before the rule came (0.4); to take an options object
 function firstHit(
   clause: Clause,
   rule: TextRule,
@@ -392,11 +395,11 @@ function trieSource(words: readonly string[]): string {
     }
     node.end = true;
   }
-  const escape = (ch: string) => ch.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+  const escapeRegExp = (ch: string) => ch.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
   const build = (node: Node): string => {
     const branches = [...node.next]
       .sort(([a], [b]) => (a < b ? -1 : 1))
-      .map(([ch, child]) => escape(ch) + build(child));
+      .map(([ch, child]) => escapeRegExp(ch) + build(child));
     if (branches.length === 0) return '';
     const alternation = branches.length === 1 ? branches[0]! : `(?:${branches.join('|')})`;
     return node.end ? `(?:${alternation})?` : alternation;
@@ -433,7 +436,7 @@ function gateWordsIn(lower: string): Set<string> {
 
 function matchClause(clause: Clause, sentence: string, rule: TextRule, toolName: string): number | undefined {
   const [first, ...rest] = clause.all;
-  if (!first || !first.test(sentence)) return undefined;
+  if (!first?.test(sentence)) return undefined;
   if (!rest.every((r) => r.test(sentence))) return undefined;
   if (!rule.accept && !rule.quotedIsMention) return first.exec(sentence)!.index;
   // Some places are vetoed (the tool names itself, a quoted mention); the first one that is not counts.

@@ -456,6 +456,7 @@ export function parseHistory(bytes: Buffer | string, known: ReadonlyMap<string, 
     skipped += p.lines;
     pending = null;
   };
+  // biome-ignore lint/complexity/useMaxParams: positional before the rule came (0.4); to take an options object
   const startRun = (
     start: number,
     run: RunRecord | null,

@@ -940,6 +940,7 @@ export class PgStore implements Store {
    * turn, in sorted order (two takers of overlapping addresses never wait on each other in a circle), and checked
    * once its lock is held, by the database's clock; the locks go with the transaction.
    */
+  // biome-ignore lint/complexity/useMaxParams: positional before the rule came (0.4); to take an options object
   async acquireAddresses(
     addresses: readonly string[],
     port: number,

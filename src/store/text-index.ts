@@ -114,7 +114,7 @@ export class TextIndex {
       const run: IndexedRun = { run: r.run, file, bytes: r.bytes, order: i, line: r.line };
       runs.push(run);
       if (r.run.aborted) return;
-      r.rows.forEach((row, j) =>
+      r.rows.forEach((row, j) => {
         entries.push({
           url: row.url,
           observedAt: row.observedAt,
@@ -124,8 +124,8 @@ export class TextIndex {
           start: r.spans[j]![0],
           end: r.spans[j]![1],
           run,
-        }),
-      );
+        });
+      });
     });
     return {
       stamp,

@@ -149,13 +149,13 @@ export class SafeText {
  */
 export function escapingTemplate<T extends SafeText>(
   Kind: new (value: string) => T,
-  escape: (text: string) => string,
+  escapeText: (text: string) => string,
 ): (strings: TemplateStringsArray, ...values: unknown[]) => T {
   const render = (v: unknown): string => {
     if (v instanceof Kind) return v.value;
     if (Array.isArray(v)) return v.map(render).join('');
     if (v === null || v === undefined || v === false) return '';
-    return escape(String(v));
+    return escapeText(String(v));
   };
   return (strings, ...values) => {
     let out = strings[0]!;

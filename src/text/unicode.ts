@@ -185,6 +185,7 @@ function forEachHidden(text: string, opts: HiddenOptions, visit: (index: number,
   }
 }
 
+// biome-ignore lint/complexity/useMaxParams: positional before the rule came (0.4); to take an options object
 function shownEscaped(
   text: string,
   index: number,

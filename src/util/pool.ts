@@ -12,6 +12,7 @@ export async function mapConcurrent<T, R>(
  * shared gateways). A free slot takes the next item, in input order, whose key has room, so one busy key never
  * holds up the others.
  */
+// biome-ignore lint/complexity/useMaxParams: positional before the rule came (0.4); to take an options object
 export async function mapConcurrentPerKey<T, R>(
   items: readonly T[],
   limit: number,

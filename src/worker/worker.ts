@@ -92,6 +92,7 @@ const pause = () => new Promise((r) => setTimeout(r, 50 + Math.random() * 100));
  * The probe runs under the leases' fence: a renewal that finds a lease another's, or none that succeeds before the
  * lease would expire, ends its requests and throws `LeaseLost` (nothing it observed is recorded).
  */
+// biome-ignore lint/complexity/useMaxParams: positional before the rule came (0.4); to take an options object
 async function politely<T>(
   store: HostLeases,
   host: HostKey,

@@ -60,7 +60,7 @@ describe('what is read, and how a field is named', () => {
   it('property names get the character rules only, never the text rules', () => {
     assert.deepEqual(screen(schemaWith({ [OVERRIDE]: { type: 'string' } })), []);
     assert.deepEqual(screen({ name: 't', annotations: { [OVERRIDE]: true } }), []);
-    assert.deepEqual(rules(screen(schemaWith({ ['a\u200bb']: { type: 'string' } }))), ['invisible-unicode']);
+    assert.deepEqual(rules(screen(schemaWith({ 'a\u200bb': { type: 'string' } }))), ['invisible-unicode']);
   });
 
   it('odd keys are quoted in the field, long ones clipped; identifiers are not', () => {
@@ -152,7 +152,7 @@ describe('order and uniqueness of findings', () => {
 
   it('fields keep the order they were met in, even when a key and its value share a field', () => {
     // Both keys are met before either value; each value is at its key's field.
-    const found = screen({ name: 't', annotations: { ['a\u200b']: OVERRIDE, ['b\u200b']: OVERRIDE } });
+    const found = screen({ name: 't', annotations: { 'a\u200b': OVERRIDE, 'b\u200b': OVERRIDE } });
     assert.deepEqual(fieldsAndRules(found), [
       ['annotations["a⟨U+200B⟩"]', 'override-instructions'],
       ['annotations["a⟨U+200B⟩"]', 'invisible-unicode'],
@@ -162,7 +162,7 @@ describe('order and uniqueness of findings', () => {
   });
 
   it('each rule at most once per field, even when a key and its value both fire it', () => {
-    assert.deepEqual(fieldsAndRules(screen({ name: 't', annotations: { ['k\u200b']: 'v\u200bw' } })), [
+    assert.deepEqual(fieldsAndRules(screen({ name: 't', annotations: { 'k\u200b': 'v\u200bw' } })), [
       ['annotations["k⟨U+200B⟩"]', 'invisible-unicode'],
     ]);
   });
