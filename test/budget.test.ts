@@ -86,45 +86,46 @@ describe("the time a read waits for memory is not the server's", () => {
     waiter.release();
   });
 
-  it('a Deadline paused before it was due fires only once resumed', async () => {
-    const alive = setTimeout(() => {}, 2_000); // the deadline's own timer does not keep the process up
-    const started = performance.now();
-    let firedAt = 0;
-    let pausedAt = 0;
-    let resumedAt = 0;
-    const fired = new Promise<void>((resolve) => {
-      const deadline = new Deadline(100, () => {
-        firedAt = performance.now() - started;
-        resolve();
-      });
-      setTimeout(() => {
-        pausedAt = performance.now() - started;
-        deadline.pause();
-      }, 40);
-      setTimeout(() => {
-        resumedAt = performance.now() - started;
-        deadline.resume();
-      }, 240);
-    });
-    await fired;
-    clearTimeout(alive);
-    // Order, not milliseconds (a loaded machine's timers run late, and Node starts a timer from the loop's cached
-    // time): it was due at 100 ms, paused at 40 ms (the earlier timer runs first, however late), and fired only once
-    // resumed.
-    assert.ok(resumedAt > pausedAt, `paused at ${Math.round(pausedAt)} ms, resumed at ${Math.round(resumedAt)} ms`);
-    assert.ok(firedAt >= resumedAt, `fired after ${Math.round(firedAt)} ms, resumed at ${Math.round(resumedAt)} ms`);
+  it('a Deadline paused before it was due fires only once resumed, with the time it had left', (t) => {
+    t.mock.timers.enable({ apis: ['setTimeout', 'Date'] });
+    const fired: number[] = [];
+    const deadline = new Deadline(100, () => fired.push(Date.now()), Date.now);
+    t.mock.timers.tick(40);
+    deadline.pause();
+    t.mock.timers.tick(200);
+    assert.deepEqual(fired, [], 'paused at 40 ms: not fired at 100 ms or since');
+    deadline.resume();
+    t.mock.timers.tick(59);
+    assert.deepEqual(fired, [], 'resumed at 240 ms with 60 ms left: not yet at 299 ms');
+    t.mock.timers.tick(1);
+    assert.deepEqual(fired, [300]);
   });
 
-  it('a cleared Deadline never fires, even when resumed', async () => {
+  it('a cleared Deadline never fires, even when resumed', (t) => {
+    t.mock.timers.enable({ apis: ['setTimeout', 'Date'] });
     let fired = false;
-    const deadline = new Deadline(20, () => {
-      fired = true;
-    });
+    const deadline = new Deadline(
+      20,
+      () => {
+        fired = true;
+      },
+      Date.now,
+    );
     deadline.pause();
     deadline.clear();
     deadline.resume();
-    await new Promise((r) => setTimeout(r, 60));
+    t.mock.timers.tick(1_000);
     assert.equal(fired, false);
+  });
+
+  it('an unpaused Deadline fires when due', (t) => {
+    t.mock.timers.enable({ apis: ['setTimeout', 'Date'] });
+    const fired: number[] = [];
+    new Deadline(100, () => fired.push(Date.now()), Date.now);
+    t.mock.timers.tick(99);
+    assert.deepEqual(fired, []);
+    t.mock.timers.tick(1);
+    assert.deepEqual(fired, [100]);
   });
 });
 

@@ -145,9 +145,11 @@ export class Deadline implements Clock {
   private left: number;
   private cleared = false;
 
+  /** `now`: the clock it reads (the monotonic one; a test's fake timers give their own). */
   constructor(
     ms: number,
     private readonly expire: () => void,
+    private readonly now: () => number = () => performance.now(),
   ) {
     this.left = Math.max(0, ms);
     this.resume();
@@ -157,12 +159,12 @@ export class Deadline implements Clock {
     if (!this.timer) return;
     clearTimeout(this.timer);
     this.timer = null;
-    this.left = Math.max(0, this.endsAt - performance.now());
+    this.left = Math.max(0, this.endsAt - this.now());
   }
 
   resume(): void {
     if (this.timer || this.cleared) return;
-    this.endsAt = performance.now() + this.left;
+    this.endsAt = this.now() + this.left;
     // Whole milliseconds: Node keeps one timer list per distinct duration, and fractions would make one per request.
     this.timer = setTimeout(this.expire, Math.ceil(this.left));
     this.timer.unref(); // a body that ended on an error path must not keep the process alive
