@@ -782,11 +782,10 @@ describe('the write lock: edges', () => {
   it("a dead holder's lock is taken over at once, even with a long wait allowed", async () => {
     const target = join(tidyDir(), 'servers.json');
     await writeFile(`${target}.lock`, String(DEAD_PID));
-    const started = Date.now();
-    const release = await within(acquireLock(target, 5_000), 2_000, 'taking over a dead lock', () =>
+    // Ten minutes allowed, one given: taken over, not waited out (an outcome a loaded machine cannot fake).
+    const release = await within(acquireLock(target, 600_000), 60_000, 'taking over a dead lock', () =>
       unlink(`${target}.lock`).catch(() => {}),
     );
-    assert.ok(Date.now() - started < 1_000);
     await release();
   });
 
