@@ -194,6 +194,28 @@ describe('onetap mcp over stdio (--allow-private)', () => {
     assert.match(text(r), /profile/);
     const none = await call(client, 'probe', { urls: [] });
     assert.equal(none.isError, true);
+    assert.match(text(none), /^invalid arguments for probe: \/urls /);
+    const extra = await call(client, 'probe', { urls: [fleet.url('ok-json')], verbose: true });
+    assert.equal(extra.isError, true);
+    assert.match(text(extra), /verbose/, 'an argument the schema does not name is refused, naming it');
+    const typed = await call(client, 'probe', { urls: [fleet.url('ok-json')], matrix: 'yes' });
+    assert.match(text(typed), /^invalid arguments for probe: \/matrix /);
+  });
+
+  it('tools/list: each input schema as a client validates it (required, defaults, nothing else allowed)', async () => {
+    const { tools } = await client.listTools();
+    const probe = tools.find((t) => t.name === 'probe')!.inputSchema as Record<string, any>;
+    assert.equal(probe.type, 'object');
+    assert.deepEqual(probe.required, ['urls']);
+    assert.equal(probe.additionalProperties, false);
+    assert.deepEqual(probe.properties.urls, {
+      description: 'MCP endpoint URLs, e.g. https://mcp.example.com/mcp.',
+      type: 'array',
+      items: { type: 'string', minLength: 1 },
+      minItems: 1,
+    });
+    assert.equal(probe.properties.matrix.default, false);
+    assert.ok(tools.every((t) => t.inputSchema.type === 'object' && !('$schema' in t.inputSchema)));
   });
 
   it('lint: the findings of `onetap lint`, for a path and for an inline catalog', async () => {

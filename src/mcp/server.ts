@@ -15,8 +15,6 @@ import type {
   Server,
   ServerContext,
 } from '@modelcontextprotocol/server';
-import type { ValidateFunction } from 'ajv/dist/2020.js';
-import { ajv as loadAjv } from '../util/lazy.js';
 import { CatalogError } from '../catalog/model.js';
 import { readPackageJson } from '../util/package-file.js';
 import { once } from '../util/once.js';
@@ -54,19 +52,14 @@ const sdkStdio = once(
 );
 const sdkNode = once(() => load()('@modelcontextprotocol/node') as typeof import('@modelcontextprotocol/node'));
 
-const validators = once(() => {
-  const ajv = new (loadAjv().Ajv2020)({ allErrors: true, strict: false });
-  return new Map<string, ValidateFunction>(TOOLS.map((t) => [t.name, ajv.compile(t.inputSchema)]));
-});
-
 const version = once(() => readPackageJson<{ version: string }>('package.json').version);
 
 const failure = (text: string): CallToolResult => ({ isError: true, content: [{ type: 'text', text }] });
 
 /**
- * One SDK server (the low-level `Server`: the tool schemas are JSON Schema as written in tools.ts, listed as they
- * are) with the tools registered. It serves one era: `createMcpHandler` and `serveStdio` make one per request or
- * connection, each connected to its transport.
+ * One SDK server (the low-level `Server`: the input schemas are the JSON Schemas zod generates from tools.ts's, the
+ * output schemas as written there, listed as they are) with the tools registered. It serves one era: `createMcpHandler`
+ * and `serveStdio` make one per request or connection, each connected to its transport.
  */
 export function createMcpServer(opts: McpServeOptions): Server {
   const limits: McpLimits = { ...MCP_LIMITS, ...opts.limits };
@@ -95,12 +88,8 @@ export function createMcpServer(opts: McpServeOptions): Server {
         ProtocolErrorCode.InvalidParams,
         `Unknown tool: ${JSON.stringify(request.params.name)}; tools: ${TOOLS.map((t) => t.name).join(', ')}`,
       );
+    // The tool parses its arguments with its schema: those it refuses are a tool error naming where and why.
     const args = request.params.arguments ?? {};
-    const validate = validators().get(tool.name)!;
-    if (!validate(args))
-      return failure(
-        `invalid arguments for ${tool.name}: ${validate.errors!.map((e) => `${e.instancePath || '(arguments)'} ${e.message}`).join('; ')}`,
-      );
     const token = ctx.mcpReq._meta?.progressToken;
     const { signal } = ctx.mcpReq;
     // Progress is sent before the result: a client stops listening for it once the result arrives.
@@ -124,7 +113,7 @@ export function createMcpServer(opts: McpServeOptions): Server {
     };
     let result: CallToolResult;
     try {
-      const out = await tool.run(args, toolCtx).finally(() => Promise.all(sending));
+      const out = await tool.call(args, toolCtx).finally(() => Promise.all(sending));
       result = {
         content: [
           { type: 'text', text: out.summary },

@@ -1,6 +1,7 @@
 /**
- * The tools of `onetap mcp`: each a thin call into the library, with JSON Schemas for input and output, a text
- * summary for the model and `structuredContent` carrying what the matching `--json` prints.
+ * The tools of `onetap mcp`: each a thin call into the library, its input a zod schema (the handler's arguments are
+ * what it parses; the published JSON Schema is what zod generates), a JSON Schema for its output, a text summary for
+ * the model and `structuredContent` carrying what the matching `--json` prints.
  * Nothing here writes: no catalog write, no history record, no add, no accept.
  */
 import { existsSync } from 'node:fs';
@@ -48,14 +49,43 @@ export interface ToolOutcome {
   structured: Record<string, unknown>;
 }
 
-export interface ToolSpec {
+/** A tool as written here: its arguments are what `inputSchema` parses. */
+interface ToolDefinition<I extends z.ZodObject> {
   name: string;
   title: string;
   description: string;
-  inputSchema: Record<string, unknown>;
+  inputSchema: I;
   outputSchema: Record<string, unknown>;
   annotations: { title: string; readOnlyHint: true; openWorldHint: boolean };
-  run: (args: Record<string, unknown>, ctx: ToolContext) => Promise<ToolOutcome>;
+  run: (args: z.output<I>, ctx: ToolContext) => Promise<ToolOutcome>;
+}
+
+/** A tool as the server lists and calls it: its input schema as JSON Schema, and a call that parses its arguments. */
+export interface ToolSpec extends Omit<ToolDefinition<z.ZodObject>, 'inputSchema' | 'run'> {
+  inputSchema: Record<string, unknown>;
+  /** Parses `args` with the tool's schema and runs it; arguments the schema refuses are a `ToolRefused`. */
+  call: (args: unknown, ctx: ToolContext) => Promise<ToolOutcome>;
+}
+
+/** Where in the arguments a problem is (a JSON pointer), or `(arguments)`. */
+const pointer = (path: readonly PropertyKey[]) => (path.length ? `/${path.map(String).join('/')}` : '(arguments)');
+
+/** A tool ready to list and call: its zod input schema published as the JSON Schema zod generates. */
+function defineTool<I extends z.ZodObject>(tool: ToolDefinition<I>): ToolSpec {
+  const { inputSchema, run, ...rest } = tool;
+  const { $schema: _, ...json } = z.toJSONSchema(inputSchema, { io: 'input' });
+  return {
+    ...rest,
+    inputSchema: json,
+    call: async (args, ctx) => {
+      const parsed = inputSchema.safeParse(args);
+      if (!parsed.success)
+        throw new ToolRefused(
+          `invalid arguments for ${tool.name}: ${parsed.error.issues.map((e) => `${pointer(e.path)} ${e.message}`).join('; ')}`,
+        );
+      return run(parsed.data, ctx);
+    },
+  };
 }
 
 const DEFAULT_CATALOG = 'catalog/servers.json';
@@ -74,11 +104,10 @@ function viewSchema(schema: z.ZodType): Record<string, unknown> {
 /** The per-URL object of `probe --json`. */
 const probeResultSchema = viewSchema(probeJsonSchema);
 
-const catalogPathSchema = {
-  type: 'string',
-  minLength: 1,
-  description: `Path of a catalog file inside the directory the server was started in (default ${DEFAULT_CATALOG}).`,
-};
+const catalogPathSchema = z
+  .string()
+  .min(1)
+  .describe(`Path of a catalog file inside the directory the server was started in (default ${DEFAULT_CATALOG}).`);
 
 /** Runs `work` under the call's time limit with a progress heartbeat. */
 async function timed<T>(ctx: ToolContext, counter: ProgressCounter, label: () => string, work: Promise<T>) {
@@ -127,7 +156,7 @@ function probeLine(r: ProbeResult): string {
   return `- ${inert(r.url)}: ${d.outcome}${tools} (${detailOf(r)})${notes.map((n) => `; ${n}`).join('')}`;
 }
 
-const probeTool: ToolSpec = {
+const probeTool = defineTool({
   name: 'probe',
   title: 'Attest MCP servers the way the app connects',
   description: [
@@ -138,41 +167,30 @@ const probeTool: ToolSpec = {
     'It never writes anything and never adds a server to the catalog. It only contacts the URLs given, which must be public https',
     'addresses (loopback and private addresses are refused unless the server was started with --allow-private).',
   ].join(' '),
-  inputSchema: {
-    type: 'object',
-    required: ['urls'],
-    properties: {
-      urls: {
-        type: 'array',
-        minItems: 1,
-        items: { type: 'string', minLength: 1 },
-        description: 'MCP endpoint URLs, e.g. https://mcp.example.com/mcp.',
-      },
-      profile: {
-        type: 'string',
-        enum: Object.keys(CLIENT_PROFILES),
-        default: DEFAULT_PROFILE_ID,
-        description: `Client profile that decides the verdict (default ${DEFAULT_PROFILE_ID}, the app's own client): ${Object.values(
+  inputSchema: z.strictObject({
+    urls: z.array(z.string().min(1)).min(1).describe('MCP endpoint URLs, e.g. https://mcp.example.com/mcp.'),
+    profile: z
+      .enum(Object.keys(CLIENT_PROFILES))
+      .default(DEFAULT_PROFILE_ID)
+      .describe(
+        `Client profile that decides the verdict (default ${DEFAULT_PROFILE_ID}, the app's own client): ${Object.values(
           CLIENT_PROFILES,
         )
           .map((p) => `${p.id} (${p.label})`)
           .join(', ')}.`,
-      },
-      requiresAuth: {
-        type: 'boolean',
-        default: false,
-        description: 'Treat every URL as auth-optional: initialize without a key is enough.',
-      },
-      matrix: {
-        type: 'boolean',
-        default: false,
-        description:
-          'Also run every client profile per URL: each result gets matrix {profileId: {works, verdict, reason, ' +
+      ),
+    requiresAuth: z
+      .boolean()
+      .default(false)
+      .describe('Treat every URL as auth-optional: initialize without a key is enough.'),
+    matrix: z
+      .boolean()
+      .default(false)
+      .describe(
+        'Also run every client profile per URL: each result gets matrix {profileId: {works, verdict, reason, ' +
           'tools}} (which clients would work, e.g. after an app upgrade). Slower.',
-      },
-    },
-    additionalProperties: false,
-  },
+      ),
+  }),
   outputSchema: {
     type: 'object',
     required: ['results'],
@@ -191,7 +209,7 @@ const probeTool: ToolSpec = {
   },
   annotations: { title: 'Attest MCP servers', readOnlyHint: true, openWorldHint: true },
   async run(args, ctx) {
-    const urls = args.urls as string[];
+    const { urls } = args;
     if (urls.length > ctx.limits.maxUrls)
       throw new ToolRefused(
         `at most ${ctx.limits.maxUrls} URLs per call, got ${urls.length}: split them over several calls`,
@@ -201,10 +219,10 @@ const probeTool: ToolSpec = {
     const finished: (ProbeResult | undefined)[] = new Array(urls.length);
     // The options `onetap probe` uses when given no flags, so the JSON is the CLI's.
     const work = probeMany(
-      urls.map((url) => ({ url, requiresAuth: args.requiresAuth === true })),
+      urls.map((url) => ({ url, requiresAuth: args.requiresAuth })),
       {
-        profile: (args.profile as string | undefined) ?? DEFAULT_PROFILE_ID,
-        matrix: args.matrix === true,
+        profile: args.profile,
+        matrix: args.matrix,
         headers: {},
         concurrency: 16,
         allowPrivate: ctx.allowPrivate,
@@ -237,7 +255,7 @@ const probeTool: ToolSpec = {
       structured: { results: results.map((r) => probeJson(r)), ...(unfinished.length ? { unfinished } : {}) },
     };
   },
-};
+});
 
 /** The store the tools read: `--store`, else `openStore`'s choice. */
 const storeOf = (ctx: ToolContext) => (ctx.store === undefined ? {} : { store: ctx.store });
@@ -253,7 +271,7 @@ async function knownOf(path: string, catalog: Catalog, ctx: ToolContext) {
 }
 
 async function readCatalogArg(
-  args: Record<string, unknown>,
+  args: { catalog?: Record<string, unknown>; catalogPath?: string },
   ctx: ToolContext,
 ): Promise<{ catalog: Catalog; label: string; path: string | null }> {
   if (args.catalog !== undefined) {
@@ -264,12 +282,12 @@ async function readCatalogArg(
       path: null,
     };
   }
-  const label = (args.catalogPath as string | undefined) ?? DEFAULT_CATALOG;
+  const label = args.catalogPath ?? DEFAULT_CATALOG;
   const path = await confinedPath(ctx.root, label);
   return { catalog: (await loadCatalog(path)).catalog, label, path };
 }
 
-const lintTool: ToolSpec = {
+const lintTool = defineTool({
   name: 'lint',
   title: 'Check a catalog against the curation rules',
   description: [
@@ -278,19 +296,14 @@ const lintTool: ToolSpec = {
     'Give a catalogPath inside the directory the server was started in, or an inline catalog object to check a draft.',
     'Returns one finding per problem (empty when clean). It contacts no server and never writes.',
   ].join(' '),
-  inputSchema: {
-    type: 'object',
-    properties: {
-      catalogPath: catalogPathSchema,
-      catalog: { type: 'object', description: 'An inline catalog ({policy, servers, removed}) instead of a file.' },
-      allowHttp: {
-        type: 'boolean',
-        default: false,
-        description: 'Permit http:// URLs on loopback addresses (local fixtures only).',
-      },
-    },
-    additionalProperties: false,
-  },
+  inputSchema: z.strictObject({
+    catalogPath: catalogPathSchema.optional(),
+    catalog: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe('An inline catalog ({policy, servers, removed}) instead of a file.'),
+    allowHttp: z.boolean().default(false).describe('Permit http:// URLs on loopback addresses (local fixtures only).'),
+  }),
   outputSchema: {
     type: 'object',
     required: ['results', 'servers', 'removed'],
@@ -308,7 +321,7 @@ const lintTool: ToolSpec = {
   annotations: { title: 'Lint a catalog', readOnlyHint: true, openWorldHint: false },
   async run(args, ctx) {
     const { catalog, label } = await readCatalogArg(args, ctx);
-    const problems = lintCatalog(catalog, { allowHttp: args.allowHttp === true });
+    const problems = lintCatalog(catalog, { allowHttp: args.allowHttp });
     const head =
       `${inert(label)}: ${catalog.servers.length} servers, ${catalog.removed.length} removed, ` +
       `${problems.length ? `${problems.length} problem(s)` : 'no problems'}`;
@@ -322,9 +335,9 @@ const lintTool: ToolSpec = {
       },
     };
   },
-};
+});
 
-const planTool: ToolSpec = {
+const planTool = defineTool({
   name: 'plan_refresh',
   title: 'Plan a catalog refresh (never applied)',
   description: [
@@ -334,27 +347,24 @@ const planTool: ToolSpec = {
     'The catalog path must be inside the directory the server was started in; its server URLs must be public https addresses',
     'unless the server was started with --allow-private. Slow (minutes for a slow server); progress is reported while it runs.',
   ].join(' '),
-  inputSchema: {
-    type: 'object',
-    properties: {
-      catalogPath: catalogPathSchema,
-      profile: {
-        type: 'string',
-        maxLength: 64,
-        description:
-          `The deciding client profile: ${Object.keys(CLIENT_PROFILES).join(', ')}, or one of the ` +
-          `catalog's policy.profiles (default: the catalog's policy.clientProfile, else ${DEFAULT_PROFILE_ID}).`,
-      },
-      matrix: {
-        type: 'boolean',
-        default: false,
-        description:
-          'Also run every client profile per server: each row gets matrix {profileId: {works, verdict, reason, ' +
+  inputSchema: z.strictObject({
+    catalogPath: catalogPathSchema.optional(),
+    profile: z
+      .string()
+      .max(64)
+      .optional()
+      .describe(
+        `The deciding client profile: ${Object.keys(CLIENT_PROFILES).join(', ')}, or one of the catalog's ` +
+          `policy.profiles (default: the catalog's policy.clientProfile, else ${DEFAULT_PROFILE_ID}).`,
+      ),
+    matrix: z
+      .boolean()
+      .default(false)
+      .describe(
+        'Also run every client profile per server: each row gets matrix {profileId: {works, verdict, reason, ' +
           'tools}}, to see which servers survive an app upgrade. Informational: only the deciding profile decides. Slower.',
-      },
-    },
-    additionalProperties: false,
-  },
+      ),
+  }),
   outputSchema: {
     type: 'object',
     required: ['plan', 'summary', 'aborted'],
@@ -379,7 +389,7 @@ const planTool: ToolSpec = {
   },
   annotations: { title: 'Plan a refresh', readOnlyHint: true, openWorldHint: true },
   async run(args, ctx) {
-    const label = (args.catalogPath as string | undefined) ?? DEFAULT_CATALOG;
+    const label = args.catalogPath ?? DEFAULT_CATALOG;
     const path = await confinedPath(ctx.root, label);
     const { catalog } = await loadCatalog(path);
     if (catalog.servers.length > ctx.limits.maxCatalogServers)
@@ -391,7 +401,7 @@ const planTool: ToolSpec = {
       ctx,
       `servers and canaries of ${inert(label)}`,
     );
-    if (typeof args.profile === 'string') {
+    if (args.profile !== undefined) {
       try {
         catalogProfile(catalog.policy, args.profile);
       } catch (err) {
@@ -414,8 +424,8 @@ const planTool: ToolSpec = {
         record: false,
         allowHttp: ctx.allowPrivate,
         probe,
-        profile: args.profile as string | undefined,
-        matrix: args.matrix === true,
+        profile: args.profile,
+        matrix: args.matrix,
       }).finally(() => store.close()),
     );
     if (!outcome.done)
@@ -436,9 +446,9 @@ const planTool: ToolSpec = {
     ].join('\n');
     return { summary, structured: { ...planJson(plan), probedAt, written: [], quiet: false, datesOnly: false } };
   },
-};
+});
 
-const discoverTool: ToolSpec = {
+const discoverTool = defineTool({
   name: 'discover',
   title: 'Find candidate MCP servers from a domain or URL',
   description: [
@@ -448,27 +458,13 @@ const discoverTool: ToolSpec = {
     'duplicate hosts); with probe=true each eligible remote is also attested. It proposes only: it never adds anything and',
     'never writes. Sources and remotes must be public https addresses unless the server was started with --allow-private.',
   ].join(' '),
-  inputSchema: {
-    type: 'object',
-    required: ['source'],
-    properties: {
-      source: {
-        type: 'string',
-        minLength: 1,
-        description: 'A domain (example.com), an origin (https://host[:port]) or a URL.',
-      },
-      probe: {
-        type: 'boolean',
-        default: false,
-        description: 'Attest each eligible remote as the app would connect (slower).',
-      },
-      catalogPath: {
-        ...catalogPathSchema,
-        description: `The curated catalog to judge against (default ${DEFAULT_CATALOG} when it exists, else none).`,
-      },
-    },
-    additionalProperties: false,
-  },
+  inputSchema: z.strictObject({
+    source: z.string().min(1).describe('A domain (example.com), an origin (https://host[:port]) or a URL.'),
+    probe: z.boolean().default(false).describe('Attest each eligible remote as the app would connect (slower).'),
+    catalogPath: catalogPathSchema
+      .describe(`The curated catalog to judge against (default ${DEFAULT_CATALOG} when it exists, else none).`)
+      .optional(),
+  }),
   outputSchema: {
     type: 'object',
     required: ['source', 'catalogs', 'candidates'],
@@ -507,8 +503,8 @@ const discoverTool: ToolSpec = {
     const curated = useCatalog ? await readCatalogArg({ catalogPath: args.catalogPath }, ctx) : null;
     const catalog = curated?.catalog ?? parseCatalog('{"servers":[]}');
     // With probing, what the list's entries last served (its text history), as `onetap discover --probe` reads it.
-    const known = args.probe === true && curated?.path ? await knownOf(curated.path, catalog, ctx) : [];
-    const source = args.source as string;
+    const known = args.probe && curated?.path ? await knownOf(curated.path, catalog, ctx) : [];
+    const { source } = args;
     const counter = new ProgressCounter();
     let outcome;
     try {
@@ -520,13 +516,12 @@ const discoverTool: ToolSpec = {
         () => `discovering from ${inert(source)}`,
         discover(source, {
           catalog,
-          probe: args.probe === true,
+          probe: args.probe,
           allowPrivate: ctx.allowPrivate,
           timeoutMs: 10_000,
-          maxDocuments:
-            args.probe === true
-              ? Math.min(ctx.limits.maxUrls, DISCOVERY_LIMITS.maxDocuments)
-              : DISCOVERY_LIMITS.maxDocuments,
+          maxDocuments: args.probe
+            ? Math.min(ctx.limits.maxUrls, DISCOVERY_LIMITS.maxDocuments)
+            : DISCOVERY_LIMITS.maxDocuments,
           maxPerOrigin: DISCOVERY_LIMITS.maxPerOrigin,
           known,
         }),
@@ -569,9 +564,9 @@ const discoverTool: ToolSpec = {
     ].join('\n');
     return { summary, structured: r as unknown as Record<string, unknown> };
   },
-};
+});
 
-const explainTool: ToolSpec = {
+const explainTool = defineTool({
   name: 'explain',
   title: 'Explain a verdict reason',
   description: [
@@ -579,18 +574,12 @@ const explainTool: ToolSpec = {
     'its plain-language meaning and the sentence of the written one-tap policy behind it, with the verdict each rule gives.',
     'It contacts nothing and never writes.',
   ].join(' '),
-  inputSchema: {
-    type: 'object',
-    required: ['reason'],
-    properties: {
-      reason: {
-        type: 'string',
-        minLength: 1,
-        description: `A reason, optionally as verdict/reason: ${Object.keys(REASON_TEXT).join(', ')}.`,
-      },
-    },
-    additionalProperties: false,
-  },
+  inputSchema: z.strictObject({
+    reason: z
+      .string()
+      .min(1)
+      .describe(`A reason, optionally as verdict/reason: ${Object.keys(REASON_TEXT).join(', ')}.`),
+  }),
   outputSchema: {
     type: 'object',
     required: ['reason', 'meaning', 'rules'],
@@ -618,7 +607,7 @@ const explainTool: ToolSpec = {
   },
   annotations: { title: 'Explain a reason', readOnlyHint: true, openWorldHint: false },
   async run(args) {
-    const given = (args.reason as string).trim();
+    const given = args.reason.trim();
     const reason = given.includes('/') ? given.slice(given.indexOf('/') + 1) : given;
     if (!Object.hasOwn(REASON_TEXT, reason))
       throw new ToolRefused(`unknown reason "${inert(given)}"; known reasons: ${Object.keys(REASON_TEXT).join(', ')}`);
@@ -634,6 +623,6 @@ const explainTool: ToolSpec = {
     ].join('\n');
     return { summary, structured: { reason, meaning, rules } };
   },
-};
+});
 
 export const TOOLS: readonly ToolSpec[] = [probeTool, lintTool, planTool, discoverTool, explainTool];
