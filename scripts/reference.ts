@@ -766,6 +766,18 @@ function schemaComments(file: string, names: readonly string[]): Map<string, str
   return out;
 }
 
+const inheritsOf = (part: (typeof RECORD_SCHEMAS)[number]): readonly string[] =>
+  'inherits' in part ? part.inherits : [];
+
+/** Sets each property's description from the first source naming it. */
+function describeFields(schema: JsonSchema, sources: ReadonlyArray<ReadonlyMap<string, string>>): void {
+  const props = (schema.properties ?? {}) as Record<string, JsonSchema>;
+  for (const [field, p] of Object.entries(props)) {
+    const text = sources.map((c) => c.get(field)).find((t) => t !== undefined);
+    if (text) p.description = text;
+  }
+}
+
 /**
  * The record's JSON Schemas with each field's description from its declaration (a plan row's observation fields from
  * the observation's).
@@ -775,16 +787,16 @@ export const describedSchemas = (() => {
   return () => {
     if (made) return made;
     const schemas = recordJsonSchemas();
-    const observation = RECORD_SCHEMAS.find((s) => s.name === 'Observation')!;
+    const commentsOf = (name: string) => {
+      const part = RECORD_SCHEMAS.find((s) => s.name === name)!;
+      return schemaComments(part.file, part.declared);
+    };
     for (const part of RECORD_SCHEMAS) {
-      const comments = schemaComments(part.file, part.declared);
-      const inherited =
-        part.name === 'PlanRow' ? schemaComments(observation.file, observation.declared) : new Map<string, string>();
-      const props = (schemas[part.name]!.properties ?? {}) as Record<string, JsonSchema>;
-      for (const [field, p] of Object.entries(props)) {
-        const text = comments.get(field) ?? inherited.get(field);
-        if (text) p.description = text;
-      }
+      // Its own comments first, then those of the parts it copies fields from (a plan row's observation fields).
+      const sources = [part.name, ...(part.name === 'PlanRow' ? ['Observation'] : []), ...inheritsOf(part)].map(
+        commentsOf,
+      );
+      describeFields(schemas[part.name]!, sources);
     }
     return (made = schemas);
   };
@@ -896,6 +908,17 @@ export function formatsPage(): string {
     `Bounded by [\`SNAPSHOT_LIMITS\`](limits.md#snapshot_limits); read back by [src/store/snapshots.ts](../../src/store/snapshots.ts) as untrusted input.`,
     '',
     recordTable('StoredSnapshot'),
+    '',
+    '## Views: what commands print and serve',
+    '',
+    'Each is declared once as a schema in [src/model/](../../src/model/), its fields the record’s where it carries one;',
+    'the JSON Schemas are generated from them.',
+    '',
+    '| Schema | What it is |',
+    '| --- | --- |',
+    ...RECORD_SCHEMAS.filter((part) => 'shows' in part).map(
+      (part) => `| [${part.name}](schemas/${part.name}.schema.json) | ${'shows' in part ? part.shows : ''} |`,
+    ),
     '',
   );
   return parts.join('\n');

@@ -16,6 +16,7 @@ import { BIN, runCli } from './helpers.js';
 import { kindOf, startRegistry, TOKENS, type RegistryFixture } from './fleet/registry.js';
 import { validateRegistryServer } from '../src/discover/card.js';
 import { evidenceDigest } from '../src/census/records.js';
+import { verificationSchema } from '../src/model/census.js';
 
 const REMOTES = 2_000;
 const HOSTS = 200;
@@ -118,6 +119,9 @@ describe('onetap census', () => {
     for (const item of doc.servers) {
       assert.ok(validateRegistryServer(item.server).valid, item.server.name);
       assert.equal(item._meta['io.modelcontextprotocol.registry/official'].isLatest, true, 'the latest version only');
+      // Each record is what its published schema (docs/reference/schemas/Verification.schema.json) says, no more.
+      const parsed = verificationSchema.safeParse(item._meta['io.example/verification']);
+      assert.ok(parsed.success, `${item.server.name}: ${parsed.error?.message}`);
     }
     const byName = new Map(doc.servers.map((item) => [item.server.name, item]));
     const nameOf = (i: number) => `io.example.census/server-${String(i).padStart(5, '0')}`;

@@ -10,6 +10,7 @@ import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { loadCatalog, refresh, TextStore, validateCard } from '../src/index.js';
 import { siteFiles } from '../src/site/site.js';
@@ -181,6 +182,31 @@ describe('onetap site: the files', () => {
     assert.ok(!/(src|href)="(https?:)?\/\//.test(index), 'no external references');
     assert.ok(!/(src|href)="\//.test(index), 'no root-relative links (a project Pages site lives under /<repo>/)');
     assert.ok(index.includes('Hostile &lt;script&gt;window.__xss=1&lt;/script&gt;'));
+  });
+
+  it('each JSON document of the API is what its published JSON Schema (docs/reference/schemas/) says', async () => {
+    const dir = new URL('../../docs/reference/schemas/', import.meta.url);
+    const ajv = new Ajv2020({ allErrors: true, strict: false });
+    for (const name of await readdir(dir)) ajv.addSchema(JSON.parse(await readFile(new URL(name, dir), 'utf8')));
+    const schemaOf = (path: string) =>
+      path === 'api/servers.json'
+        ? 'StatusModel'
+        : path === 'api/refreshes/latest.json'
+          ? 'RefreshView'
+          : /^api\/servers\/[^/]+\/history-\d+\.json$/.test(path)
+            ? 'HistoryAnswer'
+            : null;
+    const documents = (await filesUnder(out)).filter((path) => path.startsWith('api/'));
+    assert.equal(documents.length, 8);
+    for (const path of documents) {
+      const validate = ajv.getSchema(`${schemaOf(path)}.schema.json`);
+      assert.ok(validate, path);
+      const valid = validate(JSON.parse(await readFile(join(out, path), 'utf8')));
+      assert.ok(valid, `${path}: ${JSON.stringify(validate.errors?.slice(0, 3))}`);
+    }
+    const servers = JSON.parse(await readFile(join(out, 'api/servers.json'), 'utf8'));
+    servers.servers[0].uptime = 1;
+    assert.equal(ajv.getSchema('StatusModel.schema.json')!(servers), false, 'a field the schema does not name fails');
   });
 
   it('the documents are byte for byte what serve answers for the same catalog, history and time', async () => {

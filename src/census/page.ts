@@ -11,7 +11,8 @@
 import { createHash } from 'node:crypto';
 import { html, trusted } from '../status/html.js';
 import { isObject } from '../util/json.js';
-import type { CensusEntry, RemoteRecord, Verification } from './records.js';
+import type { RemoteRecord, Verification } from '../model/census.js';
+import type { CensusEntry } from './records.js';
 
 /** The list document `onetap census --out` writes (`publisher`: whose records it holds; absent before 0.5). */
 export interface CensusDocument {

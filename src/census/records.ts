@@ -5,53 +5,12 @@
  * the document as `evidence/<digest>.json`). docs/census.md documents the field. The records are not signed.
  */
 import { createHash } from 'node:crypto';
+import type { Checks, CheckResult, RemoteRecord, Verification } from '../model/census.js';
 import type { Observation } from '../model/observation.js';
 import type { SameTools } from '../model/plan.js';
 import { NETWORK_LEVEL } from '../policy/policy.js';
 import type { ToolSetPrint } from '../policy/same-tools.js';
-import { remotesOf, type Assessment, type CensusItem } from './registry.js';
-
-export type CheckResult = 'passed' | 'failed' | 'not run';
-
-/** What was checked of a remote, each passed, failed or not run. */
-export interface Checks {
-  reachable: CheckResult;
-  mcp: CheckResult;
-  tools: CheckResult;
-  auth: CheckResult;
-  'one-tap': CheckResult;
-}
-
-export interface RemoteRecord {
-  url: string;
-  /**
-   * `not probed` for a remote the census does not attest (SSE-only, templated, opted out, refused by the address rule).
-   */
-  verdict: string;
-  reason: string;
-  checks: Checks;
-  toolsHash: string | null;
-  toolCount: number | null;
-  tokens: number | null;
-  /** Other servers of the census serving the same tool set, and which digest matched. */
-  sameToolsAs: SameTools[];
-  /** SHA-256 of the recorded observation's JSON (`evidence/<digest>.json`), or null when not probed. */
-  evidence: string | null;
-}
-
-export interface Verification {
-  verifier: { publisher: string; tool: 'onetap'; version: string };
-  verifiedAt: string;
-  expiresAt: string;
-  method: { profile: string; protocolVersion: string; steps: string[]; vantages: string[]; signed: false };
-  remotes: RemoteRecord[];
-  /** The server.json against the registry's schema: valid, invalid, or not validated (and why). */
-  serverJson: Assessment['serverJson'];
-  /** Why none of the server's remotes was probed (over the limits, invalid), or null. */
-  skipped: string | null;
-  /** Set by a reader (`serve --census`, `site --census`) once `expiresAt` has passed: the record says nothing. */
-  expired?: true;
-}
+import { remotesOf, type CensusItem } from './registry.js';
 
 /**
  * Failures before any HTTP answer: the server could not be reached at all (the network-level ones, or its origin's).

@@ -8,6 +8,7 @@
 import { readFile } from 'node:fs/promises';
 import { guardedGet, type FetchPolicy } from '../net/fetcher.js';
 import { validateRegistryServer } from '../discover/card.js';
+import type { ServerJsonAssessment } from '../model/census.js';
 import { isObject } from '../util/json.js';
 
 /** What a census reads at most. */
@@ -32,8 +33,7 @@ export interface RegistryItem {
 export interface Assessment {
   /** Why none of its remotes is probed (over the limits, or invalid against the schema), or null. */
   skipped: string | null;
-  /** `schema`: the date of its `$schema`; `valid`: null when not validated, with `why`. */
-  serverJson: { schema: string | null; valid: boolean | null; why: string | null };
+  serverJson: ServerJsonAssessment;
 }
 
 /** An item as the census's state holds it: with what the census made of it. */

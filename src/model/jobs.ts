@@ -161,8 +161,8 @@ export const derivedProfileSchema = z.looseObject({
   ),
 });
 
-/** A job's fields, each bounded. */
-const jobFields = z.strictObject(
+/** A job's fields, each bounded (its published JSON Schema; `probeJobSchema` adds the checks across fields). */
+export const jobFieldsSchema = z.strictObject(
   {
     run: z.strictObject(
       {
@@ -231,8 +231,8 @@ const jobFields = z.strictObject(
 );
 
 /**
- * A job read from the queue: an object no larger than a job is, its fields as `jobFields` bounds them, and its URL
- * and canaries as its kind has them.
+ * A job read from the queue: an object no larger than a job is, its fields as `jobFieldsSchema` bounds them, and its
+ * URL and canaries as its kind has them.
  */
 export const probeJobSchema = z
   .custom<Record<string, unknown>>(isObject, { error: 'not an object' })
@@ -244,7 +244,7 @@ export const probeJobSchema = z
         input: ctx.value,
       });
   })
-  .pipe(jobFields)
+  .pipe(jobFieldsSchema)
   .check((ctx) => {
     const job = ctx.value;
     const problem = (message: string): void => {

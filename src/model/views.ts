@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { exchangeSchema } from './evidence.js';
 import { matrixCellSchema, observationSchema } from './observation.js';
 import { planRowSchema, planSummarySchema, vantageEntrySchema } from './plan.js';
+import { isoTime } from './scalars.js';
 
 const record = observationSchema.shape;
 const row = planRowSchema.shape;
@@ -122,7 +123,7 @@ export const planRowJsonSchema = z.object({
   redacted: row.redacted,
 });
 
-/** `refresh --json`: the plan (`probedAt` and `written` are added by the command). */
+/** The plan as `refresh --json` prints it, before what the command adds (`refreshJsonSchema`). */
 export const planJsonSchema = z.object({
   plan: z.array(planRowJsonSchema),
   summary: planSummarySchema,
@@ -130,6 +131,20 @@ export const planJsonSchema = z.object({
   warnings: z.array(z.string()),
   /** A run across vantages: how many had to agree before a drop. */
   quorum: z.number().int().optional(),
+});
+
+/** What `refresh --json` prints: the plan, and what the command did with it. */
+export const refreshJsonSchema = planJsonSchema.extend({
+  /** The run's time (every observation of the run carries it). */
+  probedAt: isoTime,
+  /** Every file whose bytes the run changed (none without `--write`). */
+  written: z.array(z.string()),
+  /** A `--write` run that changed nothing: no generated file was written (but perhaps the snapshot's dates). */
+  quiet: z.boolean(),
+  /** A quiet run that refreshed only the snapshot's dates, which would have gone stale before the next run. */
+  datesOnly: z.boolean(),
+  /** The run id was recorded already: this is its recorded plan. */
+  alreadyRecorded: z.literal(true).optional(),
 });
 
 export type ProbeJson = z.infer<typeof probeJsonSchema>;

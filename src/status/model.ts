@@ -4,69 +4,19 @@
  */
 import type { Catalog } from '../catalog/model.js';
 import { serverIds } from '../catalog/ids.js';
-import type { MatrixCell } from '../model/observation.js';
-import type { PlanRow, RecordedRun, SameTools, VerdictPoint } from '../model/plan.js';
-import { contextCost, type ContextCost } from './cost.js';
-import type { Decision, Reason, VerdictName } from '../model/words.js';
-import { planRowJson, type PlanRowJson } from '../views/plan.js';
+import type { PlanRow, RecordedRun, VerdictPoint } from '../model/plan.js';
+import type { DayBar, HistoryAnswer, PlanRowView, RefreshView, ServerStatus, StatusModel } from '../model/status.js';
+import { contextCost } from './cost.js';
+import type { VerdictName } from '../model/words.js';
+import type { PlanRowJson } from '../model/views.js';
+import { planRowJson } from '../views/plan.js';
 import { REASON_TEXT, usable } from '../policy/policy.js';
 import { clipText } from '../text/clip.js';
 
+export type { DayBar, HistoryAnswer, PlanRowView, RefreshView, ServerStatus, StatusModel };
+
 /** Worst first: a day's bar shows the worst verdict observed that day. */
 const SEVERITY: Record<VerdictName, number> = { drop: 3, failed: 2, review: 1, live: 0 };
-
-export interface DayBar {
-  date: string;
-  verdict: VerdictName | null;
-  observations: number;
-}
-
-export interface ServerStatus {
-  id: string;
-  name: string;
-  url: string;
-  description: string;
-  requiresAuth: boolean;
-  /** The decision of the last refresh that probed this server, or null. */
-  decision: Decision | null;
-  verdict: VerdictName | null;
-  reason: Reason | null;
-  reasonText: string | null;
-  /** The first tool names (clipped, see `LIMITS`); `toolCount` says how many the server listed. */
-  tools: string[] | null;
-  toolCount: number | null;
-  lastProbeAt: string | null;
-  attempts: number | null;
-  durationMs: number | null;
-  httpStatus: number | null;
-  error: string | null;
-  /** The app's own error, when it would not list tools. */
-  appError: string | null;
-  /** Where a redirected initialize points. */
-  location: string | null;
-  /** Per client profile, when the last probe ran the matrix. */
-  matrix: Record<string, MatrixCell> | null;
-  /** What each vantage saw in the last probe, when it ran across vantages (`verdict` null: no answer). */
-  vantages: Array<{
-    vantage: string;
-    verdict: VerdictName | null;
-    reason: Reason | null;
-    latencyMs: number | null;
-    observedAt: string | null;
-    left: string | null;
-  }> | null;
-  /** Share of observations that were live, 0..1, or null without observations. */
-  uptime30: number | null;
-  uptime90: number | null;
-  days30: DayBar[];
-  /** What the server's tools cost a conversation (o200k tokens of its last list), or null: none counted. */
-  tokens: number | null;
-  /** Other servers whose last list is the same tool set (which fingerprint matched), or null. */
-  sameToolsAs: SameTools[] | null;
-}
-
-/** A plan row as recorded (`refresh --json`), its remote text clipped (`toolCount`: the tools the server listed). */
-export type PlanRowView = PlanRowJson & { toolCount?: number | null };
 
 /**
  * What one server may cost in the pages and the API, whatever it sends: at 2,000 servers the overview and
@@ -147,7 +97,7 @@ export function historyAnswer(
   observations: readonly PlanRow[],
   days: number,
   now: Date,
-) {
+): HistoryAnswer {
   return {
     id: s.id,
     name: s.name,
@@ -189,29 +139,6 @@ function clipPlanRow(r: PlanRowJson): PlanRowView {
         }
       : {}),
   };
-}
-
-export interface RefreshView {
-  startedAt: string;
-  finishedAt: string;
-  applied: boolean;
-  summary: { total: number; keep: number; keepFailed: number; review: number; drop: number; changed: number };
-  aborted: string | null;
-  plan: PlanRowView[];
-}
-
-/** What the list's tools cost: every server's last count together, and the totals of the last two runs. */
-export interface CostView extends ContextCost {
-  /** The counted total of the last run and of the run before it (null: none, or nothing counted in it). */
-  lastRun: number | null;
-  previousRun: number | null;
-}
-
-export interface StatusModel {
-  generatedAt: string;
-  lastRefresh: RefreshView | null;
-  servers: ServerStatus[];
-  cost: CostView;
 }
 
 function utcDay(iso: string): string {
