@@ -34,6 +34,7 @@ import { SERVE_LIMITS } from '../src/serve/server.js';
 import { LIMITS } from '../src/status/model.js';
 import { MCP_LIMITS } from '../src/mcp/limits.js';
 import { MAX_TIMER_MS } from '../src/cli/args.js';
+import { catalogJsonSchema } from '../src/catalog/schema.js';
 import { STALE_AFTER_DAYS } from '../src/apply/apply.js';
 import { JOB_LIMITS } from '../src/model/jobs.js';
 import { MAX_STALLS } from '../src/worker/worker.js';
@@ -804,7 +805,7 @@ export const describedSchemas = (() => {
 
 export function formatsPage(): string {
   const schemaFile = 'catalog/servers.schema.json';
-  const schema = JSON.parse(readFileSync(join(ROOT, schemaFile), 'utf8')) as Schema;
+  const schema = catalogJsonSchema() as Schema;
   const anchor = (name: string) => `definition-${name.toLowerCase()}`;
   const defs = (schema.$defs ?? {}) as Record<string, Schema>;
   // Inline objects (policy) get a section of their own; the document's table links to it.
@@ -817,14 +818,14 @@ export function formatsPage(): string {
   schema.properties = props;
   const parts = [
     GENERATED(
-      `${schemaFile}, the record's schemas in src/model/ and the comments of src/store/lock.ts and src/store/lines.ts`,
+      `src/catalog/schema.ts, the record's schemas in src/model/ and the comments of src/store/lock.ts and src/store/lines.ts`,
     ),
     '',
     '# File formats',
     '',
     '## The catalog: `servers.json`',
     '',
-    `From the JSON Schema [${schemaFile}](../../${schemaFile})${typeof schema.title === 'string' ? ` (${cell(schema.title)})` : ''}. Loading checks the`,
+    `From the JSON Schema [${schemaFile}](../../${schemaFile}), generated from [src/catalog/schema.ts](../../src/catalog/schema.ts)${typeof schema.title === 'string' ? ` (${cell(schema.title)})` : ''}. Loading checks the`,
     'types (and `minimum`, `maximum`, `minLength`) of every field present; the rest of the schema (required',
     'decision records, unknown fields, URL formats) is checked by `onetap lint`.',
     '',
@@ -935,6 +936,7 @@ export function referencePages(program: Command = buildReferenceProgram()): Refe
     { path: `${REFERENCE_DIR}/verdicts.md`, content: verdictsPage() },
     { path: `${REFERENCE_DIR}/limits.md`, content: limitsPage() },
     { path: `${REFERENCE_DIR}/formats.md`, content: formatsPage() },
+    { path: 'catalog/servers.schema.json', content: JSON.stringify(catalogJsonSchema(), null, 2) + '\n' },
     ...Object.entries(describedSchemas()).map(([name, schema]) => ({
       path: `${REFERENCE_DIR}/schemas/${name}.schema.json`,
       content: JSON.stringify(schema, null, 2) + '\n',

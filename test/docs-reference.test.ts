@@ -19,6 +19,7 @@ import {
   referencePages,
 } from '../scripts/reference.js';
 import { REASON_TEXT } from '../src/policy/policy.js';
+import { catalogSchema } from '../src/catalog/schema.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const run = promisify(execFile);
@@ -49,6 +50,14 @@ describe('docs/reference is generated from the code', () => {
   it('every page on disk equals what the generator makes now', () => {
     const stale = pages.filter((p) => onDisk(p.path) !== p.content).map((p) => p.path);
     assert.deepEqual(stale, [], `${stale.join(', ')} ${STALE}`);
+  });
+
+  it("catalog/servers.schema.json is generated from the catalog's zod schema, which the shipped catalog meets", () => {
+    assert.ok(pages.some((p) => p.path === 'catalog/servers.schema.json'));
+    const shipped = JSON.parse(readFileSync(join(ROOT, 'catalog/servers.json'), 'utf8'));
+    const parsed = catalogSchema.safeParse(shipped);
+    assert.ok(parsed.success, parsed.error?.message);
+    assert.equal(catalogSchema.safeParse({ ...shipped, extra: 1 }).success, false);
   });
 
   it('docs/reference holds no page the generator does not make', () => {

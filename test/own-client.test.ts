@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { startFleet, answer, type Ctx, type Fleet } from './fleet/fleet.js';
 import { catalogOf, runCli, server, workspace } from './helpers.js';
 import { CLIENT_PROFILES } from '../src/attest/profile.js';
+import { BUILT_IN_PROFILE_IDS } from '../src/catalog/schema.js';
 import { builtInProfileIds } from '../src/catalog/lint.js';
 
 /** The deciding profiles' digests recorded in a workspace's history. */
@@ -118,6 +119,7 @@ describe("a list's own client profile", () => {
 
   it("the schema's built-in ids are the code's", () => {
     assert.deepEqual(builtInProfileIds(), Object.keys(CLIENT_PROFILES));
+    assert.deepEqual([...BUILT_IN_PROFILE_IDS], Object.keys(CLIENT_PROFILES));
   });
 });
 

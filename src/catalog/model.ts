@@ -9,112 +9,44 @@ import { once } from '../util/once.js';
 import { isObject } from '../util/json.js';
 import { readPackageJson } from '../util/package-file.js';
 import { jsonInvisibleEscaped } from '../text/escape.js';
+import type { z } from 'zod';
 import type { CatalogOutputs } from './outputs.js';
+import type {
+  catalogPolicySchema,
+  catalogSchema,
+  catalogServerSchema,
+  decisionRecordSchema,
+  probeHeaderSchema,
+  profileDefinitionSchema,
+  removedEntrySchema,
+} from './schema.js';
 
-export interface DecisionRecord {
-  /** Who decided (a person or a tool). */
-  by: string;
-  /** When, as an ISO date (YYYY-MM-DD) or date-time. */
-  at: string;
-  why: string;
-}
-
-export interface CatalogServer {
-  name: string;
-  url: string;
-  description: string;
-  requiresAuth: boolean;
-  /** Non-secret default headers sent on one-tap add. */
-  headers?: Record<string, string>;
-  /** requiresAuth entries only: headers onetap sends when it probes (never published), values from the environment. */
-  probeHeaders?: Record<string, ProbeHeader>;
-  decision?: DecisionRecord;
-  [extra: string]: unknown;
-}
-
-/** A client profile of the list's own client: a built-in one (`extends`) with what differs. */
-export interface ProfileDefinition {
-  extends: string;
-  clientInfo?: { name: string; version: string };
-  /** The User-Agent it sends (null: none). */
-  userAgent?: string | null;
-  protocolVersion?: string;
-  /** Headers it sends on every request (not secrets). */
-  headers?: Record<string, string>;
-  /** Its per-request time limit, ms. */
-  timeoutMs?: number;
-}
-
+// The catalog's types, derived from its one schema (./schema.ts); loading uses no zod (see parseCatalog).
+export type DecisionRecord = z.output<typeof decisionRecordSchema>;
 /** A probe-only header's value: the environment variable that holds it, after an optional prefix (`Bearer `). */
-export interface ProbeHeader {
-  env: string;
-  prefix?: string;
-}
-
-export interface RemovedEntry {
-  name: string;
-  url: string;
-  /** The description it had in the list (for `restore`). */
-  description?: string;
-  /** A policy reason (`dns`, `origin-tls`, …) or a word such as `dead` or `rejected`. */
-  reason: string;
-  removedAt?: string | null;
-  note?: string;
-  /** Never to be added back: `add` and `restore` refuse it. */
-  permanent?: boolean;
-  /** Why it was removed. */
-  decision?: DecisionRecord;
-  /** The decision record that had added it (for `restore`). */
-  added?: DecisionRecord;
-}
-
-export interface CatalogPolicy {
-  /** Hosts allowed to be requiresAuth (auth-optional with a free key). */
-  authOptionalHosts: string[];
-  /** Hosts where several different servers live under different paths. */
-  sharedGatewayHosts: string[];
-  /** Hosts whose every path is one server (the app matches saved URLs by host there). */
-  aliasedHosts?: string[];
-  /**
-   * The environment variables `probeHeaders` may name (names, or `PREFIX_*`): with it, only these
-   * (`src/catalog/key-env.ts`).
-   */
-  keyEnv?: string[];
-  /** The client profile whose outcome decides each row (default `kai-9000`, the app's own client). */
-  clientProfile?: string;
-  /** This list's own client profiles, each derived from a built-in one, by id. */
+export type ProbeHeader = z.output<typeof probeHeaderSchema>;
+/**
+ * A client profile of the list's own client: a built-in one (`extends`) with what differs. Loading checks types
+ * only, so `extends` is any string here; resolving the profile refuses one that is not built in.
+ */
+export type ProfileDefinition = Omit<z.output<typeof profileDefinitionSchema>, 'extends'> & { extends: string };
+export type RemovedEntry = z.output<typeof removedEntrySchema>;
+export type CatalogPolicy = Omit<z.output<typeof catalogPolicySchema>, 'profiles'> & {
   profiles?: Record<string, ProfileDefinition>;
-  /** Per-request time limit override, ms (default: the profile's own, 60 s for the app; `--timeout` wins). */
-  timeoutMs?: number;
-  /** Consecutive drop-class runs needed before a drop (a `--confirm-drops` flag wins). */
-  confirmDrops?: number;
-  /** URLs that must answer when this machine's network is up (any HTTP answer counts). */
-  canaries?: string[];
-  /** A run across vantages: the workers' vantage names (`--vantages` wins). */
-  vantages?: string[];
-  /** With `vantages`: how many must see a server dead before it is dropped (`--quorum` wins; default a majority). */
-  quorum?: number;
-  /**
-   * A run across vantages counts only what each vantage signed with its key (`ONETAP_VANTAGE_KEY` in its workers'
-   * environment; the deciding process holds each as `ONETAP_VANTAGE_KEY_<NAME>`, never the store).
-   */
-  signedVantages?: boolean;
-  /**
-   * A live server whose tool list costs more o200k tokens than this goes to review (`review/context-budget`); off
-   * without it.
-   */
-  maxToolTokens?: number;
-}
+};
 
-export interface Catalog {
-  $schema?: string;
-  about?: string;
+/**
+ * A server as loading guarantees it: the schema's fields, of which `headers` and `decision` are required by `lint`
+ * (not by loading); unknown fields are kept for `lint` to name.
+ */
+export type CatalogServer = Omit<z.output<typeof catalogServerSchema>, 'headers' | 'decision'> &
+  Partial<Pick<z.output<typeof catalogServerSchema>, 'headers' | 'decision'>> & { [extra: string]: unknown };
+
+export type Catalog = Omit<z.output<typeof catalogSchema>, 'servers' | 'policy' | 'outputs'> & {
   policy: CatalogPolicy;
-  /** Which generated files a refresh writes (every one without it). */
   outputs?: CatalogOutputs;
   servers: CatalogServer[];
-  removed: RemovedEntry[];
-}
+};
 
 /** One problem in a catalog file: where (`servers[2] (Name).headers.X`, `policy.canaries[0]`) and what. */
 export interface CatalogProblem {

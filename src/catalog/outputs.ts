@@ -4,26 +4,18 @@
  * `outputs` gets every one, as before 0.3.
  */
 import { isAbsolute, normalize } from 'node:path';
+import type { z } from 'zod';
+import {
+  DEFAULT_KOTLIN_PACKAGE,
+  DEFAULT_OUTPUT_PATHS,
+  KOTLIN_PACKAGE,
+  OUTPUT_NAMES,
+  type OutputName,
+  type catalogOutputsSchema,
+} from './schema.js';
 
-export const OUTPUT_NAMES = ['json', 'ts', 'kotlin', 'snapshot', 'log'] as const;
-export type OutputName = (typeof OUTPUT_NAMES)[number];
-
-/** Where each output goes by default, relative to the output directory (the catalog's, or `--out`). */
-export const DEFAULT_OUTPUT_PATHS: Readonly<Record<OutputName, string>> = {
-  json: 'generated/popular-servers.json',
-  ts: 'generated/popular-servers.ts',
-  kotlin: 'generated/PopularMcpServers.kt',
-  snapshot: 'servers.md',
-  log: 'log.md',
-};
-
-/** The package of the generated Kotlin when nothing names one: the app the default profile comes from. */
-export const DEFAULT_KOTLIN_PACKAGE = 'com.inspiredandroid.kai.mcp';
-
-/** A Kotlin package name: dot-separated identifiers (the generated file declares it). */
-export const KOTLIN_PACKAGE = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/;
-
-export type OutputSetting = boolean | { path?: string; package?: string };
+/** An output's setting as loading guarantees it: the Kotlin form, the widest (`lint` refuses a package elsewhere). */
+export type OutputSetting = NonNullable<z.output<typeof catalogOutputsSchema>['kotlin']>;
 export type CatalogOutputs = Partial<Record<OutputName, OutputSetting>>;
 
 /** The outputs that are on, each with its path (relative to the output directory); Kotlin with its package. */

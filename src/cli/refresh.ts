@@ -19,7 +19,8 @@ import {
 import { VANTAGE_NAME } from '../queue/queue.js';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { PROBE_MANY_DEFAULTS } from '../attest/probe-many.js';
-import { KOTLIN_PACKAGE, OUTPUT_NAMES, parseOutputList, type OutputName } from '../catalog/outputs.js';
+import { parseOutputList } from '../catalog/outputs.js';
+import { KOTLIN_PACKAGE, OUTPUT_NAMES, type OutputName } from '../catalog/schema.js';
 import { jsonInvisibleEscaped } from '../text/escape.js';
 
 /**
