@@ -157,14 +157,14 @@ export function publication(catalog: Catalog, opts: PublishOptions = {}): Public
   };
 }
 
-/** Every published document by URL path, with its media type. */
-export function publishedDocuments(p: Publication): Map<string, { mediaType: string; body: string }> {
-  const docs = new Map<string, { mediaType: string; body: string }>();
+/** Every published document, at its URL path, with its media type: the catalogs first, then the cards. */
+export function publishedDocuments(p: Publication): Required<FileWrite>[] {
   const json = (v: unknown) => JSON.stringify(v, null, 2) + '\n';
-  docs.set(WELL_KNOWN.aiCatalog, { mediaType: MEDIA.aiCatalog, body: json(p.aiCatalog) });
-  docs.set(WELL_KNOWN.mcpCatalog, { mediaType: 'application/json', body: json(p.mcpCatalog) });
-  for (const c of p.cards) docs.set(c.path, { mediaType: MEDIA.serverCard, body: json(c.card) });
-  return docs;
+  return [
+    { path: WELL_KNOWN.aiCatalog, mediaType: MEDIA.aiCatalog, content: json(p.aiCatalog) },
+    { path: WELL_KNOWN.mcpCatalog, mediaType: 'application/json', content: json(p.mcpCatalog) },
+    ...p.cards.map((c) => ({ path: c.path, mediaType: MEDIA.serverCard, content: json(c.card) })),
+  ];
 }
 
 /** Where `publish --out` records the cards it wrote, so a later run removes only those (never anyone else's files). */
@@ -218,10 +218,10 @@ async function readManifest(path: string): Promise<Record<string, string>> {
  * The manifest lists the stale cards until they are gone, so a run killed halfway finishes on the next one.
  */
 export async function writePublication(p: Publication, outDir: string): Promise<PublishWrite> {
-  const docs = [...publishedDocuments(p)].map(([path, doc]) => ({
-    urlPath: path,
-    path: join(outDir, ...path.split('/').filter(Boolean)),
-    content: doc.body,
+  const docs = publishedDocuments(p).map((doc) => ({
+    urlPath: doc.path,
+    path: join(outDir, ...doc.path.split('/').filter(Boolean)),
+    content: doc.content,
   }));
   const cards = docs.filter((d) => d.urlPath.startsWith('/cards/'));
   const catalogs = docs.filter((d) => !d.urlPath.startsWith('/cards/'));

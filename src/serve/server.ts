@@ -19,6 +19,7 @@ import {
   UnpublishableCatalog,
 } from '../publish/publish.js';
 import { CORS_HEADERS, sendDocument, sendJson } from './http.js';
+import type { FileWrite } from '../util/atomic.js';
 import { inert } from '../text/escape.js';
 
 export interface ServeOptions {
@@ -101,7 +102,8 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   type Built = {
     version: string;
     catalog: Catalog;
-    docs: ReturnType<typeof publishedDocuments> | null;
+    /** The published documents by URL path. */
+    docs: ReadonlyMap<string, Required<FileWrite>> | null;
     problems: LintProblem[];
   };
   let built: Built | null = null;
@@ -140,7 +142,8 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
         );
         for (const p of problems) log(formatProblems(opts.catalogPath, [p]));
       } else {
-        lastGoodDocs = publishedDocuments(publication(catalog, { baseUrl: opts.baseUrl ?? origin }));
+        const docs = publishedDocuments(publication(catalog, { baseUrl: opts.baseUrl ?? origin }));
+        lastGoodDocs = new Map(docs.map((doc) => [doc.path, doc]));
       }
       built = { version, catalog, docs: lastGoodDocs, problems };
       unreadable = null;
@@ -163,7 +166,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const running = await hardenedServer({ ...limits, host: opts.host, port: opts.port, log }, async (req, res, url) => {
     const now = await current();
     const doc = now.docs?.get(url.pathname);
-    if (doc) return sendDocument(req, res, doc.body, doc.mediaType);
+    if (doc) return sendDocument(req, res, doc.content, doc.mediaType);
     if (!now.docs && url.pathname.startsWith('/.well-known/')) {
       return sendJson(
         req,

@@ -12,7 +12,7 @@ import { publication, publishedDocuments, type PublishOptions } from '../publish
 import { historyAnswer, refreshView } from '../status/model.js';
 import { overviewPage, serverPage } from '../status/page.js';
 import { buildStatus } from '../status/build.js';
-import { writeAllAtomic } from '../util/atomic.js';
+import { writeAllAtomic, type FileWrite } from '../util/atomic.js';
 
 /** The history windows written per server (`api/servers/<id>/history-<days>.json`). */
 export const HISTORY_WINDOWS = [30, 90] as const;
@@ -25,23 +25,17 @@ export interface SiteOptions extends PublishOptions {
   lintProblems?: ReadonlyArray<{ where: string; message: string }>;
 }
 
-/** One file of the site: its path relative to the site root (forward slashes) and its content. */
-export interface SiteFile {
-  path: string;
-  content: string;
-}
-
 const json = (v: unknown) => JSON.stringify(v, null, 2) + '\n';
 
-/** Every file of the site, in memory. Reads the store; writes nothing. */
-export async function siteFiles(catalog: Catalog, store: Store | null, opts: SiteOptions = {}): Promise<SiteFile[]> {
+/** Every file of the site (paths relative to its root, forward slashes), in memory. Reads the store; writes nothing. */
+export async function siteFiles(catalog: Catalog, store: Store | null, opts: SiteOptions = {}): Promise<FileWrite[]> {
   const now = opts.now ?? new Date();
-  const files: SiteFile[] = [];
+  const files: FileWrite[] = [];
   // Discovery documents, byte for byte what `serve` answers (absolute URLs only with a base URL); withheld, as serve
   // withholds them, from a catalog that fails lint (the overview names the findings).
   if (!opts.lintProblems?.length)
-    for (const [path, doc] of publishedDocuments(publication(catalog, opts)))
-      files.push({ path: path.replace(/^\//, ''), content: doc.body });
+    for (const doc of publishedDocuments(publication(catalog, opts)))
+      files.push({ ...doc, path: doc.path.replace(/^\//, '') });
   const model = await buildStatus(catalog, store, now);
   files.push({ path: 'api/servers.json', content: json(model) });
   const latest = refreshView((await store?.latestRun()) ?? null);
@@ -89,7 +83,7 @@ const OWNED_FOLDERS = ['badge', 'servers', 'cards', 'api/servers'];
  * Writes the site under `outDir`: every file staged then renamed (atomic per file), then the pages, cards and
  * histories of servers no longer in the catalog are removed. Other files in `outDir` are left alone.
  */
-export async function writeSite(outDir: string, files: SiteFile[]): Promise<string[]> {
+export async function writeSite(outDir: string, files: FileWrite[]): Promise<string[]> {
   const targets = files.map((f) => ({ path: join(outDir, ...f.path.split('/')), content: f.content }));
   await writeAllAtomic(targets);
   const keep = new Set(files.map((f) => f.path));

@@ -17,9 +17,15 @@ import {
 } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
+/**
+ * One generated file, the one shape every stage that makes files uses (refresh's outputs, init, publish, the site):
+ * where it goes (a file path; relative with forward slashes, or a URL path, before it is placed) and its content.
+ */
 export interface FileWrite {
   path: string;
   content: string;
+  /** What it is, where it is also served (`serve`): its media type. */
+  mediaType?: string;
 }
 
 /** A file's content: one string, or its parts in order (a large document made one part at a time, never held whole). */
