@@ -230,6 +230,8 @@ describe('onetap site: the files', () => {
         ['api/refreshes/latest.json', '/api/refreshes/latest'],
         ['api/servers/switch/history-30.json', '/api/servers/switch/history?days=30'],
         ['api/servers/steady/history-90.json', '/api/servers/steady/history?days=90'],
+        ['badge/list.svg', '/badge/list.svg'],
+        ['badge/switch.svg', '/badge/switch.svg'],
       ];
       for (const [file, route] of pairs) {
         const res = await fetch(served.url + route);

@@ -1,7 +1,7 @@
 /**
- * The status page and its JSON API, as routes of `onetap serve`:
- * `/`, `/servers/<id>`, `/api/servers`, `/api/servers/<id>/history?days=N`, `/api/refreshes/latest`, `/badge/<id>.svg`,
- * `/badge/list.svg`.
+ * The status page and its JSON API, as routes of `onetap serve` (the paths are `STATUS_ROUTES`'s, which `site`
+ * writes as files): `/`, `/servers/<id>`, `/api/servers`, `/api/servers/<id>/history?days=N`,
+ * `/api/refreshes/latest`, `/badge/<id>.svg`, `/badge/list.svg`.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Catalog } from '../catalog/model.js';
@@ -13,6 +13,7 @@ import { historyAnswer, refreshView, type StatusModel } from '../status/model.js
 import { buildStatus, DEFAULT_RETENTION_DAYS } from '../status/build.js';
 import { CONTENT_SECURITY_POLICY, overviewPage, serverPage } from '../status/page.js';
 import { listBadge, serverBadge } from '../status/badge.js';
+import { HTML, matchRoute, STATUS_ROUTES } from '../status/routes.js';
 
 export interface StatusOptions {
   /** The catalog whose history the pages show (its text history, unless `store` is given). */
@@ -100,7 +101,7 @@ export function statusRoutes(
   const page = (req: IncomingMessage, res: ServerResponse, body: string) => {
     res.setHeader('content-security-policy', CONTENT_SECURITY_POLICY);
     res.setHeader('link', '</.well-known/ai-catalog.json>; rel="ai-catalog"'); // AI Catalog discovery by link relation
-    sendDocument(req, res, body, 'text/html; charset=utf-8', 'no-cache');
+    sendDocument(req, res, body, HTML, 'no-cache');
   };
   /** Reads of the store fail as the service being unavailable, never as a crash. */
   const reading = async <T>(read: (s: Store) => Promise<T>): Promise<T> => {
@@ -123,85 +124,82 @@ export function statusRoutes(
       return cached.model;
     });
   };
+  /** The server a route names, or the answer (400, 404) sent when it names none the list holds. */
+  const serverOf = async (req: IncomingMessage, res: ServerResponse, ctx: ServeContext, encoded: string) => {
+    const id = decodeSegment(encoded);
+    if (id === null) {
+      sendJson(req, res, { error: 'bad request: malformed % escape in the path' }, 400);
+      return null;
+    }
+    const m = await model(ctx);
+    const server = m.servers.find((s) => s.id === id);
+    if (!server) sendJson(req, res, { error: 'no such server', id }, 404);
+    return server ? { m, server } : null;
+  };
   return [
     async (req, res, url, ctx) => {
-      const path = url.pathname;
-      if (path === '/' || path === '/index.html') {
-        const m = await model(ctx);
-        page(
-          req,
-          res,
-          overviewPage(m, {
-            refreshMs: opts.refreshMs,
-            historyProblems: await reading((s) => s.problems()),
-            lintProblems: await ctx.problems(),
-          }),
-        );
-        return true;
+      const route = matchRoute(url.pathname);
+      if (!route) return false;
+      const { mediaType } = STATUS_ROUTES[route.name];
+      switch (route.name) {
+        case 'overview': {
+          const m = await model(ctx);
+          page(
+            req,
+            res,
+            overviewPage(m, {
+              refreshMs: opts.refreshMs,
+              historyProblems: await reading((s) => s.problems()),
+              lintProblems: await ctx.problems(),
+            }),
+          );
+          return true;
+        }
+        case 'servers':
+          sendJson(req, res, await model(ctx));
+          return true;
+        case 'latestRefresh': {
+          const latest = refreshView(await reading((s) => s.latestRun()));
+          if (latest) sendJson(req, res, latest);
+          else sendJson(req, res, { error: 'no refresh recorded yet' }, 404);
+          return true;
+        }
+        case 'listBadge': {
+          const m = await model(ctx);
+          const live = m.servers.filter((x) => x.verdict === 'live').length;
+          sendDocument(req, res, listBadge(live, m.servers.length), mediaType, 'no-cache');
+          return true;
+        }
+        case 'serverBadge': {
+          const id = decodeSegment(route.id!);
+          // A removed server (or any id the list does not hold) has no badge.
+          const server = id === null ? undefined : (await model(ctx)).servers.find((s) => s.id === id);
+          if (server) sendDocument(req, res, serverBadge(server.verdict), mediaType, 'no-cache');
+          else sendJson(req, res, { error: 'no such server', id }, 404);
+          return true;
+        }
+        case 'serverPage': {
+          const found = await serverOf(req, res, ctx, route.id!);
+          if (!found) return true;
+          const since = new Date(now().getTime() - 89 * DAY).toISOString().slice(0, 10);
+          const observations = await reading((s) => s.since(found.server.url, since));
+          page(req, res, serverPage(found.server, observations, found.m.generatedAt, { refreshMs: opts.refreshMs }));
+          return true;
+        }
+        case 'history': {
+          const found = await serverOf(req, res, ctx, route.id!);
+          if (!found) return true;
+          const days = url.searchParams.has('days') ? Number(url.searchParams.get('days')) : 90;
+          if (!Number.isInteger(days) || days < 1 || days > 365) {
+            sendJson(req, res, { error: 'days must be a whole number from 1 to 365' }, 400);
+            return true;
+          }
+          const since = new Date(now().getTime() - (days - 1) * DAY).toISOString().slice(0, 10);
+          const observations = await reading((s) => s.since(found.server.url, since));
+          sendJson(req, res, historyAnswer(found.server, observations, days, now()));
+          return true;
+        }
       }
-      if (path === '/api/servers') {
-        sendJson(req, res, await model(ctx));
-        return true;
-      }
-      if (path === '/api/refreshes/latest') {
-        const latest = refreshView(await reading((s) => s.latestRun()));
-        if (latest) sendJson(req, res, latest);
-        else sendJson(req, res, { error: 'no refresh recorded yet' }, 404);
-        return true;
-      }
-      if (path === '/badge/list.svg') {
-        const m = await model(ctx);
-        sendDocument(
-          req,
-          res,
-          listBadge(m.servers.filter((x) => x.verdict === 'live').length, m.servers.length),
-          'image/svg+xml',
-          'no-cache',
-        );
-        return true;
-      }
-      const badgeMatch = /^\/badge\/([^/]+)\.svg$/.exec(path);
-      if (badgeMatch) {
-        const id = decodeSegment(badgeMatch[1]!);
-        // A removed server (or any id the list does not hold) has no badge.
-        const server = id === null ? undefined : (await model(ctx)).servers.find((s) => s.id === id);
-        if (server) sendDocument(req, res, serverBadge(server.verdict), 'image/svg+xml', 'no-cache');
-        else sendJson(req, res, { error: 'no such server', id }, 404);
-        return true;
-      }
-      const serverMatch = /^\/servers\/([^/]+)$/.exec(path);
-      const historyMatch = /^\/api\/servers\/([^/]+)\/history$/.exec(path);
-      if (!serverMatch && !historyMatch) return false;
-      const id = decodeSegment((serverMatch ?? historyMatch)![1]!);
-      if (id === null) {
-        sendJson(req, res, { error: 'bad request: malformed % escape in the path' }, 400);
-        return true;
-      }
-      const m = await model(ctx);
-      const server = m.servers.find((s) => s.id === id);
-      if (!server) {
-        sendJson(req, res, { error: 'no such server', id }, 404);
-        return true;
-      }
-      if (serverMatch) {
-        const since = new Date(now().getTime() - 89 * DAY).toISOString().slice(0, 10);
-        page(
-          req,
-          res,
-          serverPage(server, await reading((s) => s.since(server.url, since)), m.generatedAt, {
-            refreshMs: opts.refreshMs,
-          }),
-        );
-        return true;
-      }
-      const days = url.searchParams.has('days') ? Number(url.searchParams.get('days')) : 90;
-      if (!Number.isInteger(days) || days < 1 || days > 365) {
-        sendJson(req, res, { error: 'days must be a whole number from 1 to 365' }, 400);
-        return true;
-      }
-      const since = new Date(now().getTime() - (days - 1) * DAY).toISOString().slice(0, 10);
-      sendJson(req, res, historyAnswer(server, await reading((s) => s.since(server.url, since)), days, now()));
-      return true;
     },
   ];
 }

@@ -12,6 +12,7 @@ import { publication, publishedDocuments, type PublishOptions } from '../publish
 import { historyAnswer, refreshView } from '../status/model.js';
 import { overviewPage, serverPage } from '../status/page.js';
 import { buildStatus } from '../status/build.js';
+import { sitePath } from '../status/routes.js';
 import { writeAllAtomic, type FileWrite } from '../util/atomic.js';
 
 /** The history windows written per server (`api/servers/<id>/history-<days>.json`). */
@@ -37,36 +38,36 @@ export async function siteFiles(catalog: Catalog, store: Store | null, opts: Sit
     for (const doc of publishedDocuments(publication(catalog, opts)))
       files.push({ ...doc, path: doc.path.replace(/^\//, '') });
   const model = await buildStatus(catalog, store, now);
-  files.push({ path: 'api/servers.json', content: json(model) });
+  files.push({ path: sitePath('servers'), content: json(model) });
   const latest = refreshView((await store?.latestRun()) ?? null);
   // Before the first refresh there is no such document (serve answers 404): no file.
-  if (latest) files.push({ path: 'api/refreshes/latest.json', content: json(latest) });
+  if (latest) files.push({ path: sitePath('latestRefresh'), content: json(latest) });
   const since = (days: number) => new Date(now.getTime() - (days - 1) * DAY).toISOString().slice(0, 10);
   for (const server of model.servers) {
     const observations90 = (await store?.since(server.url, since(90))) ?? [];
     files.push({
-      path: `servers/${server.id}.html`,
+      path: sitePath('serverPage', { id: server.id }),
       content: serverPage(server, observations90, model.generatedAt, { static: true }),
     });
     for (const days of HISTORY_WINDOWS) {
       const observations = days === 90 ? observations90 : ((await store?.since(server.url, since(days))) ?? []);
       files.push({
-        path: `api/servers/${server.id}/history-${days}.json`,
+        path: sitePath('history', { id: server.id, days }),
         content: json(historyAnswer(server, observations, days, now)),
       });
     }
   }
   for (const server of model.servers)
-    files.push({ path: `badge/${server.id}.svg`, content: serverBadge(server.verdict) });
+    files.push({ path: sitePath('serverBadge', { id: server.id }), content: serverBadge(server.verdict) });
   files.push({
-    path: 'badge/list.svg',
+    path: sitePath('listBadge'),
     content: listBadge(model.servers.filter((s) => s.verdict === 'live').length, model.servers.length),
   });
   // GitHub Pages deployed from a branch runs Jekyll, which drops dot-folders (.well-known) without this.
   files.push({ path: '.nojekyll', content: '' });
   // Last: it links to everything above, so a reader never follows a link to a file not yet written.
   files.push({
-    path: 'index.html',
+    path: sitePath('overview'),
     content: overviewPage(model, {
       static: true,
       historyProblems: (await store?.problems()) ?? undefined,
