@@ -215,7 +215,7 @@ export async function runCensus(opts: CensusOptions): Promise<CensusResult> {
         },
       );
     } else
-      await politely(
+      await eachHostInTurn(
         todo,
         {
           concurrency: opts.concurrency,
@@ -463,7 +463,7 @@ interface Politeness {
  * (`Schedule`). A host is scheduled once its name is resolved; names are resolved `RESOLVING` at a time while others
  * are probed.
  */
-async function politely(
+async function eachHostInTurn(
   targets: readonly Target[],
   p: Politeness,
   work: (t: Target) => Promise<number>,

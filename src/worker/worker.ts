@@ -93,7 +93,7 @@ const pause = () => new Promise((r) => setTimeout(r, 50 + Math.random() * 100));
  * lease would expire, ends its requests and throws `LeaseLost` (nothing it observed is recorded).
  */
 // biome-ignore lint/complexity/useMaxParams: positional before the rule came (0.4); to take an options object
-async function politely<T>(
+async function underHostLeases<T>(
   store: HostLeases,
   host: HostKey,
   limit: number,
@@ -203,7 +203,7 @@ export async function work(job: ProbeJob, ctx: WorkContext, holder = `${hostname
   // Politeness counts hosts by their normalised name and port, whatever the spelling; a census's, addresses too.
   const host = hostKey(new URL(job.url));
   const addresses = job.census ? await addressesToLease(host, open(job.url), permits) : [];
-  const collected = await politely(
+  const collected = await underHostLeases(
     store,
     host,
     job.perHost,
