@@ -445,10 +445,11 @@ describe('serve: bounded, and says nothing internal', () => {
       const idle = await idleSockets(s.url, 100);
       const open = await new Promise<number>((resolve) => s.server.getConnections((_e, n) => resolve(n)));
       assert.ok(open <= 32, `${open} connections open, over the cap of 32`);
-      const t = Date.now();
       const res = await fetch(`${s.url}/.well-known/ai-catalog.json`);
       assert.equal(res.status, 200);
-      assert.ok(Date.now() - t < 1_000, 'answered while idle sockets are held');
+      // Order, not elapsed time: answered before the header timeout freed the idle sockets the cap let in.
+      const held = idle.sockets.filter((x) => !x.closed).length;
+      assert.ok(held > 0, `answered while idle sockets are held (${held})`);
       const deadline = Date.now() + 4_000;
       while (idle.closedAfter.length < 100 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
       assert.equal(idle.closedAfter.length, 100, 'every idle socket is closed');

@@ -231,7 +231,6 @@ describe('the decider of a run across vantages under faults and re-runs', { skip
           },
         ),
       );
-      const started = Date.now();
       const r = await runCli([
         'refresh',
         '--catalog',
@@ -252,8 +251,7 @@ describe('the decider of a run across vantages under faults and re-runs', { skip
       ]);
       assert.equal(r.code, 0, r.stderr);
       assert.match(r.stderr, /every job accounted for \(2 of 4 jobs answered, 2 failed for good\): deciding now/);
-      // Well before the deadline (60 s): the point of the fix, with a generous margin.
-      assert.ok(Date.now() - started < 30_000, `took ${Date.now() - started} ms`);
+      // Decided because every job was accounted for (the line above), not at the deadline (60 s).
       const plan = (JSON.parse(r.stdout) as Printed).plan;
       assert.deepEqual(
         plan.map((p) => `${p.verdict}/${p.reason}`),
