@@ -71,6 +71,43 @@ async function pool(url: string): Promise<Pool> {
   });
   // An idle connection that drops (a restart, a cut) is the pool's to replace; the next query says what failed.
   p.on('error', () => {});
+  return patientConnections(p);
+}
+
+/**
+ * A server out of connections for now (53300: every slot taken, as when two suites or many workers share it; 57P03:
+ * starting up) refuses a connection before anything runs on it, so trying again is safe for any query or transaction.
+ */
+const BUSY_SERVER = new Set(['53300', '57P03']);
+export const CONNECT_RETRIES = { tries: 8, firstMs: 100, mostMs: 2_000 } as const;
+
+/**
+ * The pool's connections, waited for while the server is busy (`BUSY_SERVER`): up to `CONNECT_RETRIES.tries` tries,
+ * the pause doubling from `firstMs` to at most `mostMs` (about 10 s in all), then the server's own error. The pool's
+ * `query` takes its connections through `connect`, so both wait.
+ */
+function patientConnections(p: Pool): Pool {
+  const connect = p.connect.bind(p) as () => Promise<PoolClient>;
+  const patient = async (): Promise<PoolClient> => {
+    for (let tried = 1; ; tried++) {
+      try {
+        return await connect();
+      } catch (err) {
+        const code = (err as { code?: unknown }).code;
+        if (tried >= CONNECT_RETRIES.tries || typeof code !== 'string' || !BUSY_SERVER.has(code)) throw err;
+        const pause = Math.min(CONNECT_RETRIES.mostMs, CONNECT_RETRIES.firstMs * 2 ** (tried - 1));
+        await new Promise((r) => setTimeout(r, pause * (0.5 + Math.random() / 2)));
+      }
+    }
+  };
+  type Callback = (err: Error | undefined, client?: PoolClient, done?: (release?: unknown) => void) => void;
+  p.connect = ((callback?: Callback) => {
+    if (!callback) return patient();
+    patient().then(
+      (client) => callback(undefined, client, (release) => client.release(release as boolean | Error | undefined)),
+      (err: Error) => callback(err),
+    );
+  }) as Pool['connect'];
   return p;
 }
 
