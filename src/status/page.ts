@@ -529,8 +529,10 @@ ${
  · <a href="${links.file(sitePath('latestRefresh'))}">${sitePath('latestRefresh')}</a>\
  · Discovery: <a href="${links.file('.well-known/ai-catalog.json')}">AI Catalog</a>\
 , <a href="${links.file('.well-known/mcp/catalog.json')}">MCP Catalog</a> · generated ${m.generatedAt}</footer>`
-      : html`<footer>JSON: <a href="${servedPath('servers')}">${servedPath('servers')}</a> · <a href="${servedPath('latestRefresh')}">\
-${servedPath('latestRefresh')}</a> · Discovery: <a href="/.well-known/ai-catalog.json">AI Catalog</a>, <a href="/.well-known/mcp/catalog.json">MCP Catalog</a></footer>`
+      : html`<footer>JSON: <a href="${servedPath('servers')}">${servedPath('servers')}</a>\
+ · <a href="${servedPath('latestRefresh')}">${servedPath('latestRefresh')}</a>\
+ · Discovery: <a href="/.well-known/ai-catalog.json">AI Catalog</a>\
+, <a href="/.well-known/mcp/catalog.json">MCP Catalog</a></footer>`
 }
 </div>`;
   return layout(
