@@ -1,6 +1,6 @@
 /**
- * What onetap works out from a tool list, kept once per process: one cache for every such fact (the token count; the
- * set fingerprints next), keyed by the fact's name and a digest of exactly what it is worked out from. Bounded: past
+ * What onetap works out from a tool list, kept once per process: one cache for every such fact (the token count, the
+ * set fingerprints), keyed by the fact's name and a digest of exactly what it is worked out from. Bounded: past
  * LIST_CACHE_ENTRIES the least recently used entry goes. Process memory only: nothing here is read from or written to
  * a store, so a value in a record is always worked out by this process.
  */

@@ -1,7 +1,8 @@
-import { mapConcurrentPerKey } from '../util/pool.js';
 import { BodyBudget } from './budget.js';
 import { Throttle } from '../util/throttle.js';
 import { fencedDispatcher } from '../net/fence.js';
+import { hostKey } from '../net/host-key.js';
+import { eachInTurn, type ItemHost } from '../net/schedule.js';
 import { probe, probeDispatcher, type ProbeKey, type ProbeOptions, type ProbeResult } from './probe.js';
 
 /** One URL to probe, with its entry's facts: auth-optional, its own headers, its probe-only keys. */
@@ -34,11 +35,12 @@ export interface ProbeManyOptions
   lookup?: unknown;
 }
 
-const hostOf = (url: string) => {
+/** Politeness counts a host by its normalised name and port, whatever the spelling; a URL that does not parse alone. */
+const hostOf = (url: string): ItemHost => {
   try {
-    return new URL(url).host.toLowerCase();
+    return hostKey(new URL(url));
   } catch {
-    return url;
+    return { key: url, port: 0, name: url };
   }
 };
 
@@ -67,29 +69,25 @@ export async function probeMany(
   const throttle = new Throttle(concurrency, 2 * budget.slots);
   budget.onWait = () => throttle.squeeze();
   try {
-    const results = await mapConcurrentPerKey(
-      targets,
-      concurrency,
-      perHost,
-      (t) => hostOf(t.url),
-      async (t, i) => {
-        await throttle.enter();
-        onStart?.(i);
-        const result = await probe(t.url, {
-          ...probeOptions,
-          requiresAuth: t.requiresAuth,
-          headers: t.headers ? { ...probeOptions.headers, ...t.headers } : probeOptions.headers,
-          keys: t.keys,
-          missingKeys: t.missingKeys,
-          refusedKeys: t.refusedKeys,
-          dispatcher,
-          budget,
-        }).finally(() => throttle.leave());
-        onResult?.(result, i);
-        return retain ? result : null;
-      },
-    );
-    return retain ? (results as ProbeResult[]) : [];
+    const results: ProbeResult[] = retain ? new Array(targets.length) : [];
+    await eachInTurn(targets, { concurrency, perHost, hostOf: (t) => hostOf(t.url) }, async (t, i) => {
+      await throttle.enter();
+      onStart?.(i);
+      const result = await probe(t.url, {
+        ...probeOptions,
+        requiresAuth: t.requiresAuth,
+        headers: t.headers ? { ...probeOptions.headers, ...t.headers } : probeOptions.headers,
+        keys: t.keys,
+        missingKeys: t.missingKeys,
+        refusedKeys: t.refusedKeys,
+        dispatcher,
+        budget,
+      }).finally(() => throttle.leave());
+      onResult?.(result, i);
+      if (retain) results[i] = result;
+      return 0;
+    });
+    return results;
   } finally {
     // Every probe has ended: the idle sockets are torn down in the background, not on the caller's clock
     // (closing a thousand of them takes about 100 ms).

@@ -25,6 +25,7 @@ import { fencedDispatcher, type Fence } from '../net/fence.js';
 import { screenTools } from '../screen/screen.js';
 import { duplicateNames, storedSnapshot, toolListSnapshot, toolSetDigests } from '../model/snapshot-hash.js';
 import { countTokens, TOKEN_LIMITS } from './tokens.js';
+import { remembered } from './list-cache.js';
 import { readRetryAfter } from './retry-after.js';
 import { MAX_NESTING, nestsDeeperThan } from '../util/json.js';
 import { evidenceOf, profileDigest, redactRun, redactText, secretsOf, type Redactor } from './record.js';
@@ -275,11 +276,15 @@ function processTools(o: LiveObservation): StoredSnapshot | null {
     stage = 'hash';
     const listed = toolListSnapshot(run.serverInfo, definitions);
     const snapshot = storedSnapshot(listed);
-    // Fingerprinted (and, once the probe is over, counted) on the full list, before anything is clipped for storage.
+    // Fingerprinted (and, once the probe is over, counted) on the full list, before anything is clipped for storage;
+    // once per distinct list in this process (the tools digest is of the same canonical tools).
     o.toolSet = {
       tokens: null,
       tokensError: null,
-      ...(toolSetDigests(listed.tools) ?? { nameBlind: null, descriptionBlind: null }),
+      ...(remembered('set-digests', snapshot.toolsDigest ?? snapshot.hash, () => toolSetDigests(listed.tools)) ?? {
+        nameBlind: null,
+        descriptionBlind: null,
+      }),
     };
     stage = 'screen';
     // Screened on the full text, before anything is clipped for storage.

@@ -5,8 +5,8 @@
  * A good guest by address, not by spelling: one probe in flight per host (its normalised name and port, `./hosts.ts`)
  * and at least `gapMs` between the end of one probe of a host and the start of the next; a 429 holds its host back
  * for its Retry-After (at most an hour); one address asked on one port at a time, by at most four probes at once
- * (`./schedule.ts`; each host name resolved once, through the probes' own guarded lookup); the hosts of the opt-out
- * list are never contacted; an identifying User-Agent. A probe of a live server is three
+ * (`../net/schedule.ts`; each host name resolved once, through the probes' own guarded lookup); the hosts of the
+ * opt-out list are never contacted; an identifying User-Agent. A probe of a live server is three
  * requests (initialize, notifications/initialized, tools/list) and never opens the GET stream; the diagnosis
  * (the spec-correct reading, a few requests more) runs only when the deciding client failed; `--matrix` adds one
  * handshake per other client profile.
@@ -26,6 +26,7 @@ import { BodyBudget } from '../attest/budget.js';
 import { retryAfterMs } from '../attest/retry-after.js';
 import { checkUrl, guardedLookup, systemResolver, type Resolver } from '../net/fetcher.js';
 import { addressesBy, RESOLVE_MS, resolverWithin } from '../net/host-key.js';
+import { eachInTurn } from '../net/schedule.js';
 import { observationSchema, type Observation } from '../model/observation.js';
 import { check } from '../model/validate.js';
 import { boundedObservationLine } from '../store/lines.js';
@@ -36,7 +37,6 @@ import { sameToolsIndex, type ToolSetPrint } from '../policy/same-tools.js';
 import { majority } from '../policy/vantages.js';
 import { LatestOnly, limited, readRegistry, remotesOf, stateItem, type CensusItem } from './registry.js';
 import { hostKey, isLoopback, optedOut, OutageGuard, type HostKey, type OptOut } from './hosts.js';
-import { Schedule, type ScheduledHost } from './schedule.js';
 import { censusEntry, listText, observed, printsOf, type CensusContext, type Observed } from './records.js';
 
 export interface CensusOptions {
@@ -86,9 +86,6 @@ interface Target {
   requiresAuth: boolean;
   host: HostKey;
 }
-
-/** Host names resolved at once, each name once per census and in at most `RESOLVE_MS`. */
-const RESOLVING = 8;
 
 /** Each line of a state file as JSON, as it reads (a line that does not read, cut by a kill, is passed over). */
 async function* eachLine(path: string): AsyncGenerator<unknown> {
@@ -215,13 +212,15 @@ export async function runCensus(opts: CensusOptions): Promise<CensusResult> {
         },
       );
     } else
-      await eachHostInTurn(
+      await eachInTurn(
         todo,
         {
           concurrency: opts.concurrency,
-          gapMs: gap,
+          restMs: gap,
+          hostOf: (t) => t.host,
           addressesOf: addressesBy(lookup),
           exempt: (a) => opts.allowPrivate && isLoopback(a),
+          order: 'arrival',
         },
         async (t) => {
           const result = await probe(t.url, {
@@ -439,95 +438,4 @@ async function readSnapshot(
     await spill.close();
     await rm(spillPath, { force: true });
   }
-}
-
-/** A host of the census and its targets, in order. */
-interface HostTargets extends ScheduledHost {
-  name: string;
-  targets: Target[];
-  next: number;
-}
-
-interface Politeness {
-  concurrency: number;
-  gapMs: number;
-  /** A host name's addresses (the probes' own answer). */
-  addressesOf: (name: string) => Promise<string[]>;
-  /** Addresses the per-address rule does not count (loopback fixtures). */
-  exempt: (address: string) => boolean;
-}
-
-/**
- * Runs `work` for every target, at most `concurrency` at once, one per host, a host's next start at least `gapMs`
- * after its last end (or the hold `work` returns, for a 429), each address on one port and by at most four at once
- * (`Schedule`). A host is scheduled once its name is resolved; names are resolved `RESOLVING` at a time while others
- * are probed.
- */
-async function eachHostInTurn(
-  targets: readonly Target[],
-  p: Politeness,
-  work: (t: Target) => Promise<number>,
-): Promise<void> {
-  const byHost = new Map<string, HostTargets>();
-  for (const t of targets) {
-    const held = byHost.get(t.host.key);
-    if (held) held.targets.push(t);
-    else
-      byHost.set(t.host.key, {
-        key: t.host.key,
-        port: t.host.port,
-        name: t.host.name,
-        addresses: [],
-        targets: [t],
-        next: 0,
-      });
-  }
-  const hosts = [...byHost.values()];
-  const schedule = new Schedule<HostTargets>(p.concurrency, p.exempt);
-  let resolved = 0;
-  let resolving = 0;
-  let waiting = 0;
-  let failure: unknown = null;
-  await new Promise<void>((resolve, reject) => {
-    const pump = () => {
-      if (failure) return reject(failure);
-      while (resolving < RESOLVING && resolved + resolving < hosts.length) {
-        const host = hosts[resolved + resolving++]!;
-        void p.addressesOf(host.name).then((addresses) => {
-          host.addresses = addresses;
-          resolving--;
-          resolved++;
-          schedule.offer(host);
-          pump();
-        });
-      }
-      for (let host = schedule.next(); host; host = schedule.next()) {
-        const h = host;
-        work(h.targets[h.next++]!).then(
-          (hold) => {
-            schedule.ended(h);
-            if (h.next < h.targets.length) {
-              waiting++;
-              setTimeout(
-                () => {
-                  waiting--;
-                  schedule.offer(h);
-                  pump();
-                },
-                Math.max(p.gapMs, hold),
-              );
-            }
-            pump();
-          },
-          (err) => {
-            failure = err;
-            schedule.ended(h);
-            pump();
-          },
-        );
-      }
-      if (resolved === hosts.length && waiting === 0 && schedule.idle) resolve();
-    };
-    pump();
-  });
 }
