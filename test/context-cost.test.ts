@@ -8,12 +8,31 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFile, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { answer, startFleet, type Fleet } from './fleet/fleet.js';
 import { catalogOf, runCli, server, workspace } from './helpers.js';
 import { AWKWARD, MANY, SMALL } from './fixtures/tool-lists.js';
 
 const GOLDEN = { SMALL: 92, AWKWARD: 126, MANY: 3002 };
+const REPO = fileURLToPath(new URL('../..', import.meta.url));
+
+/** `node <args>` with NO_COLOR and `env` over this process's. */
+function runNode(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, args, { env: { ...process.env, NO_COLOR: '1', ...env } });
+    let [stdout, stderr] = ['', ''];
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
 
 describe('context cost and fingerprints through the commands', () => {
   let fleet: Fleet;
@@ -201,5 +220,49 @@ describe('context cost and fingerprints through the commands', () => {
       reworded.stderr,
       /onetap: note: Copy of small-reworded serves the same interface, reworded as Small A/,
     );
+  });
+
+  it('a run where no tool list changed loads no tokenizer and records the same counts (kept in the user cache)', async () => {
+    // The same CLI, installed without its tokenizer's code: a run that needs one cannot count (the check below shows it).
+    const root = await mkdtemp(join(tmpdir(), 'onetap-no-tokenizer-'));
+    try {
+      const pkg = join(root, 'pkg');
+      await mkdir(join(pkg, 'node_modules'), { recursive: true });
+      for (const name of ['package.json', 'bin', 'dist']) await symlink(join(REPO, name), join(pkg, name));
+      for (const name of await readdir(join(REPO, 'node_modules')))
+        if (name !== 'gpt-tokenizer') await symlink(join(REPO, 'node_modules', name), join(pkg, 'node_modules', name));
+      // Its package.json (the counter's identity reads the version) and none of its code.
+      await mkdir(join(pkg, 'node_modules', 'gpt-tokenizer'));
+      await copyFile(
+        join(REPO, 'node_modules', 'gpt-tokenizer', 'package.json'),
+        join(pkg, 'node_modules', 'gpt-tokenizer', 'package.json'),
+      );
+      const withoutTokenizer = (args: string[], cache: string) =>
+        runNode(['--preserve-symlinks', '--preserve-symlinks-main', join(pkg, 'bin', 'onetap'), ...args], {
+          ONETAP_CACHE_DIR: cache,
+        });
+      const urls = [fleet.url('small-a'), fleet.url('awkward'), fleet.url('many')];
+      const tokensOf = (stdout: string) =>
+        (JSON.parse(stdout) as Array<{ tokens: number | null; tokensError: string | null }>).map((x) => x.tokens);
+
+      const never = await withoutTokenizer(['probe', '--json', ...urls], join(root, 'empty-cache'));
+      assert.deepEqual(tokensOf(never.stdout), [null, null, null], 'without its tokenizer and no kept count, none');
+
+      const cache = join(root, 'cache');
+      const first = await runCli(['probe', '--json', ...urls], { env: { ONETAP_CACHE_DIR: cache } });
+      assert.deepEqual(tokensOf(first.stdout), [GOLDEN.SMALL, GOLDEN.AWKWARD, GOLDEN.MANY], first.stderr);
+      const again = await withoutTokenizer(['probe', '--json', ...urls], cache);
+      assert.deepEqual(tokensOf(again.stdout), tokensOf(first.stdout), again.stderr);
+
+      const off = await withoutTokenizer(['probe', '--json', ...urls], '');
+      assert.deepEqual(tokensOf(off.stdout), [null, null, null], 'ONETAP_CACHE_DIR empty: no kept count is read');
+      const file = join(root, 'not-a-folder');
+      await writeFile(file, '');
+      const bad = await runCli(['probe', '--json', urls[0]!], { env: { ONETAP_CACHE_DIR: file } });
+      assert.equal(bad.code, 2);
+      assert.match(bad.stderr, /ONETAP_CACHE_DIR: .* is not a folder/);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
   });
 });

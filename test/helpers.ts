@@ -1,5 +1,5 @@
 /** Shared test helpers: temporary workspaces with a catalog, and running the CLI as a process. */
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { mkdtemp, mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { tmpdir } from 'node:os';
@@ -14,6 +14,14 @@ import type { Observation } from '../src/model/observation.js';
 import type { Plan, PlanRow, RecordedRun } from '../src/model/plan.js';
 
 export const BIN = fileURLToPath(new URL('../../bin/onetap', import.meta.url));
+
+// Each test process keeps the CLI's token counts in a folder of its own: a count kept by an earlier run, or by
+// another test file, never answers for this one.
+if (process.env.ONETAP_CACHE_DIR === undefined) {
+  const counts = mkdtempSync(join(tmpdir(), 'onetap-counts-'));
+  process.env.ONETAP_CACHE_DIR = counts;
+  process.on('exit', () => rmSync(counts, { recursive: true, force: true }));
+}
 
 export const decision = { by: 'test', at: '2026-11-30', why: 'fixture' };
 

@@ -10,12 +10,14 @@
  * Off the event loop: `countTokens` counts in a worker thread (tokens-worker.ts), started on the first count, which
  * loads the tokenizer there (about 260 ms and 66 MB of resident memory, BENCHMARKS.md); a count past its time budget is
  * given up (the worker is ended, the next count starts another) and `tokens` is null with why. A list counted already
- * in this process is not counted again (list-cache.ts); a count is never read from a store.
+ * in this process is not counted again (list-cache.ts), nor one kept in the user's cache when the caller keeps counts
+ * there (`keepCountsIn`, count-cache.ts); a count is never read from a store.
  */
 import { hash as digestOf } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
 import type { ToolDefinition } from '../model/snapshot.js';
 import { remembered } from './list-cache.js';
+import { CountCache, counterIdentity } from './count-cache.js';
 
 export const TOKEN_LIMITS = {
   /**
@@ -144,15 +146,28 @@ export const countsSent = () => counting.sent;
 export function countTokens(tools: Tools, budgetMs: number = TOKEN_LIMITS.countMs): Promise<TokenCount> {
   const text = contextText(tools);
   // Keyed by the counted text, not the tools digest: that ignores the tools' order, which moves a count by a token.
-  return remembered(
-    'tokens',
-    digestOf('sha256', text, 'hex'),
-    () =>
-      new Promise<TokenCount>((settle) => {
-        counting.queue.push({ text, budgetMs, settle });
-        next();
-      }),
-  );
+  const digest = digestOf('sha256', text, 'hex');
+  return remembered('tokens', digest, async () => {
+    const kept = (await keptCounts?.get(digest)) ?? null;
+    if (kept !== null) return { tokens: kept, tokensError: null };
+    const counted = await new Promise<TokenCount>((settle) => {
+      counting.queue.push({ text, budgetMs, settle });
+      next();
+    });
+    if (counted.tokens !== null) await keptCounts?.put(digest, counted.tokens);
+    return counted;
+  });
+}
+
+let keptCounts: CountCache | null = null;
+
+/**
+ * Keeps counts in `dir` across processes (count-cache.ts), or, with null, in this process only (the default). A
+ * count made in this process is never replaced by a kept one.
+ */
+export function keepCountsIn(dir: string | null): void {
+  const { pieceChars, marginBytes } = TOKEN_LIMITS;
+  keptCounts = dir ? new CountCache(dir, counterIdentity(`windows ${pieceChars}/${marginBytes}`)) : null;
 }
 
 function next(): void {

@@ -2,7 +2,11 @@
  * The CLI: wires arguments to library calls. Exit codes: 0 ok, 1 a finding or an error, 2 usage (3 is
  * refresh's outage guard). Every error reaches stderr as `onetap: …`, commander's own messages included.
  */
+import { statSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import { keepCountsIn } from '../attest/tokens.js';
+import { defaultCacheDir } from '../attest/count-cache.js';
 import { registerProbe } from './probe.js';
 import { registerCatalogCommands } from './catalog.js';
 import { registerRefresh } from './refresh.js';
@@ -65,6 +69,24 @@ export function buildProgram(): Command {
   return program;
 }
 
+/**
+ * Where the CLI keeps token counts (attest/count-cache.ts): `ONETAP_CACHE_DIR`, empty for none, by default the
+ * user's cache folder. A path that is there and not a folder is a usage error, before any work.
+ */
+export function countCacheDir(env: NodeJS.ProcessEnv): string | null {
+  const set = env.ONETAP_CACHE_DIR;
+  if (set === '') return null;
+  const dir = resolve(set ?? defaultCacheDir(env));
+  let isFolder = true;
+  try {
+    isFolder = statSync(dir).isDirectory();
+  } catch {
+    /* not there yet: made on the first count kept */
+  }
+  if (!isFolder) throw new UsageError(`ONETAP_CACHE_DIR: ${dir} is not a folder`);
+  return dir;
+}
+
 export async function main(argv: string[]): Promise<number> {
   const program = buildProgram();
   if (argv.length === 0) {
@@ -74,6 +96,7 @@ export async function main(argv: string[]): Promise<number> {
     return 2;
   }
   try {
+    keepCountsIn(countCacheDir(process.env));
     await program.parseAsync(argv, { from: 'user' });
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (err) {
