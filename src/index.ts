@@ -7,6 +7,7 @@
 // The stages
 export { probe, PROBE_DEFAULTS, type ProbeOptions, type ProbeResult } from './attest/probe.js';
 export { probeMany, PROBE_MANY_DEFAULTS, type ProbeTarget, type ProbeManyOptions } from './attest/probe-many.js';
+export { keepCountsIn } from './attest/tokens.js';
 export { collect, type CollectOptions, type Collected } from './collect/collect.js';
 export { decide, detectOutage, decideRow, type DecideInput, type RowInput } from './decide/decide.js';
 export { applyPlan, type ApplyOptions, type Applied } from './apply/apply.js';

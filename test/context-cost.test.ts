@@ -223,7 +223,7 @@ describe('context cost and fingerprints through the commands', () => {
   });
 
   it('a run where no tool list changed loads no tokenizer and records the same counts (kept in the user cache)', async () => {
-    // The same CLI, installed without its tokenizer's code: a run that needs one cannot count (the check below shows it).
+    // The same CLI installed without its tokenizer's code: a run that needs it cannot count (the first check shows it).
     const root = await mkdtemp(join(tmpdir(), 'onetap-no-tokenizer-'));
     try {
       const pkg = join(root, 'pkg');

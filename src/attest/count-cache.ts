@@ -41,7 +41,11 @@ export class CountCache {
   private pruned = false;
 
   /** `root`: the cache folder; `counter`: what identifies the counting (its versions and window rule). */
-  constructor(root: string, counter: string) {
+  constructor(
+    root: string,
+    counter: string,
+    private readonly entries = COUNT_CACHE_ENTRIES,
+  ) {
     this.dir = join(root, `tokens-${hash('sha256', counter, 'hex').slice(0, 16)}`);
   }
 
@@ -70,17 +74,16 @@ export class CountCache {
     }
   }
 
-  /** Once per process: past COUNT_CACHE_ENTRIES files, the least recently written go. */
+  /** Once per process: past its entries, the files written longest ago go. */
   private async prune(): Promise<void> {
     this.pruned = true;
     const names = (await readdir(this.dir)).filter((n) => /^[0-9a-f]{64}$/.test(n));
-    if (names.length <= COUNT_CACHE_ENTRIES) return;
+    if (names.length <= this.entries) return;
     const aged = await Promise.all(
       names.map(async (n) => ({ n, at: (await stat(join(this.dir, n)).catch(() => null))?.mtimeMs ?? 0 })),
     );
     aged.sort((a, b) => a.at - b.at);
-    for (const { n } of aged.slice(0, names.length - COUNT_CACHE_ENTRIES))
-      await rm(join(this.dir, n), { force: true });
+    for (const { n } of aged.slice(0, names.length - this.entries)) await rm(join(this.dir, n), { force: true });
   }
 }
 

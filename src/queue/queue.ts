@@ -160,10 +160,18 @@ export const VANTAGE_NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 export function queueConnection(
   url: string,
   migrate = true,
-): { connectionString: string; schema: string; migrate: boolean } {
+  max: number = QUEUE_POOL.enqueue,
+): { connectionString: string; schema: string; migrate: boolean; max: number } {
   const c = connection(url);
-  return { connectionString: c.connectionString, schema: queueSchemaOf(c.schema), migrate };
+  return { connectionString: c.connectionString, schema: queueSchemaOf(c.schema), migrate, max };
 }
+
+/**
+ * Connections each engine pool may hold (its waiting worker's LISTEN connection aside). The engine's default is
+ * 10 per queue: a decider over three vantages and three workers held about 100 at once, PostgreSQL's default limit,
+ * and two such runs on one server were refused ("too many clients"). Its queries are short; a few suffice.
+ */
+export const QUEUE_POOL = { enqueue: 2, worker: 4 } as const;
 
 /**
  * A worker's queue, ready: its schema as this onetap's engine needs it. When it is behind (or missing: the queue is

@@ -63,7 +63,8 @@ async function pool(url: string): Promise<Pool> {
   const p = new pg.Pool({
     connectionString,
     options: `-c search_path=${schema}`,
-    max: 8,
+    // A worker or a decider holds a few at once; many of them share one server (PostgreSQL allows 100 by default).
+    max: 4,
     connectionTimeoutMillis: 10_000,
     query_timeout: 120_000,
     keepAlive: true,
@@ -79,11 +80,11 @@ async function pool(url: string): Promise<Pool> {
  * starting up) refuses a connection before anything runs on it, so trying again is safe for any query or transaction.
  */
 const BUSY_SERVER = new Set(['53300', '57P03']);
-export const CONNECT_RETRIES = { tries: 8, firstMs: 100, mostMs: 2_000 } as const;
+export const CONNECT_RETRIES = { tries: 12, firstMs: 100, mostMs: 4_000 } as const;
 
 /**
  * The pool's connections, waited for while the server is busy (`BUSY_SERVER`): up to `CONNECT_RETRIES.tries` tries,
- * the pause doubling from `firstMs` to at most `mostMs` (about 10 s in all), then the server's own error. The pool's
+ * the pause doubling from `firstMs` to at most `mostMs` (about 25 s in all), then the server's own error. The pool's
  * `query` takes its connections through `connect`, so both wait.
  */
 function patientConnections(p: Pool): Pool {

@@ -42,6 +42,7 @@ import {
   lockMs,
   prepareQueue,
   queueConnection,
+  QUEUE_POOL,
   queueNameOf,
   readJob,
   type ProbeJob,
@@ -332,7 +333,7 @@ export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
       }
     },
     {
-      connection: queueConnection(opts.queueUrl, false),
+      connection: queueConnection(opts.queueUrl, false, QUEUE_POOL.worker),
       concurrency: opts.concurrency,
       lockDuration: lock,
       lockRenewTime: lock / LOCK_RENEWALS,
