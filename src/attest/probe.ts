@@ -31,7 +31,8 @@ import { MAX_NESTING, nestsDeeperThan } from '../util/json.js';
 import { evidenceOf, profileDigest, redactRun, redactText, secretsOf, type Redactor } from './record.js';
 import type { Evidence, Unprocessable } from '../model/evidence.js';
 import type { Finding, MatrixCell, Observation } from '../model/observation.js';
-import type { StoredSnapshot } from '../model/snapshot.js';
+import type { StoredSnapshot, ToolDefinition } from '../model/snapshot.js';
+import { hash } from 'node:crypto';
 import type { Reason, UnprocessableStage } from '../model/words.js';
 import { LOCAL_VANTAGE, RECORD_LIMITS } from '../model/limits.js';
 import { clipText, oneLine, oneLineOrNull } from '../text/clip.js';
@@ -258,50 +259,76 @@ function emptyObservation(url: string, profile: ClientProfile, unprocessable: Un
 /** The run whose tool list the record keeps: the keyed session's when it listed tools, else the deciding client's. */
 const toolsRunOf = (o: LiveObservation): LiveRun => (o.keyed?.toolDefinitions ? o.keyed : o.deciding);
 
+/** A tool list worked out: its snapshot, fingerprints and findings, or the stage that could not process it. */
+type Processed =
+  | {
+      snapshot: StoredSnapshot;
+      digests: { nameBlind: string; descriptionBlind: string } | { nameBlind: null; descriptionBlind: null };
+      findings: Finding[];
+    }
+  | { unprocessable: Unprocessable };
+
+/** Lists up to this many characters (as JSON) are worked out once per process; a longer one each time it is seen. */
+const PROCESSED_CHARS = 32 * 1024;
+const PROCESSED_ENTRIES = 256;
+
 /**
  * The deciding client's tool list (the keyed session's, when it listed tools) as a snapshot, with the findings on
  * its full text. A list nested deeper than MAX_NESTING, or one whose hashing or screening throws, is not
- * processed: the observation says where.
+ * processed: the observation says where. The same list (as redacted, with the same server info) is worked out once
+ * per process: most probes of a run see a list seen before (many hosts of a registry serve one set).
  */
 function processTools(o: LiveObservation): StoredSnapshot | null {
   const run = toolsRunOf(o);
   const definitions = run.toolDefinitions;
   if (!definitions) return null;
-  let stage: UnprocessableStage = 'nesting';
-  try {
-    if (definitions.some((t) => nestsDeeperThan(t, MAX_NESTING))) {
-      o.unprocessable = { stage, error: `a tool definition is nested deeper than ${MAX_NESTING} levels` };
-      return null;
-    }
-    stage = 'hash';
-    const listed = toolListSnapshot(run.serverInfo, definitions);
-    const snapshot = storedSnapshot(listed);
-    // Fingerprinted (and, once the probe is over, counted) on the full list, before anything is clipped for storage;
-    // once per distinct list in this process (the tools digest is of the same canonical tools).
-    o.toolSet = {
-      tokens: null,
-      tokensError: null,
-      ...(remembered('set-digests', snapshot.toolsDigest ?? snapshot.hash, () => toolSetDigests(listed.tools)) ?? {
-        nameBlind: null,
-        descriptionBlind: null,
-      }),
+  let processed: Processed;
+  if (definitions.some((t) => nestsDeeperThan(t, MAX_NESTING)))
+    processed = {
+      unprocessable: { stage: 'nesting', error: `a tool definition is nested deeper than ${MAX_NESTING} levels` },
     };
+  else {
+    const text = JSON.stringify([run.serverInfo, definitions]);
+    const work = () => processList(run.serverInfo, definitions);
+    processed =
+      text.length <= PROCESSED_CHARS
+        ? remembered('processed-tools', hash('sha256', text, 'hex'), work, PROCESSED_ENTRIES)
+        : work();
+  }
+  if ('unprocessable' in processed) {
+    o.unprocessable = processed.unprocessable;
+    o.findings = [];
+    return null;
+  }
+  // Fingerprinted (and, once the probe is over, counted) on the full list, before anything is clipped for storage.
+  o.toolSet = { tokens: null, tokensError: null, ...processed.digests };
+  o.findings = [...processed.findings];
+  return processed.snapshot;
+}
+
+function processList(serverInfo: LiveRun['serverInfo'], definitions: readonly ToolDefinition[]): Processed {
+  let stage: UnprocessableStage = 'hash';
+  try {
+    const listed = toolListSnapshot(serverInfo, definitions);
+    const snapshot = storedSnapshot(listed);
+    // Once per distinct set in this process (the tools digest is of the same canonical tools), however long.
+    const digests = remembered('set-digests', snapshot.toolsDigest ?? snapshot.hash, () =>
+      toolSetDigests(listed.tools),
+    ) ?? { nameBlind: null, descriptionBlind: null };
     stage = 'screen';
     // Screened on the full text, before anything is clipped for storage.
-    o.findings = screenTools(definitions);
+    const findings = screenTools(definitions);
     for (const d of duplicateNames(listed)) {
-      o.findings.push({
+      findings.push({
         tool: d.name,
         field: 'name',
         rule: 'duplicate-name',
         excerpt: `${d.digests.length} definitions of one name (digests ${d.digests.join(', ')})`,
       });
     }
-    return snapshot;
+    return { snapshot, digests, findings };
   } catch (err) {
-    o.unprocessable = { stage, error: String((err as Error)?.message ?? err) };
-    o.findings = [];
-    return null;
+    return { unprocessable: { stage, error: String((err as Error)?.message ?? err) } };
   }
 }
 

@@ -91,9 +91,10 @@ export class OrderedJsonArray {
     this.write(this.next === 0 ? '[]\n' : '\n]\n');
   }
 
+  /** One write per item, its separator with it (a write to a pipe is a system call). */
   private emit(text: string | Buffer): void {
-    this.write(this.next === 0 ? '[\n' : ',\n');
-    this.write(text);
+    const separator = this.next === 0 ? '[\n' : ',\n';
+    this.write(typeof text === 'string' ? separator + text : Buffer.concat([Buffer.from(separator), text]));
     this.next++;
   }
 }
