@@ -82,6 +82,35 @@ for (const mode of ['json', 'sse']) {
   }
 }
 
+{
+  // Whole processes (issue "Fast again"): the CLI as a maintainer runs it against a whole Node process running the
+  // official SDK 1.x client, same server and concurrency, each process's own CPU accounting.
+  const server = await startServer(['fast', 'json']);
+  const w = runNode('./whole-process.js', [server.origin, '1500', '32', '5']);
+  server.stop();
+  type Run = { cpuMs: number; maxRssMb: number; live: number };
+  const runs = w.runs as { onetap: Run[]; sdk: Run[] };
+  const ratios = runs.onetap.map((o, i) => o.cpuMs / runs.sdk[i]!.cpuMs);
+  const range = (xs: number[], digits = 0) => `${Math.min(...xs).toFixed(digits)}-${Math.max(...xs).toFixed(digits)}`;
+  say();
+  say(`## Whole processes: 1,500 loopback handshakes at concurrency 32, median of ${w.rounds} rounds (range)`);
+  say();
+  say('| process | live | CPU ms (user + system) | peak RSS MB |');
+  say('|---|---|---|---|');
+  for (const [name, rs] of Object.entries(runs))
+    say(
+      `| ${name === 'onetap' ? '`onetap probe --json --per-host 32`' : 'SDK 1.x `Client` in its own Node process'} | ` +
+        `${rs[0]!.live}/1500 | ${Math.round(median(rs.map((r) => r.cpuMs)))} (${range(rs.map((r) => r.cpuMs))}) | ` +
+        `${median(rs.map((r) => r.maxRssMb)).toFixed(1)} |`,
+    );
+  say();
+  say(
+    `onetap's CPU vs the SDK process's, round by round: median **${median(ratios).toFixed(2)}x** ` +
+      `(${range(ratios, 2)}; target <= 0.40x); the first round fills the count cache, the rest load no tokenizer ` +
+      `(first round ${ratios[0]!.toFixed(2)}x).`,
+  );
+}
+
 const fleet = await startServer(['fleet']);
 try {
   const many = runNode('./scale.js', [fleet.origin, 'many']);
@@ -112,6 +141,24 @@ try {
   say(
     `history store (text history, in-memory index): ${r.perObservationUs.toFixed(1)} µs per observation written (20 runs x 1,000, one append per run), ${r.perLookupUs.toFixed(1)} µs per history lookup`,
   );
+  const profiled = runNode('./refresh-profile.js', [fleet.origin]);
+  say();
+  say(
+    `### Where a warm refresh's time goes (one refresh of 1,000 entries under V8's profiler: ${profiled.totalMs} ms ` +
+      `sampled, wall ${Math.round(profiled.warm.wallMs)} ms, slowest probe ${profiled.warm.slowestProbeMs} ms)`,
+  );
+  say();
+  say('| where | ms | share |');
+  say('|---|---|---|');
+  for (const x of (profiled.shares as Array<{ where: string; ms: number; share: number }>).slice(0, 8))
+    say(`| ${x.where} | ${x.ms} | ${(x.share * 100).toFixed(1)}% |`);
+  say();
+  say('The functions with the most samples:');
+  say();
+  say('| function | ms | share |');
+  say('|---|---|---|');
+  for (const x of (profiled.functions as Array<{ fn: string; ms: number; share: number }>).slice(0, 8))
+    say(`| ${x.fn} | ${x.ms} | ${(x.share * 100).toFixed(1)}% |`);
   const huge = runNode('./scale.js', [fleet.origin, 'huge']);
   say();
   say('## A server streaming 512 MiB');

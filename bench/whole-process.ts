@@ -31,7 +31,10 @@ function measure(args: string[], env: Record<string, string>, live: (stdout: str
 }
 
 const urls = Array.from({ length: n }, (_, i) => `${origin}/mcp?n=${i}`);
-const runs: Record<'onetap' | 'sdk', Array<{ cpuMs: number; maxRssMb: number; live: number }>> = { onetap: [], sdk: [] };
+const runs: Record<'onetap' | 'sdk', Array<{ cpuMs: number; maxRssMb: number; live: number }>> = {
+  onetap: [],
+  sdk: [],
+};
 const cache = join(dir, 'counts');
 for (let round = 0; round < rounds; round++) {
   runs.sdk.push(
