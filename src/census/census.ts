@@ -220,7 +220,7 @@ export async function runCensus(opts: CensusOptions): Promise<CensusResult> {
           hostOf: (t) => t.host,
           addressesOf: addressesBy(lookup),
           exempt: (a) => opts.allowPrivate && isLoopback(a),
-          order: 'arrival',
+          order: 'most-left',
         },
         async (t) => {
           const result = await probe(t.url, {

@@ -260,10 +260,11 @@ export interface InTurnOptions<T> {
   /** Addresses the rule does not count (loopback fixtures). */
   exempt?: (address: string) => boolean;
   /**
-   * 'input' (default): a free slot takes the earliest item, in input order, whose host may start; 'arrival': hosts
-   * in the order their turn came (a census: a host whose rest ended waits behind those that were ready before it).
+   * 'input' (default): a free slot takes the earliest item, in input order, whose host may start; 'most-left': the
+   * host with the most items left (a census: its largest host, probed one at a time with rests between, sets how long
+   * the whole takes, so it never waits behind hosts of one remote).
    */
-  order?: 'input' | 'arrival';
+  order?: 'input' | 'most-left';
 }
 
 /** Host names looked up at once. */
@@ -300,7 +301,7 @@ export async function eachInTurn<T>(
   const hosts = [...byKey.values()];
   const schedule = new Schedule<HostTurn>(Math.max(1, concurrency), {
     exempt: options.exempt,
-    ...(order === 'input' ? { rank: (h) => h.items[h.next]! } : {}),
+    rank: order === 'input' ? (h) => h.items[h.next]! : (h) => h.next - h.items.length,
   });
   const mayStart = (h: HostTurn) => !h.waiting && h.next < h.items.length && h.inFlight < perHost;
   const offer = (h: HostTurn) => {

@@ -3,7 +3,8 @@
  * time, by at most four probes at once, first come first served per address, exempt addresses not counted; and, over
  * a seeded random run of thousands of events, never a rule broken, never a host left waiting when nothing is in
  * flight. Its driver, `eachInTurn`: input order,
- * per-host slots, a host's rest and a 429's hold (fake timers), the address rule, the first error.
+ * per-host slots, a host's rest and a 429's hold (fake timers), the largest host first, the address rule, the first
+ * error.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -235,7 +236,7 @@ describe('eachInTurn: the one scheduler of probes', () => {
 
   it("a host rests restMs between its probes, or the hold its probe returned (a 429's Retry-After) when longer", async (t) => {
     t.mock.timers.enable({ apis: ['setTimeout'] });
-    const h = harness(['a/1', 'a/2', 'a/3', 'b/1'], { concurrency: 4, restMs: 1_000, order: 'arrival' });
+    const h = harness(['a/1', 'a/2', 'a/3', 'b/1'], { concurrency: 4, restMs: 1_000, order: 'most-left' });
     await h.settle();
     assert.deepEqual(h.started, ['a/1', 'b/1']);
     await h.end('a/1');
@@ -285,6 +286,32 @@ describe('eachInTurn: the one scheduler of probes', () => {
     assert.equal(await outcome, 'a/1 failed');
     await h.end('b/1');
     assert.deepEqual(h.started, ['a/1', 'b/1']);
+  });
+
+  it("'most-left': the host with the most items left starts first, also after its rest (a census's largest host)", async (t) => {
+    t.mock.timers.enable({ apis: ['setTimeout'] });
+    const items = ['s1/1', 's2/1', 's3/1', 'big/1', 'big/2', 'big/3', 'big/4', 's4/1', 's5/1'];
+    const h = harness(items, { concurrency: 1, restMs: 10, order: 'most-left' });
+    const endLast = () => h.end(h.started.at(-1)!);
+    await h.settle();
+    assert.deepEqual(h.started, ['big/1']);
+    await endLast();
+    assert.match(h.started[1]!, /^s/, 'resting: a host of one item takes the slot');
+    t.mock.timers.tick(10);
+    await endLast();
+    assert.equal(h.started[2], 'big/2', 'its rest over, it goes before the four that waited');
+    await endLast();
+    t.mock.timers.tick(10);
+    await h.settle();
+    while (h.started.length < items.length) {
+      await endLast();
+      t.mock.timers.tick(10);
+      await h.settle();
+    }
+    await endLast();
+    await h.done;
+    assert.equal(new Set(h.started).size, items.length);
+    assert.ok(h.started.indexOf('big/3') <= 4, `big/3 as soon as its rest allowed: ${h.started.join(' ')}`);
   });
 
   it('no items: done at once', async () => {

@@ -146,6 +146,8 @@ export interface RegistryOptions {
   urlOf?: (i: number, host: string, path: string) => string;
   /** Items listed after the fixture's own, made once the hosts listen. */
   extra?: (fixture: { hosts: string[]; remoteUrl: (i: number) => string }) => unknown[];
+  /** Which host serves remote i (an index of the hosts; default i modulo their number). */
+  hostOf?: (i: number) => number;
   /** The address the hosts listen on (default 127.0.0.1). */
   listenOn?: string;
   /** The hosts serve HTTPS with this key and certificate (PEM); remote URLs are then https:// by default. */
@@ -252,11 +254,12 @@ export async function startRegistry(
     servers.push(server);
     hosts.push(`${address}:${(server.address() as AddressInfo).port}`);
   }
+  const hostIndex = opts.hostOf ?? ((i: number) => i % hostCount);
   const remoteUrl = (i: number) => {
     const path = `/mcp/${i}${kindOf(i) === 'templated' ? '/{tenant}' : ''}`;
     return opts.urlOf
-      ? opts.urlOf(i, hosts[i % hostCount]!, path)
-      : `${opts.tls ? 'https' : 'http'}://${hosts[i % hostCount]}${path}`;
+      ? opts.urlOf(i, hosts[hostIndex(i)]!, path)
+      : `${opts.tls ? 'https' : 'http'}://${hosts[hostIndex(i)]}${path}`;
   };
 
   // The list: one server per remote; every 50th server also has an older version (not the latest) and an SSE remote.
@@ -300,7 +303,7 @@ export async function startRegistry(
       server: {
         ...latest.server,
         version: '1.0.0',
-        remotes: [{ type: 'streamable-http', url: `http://${hosts[i % hostCount]}/mcp/old-${i}` }],
+        remotes: [{ type: 'streamable-http', url: `http://${hosts[hostIndex(i)]}/mcp/old-${i}` }],
       },
       _meta: {
         'io.modelcontextprotocol.registry/official': {
