@@ -161,9 +161,16 @@ export function queueConnection(
   url: string,
   migrate = true,
   max: number = QUEUE_POOL.enqueue,
-): { connectionString: string; schema: string; migrate: boolean; max: number } {
+): { connectionString: string; schema: string; migrate: boolean; max: number; idleTimeoutMillis: number } {
   const c = connection(url);
-  return { connectionString: c.connectionString, schema: queueSchemaOf(c.schema), migrate, max };
+  // Idle connections go back to the server after a second (the driver's default is ten): slots are shared.
+  return {
+    connectionString: c.connectionString,
+    schema: queueSchemaOf(c.schema),
+    migrate,
+    max,
+    idleTimeoutMillis: 1_000,
+  };
 }
 
 /**

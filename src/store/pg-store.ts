@@ -65,6 +65,8 @@ async function pool(url: string): Promise<Pool> {
     options: `-c search_path=${schema}`,
     // A worker or a decider holds a few at once; many of them share one server (PostgreSQL allows 100 by default).
     max: 4,
+    // An idle connection goes back to the server after a second, not the driver's ten: slots are shared.
+    idleTimeoutMillis: 1_000,
     connectionTimeoutMillis: 10_000,
     query_timeout: 120_000,
     keepAlive: true,
