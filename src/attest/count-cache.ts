@@ -29,24 +29,32 @@ export function defaultCacheDir(env: NodeJS.ProcessEnv = process.env): string {
 
 function tokenizerVersion(): string {
   try {
-    const path = createRequire(import.meta.url).resolve('gpt-tokenizer/package.json');
-    return String((createRequire(import.meta.url)(path) as { version?: unknown }).version);
+    return String((createRequire(import.meta.url)('gpt-tokenizer/package.json') as { version?: unknown }).version);
   } catch {
     return 'unknown';
   }
 }
 
 export class CountCache {
-  private readonly dir: string;
+  private folder: string | null = null;
   private pruned = false;
 
-  /** `root`: the cache folder; `counter`: what identifies the counting (its versions and window rule). */
+  /**
+   * `root`: the cache folder; `counter`: what identifies the counting (its versions and window rule), asked on the
+   * first read or write, not when a command starts.
+   */
   constructor(
-    root: string,
-    counter: string,
+    private readonly root: string,
+    private readonly counter: string | (() => string),
     private readonly entries = COUNT_CACHE_ENTRIES,
-  ) {
-    this.dir = join(root, `tokens-${hash('sha256', counter, 'hex').slice(0, 16)}`);
+  ) {}
+
+  private get dir(): string {
+    if (this.folder === null) {
+      const counter = typeof this.counter === 'string' ? this.counter : this.counter();
+      this.folder = join(this.root, `tokens-${hash('sha256', counter, 'hex').slice(0, 16)}`);
+    }
+    return this.folder;
   }
 
   /** The count kept for this text digest, or null. */

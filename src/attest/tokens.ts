@@ -167,7 +167,7 @@ let keptCounts: CountCache | null = null;
  */
 export function keepCountsIn(dir: string | null): void {
   const { pieceChars, marginBytes } = TOKEN_LIMITS;
-  keptCounts = dir ? new CountCache(dir, counterIdentity(`windows ${pieceChars}/${marginBytes}`)) : null;
+  keptCounts = dir ? new CountCache(dir, () => counterIdentity(`windows ${pieceChars}/${marginBytes}`)) : null;
 }
 
 function next(): void {
